@@ -1,0 +1,138 @@
+"""Checks of one op at a time: its forward against NumPy, its backward against finite differences.
+
+A backward is called directly as `op.backward(out_grad, node)` on a node built by hand, so a broken
+engine or a broken `Function.__call__` never costs an op its points.
+"""
+import traceback
+import warnings
+
+import numpy as np
+
+from .. import gradcheck
+from ..hints import backward_hint
+from ..verdict import failed, passed
+from .describe import INPUT_NAMES, index_label, number, op_label, shapes_label, type_name
+
+
+def run_quietly(fn, *args):
+    """Call student code with NumPy warnings silenced: nbgrader zeroes any cell that writes to stderr."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def describe_exception(label, method, error):
+    """A student's exception, told with the line of their code that raised it."""
+    if isinstance(error, NotImplementedError):
+        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if "autograder" not in f.filename]
+    where = f"\n  at: {frames[-1].line}" if frames and frames[-1].line else ""
+    return f"{label}.{method} raised {type(error).__name__}: {error}{where}"
+
+
+def inputs_for(shapes, domains, seed):
+    rng = np.random.default_rng(seed)
+    domains = [domains] * len(shapes) if isinstance(domains, str) else list(domains)
+    return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)], rng
+
+
+def check_forward(op, expected, shapes, domains="real", seed=0):
+    """op.forward on float64 arrays must return an ndarray equal to `expected(*arrays)`."""
+    label = op_label(op)
+    arrays, _ = inputs_for(shapes, domains, seed)
+    want = np.asarray(expected(*[a.copy() for a in arrays]))
+    try:
+        got = run_quietly(op.forward, *[a.copy() for a in arrays])
+    except Exception as error:  # noqa: BLE001 (any student error becomes a message)
+        return failed(describe_exception(label, "forward", error))
+    where = f"{label}.forward on inputs {shapes_label(arrays)}"
+    if not isinstance(got, (np.ndarray, np.generic)):
+        hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
+            if hasattr(got, "data") else ""
+        return failed(f"{where} returned a {type_name(got)}, expected a numpy.ndarray.{hint}")
+    if np.shape(got) != want.shape:
+        return failed(f"{where}: expected output shape {want.shape}, received {np.shape(got)}.")
+    mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
+    if mismatch:
+        return failed(
+            f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
+            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
+            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}")
+    return passed(f"✔ {label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def check_backward(Tensor, op, shapes, domains="real", seed=0):
+    """op.backward must match finite differences of op.forward, for an all-ones and a random out_grad."""
+    label = op_label(op)
+    arrays, rng = inputs_for(shapes, domains, seed)
+    try:
+        out = np.asarray(run_quietly(op.forward, *[a.copy() for a in arrays]), dtype=np.float64)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "forward", error) + "\n  (backward is checked against your forward: fix forward first.)")
+    upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
+    results = {}
+    for name, upstream in upstreams:
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name)
+        if not verdict.passed:
+            if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
+                verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
+            return verdict
+        results["ones" if "ones" in name else "random"] = grads
+    return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def ignores_out_grad(grads, grads_for_ones, upstream):
+    return grads is not None and not np.allclose(upstream, 1) and all(
+        g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
+
+
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
+    """One call of op.backward; returns (verdict, gradients as float64 arrays or None)."""
+    where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
+    node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
+    node._op, node._inputs = op, inputs
+    out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
+    try:
+        returned = run_quietly(op.backward, out_grad, node)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "backward", error) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"), None
+
+    grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    if returned is None:
+        return failed(f"{where} returned None: did you forget `return`?"), None
+    if len(grads) != len(arrays):
+        plural = "a tuple of" if len(arrays) > 1 else "exactly"
+        return failed(f"{where}: {type(op).__name__} has {len(arrays)} input(s), so backward must return "
+                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+    for i, g in enumerate(grads):
+        name = INPUT_NAMES[i]
+        if not isinstance(g, Tensor):
+            fix = " Wrap it: Tensor(...), or build it from Tensor operations." if isinstance(g, (np.ndarray, np.generic, float, int)) else ""
+            return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
+        if tuple(g.shape) != arrays[i].shape:
+            return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
+                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, tuple(g.shape), op)}"), None
+
+    analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
+    numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    for i, (a, n) in enumerate(zip(analytic, numeric)):
+        mismatch = gradcheck.worst_mismatch(a, n)
+        if mismatch:
+            element = index_label(INPUT_NAMES[i], mismatch.index)
+            sign = ("\n  Your gradient has the opposite sign everywhere: a minus sign is missing or extra."
+                    if np.allclose(a, -n, rtol=gradcheck.RTOL, atol=gradcheck.ATOL) and np.abs(n).max() > 1e-3 else "")
+            return failed(
+                f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
+                f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
+                f"  Hint: {backward_hint(op)}"), analytic
+    return passed("ok"), analytic
+
+
+def shape_hint(expected, received, op):
+    if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
+        return "did you sum over the broadcast axes? The gradient must be reduced back to the input's shape."
+    if int(np.prod(received)) == int(np.prod(expected)):
+        return "same number of elements, different layout: reshape (or transpose) back to the input's shape."
+    return backward_hint(op)

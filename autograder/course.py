@@ -1,0 +1,40 @@
+"""Where a course lives: load its `course_config.py` and name its folders and notebooks."""
+import importlib.util
+from pathlib import Path
+
+
+class Course:
+    def __init__(self, root="."):
+        self.root = Path(root).resolve()
+        path = self.root / "course_config.py"
+        if not path.exists():
+            raise SystemExit(f"{path} is missing: run this from the course's root folder.")
+        spec = importlib.util.spec_from_file_location("course_config", path)
+        self.config = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.config)
+
+    @property
+    def chapters(self):
+        return self.config.CHAPTERS
+
+    @property
+    def gradebook_url(self):
+        """course_config's GRADEBOOK_URL, or nbgrader's default SQLite file in the course root."""
+        return self.config.GRADEBOOK_URL or f"sqlite:///{self.root / 'gradebook.db'}"
+
+    def chapter(self, chapter_id):
+        return self.config.chapter(chapter_id)
+
+    def script(self, chapter):
+        return self.root / "chapters" / f"{chapter.id}_{chapter.notebook}.py"
+
+    def notebook(self, folder, chapter, student=None):
+        """`source/ch03/autodiff.ipynb`, or `submitted/ada/ch03/autodiff.ipynb` with a student."""
+        base = self.root / folder
+        if student is not None:
+            base = base / student
+        return base / chapter.id / f"{chapter.notebook}.ipynb"
+
+    def earlier_scripts(self, chapter):
+        """Chapter scripts before `chapter`, in course order (their exports are provided code)."""
+        return sorted(p for p in (self.root / "chapters").glob("ch*.py") if p.name.split("_")[0] < chapter.id)

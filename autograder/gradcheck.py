@@ -1,0 +1,79 @@
+"""Finite-difference gradients, the yardstick every backward is measured against.
+
+Everything here is float64 and calls an op's `forward` on plain arrays, never the Tensor
+machinery, so a float32 Tensor or a broken engine cannot blur the reference.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+STEP = 1e-5          # central differences: truncation ~STEP**2, rounding ~1e-16/STEP
+RTOL = 1e-3          # float32 backward arithmetic is good to ~1e-6; wrong backwards are off by O(1)
+ATOL = 1e-4
+
+
+def sample(shape, domain, rng):
+    """Random inputs inside an op's safe domain, rounded to float32 so a float32 Tensor holds them exactly.
+
+    `real`: uniform in [-2, 2]; `positive`: [0.5, 2.5] (log, sqrt, powers);
+    `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles).
+    """
+    if domain == "real":
+        x = rng.uniform(-2.0, 2.0, size=shape)
+    elif domain == "positive":
+        x = rng.uniform(0.5, 2.5, size=shape)
+    elif domain == "nonzero":
+        x = rng.uniform(0.25, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    else:
+        raise ValueError(f"unknown domain {domain!r}")
+    return np.asarray(x, dtype=np.float32).astype(np.float64)
+
+
+def numerical_gradients(forward, arrays, upstream, step=STEP):
+    """d/dx of sum(forward(*arrays) * upstream) for every input x, by central differences in float64."""
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    upstream = np.asarray(upstream, dtype=np.float64)
+
+    def objective():
+        return float(np.sum(np.asarray(forward(*[a.copy() for a in arrays]), dtype=np.float64) * upstream))
+
+    grads = []
+    for x in arrays:
+        grad = np.zeros_like(x)
+        for index in np.ndindex(x.shape):
+            original = x[index]
+            x[index] = original + step
+            plus = objective()
+            x[index] = original - step
+            minus = objective()
+            x[index] = original
+            grad[index] = (plus - minus) / (2 * step)
+        grads.append(grad)
+    return grads
+
+
+@dataclass
+class Mismatch:
+    """Where an analytic gradient strays furthest from the numeric one."""
+
+    index: tuple
+    analytic: float
+    numeric: float
+    count: int          # how many elements are out of tolerance
+    size: int
+
+
+def worst_mismatch(analytic, numeric, rtol=RTOL, atol=ATOL):
+    """None when the two agree everywhere; else the element that disagrees most, relative to tolerance."""
+    analytic = np.asarray(analytic, dtype=np.float64)
+    numeric = np.asarray(numeric, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(numeric), initial=0.0)))
+    allowed = atol * scale + rtol * np.abs(numeric)
+    excess = np.abs(analytic - numeric) - allowed
+    excess = np.where(np.isnan(analytic), np.inf, excess)
+    bad = excess > 0
+    if not bad.any():
+        return None
+    index = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.ndim else ()
+    return Mismatch(tuple(int(i) for i in index), float(analytic[index]), float(numeric[index]),
+                    int(bad.sum()), int(bad.size))

@@ -1,0 +1,88 @@
+"""Make submissions the way students would: a release notebook with its exercise cells filled in.
+
+Used for the demo students that ship with the course (perfect, partial, untouched) and by the
+tests, which fill in realistic wrong and right answers and grade them with the real nbgrader.
+"""
+import importlib.util
+import shutil
+from dataclasses import dataclass, field
+
+import nbformat
+
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` by `new` in the solved source of exercise cell `cell`."""
+
+    cell: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A realistic answer: what a student wrote, and which test cells it must lose (none if right)."""
+
+    name: str
+    description: str
+    edits: tuple
+    loses: tuple = field(default_factory=tuple)
+
+
+def solved_answers(source_notebook):
+    """{cell id: the solved code of that exercise cell, markers removed}."""
+    return {cell.metadata["nbgrader"]["grade_id"]: "\n".join(
+                line for line in cell.source.splitlines() if line.strip() not in SOLUTION_MARKERS)
+            for cell in source_notebook.cells if cell.metadata.get("nbgrader", {}).get("solution")}
+
+
+def with_mistakes(answers, mistakes):
+    answers = dict(answers)
+    for mistake in mistakes:
+        for edit in mistake.edits:
+            if edit.old not in answers[edit.cell]:
+                raise ValueError(f"mistake {mistake.name!r}: {edit.old!r} is not in cell {edit.cell!r}")
+            answers[edit.cell] = answers[edit.cell].replace(edit.old, edit.new, 1)
+    return answers
+
+
+def filled(release_notebook, answers):
+    """A copy of the student version with exercise cells replaced by `answers`."""
+    notebook = nbformat.from_dict(release_notebook)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers and cell.metadata["nbgrader"].get("solution"):
+            cell.source = answers[grade_id]
+    return notebook
+
+
+def load_catalog(course):
+    """demo/mistakes.py: the course's catalog of typical mistakes and correct alternatives."""
+    path = course.root / "demo" / "mistakes.py"
+    spec = importlib.util.spec_from_file_location("course_mistakes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_submission(course, chapter, student, notebook, folder):
+    """Lay a submission out as nbgrader expects: <folder>/<student>/<chapter>/<notebook>.ipynb."""
+    path = course.notebook(folder, chapter, student)
+    shutil.rmtree(path.parent, ignore_errors=True)
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+def write_demo_submissions(course, chapter):
+    cfg = course.config
+    release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
+    answers = solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
+    catalog = load_catalog(course)
+    by_name = {m.name: m for m in catalog.MISTAKES.get(chapter.id, [])}
+    partial = [by_name[name] for name in catalog.DEMO_PARTIAL.get(chapter.id, [])]
+    write_submission(course, chapter, "perfect", filled(release, answers), cfg.DEMO_DIR)
+    write_submission(course, chapter, "partial", filled(release, with_mistakes(answers, partial)), cfg.DEMO_DIR)
+    write_submission(course, chapter, "untouched", release, cfg.DEMO_DIR)

@@ -1,0 +1,19 @@
+"""What a check returns to a test cell: did it pass, and a message written for the learner."""
+from dataclasses import dataclass
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    message: str
+
+    def __str__(self):
+        return self.message
+
+
+def passed(message):
+    return Verdict(True, message)
+
+
+def failed(message):
+    return Verdict(False, message)

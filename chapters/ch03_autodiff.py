@@ -1,0 +1,1474 @@
+# %% [markdown] locked
+# # Chapter 3 · Automatic differentiation
+#
+# A neural network learns by nudging each of its numbers in the direction that lowers its error.
+# To know that direction we need the **gradient**: for every number, how much the error moves when
+# that number moves a little. A model has millions of numbers and is rebuilt from code every time we
+# change it, so nobody writes its gradient by hand. The library does it: every operation remembers
+# where its result came from, and at the end one call, `loss.backward()`, walks that record backwards
+# and hands every tensor its gradient. This is **automatic differentiation**, and in this chapter you
+# build it for babygrad.
+#
+# You will write:
+#
+# 1. the `forward` and `backward` of twenty operations, from `Mul` to a batched `MatMul`;
+# 2. the Python operators that make `a * b` or `x @ W` build those operations;
+# 3. `Tensor.backward`, the engine that runs the chain rule over the whole graph.
+#
+# ### How to work in this notebook
+#
+# * Run the cells from the top. The cell below loads the `Tensor` of chapter 2 (the course gives
+#   you a finished copy, so your marks here never depend on chapter 2) and the course's checks.
+# * Fill in each cell that says `# YOUR CODE HERE` and delete the `raise NotImplementedError()`.
+# * Run the check cell under it. A check prints `✔ ...` when it passes. When it fails, it says which
+#   operation, on what input, which element is wrong, what it expected, and the usual cause.
+# * The check cells are locked. When you submit, they are run again with **hidden tests** added:
+#   more shapes, more seeds, and each gradient compared with finite differences (you will meet them
+#   below). Code that passes the visible checks for the right reason passes the hidden ones too.
+# * The points of each check cell are shown in its header in JupyterLab's nbgrader view; the chapter
+#   is worth 76 points.
+
+# %% provided
+import numpy as np
+
+from earlier_chapters import *          # chapter 2: Tensor, tensor_method, zeros, ones, randn, rand
+from autograder.checks import Checker
+
+check = Checker(globals())
+
+# %% [markdown] locked
+# ## 3.1 The `Function` base class
+#
+# Every operation in babygrad is a small class with two methods:
+#
+# * `forward(*arrays)` computes the result from plain NumPy arrays;
+# * `backward(out_grad, node)` computes how the result's gradient flows back to each input.
+#
+# What happens around `forward` is the same for every operation: unwrap the input Tensors, compute,
+# wrap the answer in a new Tensor, and write down where it came from. That shared part lives once, in
+# `Function.__call__`, which Python runs when you *call* an operation object: `Mul()(a, b)` builds a
+# `Mul` and immediately calls it on `a` and `b`.
+#
+# The record has two fields on the output tensor:
+#
+# * `_op`: the operation object that produced it;
+# * `_inputs`: the tensors it was computed from, its *parents*.
+#
+# Together they turn a sequence of computations into a graph that we can walk backwards later.
+# The output needs a gradient as soon as any input needs one; if none does, we skip the record.
+
+# %% provided export
+class Function:
+    """An operation: `forward` computes on arrays, `backward` sends gradients back to the inputs."""
+
+    def __call__(self, *inputs):
+        requires_grad = any(t.requires_grad for t in inputs)
+        result = self.forward(*[t.data for t in inputs])       # arrays in, array out
+        output = Tensor(result, requires_grad=requires_grad)   # wrap it
+        if requires_grad:                                      # remember where it came from
+            output._op = self
+            output._inputs = inputs
+        return output
+
+    def forward(self, *arrays):
+        """Compute the output array from the input arrays."""
+        raise NotImplementedError()
+
+    def backward(self, out_grad, node):
+        """Given the gradient of the output (`out_grad`), return one gradient Tensor per input.
+
+        `node` is the output Tensor of the forward pass: its `_inputs` are the inputs.
+        """
+        raise NotImplementedError()
+
+# %% [markdown] locked
+# ## 3.2 Forward: a first operation
+#
+# Here is `Add`, complete. Its `forward` is one line of NumPy. Ignore `backward` for now: section 3.4
+# explains it. Below the class is the small function `add(a, b)`, which reads better than `Add()(a, b)`
+# when you use it inside other code.
+
+# %% provided export
+class Add(Function):
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, out_grad, node):
+        return out_grad, out_grad
+
+
+def add(a, b):
+    return Add()(a, b)
+
+# %% provided
+a = Tensor([1.0, 2.0, 3.0])
+b = Tensor([10.0, 20.0, 30.0])
+c = add(a, b)
+print(c)
+print("made by:", type(c._op).__name__, "| parents are a and b:", c._inputs[0] is a and c._inputs[1] is b)
+
+# %% [markdown] locked
+# ## 3.3 Wiring operations into `Tensor`
+#
+# Nobody wants to write `Add()(a, b)`. Python lets a class decide what `a + b` means: it calls
+# `a.__add__(b)`. When the left operand does not know how (as in `2 + a`, where `2` is an `int`),
+# Python tries the *reflected* method on the right operand: `a.__radd__(2)`.
+#
+# babygrad has two families of operations:
+#
+# * Tensor with Tensor: `Add`, `Sub`, `Mul`, `Div`, `Pow`, `MatMul`;
+# * Tensor with a Python number: `AddScalar(c)`, `MulScalar(c)`, `DivScalar(c)`, `PowerScalar(c)`. The
+#   number is a setting of the operation, not an input: it never needs a gradient.
+#
+# The chapter 2 `Tensor` came with `tensor_method`, a decorator that attaches a function to the class
+# as a method, so this notebook can grow `Tensor` one cell at a time. Here is `+`, complete:
+
+# %% provided export
+@tensor_method
+def __add__(self, other):
+    if isinstance(other, Tensor):
+        return Add()(self, other)
+    return AddScalar(other)(self)
+
+
+@tensor_method
+def __radd__(self, other):          # other + self, when other is a Python number
+    return self + other
+
+# %% [markdown] locked
+# ### Exercise: the other operators (4 points)
+#
+# Write the methods below in the same style. The operations they call (`Mul`, `Negate`, ...) are
+# defined further down: Python looks a name up when the method *runs*, not when it is defined, so
+# this works. Some reflected forms need a small identity:
+#
+# | you write | Python calls | build it as |
+# |---|---|---|
+# | `a - 2` | `a.__sub__(2)` | `AddScalar(-2)(a)` |
+# | `2 - a` | `a.__rsub__(2)` | $-a + 2$: `AddScalar(2)(Negate()(a))` |
+# | `2 / a` | `a.__rtruediv__(2)` | $2 \cdot a^{-1}$: `MulScalar(2)(PowerScalar(-1)(a))` |
+#
+# `reshape`, `transpose`, `sum` and `broadcast_to` take the same arguments as `Reshape(shape)`,
+# `Transpose(axes=None)`, `Summation(axes=None)` and `BroadcastTo(shape)`. The check replaces
+# every operation with a stand-in that is known to be right, so it tests only your wiring.
+
+# %% solution id=operators export
+@tensor_method
+def __mul__(self, other):
+    ### BEGIN SOLUTION
+    if isinstance(other, Tensor):
+        return Mul()(self, other)
+    return MulScalar(other)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def __rmul__(self, other):
+    ### BEGIN SOLUTION
+    return self * other
+    ### END SOLUTION
+
+
+@tensor_method
+def __neg__(self):
+    ### BEGIN SOLUTION
+    return Negate()(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def __sub__(self, other):
+    ### BEGIN SOLUTION
+    if isinstance(other, Tensor):
+        return Sub()(self, other)
+    return AddScalar(-other)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def __rsub__(self, other):
+    ### BEGIN SOLUTION
+    return AddScalar(other)(Negate()(self))
+    ### END SOLUTION
+
+
+@tensor_method
+def __truediv__(self, other):
+    ### BEGIN SOLUTION
+    if isinstance(other, Tensor):
+        return Div()(self, other)
+    return DivScalar(other)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def __rtruediv__(self, other):
+    ### BEGIN SOLUTION
+    return MulScalar(other)(PowerScalar(-1)(self))
+    ### END SOLUTION
+
+
+@tensor_method
+def __pow__(self, other):
+    ### BEGIN SOLUTION
+    if isinstance(other, Tensor):
+        return Pow()(self, other)
+    return PowerScalar(other)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def __matmul__(self, other):
+    ### BEGIN SOLUTION
+    return MatMul()(self, other)
+    ### END SOLUTION
+
+
+@tensor_method
+def matmul(self, other):
+    ### BEGIN SOLUTION
+    return MatMul()(self, other)
+    ### END SOLUTION
+
+
+@tensor_method
+def reshape(self, shape):
+    ### BEGIN SOLUTION
+    return Reshape(tuple(shape))(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def transpose(self, axes=None):
+    ### BEGIN SOLUTION
+    return Transpose(axes)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def sum(self, axes=None):
+    ### BEGIN SOLUTION
+    return Summation(axes)(self)
+    ### END SOLUTION
+
+
+@tensor_method
+def broadcast_to(self, shape):
+    ### BEGIN SOLUTION
+    return BroadcastTo(tuple(shape))(self)
+    ### END SOLUTION
+
+# %% test id=test_operators points=4
+verdict = check.operators()
+assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ## 3.4 Backward: the chain rule, one operation at a time
+#
+# Take two steps, $c = a \cdot b$ and then $d = c \cdot w$, with $a = 2$, $b = 4$, $w = 3$:
+# so $c = 8$ and $d = 24$. How much does $d$ move when $a$ moves?
+#
+# **By nudging.** Move $a$ from $2$ to $2.001$: $c$ becomes $8.004$ and $d$ becomes $24.012$. The
+# output moved $0.012$ for a nudge of $0.001$, twelve times as much: $\partial d / \partial a = 12$.
+#
+# **By the chain rule.** The nudge passes through two steps, and each step scales it:
+#
+# $$\frac{\partial d}{\partial a} = \frac{\partial d}{\partial c}\cdot\frac{\partial c}{\partial a} = w \cdot b = 3 \cdot 4 = 12 .$$
+#
+# Each factor is a **local derivative**: it involves one operation and its own inputs, nothing else.
+# That is the whole trick of backpropagation. Walk the graph from the output back to the inputs,
+# carrying one number, the gradient of the final output with respect to the node you are at. At each
+# operation, multiply it by that operation's local derivative and pass the product on to the inputs:
+#
+# ```
+#            a ──┐                      a.grad = 12 = 3 · 4   (out_grad of c times b)
+#                ├─[Mul]── c ──┐        c.grad = 3            (out_grad of d times w)
+#            b ──┘             ├─[Mul]── d        d.grad = 1 (the start)
+#                        w ────┘
+#   forward: left to right           backward: right to left, out_grad × local derivative
+# ```
+#
+# The gradient arriving at an operation from above is its `out_grad`. So every `backward` has the
+# same shape:
+#
+# > **gradient for an input = `out_grad` × (local derivative of the output with respect to that input)**
+#
+# and it returns one gradient per input, each with **the same shape as that input**.
+#
+# With tensors, "the gradient" means one number per element, and the local derivatives of the
+# elementwise operations below act element by element, so "×" is the elementwise product.
+#
+# Look at `Add.backward` again: the local derivative of $a + b$ with respect to either input is $1$,
+# so both inputs get `out_grad` unchanged. And here is how to read the arguments of `backward`:
+#
+# * `out_grad` is a `Tensor` with the shape of the output;
+# * `node` is the output tensor itself, so `node._inputs` are the inputs (as Tensors) and `node`
+#   holds the output values, which some derivatives reuse (you will see `exp` and `sigmoid` do so).
+#
+# Write gradients with Tensor operations (`out_grad * b`, `out_grad / (node * 2)`) or wrap NumPy
+# results in a `Tensor(...)`: both are accepted, as long as `backward` returns Tensors.
+#
+# **How your backward is checked.** For one input element $x_i$, nudge it both ways by a tiny $h$ and
+# call your `forward`:
+#
+# $$\frac{\partial}{\partial x_i} \sum_j g_j\, f(x)_j \;\approx\; \frac{\sum_j g_j f(x + h e_i)_j - \sum_j g_j f(x - h e_i)_j}{2h}$$
+#
+# where $g$ is the `out_grad`. This *central difference* is accurate to about $h^2$. The checks use
+# $h = 10^{-5}$ in float64, and two kinds of $g$: all ones, and random numbers (so a `backward` that
+# forgets to multiply by `out_grad` is caught). Your `backward`'s answer must agree element by element.
+#
+# ## 3.5 Elementwise operations
+#
+# Each section below gives the operation's local derivative in a few lines and one example with real
+# numbers. Then write the class and run its two checks. Remember the shape: `out_grad` times the local
+# derivative, one gradient per input.
+#
+# ### Mul
+#
+# $f(a, b) = a \cdot b$. Hold $b$ still and $f$ is a straight line in $a$ with slope $b$; hold $a$ still
+# and the slope is $a$:
+#
+# $$\frac{\partial f}{\partial a} = b, \qquad \frac{\partial f}{\partial b} = a .$$
+#
+# *Example.* $a = 4$, $b = 3$, `out_grad` $= 2$: the gradients are $2 \cdot 3 = 6$ for $a$ and
+# $2 \cdot 4 = 8$ for $b$. (Nudge $a$ to $4.001$: $f$ moves from $12$ to $12.003$, three times the nudge.)
+
+# %% solution id=mul export
+class Mul(Function):
+    def forward(self, a, b):
+        ### BEGIN SOLUTION
+        return a * b
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a, b = node._inputs
+        return out_grad * b, out_grad * a
+        ### END SOLUTION
+
+
+def mul(a, b):
+    return Mul()(a, b)
+
+# %% test id=test_mul_forward points=1
+verdict = check.forward(Mul(), lambda a, b: a * b, shapes=[(2, 3), (2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(Mul(), lambda a, b: a * b, shapes=[(5,), (5,)], seed=11),
+                    check.forward(Mul(), lambda a, b: a * b, shapes=[(2, 3, 4), (2, 3, 4)], seed=12))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_mul_backward points=2
+verdict = check.backward(Mul(), shapes=[(2, 3), (2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Mul(), shapes=[(5,), (5,)], seed=21),
+                    check.backward(Mul(), shapes=[(2, 3, 4), (2, 3, 4)], seed=22),
+                    check.backward(Mul(), shapes=[(), ()], seed=23))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Sub
+#
+# $f(a, b) = a - b$: moving $a$ up moves $f$ up by the same amount, moving $b$ up moves $f$ down:
+#
+# $$\frac{\partial f}{\partial a} = 1, \qquad \frac{\partial f}{\partial b} = -1 .$$
+#
+# *Example.* $a = 5$, $b = 2$, `out_grad` $= 0.5$: the gradients are $0.5$ and $-0.5$.
+
+# %% solution id=sub export
+class Sub(Function):
+    def forward(self, a, b):
+        ### BEGIN SOLUTION
+        return a - b
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad, -out_grad
+        ### END SOLUTION
+
+
+def sub(a, b):
+    return Sub()(a, b)
+
+# %% test id=test_sub_forward points=1
+verdict = check.forward(Sub(), lambda a, b: a - b, shapes=[(2, 3), (2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Sub(), lambda a, b: a - b, shapes=[(2, 3, 4), (2, 3, 4)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_sub_backward points=2
+verdict = check.backward(Sub(), shapes=[(2, 3), (2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Sub(), shapes=[(5,), (5,)], seed=21),
+                    check.backward(Sub(), shapes=[(2, 3, 4), (2, 3, 4)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Div
+#
+# $f(a, b) = a / b = a \cdot b^{-1}$. In $a$ it is a line with slope $1/b$. In $b$, the power rule on
+# $b^{-1}$ gives $-b^{-2}$:
+#
+# $$\frac{\partial f}{\partial a} = \frac{1}{b}, \qquad \frac{\partial f}{\partial b} = -\frac{a}{b^2} .$$
+#
+# *Example.* $a = 6$, $b = 2$, `out_grad` $= 1$: $f = 3$, the gradients are $0.5$ and $-6/4 = -1.5$.
+# Check the second by nudging: $6 / 2.001 = 2.998501$, a change of $-0.0015$ for a nudge of $0.001$.
+#
+# The checks keep $b$ away from $0$, where $a/b$ has a pole.
+
+# %% solution id=div export
+class Div(Function):
+    def forward(self, a, b):
+        ### BEGIN SOLUTION
+        return a / b
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a, b = node._inputs
+        return out_grad / b, -out_grad * a / (b * b)
+        ### END SOLUTION
+
+
+def divide(a, b):
+    return Div()(a, b)
+
+# %% test id=test_div_forward points=1
+verdict = check.forward(Div(), lambda a, b: a / b, shapes=[(2, 3), (2, 3)], domains=("real", "nonzero"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Div(), lambda a, b: a / b, shapes=[(4, 5), (4, 5)], domains=("real", "nonzero"), seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_div_backward points=2
+verdict = check.backward(Div(), shapes=[(2, 3), (2, 3)], domains=("real", "nonzero"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Div(), shapes=[(6,), (6,)], domains=("real", "nonzero"), seed=21),
+                    check.backward(Div(), shapes=[(2, 3, 2), (2, 3, 2)], domains=("nonzero", "nonzero"), seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Negate
+#
+# $f(a) = -a$, so $\partial f / \partial a = -1$ and the gradient is `-out_grad`.
+# *Example.* `out_grad` $= [1, -2]$ gives $[-1, 2]$.
+
+# %% solution id=negate export
+class Negate(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return -a
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return -out_grad
+        ### END SOLUTION
+
+
+def negate(a):
+    return Negate()(a)
+
+# %% test id=test_negate_forward points=1
+verdict = check.forward(Negate(), lambda a: -a, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Negate(), lambda a: -a, shapes=[(3, 1, 2)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_negate_backward points=2
+verdict = check.backward(Negate(), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.backward(Negate(), shapes=[(3, 1, 2)], seed=21)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Log
+#
+# $f(a) = \ln a$, defined for $a > 0$, with $\partial f / \partial a = 1/a$. Cross-entropy losses are
+# built on it.
+#
+# *Example.* $a = 2$: $f \approx 0.6931$ and the local derivative is $0.5$ (nudge to $2.001$:
+# $\ln 2.001 - \ln 2 \approx 0.0005$). Careful: the $a$ in $1/a$ is the **input**,
+# `node._inputs[0]`, not the output `node`.
+
+# %% solution id=log export
+class Log(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.log(a)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad / node._inputs[0]
+        ### END SOLUTION
+
+
+def log(a):
+    return Log()(a)
+
+# %% test id=test_log_forward points=1
+verdict = check.forward(Log(), np.log, shapes=[(2, 3)], domains="positive")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Log(), np.log, shapes=[(4, 2, 2)], domains="positive", seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_log_backward points=2
+verdict = check.backward(Log(), shapes=[(2, 3)], domains="positive")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Log(), shapes=[(7,)], domains="positive", seed=21),
+                    check.backward(Log(), shapes=[(2, 2, 3)], domains="positive", seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Exp
+#
+# $f(a) = e^a$ is its own derivative: $\partial f / \partial a = e^a$, which is the output. So
+# `backward` can reuse `node` instead of computing the exponential again.
+#
+# *Example.* $a = 1$: $f = e \approx 2.718$; with `out_grad` $= 2$ the gradient is $\approx 5.437$.
+
+# %% solution id=exp export
+class Exp(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.exp(a)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad * node
+        ### END SOLUTION
+
+
+def exp(a):
+    return Exp()(a)
+
+# %% test id=test_exp_forward points=1
+verdict = check.forward(Exp(), np.exp, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Exp(), np.exp, shapes=[(3, 4)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_exp_backward points=2
+verdict = check.backward(Exp(), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Exp(), shapes=[(6,)], seed=21),
+                    check.backward(Exp(), shapes=[(2, 1, 3)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Pow (tensor to the power of a tensor)
+#
+# $f(a, b) = a^b$ with both inputs tensors. In $a$ it is the power rule. In $b$, write
+# $a^b = e^{b \ln a}$ and differentiate the exponent:
+#
+# $$\frac{\partial f}{\partial a} = b\, a^{b-1}, \qquad \frac{\partial f}{\partial b} = a^b \ln a .$$
+#
+# *Example.* $a = 2$, $b = 3$, `out_grad` $= 1$: $f = 8$, the gradients are $3 \cdot 2^2 = 12$ and
+# $8 \ln 2 \approx 5.545$. The second one needs $\ln a$: build it with `log(a)`, from the `Log`
+# you just wrote. The checks keep $a$ positive, where $\ln a$ exists.
+
+# %% solution id=pow export
+class Pow(Function):
+    def forward(self, a, b):
+        ### BEGIN SOLUTION
+        return np.power(a, b)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a, b = node._inputs
+        return out_grad * b * a ** (b - 1), out_grad * node * log(a)
+        ### END SOLUTION
+
+
+def power(a, b):
+    return Pow()(a, b)
+
+# %% test id=test_pow_forward points=1
+verdict = check.forward(Pow(), np.power, shapes=[(2, 3), (2, 3)], domains=("positive", "real"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Pow(), np.power, shapes=[(7,), (7,)], domains=("positive", "real"), seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_pow_backward points=2
+verdict = check.backward(Pow(), shapes=[(2, 3), (2, 3)], domains=("positive", "real"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Pow(), shapes=[(5,), (5,)], domains=("positive", "real"), seed=21),
+                    check.backward(Pow(), shapes=[(2, 2, 3), (2, 2, 3)], domains=("positive", "real"), seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Sqrt
+#
+# $f(a) = \sqrt{a} = a^{1/2}$, and the power rule gives $\frac{1}{2} a^{-1/2} = \frac{1}{2\sqrt a}$,
+# which is $\frac{1}{2f}$: the output again.
+#
+# *Example.* $a = 4$: $f = 2$, local derivative $1/(2 \cdot 2) = 0.25$. The checks keep $a > 0$.
+
+# %% solution id=sqrt export
+class Sqrt(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.sqrt(a)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad / (node * 2)
+        ### END SOLUTION
+
+
+def sqrt(a):
+    return Sqrt()(a)
+
+# %% test id=test_sqrt_forward points=1
+verdict = check.forward(Sqrt(), np.sqrt, shapes=[(2, 3)], domains="positive")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Sqrt(), np.sqrt, shapes=[(5, 2)], domains="positive", seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_sqrt_backward points=2
+verdict = check.backward(Sqrt(), shapes=[(2, 3)], domains="positive")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Sqrt(), shapes=[(5,)], domains="positive", seed=21),
+                    check.backward(Sqrt(), shapes=[(3, 2, 2)], domains="positive", seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Abs
+#
+# $f(a) = |a|$ is $a$ for positive $a$ and $-a$ for negative $a$, so its slope is $\mathrm{sign}(a)$:
+# $+1$ or $-1$. At $a = 0$ there is a kink and no derivative; by convention we use $0$ there, which
+# is what `np.sign` gives. The checks keep inputs away from the kink, where finite differences
+# would straddle it.
+#
+# *Example.* $a = [-3, 2]$, `out_grad` $= [1, 1]$: the gradient is $[-1, 1]$.
+
+# %% solution id=abs export
+class Abs(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.abs(a)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a = node._inputs[0]
+        return out_grad * Tensor(np.sign(a.data), dtype=a.dtype)
+        ### END SOLUTION
+
+
+def absolute(a):
+    return Abs()(a)
+
+# %% test id=test_abs_forward points=1
+verdict = check.forward(Abs(), np.abs, shapes=[(2, 3)], domains="nonzero")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Abs(), np.abs, shapes=[(4, 3)], domains="nonzero", seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_abs_backward points=2
+verdict = check.backward(Abs(), shapes=[(2, 3)], domains="nonzero")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Abs(), shapes=[(8,)], domains="nonzero", seed=21),
+                    check.backward(Abs(), shapes=[(2, 3, 2)], domains="nonzero", seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### ReLU
+#
+# $\mathrm{relu}(a) = \max(a, 0)$: the identity for positive inputs, zero for negative ones. It is
+# the most common *activation*: without some bend between layers, a stack of layers would collapse
+# into a single matrix multiplication. Its derivative is $1$ where $a > 0$ and $0$ where $a < 0$, so
+# the gradient is `out_grad` with the entries of negative inputs zeroed. Use 0 at the kink $a = 0$.
+#
+# *Example.* $a = [-1.5, 2]$, `out_grad` $= [4, 4]$: the output is $[0, 2]$ and the gradient $[0, 4]$.
+# The mask comes from the **input**, not from `out_grad`.
+
+# %% solution id=relu export
+class ReLU(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.maximum(a, 0)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a = node._inputs[0]
+        return out_grad * Tensor(a.data > 0, dtype=a.dtype)
+        ### END SOLUTION
+
+
+def relu(a):
+    return ReLU()(a)
+
+# %% test id=test_relu_forward points=1
+verdict = check.forward(ReLU(), lambda a: np.maximum(a, 0), shapes=[(2, 3)], domains="nonzero")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(ReLU(), lambda a: np.maximum(a, 0), shapes=[(3, 5)], domains="nonzero", seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_relu_backward points=2
+verdict = check.backward(ReLU(), shapes=[(2, 3)], domains="nonzero")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(ReLU(), shapes=[(10,)], domains="nonzero", seed=21),
+                    check.backward(ReLU(), shapes=[(2, 2, 3)], domains="nonzero", seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Sigmoid
+#
+# $s(a) = \dfrac{1}{1 + e^{-a}}$ squeezes any number into $(0, 1)$. Differentiate $(1 + e^{-a})^{-1}$:
+#
+# $$s'(a) = \frac{e^{-a}}{(1 + e^{-a})^2} = \frac{1}{1 + e^{-a}} \cdot \frac{e^{-a}}{1 + e^{-a}} = s\,(1 - s) .$$
+#
+# The derivative is written with the **output** $s$, which `node` holds.
+#
+# *Example.* $a = 0$: $s = 0.5$ and $s' = 0.25$. At $a = 2$: $s \approx 0.8808$ and
+# $s' \approx 0.8808 \cdot 0.1192 \approx 0.105$: far from zero, the curve flattens.
+
+# %% solution id=sigmoid export
+class Sigmoid(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return 1 / (1 + np.exp(-a))
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad * node * (1 - node)
+        ### END SOLUTION
+
+
+def sigmoid(a):
+    return Sigmoid()(a)
+
+# %% test id=test_sigmoid_forward points=1
+verdict = check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(4, 4)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_sigmoid_backward points=2
+verdict = check.backward(Sigmoid(), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Sigmoid(), shapes=[(9,)], seed=21),
+                    check.backward(Sigmoid(), shapes=[(2, 3, 2)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Tanh
+#
+# $t(a) = \tanh a$ squeezes into $(-1, 1)$. With $\tanh = \sinh / \cosh$ and the quotient rule,
+# $t' = (\cosh^2 - \sinh^2) / \cosh^2 = 1 - t^2$: the output again.
+#
+# *Example.* $a = 0.5$: $t \approx 0.4621$ and $t' \approx 1 - 0.2135 = 0.7864$.
+
+# %% solution id=tanh export
+class Tanh(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.tanh(a)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad * (1 - node * node)
+        ### END SOLUTION
+
+
+def tanh(a):
+    return Tanh()(a)
+
+# %% test id=test_tanh_forward points=1
+verdict = check.forward(Tanh(), np.tanh, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(Tanh(), np.tanh, shapes=[(3, 3)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_tanh_backward points=2
+verdict = check.backward(Tanh(), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Tanh(), shapes=[(7,)], seed=21),
+                    check.backward(Tanh(), shapes=[(2, 2, 2)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 3.6 Shape operations
+#
+# Real data arrives in awkward shapes, and layers expect particular ones. The five operations below
+# move numbers around, or add them up, without other arithmetic. Their backward has one job: bring
+# `out_grad` back to **the input's shape**, putting each number where it came from.
+#
+# ### Reshape
+#
+# `Reshape(shape)` lays the same numbers out in a new shape: $(2, 3) \to (3, 2)$ or $(6,) \to (2, 3)$.
+# Each output element *is* one input element, so the local derivative is $1$ for that pair and the
+# gradient is just `out_grad` laid back out in the input's shape:
+#
+# ```
+#   forward  [[1 2 3]      reshape (3, 2)    [[1 2]
+#             [4 5 6]]   ─────────────────►   [3 4]
+#                                             [5 6]]
+#   backward  out_grad (3, 2)  ──reshape to the input's shape (2, 3)──►  gradient (2, 3)
+# ```
+
+# %% solution id=reshape export
+class Reshape(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.reshape(a, self.shape)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad.reshape(node._inputs[0].shape)
+        ### END SOLUTION
+
+
+def reshape(a, shape):
+    return Reshape(shape)(a)
+
+# %% test id=test_reshape_forward points=1
+verdict = check.forward(Reshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(Reshape((4, 6)), lambda a: a.reshape(4, 6), shapes=[(2, 3, 4)], seed=11),
+                    check.forward(Reshape((2, 3)), lambda a: a.reshape(2, 3), shapes=[(6,)], seed=12))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_reshape_backward points=2
+verdict = check.backward(Reshape((3, 2)), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Reshape((4, 6)), shapes=[(2, 3, 4)], seed=21),
+                    check.backward(Reshape((2, 3)), shapes=[(6,)], seed=22),
+                    check.backward(Reshape((24,)), shapes=[(2, 3, 4)], seed=23))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Transpose
+#
+# `Transpose(axes)` reorders axes. With `axes=None` it swaps the last two, the matrix transpose
+# (NumPy's `np.swapaxes(a, -1, -2)`). With a tuple it is a permutation: output axis $i$ is input axis
+# `axes[i]` (NumPy's `np.transpose(a, axes)`).
+#
+# The backward must undo the permutation. Swapping two axes undoes itself, but a general permutation
+# does not. Take an input of shape $(3, 2, 5)$ and `axes = (1, 2, 0)`:
+#
+# ```
+#   input axes      0   1   2          shape (3, 2, 5)
+#                    ╲   ╲ ╱
+#                     ╲   ╳            output axis 0 ← input axis 1
+#                      ╲ ╱ ╲           output axis 1 ← input axis 2
+#   output axes     0   1   2          output axis 2 ← input axis 0      shape (2, 5, 3)
+# ```
+#
+# To go back, ask for each input axis where it went: axis 0 went to position 2, axis 1 to position 0,
+# axis 2 to position 1. So the inverse permutation is $(2, 0, 1)$, and `np.argsort((1, 2, 0))` computes
+# exactly that. Applying `(1, 2, 0)` again would give shape $(5, 3, 2)$: wrong.
+
+# %% solution id=transpose export
+class Transpose(Function):
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        if self.axes is None:
+            return np.swapaxes(a, -1, -2)
+        return np.transpose(a, self.axes)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        if self.axes is None:
+            return out_grad.transpose()
+        return out_grad.transpose(tuple(int(i) for i in np.argsort(self.axes)))
+        ### END SOLUTION
+
+
+def transpose(a, axes=None):
+    return Transpose(axes)(a)
+
+# %% test id=test_transpose_forward points=1
+verdict = check.all(check.forward(Transpose(), lambda a: a.T, shapes=[(2, 3)]),
+                    check.forward(Transpose((1, 2, 0)), lambda a: a.transpose(1, 2, 0), shapes=[(3, 2, 5)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(Transpose(), lambda a: np.swapaxes(a, -1, -2), shapes=[(4, 2, 3)], seed=11),
+                    check.forward(Transpose((2, 0, 1)), lambda a: a.transpose(2, 0, 1), shapes=[(2, 3, 4)], seed=12),
+                    check.forward(Transpose((0, 3, 1, 2)), lambda a: a.transpose(0, 3, 1, 2), shapes=[(2, 3, 4, 5)], seed=13))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_transpose_backward points=3
+verdict = check.all(check.backward(Transpose(), shapes=[(2, 3)]),
+                    check.backward(Transpose((1, 2, 0)), shapes=[(3, 2, 5)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Transpose(), shapes=[(4, 2, 3)], seed=21),
+                    check.backward(Transpose((2, 0, 1)), shapes=[(2, 3, 4)], seed=22),
+                    check.backward(Transpose((0, 3, 1, 2)), shapes=[(2, 3, 4, 5)], seed=23),
+                    check.backward(Transpose((1, 0)), shapes=[(3, 5)], seed=24))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Summation
+#
+# `Summation(axes)` adds along some axes, and those axes disappear: summing a $(2, 3)$ matrix over
+# axis 0 gives shape $(3,)$, over axis 1 shape $(2,)$, and over everything (`axes=None`) one number.
+# `axes` may be an int, a tuple, and negative (counting from the end, as in NumPy).
+#
+# Every input element contributes to its sum with slope $1$, so its gradient is the `out_grad` of
+# the sum it went into. The backward therefore copies each `out_grad` entry back over the elements it
+# summed:
+#
+# ```
+#   forward, axes=0:   [[1 2 3]                 backward:  out_grad [g0 g1 g2]
+#                       [4 5 6]]  ──►  [5 7 9]                 ──►  [[g0 g1 g2]
+#                                                                    [g0 g1 g2]]
+# ```
+#
+# In two steps: **reshape** `out_grad` so that the summed axes come back with size 1
+# ($(3,) \to (1, 3)$), then **broadcast** it to the input's shape ($(1, 3) \to (2, 3)$). For an input of
+# shape $(2, 3, 4)$ and `axes=(0, -1)`, `out_grad` has shape $(3,)$, goes to $(1, 3, 1)$, then to
+# $(2, 3, 4)$. Normalize negative axes with `axis % ndim`.
+
+# %% solution id=summation export
+class Summation(Function):
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.sum(a, axis=self.axes)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        shape = node._inputs[0].shape
+        if self.axes is None:
+            summed = set(range(len(shape)))
+        else:
+            axes = (self.axes,) if isinstance(self.axes, int) else self.axes
+            summed = {axis % len(shape) for axis in axes}
+        kept = tuple(1 if i in summed else n for i, n in enumerate(shape))
+        return out_grad.reshape(kept).broadcast_to(shape)
+        ### END SOLUTION
+
+
+def summation(a, axes=None):
+    return Summation(axes)(a)
+
+# %% test id=test_summation_forward points=1
+verdict = check.all(check.forward(Summation(), np.sum, shapes=[(2, 3)]),
+                    check.forward(Summation(0), lambda a: a.sum(axis=0), shapes=[(2, 3)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(Summation((0, -1)), lambda a: a.sum(axis=(0, 2)), shapes=[(2, 3, 4)], seed=11),
+                    check.forward(Summation(-1), lambda a: a.sum(axis=-1), shapes=[(2, 3, 4)], seed=12),
+                    check.forward(Summation((1,)), lambda a: a.sum(axis=1), shapes=[(2, 3, 4)], seed=13))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_summation_backward points=3
+verdict = check.all(check.backward(Summation(), shapes=[(2, 3)]),
+                    check.backward(Summation(0), shapes=[(2, 3)]),
+                    check.backward(Summation(1), shapes=[(2, 3)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Summation((0, -1)), shapes=[(2, 3, 4)], seed=21),
+                    check.backward(Summation(-1), shapes=[(2, 3, 4)], seed=22),
+                    check.backward(Summation((1,)), shapes=[(2, 3, 4)], seed=23),
+                    check.backward(Summation(), shapes=[(3, 1, 2)], seed=24),
+                    check.backward(Summation((0, 1, 2)), shapes=[(2, 2, 3)], seed=25))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### BroadcastTo
+#
+# `BroadcastTo(shape)` stretches a tensor to a bigger shape by repeating it, the way NumPy lines
+# shapes up when you add a bias vector to every row of a batch. NumPy does two things, right-aligning
+# the two shapes:
+#
+# ```
+#   input      (3, 1)         (3, 1)  is treated as  (1, 3, 1)      1. prepend axes of size 1
+#   target  (2, 3, 4)                                 (2, 3, 4)      2. stretch every axis of size 1
+#
+#   [[a]         [[a a a a]
+#    [b]   ──►    [b b b b]    × 2 copies along the new first axis
+#    [c]]         [c c c c]]
+# ```
+#
+# Each input element is used many times (here $2 \cdot 4 = 8$ times), and the gradient of a value used
+# in several places is the **sum** of the gradients of all its copies. So the backward sums
+# `out_grad` over the prepended axes and over the stretched axes, then reshapes to the input's shape.
+#
+# *Example.* Broadcasting $(3, 1)$ to $(2, 3, 4)$ with an all-ones `out_grad`: every input element gets
+# $8$. Summing over the prepended axis 0 and the stretched axis 2 of the output gives shape $(3,)$;
+# reshape it to $(3, 1)$.
+
+# %% solution id=broadcast_to export
+class BroadcastTo(Function):
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.broadcast_to(a, self.shape)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        in_shape = node._inputs[0].shape
+        prepended = len(self.shape) - len(in_shape)
+        stretched = tuple(i for i, n in enumerate(self.shape)
+                          if i < prepended or (in_shape[i - prepended] == 1 and n != 1))
+        grad = out_grad.sum(stretched) if stretched else out_grad
+        return grad.reshape(in_shape)
+        ### END SOLUTION
+
+
+def broadcast_to(a, shape):
+    return BroadcastTo(shape)(a)
+
+# %% test id=test_broadcast_to_forward points=1
+verdict = check.forward(BroadcastTo((3, 4)), lambda a: np.broadcast_to(a, (3, 4)), shapes=[(3, 1)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(BroadcastTo((2, 3, 4)), lambda a: np.broadcast_to(a, (2, 3, 4)), shapes=[(3, 1)], seed=11),
+                    check.forward(BroadcastTo((5, 3)), lambda a: np.broadcast_to(a, (5, 3)), shapes=[(3,)], seed=12))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_broadcast_to_backward points=3
+verdict = check.all(check.backward(BroadcastTo((3, 4)), shapes=[(3, 1)]),
+                    check.backward(BroadcastTo((2, 3)), shapes=[(3,)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(BroadcastTo((2, 3, 4)), shapes=[(3, 1)], seed=21),
+                    check.backward(BroadcastTo((4, 2, 3)), shapes=[(1, 3)], seed=22),
+                    check.backward(BroadcastTo((2, 3)), shapes=[(2, 3)], seed=23),
+                    check.backward(BroadcastTo((3, 2, 5)), shapes=[(1, 2, 1)], seed=24),
+                    check.backward(BroadcastTo((2, 3)), shapes=[()], seed=25))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### MatMul
+#
+# $C = A B$ with $A$ of shape $(m, n)$ and $B$ of shape $(n, p)$: $C_{ij} = \sum_k A_{ik} B_{kj}$.
+# Every layer of a network is one of these.
+#
+# **The gradient for $A$.** $A_{ik}$ appears in row $i$ of $C$, in $C_{ij}$ for every $j$, each time
+# multiplied by $B_{kj}$. So
+# $\partial L/\partial A_{ik} = \sum_j G_{ij} B_{kj}$, where $G$ is `out_grad`: that is the product
+# $G B^\top$. **The gradient for $B$**, by the same argument, is $A^\top G$:
+#
+# $$\frac{\partial L}{\partial A} = G\,B^\top \quad (m \times p)(p \times n) = (m \times n), \qquad
+#   \frac{\partial L}{\partial B} = A^\top G \quad (n \times m)(m \times p) = (n \times p) .$$
+#
+# The shapes are a good memory aid: there is only one way to combine $G$ with $B$ (or $A$) that lands
+# on $A$'s shape (or $B$'s).
+#
+# *Example.* $A = \begin{pmatrix}1 & 2\end{pmatrix}$, $B = \begin{pmatrix}3\\4\end{pmatrix}$, so $C = (11)$.
+# With $G = (1)$: $G B^\top = (3\;\;4)$ (nudging $A_{11}$ moves $C$ by $B_{11} = 3$) and
+# $A^\top G = \begin{pmatrix}1\\2\end{pmatrix}$.
+#
+# **Batches.** NumPy's `@` also multiplies stacks of matrices: shapes $(5, m, n)$ @ $(n, p)$ give
+# $(5, m, p)$, five products that share the same $B$. The leading *batch* axes broadcast like
+# `BroadcastTo`. The formulas above still hold batch by batch (transpose only the **last two** axes,
+# which `Transpose()` with no axes does), but a $B$ shared by all five products gets five gradients,
+# and they must be summed: $A^\top G$ has shape $(5, n, p)$ and $B$ has shape $(n, p)$. So finish
+# each gradient the way `BroadcastTo.backward` does: sum over the batch axes its input was broadcast
+# along, then reshape to the input's shape.
+
+# %% solution id=matmul export
+class MatMul(Function):
+    def forward(self, a, b):
+        ### BEGIN SOLUTION
+        return a @ b
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a, b = node._inputs
+
+        def sum_to_shape(grad, shape):
+            # sum over the batch axes that broadcasting added or stretched, then restore `shape`
+            extra = grad.ndim - len(shape)
+            axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                               if n == 1 and grad.shape[extra + i] != 1)
+            return (grad.sum(axes) if axes else grad).reshape(shape)
+
+        return (sum_to_shape(out_grad @ b.transpose(), a.shape),
+                sum_to_shape(a.transpose() @ out_grad, b.shape))
+        ### END SOLUTION
+
+
+def matmul(a, b):
+    return MatMul()(a, b)
+
+# %% test id=test_matmul_forward points=1
+verdict = check.forward(MatMul(), np.matmul, shapes=[(2, 3), (3, 4)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(MatMul(), np.matmul, shapes=[(5, 2, 3), (3, 4)], seed=11),
+                    check.forward(MatMul(), np.matmul, shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=12))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_matmul_backward points=3
+verdict = check.all(check.backward(MatMul(), shapes=[(2, 3), (3, 4)]),
+                    check.backward(MatMul(), shapes=[(5, 2, 3), (3, 4)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
+                    check.backward(MatMul(), shapes=[(1, 5), (5, 2)], seed=22),
+                    check.backward(MatMul(), shapes=[(3, 2, 4), (4, 3)], seed=23),
+                    check.backward(MatMul(), shapes=[(2, 3), (4, 3, 2)], seed=24),
+                    check.backward(MatMul(), shapes=[(2, 2, 3), (2, 3, 4)], seed=25),
+                    check.backward(MatMul(), shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=26))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 3.7 Scalar operations
+#
+# `x + 1`, `x * 0.5`, `x ** 2`: one operand is a plain Python number $c$. It is a setting of the
+# operation, stored in `self.scalar`, and only the tensor gets a gradient. `AddScalar` is given:
+# its local derivative is $1$.
+#
+# | operation | $f(a)$ | $\partial f / \partial a$ | example: $a = 2$, $c = 3$ |
+# |---|---|---|---|
+# | `AddScalar(c)` | $a + c$ | $1$ | $5$, slope $1$ |
+# | `MulScalar(c)` | $c\,a$ | $c$ | $6$, slope $3$ |
+# | `DivScalar(c)` | $a / c$ | $1/c$ | $0.667$, slope $0.333$ |
+# | `PowerScalar(c)` | $a^c$ | $c\,a^{c-1}$ | $8$, slope $3 \cdot 2^2 = 12$ |
+#
+# `PowerScalar` with a fractional power, like $a^{0.5}$, needs $a > 0$: the checks keep it there.
+
+# %% provided export
+class AddScalar(Function):
+    def __init__(self, scalar):
+        self.scalar = scalar
+
+    def forward(self, a):
+        return a + self.scalar
+
+    def backward(self, out_grad, node):
+        return out_grad
+
+
+def add_scalar(a, scalar):
+    return AddScalar(scalar)(a)
+
+# %% solution id=mul_scalar export
+class MulScalar(Function):
+    def __init__(self, scalar):
+        self.scalar = scalar
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return a * self.scalar
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad * self.scalar
+        ### END SOLUTION
+
+
+def mul_scalar(a, scalar):
+    return MulScalar(scalar)(a)
+
+# %% test id=test_mul_scalar_forward points=1
+verdict = check.forward(MulScalar(3.0), lambda a: a * 3.0, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(MulScalar(-0.5), lambda a: a * -0.5, shapes=[(4,)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_mul_scalar_backward points=2
+verdict = check.backward(MulScalar(3.0), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(MulScalar(-0.5), shapes=[(4,)], seed=21),
+                    check.backward(MulScalar(2), shapes=[(2, 2, 2)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% solution id=div_scalar export
+class DivScalar(Function):
+    def __init__(self, scalar):
+        self.scalar = scalar
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return a / self.scalar
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        return out_grad / self.scalar
+        ### END SOLUTION
+
+
+def divide_scalar(a, scalar):
+    return DivScalar(scalar)(a)
+
+# %% test id=test_div_scalar_forward points=1
+verdict = check.forward(DivScalar(4.0), lambda a: a / 4.0, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(DivScalar(-0.25), lambda a: a / -0.25, shapes=[(5,)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_div_scalar_backward points=2
+verdict = check.backward(DivScalar(4.0), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(DivScalar(-0.25), shapes=[(5,)], seed=21),
+                    check.backward(DivScalar(3), shapes=[(2, 3, 2)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% solution id=power_scalar export
+class PowerScalar(Function):
+    def __init__(self, scalar):
+        self.scalar = scalar
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return np.power(a, self.scalar)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a = node._inputs[0]
+        return out_grad * self.scalar * a ** (self.scalar - 1)
+        ### END SOLUTION
+
+
+def power_scalar(a, scalar):
+    return PowerScalar(scalar)(a)
+
+# %% test id=test_power_scalar_forward points=1
+verdict = check.forward(PowerScalar(3), lambda a: a ** 3, shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(PowerScalar(0.5), np.sqrt, shapes=[(4,)], domains="positive", seed=11),
+                    check.forward(PowerScalar(-2), lambda a: a ** -2.0, shapes=[(3, 2)], domains="positive", seed=12))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_power_scalar_backward points=2
+verdict = check.backward(PowerScalar(3), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(PowerScalar(0.5), shapes=[(4,)], domains="positive", seed=21),
+                    check.backward(PowerScalar(-2), shapes=[(3, 2)], domains="positive", seed=22),
+                    check.backward(PowerScalar(2), shapes=[(2, 2, 2)], seed=23))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 3.8 `Tensor.backward`: the engine
+#
+# Every operation now knows its local rule. The last piece walks the whole graph: `y.backward()`
+# must give every tensor that led to `y` its gradient, in `.grad`, as a NumPy array.
+#
+# **The order.** A node may pass its gradient on only once it has *all* of it. In a diamond,
+#
+# ```
+#        ┌──[×3]── c ──┐
+#   a ── b             ├──[+]── e          e = b + c = b + 3b,   de/db = 1 + 3 = 4
+#        └─────────────┘
+# ```
+#
+# `b` gets one share of its gradient from `e` directly and another through `c`; if `b` passed its
+# gradient on to `a` before `c` had delivered, `a` would get $2 \cdot 1$ instead of $2 \cdot 4$.
+# The fix is a **topological order**: a list of the nodes in which every node comes after all of its
+# inputs. Walk it **backwards**, from `y` to the leaves, and every node is finished before its inputs
+# are visited.
+#
+# **Depth-first search** builds that order: visit a node's inputs first, then append the node. The
+# natural way to write it is recursive, but Python gives each call a stack frame and stops at
+# `sys.getrecursionlimit()` frames, 1000 by default. A recurrent network unrolled over a long
+# sequence, or a chain of 10,000 small operations (one of the checks), is deeper than that. So write
+# the search with an explicit stack, a Python list of nodes still to do, and a loop.
+#
+# **Gradients of a node used twice add up.** In `a * a`, or in `b = a + a; c = b + b`, the same tensor
+# is an input more than once, and each use sends it a gradient. Keep a dictionary from `id(node)` to
+# the gradient collected so far, and **add** each new share to it; overwriting would drop shares.
+#
+# **The start.** The gradient of `y` with respect to itself is 1: with `grad=None` start from a
+# tensor of ones shaped like `y` (for a scalar loss, just $1$). A caller may pass `grad` explicitly;
+# then start from it. That is how you differentiate a non-scalar output.
+#
+# **`.grad` accumulates.** `backward()` *adds* to a `.grad` that is already there (or sets it, when
+# it is `None`). Calling `backward()` twice doubles the gradients. This is on purpose, and it is why
+# training loops clear gradients before every step (chapter 5).
+#
+# Put together, for each node in reverse topological order:
+#
+# 1. take its collected gradient from the dictionary (skip it if nothing arrived);
+# 2. add it to `node.grad` (a NumPy array);
+# 3. if the node was made by an operation, call `node._op.backward(out_grad, node)`, make the result a
+#    tuple if it is a single Tensor, and add the i-th gradient to the dictionary entry of
+#    `node._inputs[i]`, for the inputs that have `requires_grad`.
+
+# %% solution id=engine export
+def topological_order(root):
+    """Every node that `root` depends on, each one after all of its inputs, `root` last."""
+    ### BEGIN SOLUTION
+    order, visited = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        stack.extend((parent, False) for parent in node._inputs if id(parent) not in visited)
+    return order
+    ### END SOLUTION
+
+
+@tensor_method
+def backward(self, grad=None):
+    """Add d(self)/d(node) * grad to `.grad` of every node that `self` was computed from."""
+    ### BEGIN SOLUTION
+    if grad is None:
+        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)
+    elif not isinstance(grad, Tensor):
+        grad = Tensor(grad, dtype=self.dtype, requires_grad=False)
+    grads = {id(self): grad}
+    for node in reversed(topological_order(self)):
+        out_grad = grads.pop(id(node), None)
+        if out_grad is None:
+            continue
+        node.grad = out_grad.data.copy() if node.grad is None else node.grad + out_grad.data
+        if node._op is None:
+            continue
+        input_grads = node._op.backward(out_grad, node)
+        if not isinstance(input_grads, (tuple, list)):
+            input_grads = (input_grads,)
+        for parent, parent_grad in zip(node._inputs, input_grads):
+            if parent.requires_grad:
+                key = id(parent)
+                grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+    ### END SOLUTION
+
+# %% [markdown] locked
+# The engine checks below build their graphs from small private operations that come with the
+# course, not from yours, so they test the engine alone.
+
+# %% test id=test_engine_product points=1
+verdict = check.engine("product")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_diamond points=2
+verdict = check.engine("diamond")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_reuse points=2
+verdict = check.engine("reuse")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_accumulation points=1
+verdict = check.engine("accumulation")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_explicit_grad points=1
+verdict = check.engine("explicit_grad")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_long_chain points=1
+verdict = check.engine("long_chain")
+assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ## 3.9 Everything together
+#
+# Your operations and your engine now differentiate any expression built from them. Here is a small
+# model, a sigmoid of a matrix product, reduced to one number, and the same gradient worked out by
+# hand. If every check above passes, the two agree.
+
+# %% provided
+x = Tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]])
+W = Tensor([[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]])
+loss = sigmoid(x @ W).sum()
+loss.backward()
+
+s = 1 / (1 + np.exp(-(x.data @ W.data)))       # by hand: d loss / dW = x^T (s (1 - s))
+by_hand = x.data.T @ (s * (1 - s))
+print("loss:", loss)
+print("W.grad from your engine:\n", W.grad)
+print("largest difference from the hand-derived gradient:", float(np.abs(W.grad - by_hand).max()))
+
+# %% [markdown] locked
+# That is the core of every deep-learning library: operations that know their local derivative, and
+# an engine that chains them. Chapter 4 builds layers and losses on top of it.

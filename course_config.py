@@ -1,0 +1,77 @@
+"""The course's single configuration: chapters, points, folders and grading settings.
+
+Everything that builds or grades the course reads this file: the `autograder`
+commands import it, and `nbgrader_config.py` hands it to plain `nbgrader`.
+"""
+from typing import NamedTuple
+
+
+class Chapter(NamedTuple):
+    """One nbgrader assignment: `source/<id>/<notebook>.ipynb`."""
+
+    id: str
+    notebook: str
+    title: str
+    points: int
+
+
+COURSE_ID = "babygrad"
+
+CHAPTERS = [
+    Chapter("ch03", "autodiff", "Automatic differentiation", points=76),
+]
+
+# Folders, relative to the repository root. nbgrader names them "directories".
+SOURCE_DIR = "source"
+RELEASE_DIR = "release"
+SOLUTIONS_DIR = "solutions"
+SUBMITTED_DIR = "submitted"
+AUTOGRADED_DIR = "autograded"
+FEEDBACK_DIR = "feedback"
+DEMO_DIR = "demo/submitted"
+
+# The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root.
+GRADEBOOK_URL = None
+
+# Grading.
+KERNEL_NAME = "python3"
+CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell takes about a second
+ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+
+
+def chapter(chapter_id: str) -> Chapter:
+    """The chapter with this id, or a KeyError that lists the known ones."""
+    for ch in CHAPTERS:
+        if ch.id == chapter_id:
+            return ch
+    raise KeyError(f"no chapter {chapter_id!r} in course_config.py; known: {[c.id for c in CHAPTERS]}")
+
+
+def configure_nbgrader(c) -> None:
+    """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    from nbgrader.preprocessors import (
+        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
+    )
+
+    c.CourseDirectory.course_id = COURSE_ID
+    c.CourseDirectory.source_directory = SOURCE_DIR
+    c.CourseDirectory.release_directory = RELEASE_DIR
+    c.CourseDirectory.solution_directory = SOLUTIONS_DIR
+    c.CourseDirectory.submitted_directory = SUBMITTED_DIR
+    c.CourseDirectory.autograded_directory = AUTOGRADED_DIR
+    c.CourseDirectory.feedback_directory = FEEDBACK_DIR
+    if GRADEBOOK_URL:
+        c.CourseDirectory.db_url = GRADEBOOK_URL
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+
+    c.Execute.timeout = CELL_TIMEOUT_SECONDS
+    c.Execute.interrupt_on_timeout = True
+    c.Execute.kernel_name = KERNEL_NAME
+    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
+    c.Autograde.create_student = True
+    # Solutions are published to students after the deadline: they must not carry hidden tests
+    # (nbgrader's default generate_solution keeps them).
+    c.GenerateSolution.preprocessors = [
+        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
+    ]

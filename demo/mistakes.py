@@ -1,0 +1,269 @@
+"""The course's catalog of typical mistakes, and of correct answers written another way.
+
+Each entry is an answer a student might really write, given as edits to the solved exercise cell,
+with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
+with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
+"partial" student makes the mistakes named in DEMO_PARTIAL.
+"""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+MUL = "return out_grad * b, out_grad * a"
+DIV = "return out_grad / b, -out_grad * a / (b * b)"
+POW = "return out_grad * b * a ** (b - 1), out_grad * node * log(a)"
+RELU = "return out_grad * Tensor(a.data > 0, dtype=a.dtype)"
+ABS = "return out_grad * Tensor(np.sign(a.data), dtype=a.dtype)"
+TRANSPOSE = "return out_grad.transpose(tuple(int(i) for i in np.argsort(self.axes)))"
+SUMMATION = "return out_grad.reshape(kept).broadcast_to(shape)"
+BROADCAST = "        grad = out_grad.sum(stretched) if stretched else out_grad\n        return grad.reshape(in_shape)"
+MATMUL_AXES = "axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)\n                                               if n == 1 and grad.shape[extra + i] != 1)"
+POWER_SCALAR = "return out_grad * self.scalar * a ** (self.scalar - 1)"
+ENGINE_ACCUMULATE = "grads[key] = parent_grad if key not in grads else grads[key] + parent_grad"
+ENGINE_TOPO = '''    order, visited = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        stack.extend((parent, False) for parent in node._inputs if id(parent) not in visited)
+    return order'''
+
+ENGINE_TESTS = ["test_engine_product", "test_engine_diamond", "test_engine_reuse",
+                "test_engine_accumulation", "test_engine_explicit_grad", "test_engine_long_chain"]
+
+MISTAKES = {"ch03": [
+    # Mul
+    wrong("mul_ignores_out_grad", "returns the local derivatives without multiplying by out_grad",
+          "mul", MUL, "return b, a", ["test_mul_backward"]),
+    wrong("mul_same_input", "multiplies each input by itself instead of by the other input",
+          "mul", MUL, "return out_grad * a, out_grad * b", ["test_mul_backward"]),
+    wrong("mul_returns_arrays", "returns NumPy arrays instead of Tensors",
+          "mul", MUL, "return out_grad.data * b.data, out_grad.data * a.data", ["test_mul_backward"]),
+    # Sub
+    wrong("sub_no_minus", "forgets the minus sign for b", "sub", "return out_grad, -out_grad",
+          "return out_grad, out_grad", ["test_sub_backward"]),
+    wrong("sub_minus_on_a", "puts the minus sign on the wrong input", "sub", "return out_grad, -out_grad",
+          "return -out_grad, out_grad", ["test_sub_backward"]),
+    # Div
+    wrong("div_no_minus", "d(a/b)/db without its minus sign", "div", DIV,
+          "return out_grad / b, out_grad * a / (b * b)", ["test_div_backward"]),
+    wrong("div_no_square", "d(a/b)/db as -a/b instead of -a/b²", "div", DIV,
+          "return out_grad / b, -out_grad * a / b", ["test_div_backward"]),
+    # Negate
+    wrong("negate_identity", "passes out_grad through unchanged", "negate", "return -out_grad",
+          "return out_grad", ["test_negate_backward"]),
+    wrong("negate_ignores_out_grad", "returns the local derivative -1 only",
+          "negate", "return -out_grad", "return Tensor(-np.ones(out_grad.shape))", ["test_negate_backward"]),
+    # Log
+    wrong("log_uses_output", "divides by the output log(a) instead of the input a", "log",
+          "return out_grad / node._inputs[0]", "return out_grad / node", ["test_log_backward"]),
+    wrong("log_ignores_out_grad", "returns 1/a without out_grad", "log",
+          "return out_grad / node._inputs[0]", "return Tensor(1 / node._inputs[0].data)", ["test_log_backward"]),
+    # Exp
+    wrong("exp_ignores_out_grad", "returns exp(a) without out_grad", "exp", "return out_grad * node",
+          "return node", ["test_exp_backward"]),
+    wrong("exp_uses_input", "multiplies by the input instead of exp(input)", "exp", "return out_grad * node",
+          "return out_grad * node._inputs[0]", ["test_exp_backward"]),
+    # Pow
+    wrong("pow_b_missing_factor", "d(a^b)/db as ln(a), forgetting the factor a^b", "pow", POW,
+          "return out_grad * b * a ** (b - 1), out_grad * log(a)", ["test_pow_backward"]),
+    wrong("pow_a_missing_b", "d(a^b)/da as a^(b-1), forgetting the factor b", "pow", POW,
+          "return out_grad * a ** (b - 1), out_grad * node * log(a)", ["test_pow_backward"]),
+    # Sqrt
+    wrong("sqrt_no_two", "forgets the 2 in 1/(2 sqrt a)", "sqrt", "return out_grad / (node * 2)",
+          "return out_grad / node", ["test_sqrt_backward"]),
+    wrong("sqrt_uses_input", "divides by 2a instead of 2 sqrt(a)", "sqrt", "return out_grad / (node * 2)",
+          "return out_grad / (node._inputs[0] * 2)", ["test_sqrt_backward"]),
+    # Abs
+    wrong("abs_identity", "treats |a| like a: passes out_grad through", "abs", ABS, "return out_grad",
+          ["test_abs_backward"]),
+    wrong("abs_ignores_out_grad", "returns sign(a) without out_grad", "abs", ABS,
+          "return Tensor(np.sign(a.data))", ["test_abs_backward"]),
+    # ReLU
+    wrong("relu_mask_from_out_grad", "masks where out_grad > 0 instead of where the input > 0", "relu",
+          RELU, "return out_grad * Tensor(out_grad.data > 0, dtype=a.dtype)", ["test_relu_backward"]),
+    wrong("relu_times_output", "multiplies by relu(a) instead of by the 0/1 mask", "relu", RELU,
+          "return out_grad * node", ["test_relu_backward"]),
+    # Sigmoid
+    wrong("sigmoid_forgets_one_minus", "s instead of s(1 - s)", "sigmoid", "return out_grad * node * (1 - node)",
+          "return out_grad * node", ["test_sigmoid_backward"]),
+    wrong("sigmoid_uses_input", "a(1 - a) with the input instead of the output", "sigmoid",
+          "return out_grad * node * (1 - node)",
+          "a = node._inputs[0]\n        return out_grad * a * (1 - a)", ["test_sigmoid_backward"]),
+    wrong("sigmoid_forward_sign", "forward computes 1/(1 + e^a): the sign of the exponent", "sigmoid",
+          "return 1 / (1 + np.exp(-a))", "return 1 / (1 + np.exp(a))",
+          ["test_sigmoid_forward", "test_sigmoid_backward"]),
+    # Tanh
+    wrong("tanh_not_squared", "1 - t instead of 1 - t²", "tanh", "return out_grad * (1 - node * node)",
+          "return out_grad * (1 - node)", ["test_tanh_backward"]),
+    wrong("tanh_uses_input", "1 - a² with the input instead of the output", "tanh",
+          "return out_grad * (1 - node * node)",
+          "a = node._inputs[0]\n        return out_grad * (1 - a * a)", ["test_tanh_backward"]),
+    # Reshape
+    wrong("reshape_no_reshape", "returns out_grad in the output's shape", "reshape",
+          "return out_grad.reshape(node._inputs[0].shape)", "return out_grad", ["test_reshape_backward"]),
+    wrong("reshape_to_output_shape", "reshapes to self.shape, the output's shape", "reshape",
+          "return out_grad.reshape(node._inputs[0].shape)", "return out_grad.reshape(self.shape)",
+          ["test_reshape_backward"]),
+    # Transpose
+    wrong("transpose_same_axes", "applies the same permutation again instead of its inverse", "transpose",
+          TRANSPOSE, "return out_grad.transpose(self.axes)", ["test_transpose_backward"]),
+    wrong("transpose_ignores_axes", "always swaps the last two axes", "transpose", TRANSPOSE,
+          "return out_grad.transpose()", ["test_transpose_backward"]),
+    # Summation
+    wrong("summation_negative_axes", "does not normalize negative axes", "summation",
+          "summed = {axis % len(shape) for axis in axes}", "summed = set(axes)", ["test_summation_backward"]),
+    wrong("summation_no_reshape", "broadcasts out_grad without putting the summed axes back",
+          "summation", SUMMATION, "return out_grad.broadcast_to(shape)", ["test_summation_backward"]),
+    wrong("summation_forward_keepdims", "forward keeps the summed axes (keepdims=True)", "summation",
+          "return np.sum(a, axis=self.axes)", "return np.sum(a, axis=self.axes, keepdims=True)",
+          ["test_summation_forward"]),
+    # BroadcastTo
+    wrong("broadcast_only_prepended", "sums only over prepended axes, not over stretched ones", "broadcast_to",
+          "if i < prepended or (in_shape[i - prepended] == 1 and n != 1))", "if i < prepended)",
+          ["test_broadcast_to_backward"]),
+    wrong("broadcast_no_reshape", "sums the right axes but does not restore the size-1 axes", "broadcast_to",
+          BROADCAST, "        return out_grad.sum(stretched) if stretched else out_grad",
+          ["test_broadcast_to_backward"]),
+    # MatMul
+    wrong("matmul_no_batch_sum", "ignores batch broadcasting: gradients keep the batch axes", "matmul",
+          "return (sum_to_shape(out_grad @ b.transpose(), a.shape),\n                sum_to_shape(a.transpose() @ out_grad, b.shape))",
+          "return out_grad @ b.transpose(), a.transpose() @ out_grad", ["test_matmul_backward"]),
+    wrong("matmul_only_leading_axes", "sums the prepended batch axes but not stretched size-1 batch axes",
+          "matmul", MATMUL_AXES, "axes = tuple(range(extra))", ["test_matmul_backward"]),
+    wrong("matmul_no_transpose", "multiplies out_grad by b instead of by b transposed", "matmul",
+          "sum_to_shape(out_grad @ b.transpose(), a.shape)", "sum_to_shape(out_grad @ b, a.shape)",
+          ["test_matmul_backward"]),
+    # Scalar ops
+    wrong("mul_scalar_forgets_scalar", "passes out_grad through, forgetting c", "mul_scalar",
+          "return out_grad * self.scalar", "return out_grad", ["test_mul_scalar_backward"]),
+    wrong("mul_scalar_ignores_out_grad", "returns c everywhere", "mul_scalar", "return out_grad * self.scalar",
+          "return Tensor(np.full(node._inputs[0].shape, self.scalar))", ["test_mul_scalar_backward"]),
+    wrong("div_scalar_multiplies", "multiplies by c instead of dividing", "div_scalar",
+          "return out_grad / self.scalar", "return out_grad * self.scalar", ["test_div_scalar_backward"]),
+    wrong("div_scalar_squared", "divides by c² (the quotient rule for the wrong variable)", "div_scalar",
+          "return out_grad / self.scalar", "return out_grad / (self.scalar * self.scalar)", ["test_div_scalar_backward"]),
+    wrong("power_scalar_no_minus_one", "n a^n instead of n a^(n-1)", "power_scalar", POWER_SCALAR,
+          "return out_grad * self.scalar * a ** self.scalar", ["test_power_scalar_backward"]),
+    wrong("power_scalar_no_n", "a^(n-1), forgetting the factor n", "power_scalar", POWER_SCALAR,
+          "return out_grad * a ** (self.scalar - 1)", ["test_power_scalar_backward"]),
+    # Engine
+    wrong("engine_recursive_topo", "a recursive depth-first search: fine until 1,000 nodes deep", "engine",
+          ENGINE_TOPO, '''    order, visited = [], set()
+
+    def visit(node):
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        for parent in node._inputs:
+            visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order''', ["test_engine_long_chain"]),
+    wrong("engine_overwrites", "overwrites a parent's gradient instead of adding to it", "engine",
+          ENGINE_ACCUMULATE, "grads[key] = parent_grad", ["test_engine_diamond", "test_engine_reuse"]),
+    wrong("engine_grad_not_accumulated", "replaces .grad on every backward() call", "engine",
+          "node.grad = out_grad.data.copy() if node.grad is None else node.grad + out_grad.data",
+          "node.grad = out_grad.data.copy()", ["test_engine_accumulation"]),
+    wrong("engine_ignores_grad_argument", "always starts from ones, ignoring grad", "engine",
+          "    if grad is None:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
+          "    if True:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
+          ["test_engine_explicit_grad"]),
+    wrong("engine_not_reversed", "walks the topological order forwards, leaves first", "engine",
+          "for node in reversed(topological_order(self)):", "for node in topological_order(self):", ENGINE_TESTS),
+    # Operators
+    wrong("rsub_backwards", "2 - a computed as a - 2", "operators",
+          "return AddScalar(other)(Negate()(self))", "return AddScalar(-other)(self)",
+          ["test_operators", "test_sigmoid_backward", "test_tanh_backward"]),
+    wrong("truediv_scalar_as_tensor", "a / 2 sent to Div with a Python number", "operators",
+          "    if isinstance(other, Tensor):\n        return Div()(self, other)\n    return DivScalar(other)(self)",
+          "    return Div()(self, other)", ["test_operators", "test_div_scalar_backward"]),
+]}
+
+ALTERNATIVES = {"ch03": [
+    right("mul_numpy", "NumPy inside, Tensors out", "mul", MUL,
+          "return Tensor(out_grad.data * b.data), Tensor(out_grad.data * a.data)"),
+    right("sub_times_minus_one", "-1 as a product", "sub", "return out_grad, -out_grad",
+          "return out_grad * 1, out_grad * -1"),
+    right("div_via_output", "d(a/b)/db = -(a/b)/b, reusing the output", "div", DIV,
+          "return out_grad / b, -out_grad * node / b"),
+    right("negate_times_minus_one", "out_grad * -1", "negate", "return -out_grad", "return out_grad * -1"),
+    right("log_power", "1/a as a ** -1", "log", "return out_grad / node._inputs[0]",
+          "return out_grad * node._inputs[0] ** -1"),
+    right("exp_recomputed", "exp recomputed from the input", "exp", "return out_grad * node",
+          "return out_grad * exp(node._inputs[0])"),
+    right("pow_b_recomputed", "a ** b recomputed instead of node", "pow", POW,
+          "return out_grad * b * a ** (b - 1), out_grad * a ** b * log(a)"),
+    right("sqrt_half", "0.5 / sqrt(a)", "sqrt", "return out_grad / (node * 2)", "return out_grad * 0.5 / node"),
+    right("abs_ratio", "|a| / a is sign(a) away from 0", "abs", ABS, "return out_grad * node / a"),
+    right("relu_where", "np.where on the arrays", "relu", RELU,
+          "return Tensor(np.where(a.data > 0, out_grad.data, 0.0))"),
+    right("sigmoid_numpy", "s(1 - s) recomputed in NumPy", "sigmoid", "return out_grad * node * (1 - node)",
+          "s = 1 / (1 + np.exp(-node._inputs[0].data))\n        return Tensor(out_grad.data * s * (1 - s))"),
+    right("tanh_power", "1 - t ** 2", "tanh", "return out_grad * (1 - node * node)",
+          "return out_grad * (1 - node ** 2)"),
+    right("reshape_numpy", "reshape the array", "reshape", "return out_grad.reshape(node._inputs[0].shape)",
+          "return Tensor(out_grad.data.reshape(node._inputs[0].data.shape))"),
+    right("transpose_index_inverse", "the inverse permutation by list.index", "transpose", TRANSPOSE,
+          "inverse = tuple(list(self.axes).index(i) for i in range(len(self.axes)))\n        return out_grad.transpose(inverse)"),
+    right("summation_expand_dims", "np.expand_dims, then np.broadcast_to", "summation", SUMMATION,
+          "restored = np.expand_dims(out_grad.data, tuple(sorted(summed)))\n        return Tensor(np.broadcast_to(restored, shape).copy())"),
+    right("broadcast_loops", "sum leading axes one by one, then size-1 axes with keepdims", "broadcast_to",
+          BROADCAST, '''        g = out_grad.data
+        while g.ndim > len(in_shape):
+            g = g.sum(axis=0)
+        for i, n in enumerate(in_shape):
+            if n == 1:
+                g = g.sum(axis=i, keepdims=True)
+        return Tensor(g)'''),
+    right("matmul_numpy", "np.swapaxes and an explicit reduction", "matmul",
+          "return (sum_to_shape(out_grad @ b.transpose(), a.shape),\n                sum_to_shape(a.transpose() @ out_grad, b.shape))",
+          '''ga = out_grad.data @ np.swapaxes(b.data, -1, -2)
+        gb = np.swapaxes(a.data, -1, -2) @ out_grad.data
+        return Tensor(sum_to_shape(Tensor(ga), a.shape).data), Tensor(sum_to_shape(Tensor(gb), b.shape).data)'''),
+    right("mul_scalar_reflected", "c * out_grad", "mul_scalar", "return out_grad * self.scalar",
+          "return self.scalar * out_grad"),
+    right("div_scalar_reciprocal", "out_grad * (1 / c)", "div_scalar", "return out_grad / self.scalar",
+          "return out_grad * (1 / self.scalar)"),
+    right("power_scalar_numpy", "NumPy inside", "power_scalar", POWER_SCALAR,
+          "return Tensor(self.scalar * np.power(a.data, self.scalar - 1) * out_grad.data)"),
+    right("engine_kahn", "Kahn's algorithm: count children, release a node when all have reported", "engine",
+          ENGINE_TOPO, '''    nodes, children, stack = {id(root): root}, {}, [root]
+    while stack:
+        node = stack.pop()
+        for parent in node._inputs:
+            children[id(parent)] = children.get(id(parent), 0) + 1
+            if id(parent) not in nodes:
+                nodes[id(parent)] = parent
+                stack.append(parent)
+    ready, backwards = [root], []
+    while ready:
+        node = ready.pop()
+        backwards.append(node)
+        for parent in node._inputs:
+            children[id(parent)] -= 1
+            if children[id(parent)] == 0:
+                ready.append(parent)
+    return backwards[::-1]'''),
+    right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
+          "return AddScalar(other)(Negate()(self))", "return -self + other"),
+]}
+
+DEMO_PARTIAL = {"ch03": [
+    "mul_ignores_out_grad", "log_uses_output", "sigmoid_uses_input", "transpose_same_axes",
+    "summation_negative_axes", "broadcast_only_prepended", "matmul_no_batch_sum", "engine_recursive_topo",
+]}
