@@ -25,11 +25,11 @@ def main(argv=None):
         for chapter in course.chapters:
             if not args.chapters or chapter.id in args.chapters:
                 table = grading.grade_demo(course, chapter)
-                print("\n" + grading.format_table(chapter, table, grading.test_cells(course, chapter)))
+                print("\n" + grading.format_table(chapter, table, grading.graded_cells(course, chapter)))
     elif args.command == "grade":
         chapter = course.chapter(args.chapter)
         grading.autograde(course, chapter)
-        print(grading.format_table(chapter, grading.scores(course, chapter), grading.test_cells(course, chapter)))
+        print(grading.format_table(chapter, grading.scores(course, chapter), grading.graded_cells(course, chapter)))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def scores(course, chapter):
     return table
 
 
-def test_cells(course, chapter):
+def graded_cells(course, chapter):
     """The chapter's graded cells, in notebook order."""
     notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
     return [c.metadata["nbgrader"]["grade_id"] for c in notebook.cells

@@ -58,10 +58,11 @@ def filled(release_notebook, answers):
     return notebook
 
 
-def load_catalog(course):
-    """demo/mistakes.py: the course's catalog of typical mistakes and correct alternatives."""
-    path = course.root / "demo" / "mistakes.py"
-    spec = importlib.util.spec_from_file_location("course_mistakes", path)
+def load_catalog(course, chapter):
+    """demo/mistakes/<chapter>.py: the chapter's typical mistakes (MISTAKES, DEMO_PARTIAL) and
+    correct alternatives (ALTERNATIVES)."""
+    path = course.root / "demo" / "mistakes" / f"{chapter.id}.py"
+    spec = importlib.util.spec_from_file_location(f"mistakes_{chapter.id}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -80,9 +81,9 @@ def write_demo_submissions(course, chapter):
     cfg = course.config
     release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
     answers = solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
-    catalog = load_catalog(course)
-    by_name = {m.name: m for m in catalog.MISTAKES.get(chapter.id, [])}
-    partial = [by_name[name] for name in catalog.DEMO_PARTIAL.get(chapter.id, [])]
+    catalog = load_catalog(course, chapter)
+    by_name = {m.name: m for m in catalog.MISTAKES}
+    partial = [by_name[name] for name in catalog.DEMO_PARTIAL]
     write_submission(course, chapter, "perfect", filled(release, answers), cfg.DEMO_DIR)
     write_submission(course, chapter, "partial", filled(release, with_mistakes(answers, partial)), cfg.DEMO_DIR)
     write_submission(course, chapter, "untouched", release, cfg.DEMO_DIR)

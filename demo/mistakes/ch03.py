@@ -1,4 +1,4 @@
-"""The course's catalog of typical mistakes, and of correct answers written another way.
+"""Chapter 3's catalog of typical mistakes, and of correct answers written another way.
 
 Each entry is an answer a student might really write, given as edits to the solved exercise cell,
 with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
@@ -44,7 +44,7 @@ ENGINE_TOPO = '''    order, visited = [], set()
 ENGINE_TESTS = ["test_engine_product", "test_engine_diamond", "test_engine_reuse",
                 "test_engine_accumulation", "test_engine_explicit_grad", "test_engine_long_chain"]
 
-MISTAKES = {"ch03": [
+MISTAKES = [
     # Mul
     wrong("mul_ignores_out_grad", "returns the local derivatives without multiplying by out_grad",
           "mul", MUL, "return b, a", ["test_mul_backward"]),
@@ -192,9 +192,9 @@ MISTAKES = {"ch03": [
     wrong("truediv_scalar_as_tensor", "a / 2 sent to Div with a Python number", "operators",
           "    if isinstance(other, Tensor):\n        return Div()(self, other)\n    return DivScalar(other)(self)",
           "    return Div()(self, other)", ["test_operators", "test_div_scalar_backward"]),
-]}
+]
 
-ALTERNATIVES = {"ch03": [
+ALTERNATIVES = [
     right("mul_numpy", "NumPy inside, Tensors out", "mul", MUL,
           "return Tensor(out_grad.data * b.data), Tensor(out_grad.data * a.data)"),
     right("sub_times_minus_one", "-1 as a product", "sub", "return out_grad, -out_grad",
@@ -261,9 +261,9 @@ ALTERNATIVES = {"ch03": [
     return backwards[::-1]'''),
     right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
           "return AddScalar(other)(Negate()(self))", "return -self + other"),
-]}
+]
 
-DEMO_PARTIAL = {"ch03": [
+DEMO_PARTIAL = [
     "mul_ignores_out_grad", "log_uses_output", "sigmoid_uses_input", "transpose_same_axes",
     "summation_negative_axes", "broadcast_only_prepended", "matmul_no_batch_sum", "engine_recursive_topo",
-]}
+]

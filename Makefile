@@ -1,0 +1,26 @@
+# The course's commands. `make setup` once; then `make demo`, `make test`, `make lab`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: setup build demo test lab clean
+
+setup:                 ## a virtual environment with the pinned stack and the course package
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+
+build:                 ## chapters/*.py → source/, release/, solutions/, demo submissions
+	$(BIN)/python -m autograder build
+
+demo:                  ## build, then autograde the demo submissions and print the score table
+	$(BIN)/python -m autograder demo
+
+test:                  ## the test suite (what CI runs)
+	$(BIN)/python -m pytest
+
+lab:                   ## JupyterLab on the student versions
+	$(BIN)/jupyter lab release/
+
+clean:                 ## nbgrader's working folders and gradebook
+	rm -rf submitted autograded feedback gradebook.db

@@ -1,0 +1,35 @@
+"""Shared fixtures: the course built once into a temporary copy, and graded with the real nbgrader."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder import build
+from autograder.course import Course
+
+ROOT = Path(__file__).resolve().parents[1]
+# What an instructor's clone needs to build the course from scratch; everything else is generated.
+COURSE_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "demo/mistakes", "data"]
+
+
+def copy_course_inputs(target):
+    for name in COURSE_INPUTS:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif source.exists():
+            shutil.copy2(source, target / name)
+    return Course(target)
+
+
+@pytest.fixture(scope="session")
+def repo_course():
+    return Course(ROOT)
+
+
+@pytest.fixture(scope="session")
+def built_course(tmp_path_factory):
+    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
+    course = copy_course_inputs(tmp_path_factory.mktemp("course"))
+    build.build(course, log=lambda message: None)
+    return course

@@ -1,0 +1,191 @@
+"""The checks that notebooks call: right answers always pass, wrong ones fail with a message that teaches."""
+import numpy as np
+import pytest
+
+from autograder import gradcheck
+from autograder.checks import Checker
+
+from solved_code import solved_namespace
+
+# (op factory, input shapes, domains): every chapter 3 op, on shapes with the edge cases.
+OPS = [
+    (lambda ns: ns["Mul"](), [(2, 3), (2, 3)], "real"),
+    (lambda ns: ns["Sub"](), [(3,), (3,)], "real"),
+    (lambda ns: ns["Div"](), [(2, 3), (2, 3)], ("real", "nonzero")),
+    (lambda ns: ns["Pow"](), [(2, 3), (2, 3)], ("positive", "real")),
+    (lambda ns: ns["Negate"](), [(4,)], "real"),
+    (lambda ns: ns["Log"](), [(2, 3)], "positive"),
+    (lambda ns: ns["Exp"](), [(2, 3)], "real"),
+    (lambda ns: ns["Sqrt"](), [(2, 3)], "positive"),
+    (lambda ns: ns["Abs"](), [(2, 3)], "nonzero"),
+    (lambda ns: ns["ReLU"](), [(2, 3)], "nonzero"),
+    (lambda ns: ns["Sigmoid"](), [(2, 3)], "real"),
+    (lambda ns: ns["Tanh"](), [(2, 3)], "real"),
+    (lambda ns: ns["Reshape"]((4, 6)), [(2, 3, 4)], "real"),
+    (lambda ns: ns["Transpose"]((1, 2, 0)), [(3, 2, 5)], "real"),
+    (lambda ns: ns["Transpose"](), [(4, 2, 3)], "real"),
+    (lambda ns: ns["Summation"]((0, -1)), [(2, 3, 4)], "real"),
+    (lambda ns: ns["Summation"](), [(2, 3)], "real"),
+    (lambda ns: ns["BroadcastTo"]((2, 3, 4)), [(3, 1)], "real"),
+    (lambda ns: ns["MatMul"](), [(2, 1, 2, 3), (3, 3, 2)], "real"),
+    (lambda ns: ns["MatMul"](), [(2, 3), (4, 3, 2)], "real"),
+    (lambda ns: ns["AddScalar"](1.5), [(3,)], "real"),
+    (lambda ns: ns["MulScalar"](-2.0), [(3,)], "real"),
+    (lambda ns: ns["DivScalar"](0.3), [(3,)], "real"),
+    (lambda ns: ns["PowerScalar"](0.5), [(3,)], "positive"),
+    (lambda ns: ns["PowerScalar"](3), [(3,)], "real"),
+]
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch03")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def test_central_differences_are_accurate():
+    x = np.linspace(-1.5, 2.0, 7)
+    (grad,) = gradcheck.numerical_gradients(lambda a: a ** 3, [x], np.ones_like(x))
+    assert np.max(np.abs(grad - 3 * x ** 2)) < 1e-8
+
+
+def test_tensor_defaults_to_float32_as_in_the_book(ns):
+    assert ns["Tensor"]([1, 2]).dtype == np.float32
+    assert ns["Mul"]()(ns["Tensor"]([1.0]), ns["Tensor"]([2.0])).dtype == np.float32
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_correct_backwards_never_fail(ns, check, seed):
+    """A sweep of seeds: the tolerances leave room for float32 Tensors, so no right answer fails."""
+    for make, shapes, domains in OPS:
+        verdict = check.backward(make(ns), shapes, domains, seed=seed)
+        assert verdict.passed, verdict.message
+
+
+def subclass(ns, name, backward):
+    return type(f"My{name}", (ns[name],), {"backward": backward})
+
+
+def test_wrong_backward_fails_with_a_message_that_teaches(ns, check):
+    def backward(self, out_grad, node):
+        a, b = node._inputs
+        return out_grad * a, out_grad * b          # each input times itself
+    verdict = check.backward(subclass(ns, "Mul", backward)(), [(2, 3), (2, 3)])
+    assert not verdict.passed
+    for part in ["MyMul().backward", "a(2, 3), b(2, 3)", "worst element a[", "your backward gives",
+                 "finite differences give", "Hint:", "OTHER input"]:
+        assert part in verdict.message, part
+
+
+def test_backward_that_ignores_out_grad_is_caught(ns, check):
+    def backward(self, out_grad, node):
+        return node                                 # exp(a) without out_grad
+    verdict = check.backward(subclass(ns, "Exp", backward)(), [(2, 3)])
+    assert not verdict.passed and "random out_grad" in verdict.message
+    assert "multiply by out_grad" in verdict.message
+
+
+def test_ndarray_instead_of_tensor_is_named(ns, check):
+    def backward(self, out_grad, node):
+        return out_grad.data * node.data
+    verdict = check.backward(subclass(ns, "Exp", backward)(), [(2, 3)])
+    assert not verdict.passed and "numpy.ndarray" in verdict.message and "must return Tensors" in verdict.message
+
+
+def test_wrong_shape_names_both_shapes_and_the_broadcast_hint(ns, check):
+    def backward(self, out_grad, node):
+        return out_grad
+    verdict = check.backward(subclass(ns, "BroadcastTo", backward)((2, 3, 4)), [(3, 1)])
+    assert not verdict.passed
+    assert "(2, 3, 4)" in verdict.message and "expected (3, 1)" in verdict.message
+    assert "did you sum over the broadcast axes?" in verdict.message
+
+
+def test_transpose_backward_must_invert_the_permutation(ns, check):
+    def backward(self, out_grad, node):
+        return out_grad.transpose(self.axes)
+    wrong = subclass(ns, "Transpose", backward)
+    assert check.backward(wrong((1, 0)), [(3, 5)]).passed                 # a swap is its own inverse...
+    assert not check.backward(wrong((1, 2, 0)), [(3, 2, 5)]).passed       # ...a 3-cycle is not
+
+
+def test_exception_in_student_code_is_reported_with_its_line(ns, check):
+    def backward(self, out_grad, node):
+        return out_grad / undefined_name  # noqa: F821
+    verdict = check.backward(subclass(ns, "Log", backward)(), [(2,)], "positive")
+    assert "NameError" in verdict.message and "undefined_name" in verdict.message
+
+
+def test_not_implemented_says_so(check, ns):
+    verdict = check.backward(ns["Function"](), [(2,)])
+    assert not verdict.passed and "not implemented yet" in verdict.message
+
+
+def test_forward_returning_a_tensor_is_explained(ns, check):
+    forward = lambda self, a: ns["Tensor"](np.exp(a))  # noqa: E731
+    op = type("Wrapped", (ns["Exp"],), {"forward": forward})()
+    verdict = check.forward(op, np.exp, [(2, 3)])
+    assert not verdict.passed and "__call__ wraps the result" in verdict.message
+
+
+def test_checks_write_nothing_to_stderr(ns, check, capfd):
+    def forward(self, a):
+        return np.exp(a * 1000)                  # overflows: NumPy would warn on stderr
+    op = type("Loud", (ns["Exp"],), {"forward": forward})()
+    check.forward(op, np.exp, [(3,)])
+    check.backward(op, [(3,)])
+    assert capfd.readouterr().err == ""
+
+
+def engine_namespace(ns, **replacements):
+    patched = dict(ns)
+    patched.update(replacements)
+    return patched
+
+
+def test_engine_checks_pass_on_the_solution(check):
+    for name in ["product", "diamond", "reuse", "accumulation", "explicit_grad", "long_chain"]:
+        verdict = check.engine(name)
+        assert verdict.passed, verdict.message
+
+
+def test_recursive_engine_fails_only_the_long_chain(ns):
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def recursive_backward(self, grad=None):
+        order, seen = [], set()
+
+        def visit(node):
+            if id(node) not in seen:
+                seen.add(id(node))
+                for parent in node._inputs:
+                    visit(parent)
+                order.append(node)
+        visit(self)
+        return original(self, grad)
+    Tensor.backward = recursive_backward
+    try:
+        check = Checker(ns, verbose=False)
+        assert check.engine("diamond").passed
+        verdict = check.engine("long_chain")
+        assert not verdict.passed and "recursion limit" in verdict.message
+    finally:
+        Tensor.backward = original
+
+
+def test_operators_check_catches_wrong_wiring_and_restores_the_ops(ns):
+    Tensor = ns["Tensor"]
+    original_rsub, original_mul = Tensor.__rsub__, ns["Mul"]
+    Tensor.__rsub__ = lambda self, other: self - other
+    try:
+        verdict = Checker(ns, verbose=False).operators()
+        assert not verdict.passed and "`2 - a`" in verdict.message
+    finally:
+        Tensor.__rsub__ = original_rsub
+    assert ns["Mul"] is original_mul
+    assert Checker(ns, verbose=False).operators().passed

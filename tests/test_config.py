@@ -1,0 +1,25 @@
+"""Plain `nbgrader` in the course root uses course_config.py, and refuses to run without it."""
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_nbgrader_fails_loudly_without_course_config(tmp_path):
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "db", "assignment", "list"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "course_config.py" in done.stdout + done.stderr and "missing" in done.stdout + done.stderr
+
+
+def test_nbgrader_config_hands_nbgrader_the_course_settings(repo_course):
+    code = ("from traitlets.config import Config\nimport runpy\n"
+            "c = Config()\nns = runpy.run_path('nbgrader_config.py', init_globals={'get_config': lambda: c})\n"
+            "print(c.Execute.timeout, c.CourseDirectory.solution_directory, c.Execute.kernel_name, "
+            "c.OverwriteCells.add_missing_cells)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    cfg = repo_course.config
+    assert done.stdout.split() == [str(cfg.CELL_TIMEOUT_SECONDS), cfg.SOLUTIONS_DIR, cfg.KERNEL_NAME,
+                                   str(cfg.ADD_MISSING_CELLS)], done.stderr

@@ -1,0 +1,142 @@
+"""Generated files are generated: rebuilding from chapters/*.py reproduces what is committed, and
+the student versions leak neither solutions nor hidden tests."""
+import ast
+import base64
+import json
+import re
+
+import nbformat
+import pytest
+
+from autograder.course import Course
+
+from conftest import ROOT
+
+COURSE = Course(ROOT)
+CHAPTERS = [c.id for c in COURSE.chapters]
+GENERATED = [COURSE.config.SOURCE_DIR, COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR, COURSE.config.DEMO_DIR]
+
+
+def files_under(root, folder, chapter_id):
+    base = root / folder
+    return sorted(p.relative_to(root) for p in base.rglob("*") if p.is_file() and chapter_id in p.parts
+                  and "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_rebuilding_reproduces_the_committed_files(built_course, chapter_id):
+    for folder in GENERATED:
+        committed = files_under(ROOT, folder, chapter_id)
+        rebuilt = files_under(built_course.root, folder, chapter_id)
+        assert committed == rebuilt, f"{folder}/: run `make build` and commit"
+        for path in committed:
+            assert (ROOT / path).read_bytes() == (built_course.root / path).read_bytes(), \
+                f"{path} is out of date: run `make build` and commit"
+
+
+def secret_lines(source, kind):
+    """Lines inside `### BEGIN <kind>` regions that stand nowhere outside every region."""
+    region, secret, public = None, set(), set()
+    for line in source.splitlines():
+        if "### BEGIN " in line:
+            region = line.split("### BEGIN ", 1)[1].strip()
+        elif "### END " in line:
+            region = None
+        elif region == kind and line.strip():
+            secret.add(line.strip())
+        elif region is None:
+            public.add(line.strip())
+    return secret - public
+
+
+def strings_in(value):
+    """Every string inside a JSON value, keys included: sources, outputs, metadata, attachments."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)
+
+
+def file_text(path):
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        notebook = json.loads(text)
+        for cell in notebook["cells"]:           # a cell's source is a list of line pieces: join them
+            cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        for attachment in (a for c in notebook["cells"] for a in c.get("attachments", {}).values()):
+            for mime, data in attachment.items():
+                if not mime.startswith("text/"):
+                    attachment[mime] = base64.b64decode(data).decode("utf-8", "replace")
+        text = "\n".join(strings_in(notebook))
+    return text
+
+
+def leaked_lines(secret, text):
+    """Secret lines that stand in `text` as a whole line, or (when long enough to be unmistakable) inside one."""
+    lines = {line.strip() for line in text.splitlines()}
+    return sorted(line for line in secret if line in lines or (len(line) >= 24 and line in text))
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_release_leaks_no_solution_and_no_hidden_test(repo_course, chapter_id):
+    chapter = repo_course.chapter(chapter_id)
+    source = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
+    all_source = "\n".join(c.source for c in source.cells)
+    secret = secret_lines(all_source, "SOLUTION") | secret_lines(all_source, "HIDDEN TESTS")
+    release_files = [ROOT / p for p in files_under(ROOT, repo_course.config.RELEASE_DIR, chapter_id)]
+    assert release_files
+    for path in release_files:
+        text = file_text(path)
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text, path
+        leaked = leaked_lines(secret, text)
+        assert leaked == [], f"{path} leaks: {leaked[:5]}"
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_solutions_are_executed_and_carry_no_hidden_tests(repo_course, chapter_id):
+    chapter = repo_course.chapter(chapter_id)
+    source = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
+    hidden = secret_lines("\n".join(c.source for c in source.cells), "HIDDEN TESTS")
+    solution = nbformat.read(repo_course.notebook(repo_course.config.SOLUTIONS_DIR, chapter), as_version=4)
+    text = "\n".join(c.source for c in solution.cells)
+    assert "HIDDEN TESTS" not in text
+    assert hidden and not any(line in text for line in hidden)
+    code = [c for c in solution.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code), "solutions/ must be executed"
+    errors = [(c.id, o.get("ename")) for c in code for o in c.outputs
+              if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]
+    assert errors == []
+
+
+def last_statement(source):
+    body = ast.parse(source).body
+    return body[-1] if body else None
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
+    """Outputs cleared, python3 kernel, every test cell ends in an assertion (with and without its
+    hidden part: an expression would be read as partial credit), points add up to course_config."""
+    chapter = repo_course.chapter(chapter_id)
+    notebook = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
+    assert notebook.metadata.kernelspec.name == repo_course.config.KERNEL_NAME == "python3"
+    points, ids = 0, []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None
+        if meta:
+            ids.append(meta["grade_id"])
+        if meta.get("grade"):
+            points += meta["points"]
+            visible = "\n".join(l for l in cell.source.split("### BEGIN HIDDEN TESTS")[0].splitlines())
+            for version in (cell.source, visible):
+                assert isinstance(last_statement(version), ast.Assert), f"{meta['grade_id']} must end in an assert"
+            assert meta["locked"]
+    assert len(ids) == len(set(ids)), "grade ids must be unique"
+    assert points == chapter.points, f"notebook points {points} != course_config {chapter.points}"
