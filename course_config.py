@@ -67,7 +67,8 @@ def configure_nbgrader(c) -> None:
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True
     c.Execute.kernel_name = KERNEL_NAME
-    c.Execute.record_timing = False      # executed solutions/ stay byte-for-byte reproducible
+    c.Execute.record_timing = False      # executed solutions/ stay byte-for-byte reproducible:
+    c.Execute.coalesce_streams = True    # no timestamps, and one stream output however the kernel split it
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
