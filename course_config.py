@@ -19,6 +19,8 @@ COURSE_ID = "babygrad"
 
 CHAPTERS = [
     Chapter("ch03", "autodiff", "Automatic differentiation", points=76),
+    Chapter("ch04", "nn", "Layers, models and losses", points=42),
+    Chapter("ch05", "optimizer", "Optimizers", points=12),
 ]
 
 # Folders, relative to the repository root. nbgrader names them "directories".
@@ -49,6 +51,7 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -74,6 +77,10 @@ def configure_nbgrader(c) -> None:
     c.Autograde.create_student = True
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
+    # Executed outputs are merged into one stream per cell: how the kernel happens to chunk stdout
+    # depends on timing, and the committed solutions must rebuild byte for byte.
     c.GenerateSolution.preprocessors = [
         IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
+        CoalesceStreamsPreprocessor,
     ]
+    c.CoalesceStreamsPreprocessor.enabled = True
