@@ -75,7 +75,7 @@ def worst_mismatch(analytic, numeric, rtol=RTOL, atol=ATOL):
     scale = max(1.0, float(np.max(np.abs(numeric), initial=0.0)))
     allowed = atol * scale + rtol * np.abs(numeric)
     excess = np.abs(analytic - numeric) - allowed
-    excess = np.where(np.isnan(analytic), np.inf, excess)
+    excess = np.where(np.isnan(analytic) | np.isnan(numeric), np.inf, excess)   # nan never agrees
     bad = excess > 0
     if not bad.any():
         return None

@@ -189,3 +189,9 @@ def test_operators_check_catches_wrong_wiring_and_restores_the_ops(ns):
         Tensor.__rsub__ = original_rsub
     assert ns["Mul"] is original_mul
     assert Checker(ns, verbose=False).operators().passed
+
+
+def test_nan_never_counts_as_agreement():
+    assert gradcheck.worst_mismatch(np.array([1.0, np.nan]), np.array([1.0, 2.0])) is not None
+    assert gradcheck.worst_mismatch(np.array([1.0, 2.0]), np.array([1.0, np.nan])) is not None
+    assert gradcheck.worst_mismatch(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-7])) is None
