@@ -51,6 +51,7 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -75,6 +76,10 @@ def configure_nbgrader(c) -> None:
     c.Autograde.create_student = True
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
+    # A busy kernel may flush one print() as two stream messages; merging them keeps the executed
+    # solutions byte-for-byte reproducible.
     c.GenerateSolution.preprocessors = [
         IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
+        CoalesceStreamsPreprocessor,
     ]
+    c.CoalesceStreamsPreprocessor.enabled = True     # nbconvert's own preprocessors start disabled
