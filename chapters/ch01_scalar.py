@@ -169,9 +169,9 @@ print(y, "| x.grad =", round(x.grad, 6), "= 1 - tanh(0.5)**2 =", round(1 - math.
 # Write `__add__` in the pattern of `tanh`: compute the new data, make `out` with its parents and the
 # label `'+'`, define `_backward`, store it in `out._backward`, return `out`.
 #
-# Python calls `a.__add__(b)` for `a + b`. For `a + 2`, `other` is the number `2`: wrap it first,
-# `other = other if isinstance(other, Value) else Value(other)`, so that the rest of the method (and
-# the closure) can use `other.data` and `other.grad`. For `2 + a`, Python first asks the number `2`,
+# Python calls `a.__add__(b)` for `a + b`. For `a + 2`, `other` is the number `2`: when `other` is
+# not a Value (ask `isinstance`), replace it by `Value(other)` first, so that the rest of the method
+# (and the closure) can use `other.data` and `other.grad`. For `2 + a`, Python first asks the number `2`,
 # which does not know about Values, and then calls the *reflected* method `a.__radd__(2)`. Since
 # $2 + a = a + 2$, `__radd__` can hand the work to `__add__`.
 

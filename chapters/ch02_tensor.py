@@ -408,6 +408,15 @@ print("a loss, as a Python float:", Tensor(0.125).item())
 #    repeated 4 times              3 times
 # ```
 #
+# The cell below draws the same picture from the arrays themselves: solid cells are an array's own
+# values, dashed ones the copies that broadcasting makes. Try other arrays of one or two axes.
+
+# %% provided
+from autograder.broadcasting import draw_broadcast
+
+draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0]))
+
+# %% [markdown] locked
 # More pairs: `(2, 3)` with `(3,)` gives `(2, 3)`; `(5, 1, 4)` with `(3, 1)` gives `(5, 3, 4)`;
 # `(2, 3)` with `(2,)` is an error, because aligned on the right it compares `3` with `2`.
 #

@@ -142,7 +142,8 @@ def check_copies(Tensor):
             src, error = np.array([1.0, 2.0, 3.0], dtype=np.float32), None
         b, error = (None, error) if error else call("Tensor.__init__", make, src)
         if error:
-            return failed(error.message + f"\n  while computing {text}.")
+            hint = "\n  Hint: a Tensor is not an array: take its .data first." if source is None else ""
+            return failed(error.message + f"\n  while computing {text}." + hint)
         original = src.data if source is None else src
         data = getattr(b, "data", None)
         if not isinstance(data, np.ndarray) or not np.array_equal(data, [1.0, 2.0, 3.0]) or data.dtype != np.float32:
@@ -211,7 +212,7 @@ def check_conversions(Tensor, case="basic"):
 def check_numpy(Tensor, dtype):
     t = make(Tensor, [[1.0, 2.0], [3.0, 4.0]], dtype)
     text = f"t = Tensor([[1., 2.], [3., 4.]], dtype={dtype!r})"
-    got, error = call("Tensor.numpy", t.numpy)
+    got, error = call("Tensor.numpy", lambda: t.numpy())
     if error:
         return failed(error.message + f"\n  for {text}.")
     if not isinstance(got, np.ndarray) or got.dtype != np.dtype(dtype) or not np.array_equal(got, t.data):
@@ -227,7 +228,7 @@ def check_item(Tensor, values):
     t = make(Tensor, values)
     text = f"t = Tensor({values!r})"
     want = float(np.asarray(values, dtype=np.float32).item())
-    got, error = call("Tensor.item", t.item)
+    got, error = call("Tensor.item", lambda: t.item())
     if error:
         return failed(error.message + f"\n  for {text}." + "\n  Hint: ndarray.item() works for any one-element array.")
     if type(got) is not float or got != want:
@@ -240,7 +241,7 @@ def check_detach(Tensor, dtype):
     t = make(Tensor, [1.5, -2.0, 3.25], dtype)
     t._op, t._inputs = object(), (make(Tensor, [0.0, 0.0, 0.0]),)
     text = f"t = Tensor([1.5, -2., 3.25], dtype={dtype!r}), made by an op"
-    got, error = call("Tensor.detach", t.detach)
+    got, error = call("Tensor.detach", lambda: t.detach())
     if error:
         return failed(error.message + f"\n  for {text}.")
     if not isinstance(got, Tensor) or got is t:

@@ -43,7 +43,7 @@ MISTAKES = [
     wrong("add_number_unwrapped", "does not wrap a plain number: a + 2 fails on 2.data", "add", WRAP, "",
           ["test_add_graph"]),
     wrong("radd_recurses", "__radd__ computes other + self, which calls __radd__ again", "add",
-          "    return self + other\n", "    return other + self\n", ["test_add_graph"]),
+          "    return self + other", "    return other + self", ["test_add_graph"]),
     # + : the closure
     wrong("add_assigns", "= instead of +=: a + a, and inputs used elsewhere, lose gradient", "add", ADD_CLOSURE,
           "        self.grad = out.grad\n        other.grad = out.grad", ["test_add_backward"]),
@@ -112,12 +112,12 @@ ALTERNATIVES = [
           '    if not isinstance(other, Value):\n        other = Value(other)\n'
           '    out = Value(self.data + other.data, (self, other), "+")\n\n    def _backward():\n'
           "        self.grad += 1.0 * out.grad\n        other.grad += 1.0 * out.grad"),
-    right("radd_explicit", "__radd__ calls __add__ by name", "add", "    return self + other\n",
-          "    return self.__add__(other)\n"),
+    right("radd_explicit", "__radd__ calls __add__ by name", "add", "    return self + other",
+          "    return self.__add__(other)"),
     right("mul_out_grad_first", "out.grad written first", "mul", MUL_CLOSURE,
           "        self.grad += out.grad * other.data\n        other.grad += out.grad * self.data"),
-    right("rmul_via_mul", "__rmul__ calls __mul__ by name", "mul", "    return self * other\n",
-          "    return self.__mul__(other)\n"),
+    right("rmul_via_mul", "__rmul__ calls __mul__ by name", "mul", "    return self * other",
+          "    return self.__mul__(other)"),
     right("backward_kahn", "Kahn's algorithm: count each node's users, release it when all are done", "backward",
           TOPO, '''    users, seen, stack = {}, {root}, [root]
     while stack:
