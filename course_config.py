@@ -18,6 +18,8 @@ class Chapter(NamedTuple):
 COURSE_ID = "babygrad"
 
 CHAPTERS = [
+    Chapter("ch01", "scalar", "Introduction: automatic differentiation on scalars", points=14),
+    Chapter("ch02", "tensor", "The Tensor", points=11),
     Chapter("ch03", "autodiff", "Automatic differentiation", points=76),
     Chapter("ch04", "nn", "Layers, models and losses", points=42),
     Chapter("ch05", "optimizer", "Optimizers", points=12),

@@ -31,6 +31,10 @@ class GraphDrawing:
     def _repr_svg_(self):
         return self.svg
 
+    def __repr__(self):
+        # Jupyter stores this text next to the SVG: no memory address, so executed notebooks reproduce
+        return f"<SVG drawing, {len(self.svg):,} characters>"
+
     def save(self, path):
         """Write the SVG to `path` (e.g. to put it in a report); returns the path."""
         Path(path).write_text(self.svg, encoding="utf-8")

@@ -1,15 +1,99 @@
-# %% [markdown]
+# %% [markdown] locked
 # # Chapter 2 · The Tensor
 #
-# *This chapter is being written; today it holds the `Tensor` class that chapter 3 builds on.*
+# In chapter 1 every number was its own object. That is the clearest way to see the chain rule, and
+# the slowest way to compute: a network with a million weights would be a million Python objects,
+# and every multiplication a Python method call. Deep-learning libraries instead keep numbers in
+# **tensors**: n-dimensional arrays that one operation processes all at once, in compiled code. A
+# matrix product of two 1000 × 1000 matrices is a billion multiply-adds, and NumPy does it in a
+# fraction of a second because no Python runs per number.
+#
+# babygrad's `Tensor` is a thin wrapper around a NumPy array. The array does the arithmetic; the
+# wrapper adds what autodiff needs: a place for the gradient and a record of which operation made
+# the tensor. In this chapter you write that class. Chapter 3 then teaches it to differentiate.
+#
+# You will write:
+#
+# 1. the constructor, which turns lists, numbers, arrays and tensors into a `float32` array;
+# 2. the properties `shape`, `ndim`, `size` and `dtype`;
+# 3. the conversions `numpy()`, `item()`, `detach()` and `len()`;
+# 4. `__repr__`, so that a tensor prints readably;
+# 5. the factories `zeros`, `ones`, `randn` and `rand`.
+#
+# The workflow is the one of chapter 1: fill in each `# YOUR CODE HERE`, run the check under it, and
+# remember that the hidden tests try more inputs than the visible ones. The chapter is worth 11 points.
 
-# %% solution id=tensor export
+# %% provided
+import numpy as np
+
+from autograder.checks import Checker
+
+check = Checker(globals())
+
+# %% [markdown] locked
+# ## 2.1 Arrays: shape, dtype and friends
+#
+# A NumPy array is a block of numbers of one type, laid out in memory, plus a **shape**: the length
+# of each axis. A few words you will meet in every chapter:
+#
+# | attribute | meaning | for `np.array([[1, 2, 3], [4, 5, 6]])` |
+# |---|---|---|
+# | `shape` | the length of each axis, a tuple | `(2, 3)`: 2 rows, 3 columns |
+# | `ndim` | the number of axes, `len(shape)` | `2` |
+# | `size` | the number of elements, the product of `shape` | `6` |
+# | `dtype` | the type of every element | `int64`: NumPy picked integers |
+#
+# A single number is an array too, with shape `()`: zero axes, one element. And `dtype` matters:
+# integers cannot hold a gradient like `0.25`, so every babygrad tensor holds floating-point numbers.
+# Run the cell to see these attributes, and what `astype` does.
+
+# %% provided
+x = np.array([[1, 2, 3], [4, 5, 6]])
+print("shape", x.shape, "| ndim", x.ndim, "| size", x.size, "| dtype", x.dtype)
+print("as float32:", x.astype(np.float32).dtype, "| one number:", np.array(2.5).shape)
+
+# %% [markdown] locked
+# ## 2.2 The constructor
+#
+# **Why `float32`.** A `float64` number has about 16 significant digits and takes 8 bytes; a
+# `float32` has about 7 and takes 4. Training never needs 16 digits (the gradient steps are far
+# noisier than that), while halving the memory doubles the model that fits, and graphics cards run
+# `float32` many times faster. So `float32` is babygrad's default, as in PyTorch, and `float64` is
+# there when you ask for it, for example to check gradients precisely.
+#
+# **What a tensor holds.** Five fields, set by the constructor:
+#
+# | field | holds | a new tensor has |
+# |---|---|---|
+# | `data` | the values, a NumPy array of the requested `dtype` | the input, converted |
+# | `requires_grad` | whether chapter 3 computes a gradient for it | the argument |
+# | `grad` | the gradient, once `backward()` has run | `None` |
+# | `_op` | the operation that made it (chapter 3) | `None` |
+# | `_inputs` | the tensors that operation took | `()`, an empty tuple |
+#
+# **Inputs.** `data` may be a number, a (nested) list, a NumPy array, or another `Tensor`. For a
+# tensor, take its `.data`. Then `np.array(data, dtype=dtype)` handles all of them, and it **copies**:
+# the new tensor owns its values, so changing one tensor never changes another. (`np.asarray` would
+# not copy an array that already has the right dtype: two tensors would share memory.)
+#
+# *Example.* `Tensor([1, 2, 3])` holds `array([1., 2., 3.], dtype=float32)`: the integers were cast.
+# `Tensor(7)` holds a shape-`()` array. `Tensor([1, 2], dtype="float64")` keeps `float64`.
+#
+# `NDArray` is another name for `np.ndarray`; chapter 3 uses it to say "this is a plain array".
+
+# %% provided export
 import numpy as np
 
 NDArray = np.ndarray
 DEFAULT_DTYPE = "float32"
 
+# %% [markdown] locked
+# ### Exercise: `Tensor.__init__` (3 points)
+#
+# Store the five fields. The `*` in the signature makes `dtype` and `requires_grad` keyword-only:
+# `Tensor(x, dtype="float64")`, never `Tensor(x, "float64")`.
 
+# %% solution id=constructor export
 class Tensor:
     """An n-dimensional array that remembers how it was computed."""
 
@@ -24,73 +108,334 @@ class Tensor:
         self._inputs = ()
         ### END SOLUTION
 
-    @property
-    def shape(self):
-        return self.data.shape
+# %% test id=test_constructor points=3
+verdict = check.all(check.constructor("list"), check.constructor("requires_grad"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.constructor("ints"), check.constructor("scalar"), check.constructor("float64"),
+                    check.constructor("ndarray"), check.constructor("float64 ndarray"), check.constructor("copies"))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
 
-    @property
-    def ndim(self):
-        return self.data.ndim
+# %% [markdown] locked
+# ## 2.3 Growing a class one cell at a time
+#
+# A Python class is normally written in one block. In a notebook we want to add to `Tensor` in
+# later cells, and in later chapters (chapter 3 adds `__add__`, `backward` and more). A class is an
+# object like any other, so we can attach a function to it after the fact:
+# `setattr(Tensor, "numpy", numpy)` makes `numpy` a method of every tensor, even existing ones.
+#
+# `tensor_method` wraps that in a decorator. Put `@tensor_method` above a function and it becomes a
+# method of `Tensor`. Put `@property` under it as well and it becomes a property: read without
+# parentheses, `t.shape` rather than `t.shape()`.
 
-    @property
-    def size(self):
-        return self.data.size
-
-    @property
-    def dtype(self):
-        return self.data.dtype
-
-    def numpy(self):
-        """The values as a NumPy array (a copy: changing it leaves the tensor alone)."""
-        return self.data.copy()
-
-    def item(self):
-        """The single value of a one-element tensor, as a Python number."""
-        return self.data.item()
-
-    def detach(self):
-        """The same values, cut from the graph: no gradient flows through the result."""
-        return Tensor(self.data, dtype=self.data.dtype, requires_grad=False)
-
-    def __len__(self):
-        return len(self.data)
-
-    def __repr__(self):
-        body = np.array2string(self.data, precision=4, separator=", ", prefix="Tensor(")
-        extras = [f"dtype={self.dtype}"] if self.dtype != np.dtype(DEFAULT_DTYPE) else []
-        if self.requires_grad:
-            extras.append("requires_grad=True")
-        if self._op is not None:
-            extras.append(f"op={type(self._op).__name__}")
-        return f"Tensor({body}{''.join(', ' + e for e in extras)})"
-
-
+# %% provided export
 def tensor_method(fn):
-    """Attach `fn` to the Tensor class as a method: lets a notebook grow Tensor chapter by chapter."""
-    setattr(Tensor, fn.__name__, fn)
+    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell."""
+    function = fn.fget if isinstance(fn, property) else fn
+    setattr(Tensor, function.__name__, fn)
     return fn
 
+# %% [markdown] locked
+# ### Exercise: the properties (1 point)
+#
+# Each property answers from `self.data`, exactly as NumPy does: `shape` a tuple, `ndim` and `size`
+# integers, `dtype` a NumPy dtype. *Example:* a tensor built from `[[1, 2, 3], [4, 5, 6]]` has
+# shape `(2, 3)`, ndim `2`, size `6` and dtype `float32`.
+#
+# The check swaps in a known-right constructor while it runs, so it grades these four alone.
 
+# %% solution id=properties export
+@tensor_method
+@property
+def shape(self):
+    ### BEGIN SOLUTION
+    return self.data.shape
+    ### END SOLUTION
+
+
+@tensor_method
+@property
+def ndim(self):
+    ### BEGIN SOLUTION
+    return self.data.ndim
+    ### END SOLUTION
+
+
+@tensor_method
+@property
+def size(self):
+    ### BEGIN SOLUTION
+    return self.data.size
+    ### END SOLUTION
+
+
+@tensor_method
+@property
+def dtype(self):
+    ### BEGIN SOLUTION
+    return self.data.dtype
+    ### END SOLUTION
+
+# %% test id=test_properties points=1
+verdict = check.properties("matrix")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.properties("scalar"), check.properties("float64"), check.properties("empty"))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 2.4 Getting values out
+#
+# * `numpy()` returns the values as a NumPy array, **a copy**. Code outside babygrad (a plot, a
+#   metric) may change the array it gets; that must never corrupt a tensor that chapter 3's graph
+#   still needs for its gradients.
+# * `item()` returns the single value of a one-element tensor as a plain Python `float`: the loss,
+#   for printing. `ndarray.item()` does exactly that, for any shape with one element (`()`, `(1,)`,
+#   `(1, 1)`). Indexing, `data[0]`, would give a NumPy scalar instead, and fail on shape `()`.
+# * `detach()` returns a **new** tensor with the same values and dtype, `requires_grad=False` and no
+#   history. It is how you say "use these numbers, but do not differentiate through them", for
+#   example to log a loss without keeping its whole graph alive. Careful with the dtype: the
+#   constructor's default is `float32`, so a `float64` tensor must pass `dtype=self.dtype` on.
+# * `len(t)` is the length of the first axis, as for a NumPy array or a list of rows.
+#
+# *Example.* For `t = Tensor([[1, 2], [3, 4]])`: `t.numpy()` is a fresh `float32` array,
+# `len(t)` is `2`, and `Tensor([[2.5]]).item()` is the float `2.5`.
+
+# %% [markdown] locked
+# ### Exercise: conversions (2 points)
+
+# %% solution id=conversions export
+@tensor_method
+def numpy(self):
+    """The values as a NumPy array (a copy: changing it leaves the tensor alone)."""
+    ### BEGIN SOLUTION
+    return self.data.copy()
+    ### END SOLUTION
+
+
+@tensor_method
+def item(self):
+    """The single value of a one-element tensor, as a Python number."""
+    ### BEGIN SOLUTION
+    return self.data.item()
+    ### END SOLUTION
+
+
+@tensor_method
+def detach(self):
+    """The same values, cut from the graph: no gradient flows through the result."""
+    ### BEGIN SOLUTION
+    return Tensor(self.data, dtype=self.data.dtype, requires_grad=False)
+    ### END SOLUTION
+
+
+@tensor_method
+def __len__(self):
+    ### BEGIN SOLUTION
+    return len(self.data)
+    ### END SOLUTION
+
+# %% test id=test_conversions points=2
+verdict = check.conversions("basic")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.conversions("more")
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 2.5 A readable `repr`
+#
+# Jupyter shows an object by calling `repr` on it. Python's default, `<__main__.Tensor object at
+# 0x7f3a...>`, says nothing. A good `repr` reads like the call that would build the object, and adds
+# only what is not the default:
+#
+# | the tensor | its `repr` |
+# |---|---|
+# | `Tensor([1, 2])` | `Tensor([1., 2.], requires_grad=True)` |
+# | `Tensor([0.5, -3, 1/3], requires_grad=False)` | `Tensor([ 0.5   , -3.    ,  0.3333])` |
+# | `Tensor([1.5], dtype="float64")` | `Tensor([1.5], dtype=float64, requires_grad=True)` |
+# | `Tensor(3.5)` | `Tensor(3.5, requires_grad=True)` |
+# | made by a `Mul` operation (chapter 3) | `Tensor([2., 4.], requires_grad=True, op=Mul)` |
+#
+# The values come from `np.array2string(self.data, precision=4, separator=", ", prefix="Tensor(")`:
+# four digits after the point, commas between values, and (the `prefix`) the rows of a matrix
+# indented to line up under the first one. After the values, in this order and only when they apply:
+# `, dtype=...` when the dtype is not `float32` (the f-string `f"{self.dtype}"` gives `float64`),
+# `, requires_grad=True` when it is true, and `, op=...` with the class name of `self._op`
+# (`type(self._op).__name__`) when the tensor was made by an operation.
+
+# %% [markdown] locked
+# ### Exercise: `__repr__` (2 points)
+
+# %% solution id=repr export
+@tensor_method
+def __repr__(self):
+    ### BEGIN SOLUTION
+    body = np.array2string(self.data, precision=4, separator=", ", prefix="Tensor(")
+    extras = [f"dtype={self.dtype}"] if self.dtype != np.dtype(DEFAULT_DTYPE) else []
+    if self.requires_grad:
+        extras.append("requires_grad=True")
+    if self._op is not None:
+        extras.append(f"op={type(self._op).__name__}")
+    return f"Tensor({body}{''.join(', ' + e for e in extras)})"
+    ### END SOLUTION
+
+# %% test id=test_repr points=2
+verdict = check.tensor_repr("basic")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.tensor_repr("more")
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 2.6 Factories
+#
+# Models start from tensors of a given shape: zeros for biases, random numbers for weights. Four
+# small functions make them. Each takes the shape as separate numbers, `zeros(2, 3)`, which Python
+# collects into the tuple `shape = (2, 3)`; pass that tuple to NumPy whole (`np.zeros(shape)`), since
+# `np.zeros(2, 3)` would read the `3` as a dtype. Then wrap the array in a `Tensor`, passing `dtype`
+# and `requires_grad` on.
+#
+# | factory | values |
+# |---|---|
+# | `zeros(*shape)` | all 0 |
+# | `ones(*shape)` | all 1 |
+# | `randn(*shape, seed=None)` | standard normal: mean 0, standard deviation 1 |
+# | `rand(*shape, seed=None)` | uniform on $[0, 1)$ |
+#
+# **Seeds.** Random numbers in a computer come from a generator that starts from a *seed*; the same
+# seed gives the same sequence. Experiments must be repeatable (a bug you cannot reproduce is a bug
+# you cannot fix), so the random factories take a `seed`. Make the generator with
+# `rng = np.random.default_rng(seed)`, then draw with `rng.standard_normal(shape)` or
+# `rng.random(shape)`. With `seed=None` the generator starts from fresh entropy, different every time.
+#
+# *Example.* `randn(2, 3, seed=0)` is the same 2 × 3 `float32` tensor on every run and every
+# machine; `randn(2, 3, seed=1)` is another one.
+
+# %% [markdown] locked
+# ### Exercise: factories (3 points)
+
+# %% solution id=factories export
 def zeros(*shape, dtype=DEFAULT_DTYPE, requires_grad=True):
+    ### BEGIN SOLUTION
     return Tensor(np.zeros(shape), dtype=dtype, requires_grad=requires_grad)
+    ### END SOLUTION
 
 
 def ones(*shape, dtype=DEFAULT_DTYPE, requires_grad=True):
+    ### BEGIN SOLUTION
     return Tensor(np.ones(shape), dtype=dtype, requires_grad=requires_grad)
+    ### END SOLUTION
 
 
 def randn(*shape, seed=None, dtype=DEFAULT_DTYPE, requires_grad=True):
+    ### BEGIN SOLUTION
     return Tensor(np.random.default_rng(seed).standard_normal(shape), dtype=dtype, requires_grad=requires_grad)
+    ### END SOLUTION
 
 
 def rand(*shape, seed=None, dtype=DEFAULT_DTYPE, requires_grad=True):
+    ### BEGIN SOLUTION
     return Tensor(np.random.default_rng(seed).random(shape), dtype=dtype, requires_grad=requires_grad)
+    ### END SOLUTION
 
-# %% test id=test_tensor points=2
-t = Tensor([[1, 2, 3], [4, 5, 6]])
-assert t.shape == (2, 3) and t.dtype == np.float32, "Tensor([[1, 2, 3], [4, 5, 6]]) should hold float32 values of shape (2, 3)"
-assert t.grad is None and t._op is None and t._inputs == (), "a new Tensor has no gradient and no history"
+# %% test id=test_constant_factories points=1
+verdict = check.factories("constant", "basic")
+assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-assert Tensor(t).shape == (2, 3) and Tensor(3.0).shape == (), "Tensor(Tensor) and Tensor(scalar) must work"
-assert Tensor([1, 2], dtype="float64").dtype == np.float64, "dtype= must be honoured"
+verdict = check.factories("constant", "more")
+assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% test id=test_random_factories points=2
+verdict = check.factories("random", "basic")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.factories("random", "more")
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# Your `Tensor` is complete. Here it is at work:
+
+# %% provided
+w = randn(2, 3, seed=0)
+print(w)
+print("shape", w.shape, "| dtype", w.dtype, "| first row as numpy:", w.numpy()[0])
+print(Tensor([1, 2, 3], dtype="float64", requires_grad=False))
+print("a loss, as a Python float:", Tensor(0.125).item())
+
+# %% [markdown] locked
+# ## 2.7 Broadcasting
+#
+# NumPy can combine arrays of different shapes, as long as the shapes are *compatible*. Adding a
+# bias vector to every row of a batch, `X + b` with `X` of shape `(32, 10)` and `b` of shape `(10,)`,
+# needs no loop and no copy. The rule, for two shapes:
+#
+# 1. **Align the shapes on the right.** Where one shape is shorter, pretend it has axes of length 1
+#    on the left: `(4,)` against `(3, 1)` is read as `(1, 4)`.
+# 2. **Compare axis by axis.** Two lengths are compatible when they are equal or one of them is 1.
+#    Otherwise NumPy raises an error.
+# 3. **Stretch every length-1 axis** to the other's length, by repeating the values (NumPy does not
+#    actually copy them). The result has the larger length on every axis.
+#
+# Here is `a + b` with `a` of shape `(3, 1)` and `b` of shape `(4,)`:
+#
+# ```
+#   a (3, 1)                  b (4,)
+#   ┌────┐                    ┌────┬────┬────┬────┐
+#   │  0 │                    │  1 │  2 │  3 │  4 │
+#   │ 10 │                    └────┴────┴────┴────┘
+#   │ 20 │
+#   └────┘
+#
+#   1. align on the right        a:  3  1
+#                                b:     4    →   b:  1  4     (a missing axis counts as 1)
+#   2. compare                   3 vs 1 → 3,   1 vs 4 → 4     result (3, 4)
+#   3. stretch the 1s
+#
+#   a stretched (3, 4)          b stretched (3, 4)          a + b (3, 4)
+#   ┌────┬────┬────┬────┐      ┌────┬────┬────┬────┐      ┌────┬────┬────┬────┐
+#   │  0 │  0 │  0 │  0 │      │  1 │  2 │  3 │  4 │      │  1 │  2 │  3 │  4 │
+#   │ 10 │ 10 │ 10 │ 10 │  +   │  1 │  2 │  3 │  4 │  =   │ 11 │ 12 │ 13 │ 14 │
+#   │ 20 │ 20 │ 20 │ 20 │      │  1 │  2 │  3 │  4 │      │ 21 │ 22 │ 23 │ 24 │
+#   └────┴────┴────┴────┘      └────┴────┴────┴────┘      └────┴────┴────┴────┘
+#    ───▶ the column is          ▼ the row is repeated
+#    repeated 4 times              3 times
+# ```
+#
+# The cell below draws the same picture from the arrays themselves: solid cells are an array's own
+# values, dashed ones the copies that broadcasting makes. Try other arrays of one or two axes.
+
+# %% provided
+from autograder.broadcasting import draw_broadcast
+
+draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0]))
+
+# %% [markdown] locked
+# More pairs: `(2, 3)` with `(3,)` gives `(2, 3)`; `(5, 1, 4)` with `(3, 1)` gives `(5, 3, 4)`;
+# `(2, 3)` with `(2,)` is an error, because aligned on the right it compares `3` with `2`.
+#
+# Broadcasting matters for gradients. Every value of `b` above was used three times, once per row,
+# so in chapter 3 its gradient will collect three contributions: the backward of a broadcast is a
+# **sum** over the stretched axes. Keep the picture in mind for `BroadcastTo`.
+
+# %% provided
+a = np.array([[0.0], [10.0], [20.0]])      # shape (3, 1)
+b = np.array([1.0, 2.0, 3.0, 4.0])         # shape (4,)
+print((a + b).shape)
+print(a + b)
+print("np.broadcast_shapes((5, 1, 4), (3, 1)) =", np.broadcast_shapes((5, 1, 4), (3, 1)))
+try:
+    np.ones((2, 3)) + np.ones(2)
+except ValueError as error:
+    print("(2, 3) + (2,):", error)
+
+# %% [markdown] locked
+# That is the whole `Tensor` of babygrad: an array, a dtype, a place for a gradient and a record of
+# its history. Chapter 3 fills that record in: every operation will note what it did, and
+# `backward()` will read the notes in reverse.

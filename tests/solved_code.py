@@ -4,11 +4,46 @@ from autograder import authoring
 from conftest import ROOT
 
 
-def solved_namespace(chapter_id):
-    """Exports of every chapter script up to and including `chapter_id`, executed in order."""
+def solved_namespace(chapter_id, before=False):
+    """Exports of every chapter script up to and including `chapter_id` (only before it, with
+    `before`), executed in order."""
     namespace = {"__name__": "solved"}
     for script in sorted((ROOT / "chapters").glob("ch*.py")):
-        if script.name.split("_")[0] <= chapter_id:
+        if script.name.split("_")[0] < chapter_id or (not before and script.name.split("_")[0] == chapter_id):
             exec(compile("import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text())),
                          str(script), "exec"), namespace)
+    return namespace
+
+
+def solved_cells(chapter_id, replace=None):
+    """The solved code of a chapter's provided and exercise cells, with `replace` = {cell id: (old, new)}
+    applied to the exercise cells: a student's answer, right or wrong."""
+    script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
+    parts = []
+    for cell in authoring.notebook_from_script(script.read_text()).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade"):
+            continue
+        source = "\n".join(line for line in cell.source.splitlines()
+                           if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
+        for old, new in (replace or {}).get(meta.get("grade_id"), []):
+            assert old in source, f"{old!r} is not in cell {meta.get('grade_id')!r}"
+            source = source.replace(old, new, 1)
+        parts.append(source)
+    return parts
+
+
+def notebook_namespace(chapter_id, replace=None):
+    """A chapter's notebook run up to its end, check cells left out (their output is swallowed)."""
+    import contextlib
+    import io
+
+    namespace = solved_namespace(chapter_id, before=True)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for source in solved_cells(chapter_id, replace):
+            try:
+                exec(compile(source, chapter_id, "exec"), namespace)
+            except Exception:  # noqa: BLE001
+                if not replace:
+                    raise            # the solution runs cleanly; a wrong answer may break an example cell
     return namespace

@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import engine, module_tree, nn, operators, ops, optim
+from . import engine, module_tree, nn, operators, ops, optim, scalar, tensor
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -130,3 +130,43 @@ class Checker:
     def adam(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
         """Three Adam steps against the NumPy update rule, to 1e-6."""
         return self._report(optim.check_adam(self.namespace, lr, beta1, beta2, eps, weight_decay, seed))
+    # ── chapter 1: the scalar Value ──
+
+    def value_graph(self, op, seed=0):
+        """`a + b` or `a * b` ("add", "mul"), numbers on either side: a new Value with data, _prev and _op."""
+        return self._report(scalar.check_graph(self.namespace["Value"], op, seed))
+
+    def value_backward(self, op, seed=0):
+        """The `_backward` closure of "add" or "mul", called directly: out.grad × local derivative, accumulated."""
+        return self._report(scalar.check_backward(self.namespace["Value"], op, seed))
+
+    def value_engine(self, name):
+        """Value.backward on graphs whose closures the check wires: order, reuse, twice, long_chain."""
+        return self._report(scalar.ENGINE_CHECKS[name](self.namespace["Value"]))
+
+    def numerical_gradient(self, case="basic"):
+        """The student's numerical_gradient against exact derivatives of small functions ("basic", "more")."""
+        return self._report(scalar.check_numerical_gradient(self.namespace["numerical_gradient"], case))
+
+    # ── chapter 2: the Tensor ──
+
+    def constructor(self, case):
+        """Tensor(...) for one kind of input: list, requires_grad, ints, scalar, float64, ndarray,
+        float64 ndarray, or "copies" (a tensor made from a tensor or an array owns its values)."""
+        return self._report(tensor.check_constructor(self.namespace["Tensor"], case))
+
+    def properties(self, case="matrix"):
+        """shape, ndim, size, dtype on a matrix, scalar, float64 or empty tensor (the rest of Tensor stood in)."""
+        return self._report(tensor.check_properties(self.namespace["Tensor"], case))
+
+    def conversions(self, case="basic"):
+        """numpy(), item(), detach(), len(): "basic", or "more" (float64, other shapes)."""
+        return self._report(tensor.check_conversions(self.namespace["Tensor"], case))
+
+    def tensor_repr(self, case="basic"):
+        """repr(t) against the specified text: "basic", or "more" (dtype, op, scalar, matrix)."""
+        return self._report(tensor.check_repr(self.namespace["Tensor"], case))
+
+    def factories(self, kind, case="basic"):
+        """zeros/ones ("constant") or randn/rand ("random"), for the "basic" or "more" cases."""
+        return self._report(tensor.check_factories(self.namespace, kind, case))

@@ -1,0 +1,409 @@
+"""Checks of chapter 2's Tensor: the constructor, properties, conversions, repr and factories.
+
+Every check but the constructor's runs with the rest of the class swapped for stand-ins that are
+known to be right (`standins`), so a broken `__init__` or `dtype` costs its own exercise only.
+"""
+import contextlib
+
+import numpy as np
+
+from ..verdict import failed, passed
+from .describe import type_name
+from .ops import describe_exception, run_quietly
+
+MISSING = object()
+
+
+def _init(self, data, *, dtype="float32", requires_grad=True):
+    if isinstance(data, type(self)):
+        data = data.data
+    self.data = np.array(data, dtype=dtype)
+    self.requires_grad = requires_grad
+    self.grad = None
+    self._op = None
+    self._inputs = ()
+
+
+def _detach(self):
+    return type(self)(self.data, dtype=self.data.dtype, requires_grad=False)
+
+
+def _repr(self):
+    return f"Tensor({self.data!r}, requires_grad={self.requires_grad})"
+
+
+STANDINS = {
+    "__init__": _init,
+    "shape": property(lambda self: self.data.shape),
+    "ndim": property(lambda self: self.data.ndim),
+    "size": property(lambda self: self.data.size),
+    "dtype": property(lambda self: self.data.dtype),
+    "numpy": lambda self: self.data.copy(),
+    "item": lambda self: self.data.item(),
+    "detach": _detach,
+    "__len__": lambda self: len(self.data),
+    "__repr__": _repr,
+}
+
+
+@contextlib.contextmanager
+def standins(Tensor, keep):
+    """Swap every member of Tensor but those in `keep` for a stand-in known to be right; restore after."""
+    saved = {name: Tensor.__dict__.get(name, MISSING) for name in STANDINS if name not in keep}
+    for name in saved:
+        setattr(Tensor, name, STANDINS[name])
+    try:
+        yield
+    finally:
+        for name, member in saved.items():
+            if member is MISSING:
+                delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, member)
+
+
+def call(label, fn, *args, **kwargs):
+    """(result, None) or (None, a failed Verdict that tells the student's exception).
+
+    `label` names the student's code: "Tensor.numpy" for a method, "zeros" for a function.
+    """
+    try:
+        return run_quietly(lambda: fn(*args, **kwargs)), None
+    except Exception as error:  # noqa: BLE001 (any student error becomes a message)
+        name, _, method = label.partition(".")
+        message = describe_exception(name, method or "()", error)
+        return None, failed(message if method else message.replace(f"{name}.()", f"{name}()", 1))
+
+
+def show(x):
+    return np.array2string(np.asarray(x), separator=", ") if np.ndim(x) else repr(np.asarray(x).item())
+
+
+# ── the constructor ─────────────────────────────────────────────────────────────────────────
+
+def constructor_cases(Tensor):
+    """name: (the call as text, a thunk, the expected values, the expected dtype, requires_grad)."""
+    ints = np.arange(6, dtype=np.int64).reshape(2, 3)
+    doubles = np.linspace(-1, 1, 4)
+    return {
+        "list": ("Tensor([[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]])",
+                 lambda: Tensor([[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]]), [[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]], "float32", True),
+        "requires_grad": ("Tensor([1.0, 2.0], requires_grad=False)",
+                          lambda: Tensor([1.0, 2.0], requires_grad=False), [1.0, 2.0], "float32", False),
+        "ints": ("Tensor([1, 2, 3])", lambda: Tensor([1, 2, 3]), [1.0, 2.0, 3.0], "float32", True),
+        "scalar": ("Tensor(3.5)", lambda: Tensor(3.5), 3.5, "float32", True),
+        "float64": ('Tensor([1, 2], dtype="float64")', lambda: Tensor([1, 2], dtype="float64"), [1.0, 2.0], "float64", True),
+        "ndarray": ("Tensor(np.arange(6).reshape(2, 3))", lambda: Tensor(ints), ints, "float32", True),
+        "float64 ndarray": ("Tensor(np.linspace(-1, 1, 4))", lambda: Tensor(doubles), doubles.astype(np.float32), "float32", True),
+    }
+
+
+def check_constructor(Tensor, case):
+    """Tensor(data, dtype=..., requires_grad=...) stores a NumPy array of that dtype and no history."""
+    if case == "copies":
+        return check_copies(Tensor)
+    text, build, values, dtype, requires_grad = constructor_cases(Tensor)[case]
+    t, error = call("Tensor.__init__", build)
+    if error:
+        return failed(error.message + f"\n  while computing {text}.")
+    data = t.__dict__.get("data", MISSING)
+    want = np.asarray(values, dtype=dtype)
+    if data is MISSING:
+        return failed(f"{text}: the tensor has no .data; store the values as a NumPy array in self.data.")
+    if not isinstance(data, np.ndarray):
+        return failed(f"{text}: .data is a {type_name(data)}, expected a numpy.ndarray. Hint: np.array(data, dtype=dtype).")
+    if data.dtype != want.dtype:
+        hint = ("cast to the `dtype` argument: np.array(data, dtype=dtype). Without it NumPy keeps "
+                f"{data.dtype} for this input" if data.dtype != np.float32 else "use the `dtype` argument, not a fixed float32")
+        return failed(f"{text}: .data has dtype {data.dtype}, expected {want.dtype}.\n  Hint: {hint}.")
+    if data.shape != want.shape:
+        return failed(f"{text}: .data has shape {data.shape}, expected {want.shape}.")
+    if not np.array_equal(data, want):
+        return failed(f"{text}: .data is {show(data)}, expected {show(want)}.")
+    fields = {"requires_grad": requires_grad, "grad": None, "_op": None, "_inputs": ()}
+    for name, expected in fields.items():
+        got = t.__dict__.get(name, MISSING)
+        if got is MISSING or not (got is expected if expected is None or isinstance(expected, bool) else got == expected):
+            got_text = "missing" if got is MISSING else repr(got)
+            why = "the `requires_grad` argument" if name == "requires_grad" else "a new tensor has no gradient and no history"
+            return failed(f"{text}: .{name} is {got_text}, expected {expected!r} ({why}).")
+    return passed(f"✔ {text} holds {data.dtype} values of shape {data.shape}")
+
+
+def check_copies(Tensor):
+    """A tensor made from another tensor, or from an array, owns its values."""
+    for text, source, make in [
+        ("b = Tensor(a) with a = Tensor([1.0, 2.0, 3.0])", None, lambda src: Tensor(src)),
+        ("b = Tensor(x) with x = np.array([1.0, 2.0, 3.0], dtype=np.float32)", "array", lambda src: Tensor(src)),
+    ]:
+        if source is None:
+            src, error = call("Tensor.__init__", Tensor, [1.0, 2.0, 3.0])
+        else:
+            src, error = np.array([1.0, 2.0, 3.0], dtype=np.float32), None
+        b, error = (None, error) if error else call("Tensor.__init__", make, src)
+        if error:
+            hint = "\n  Hint: a Tensor is not an array: take its .data first." if source is None else ""
+            return failed(error.message + f"\n  while computing {text}." + hint)
+        original = src.data if source is None else src
+        data = getattr(b, "data", None)
+        if not isinstance(data, np.ndarray) or not np.array_equal(data, [1.0, 2.0, 3.0]) or data.dtype != np.float32:
+            return failed(f"{text}: b.data is {data!r}, expected a float32 array [1., 2., 3.]."
+                          + ("\n  Hint: a Tensor is not an array: take its .data first." if source is None else ""))
+        if np.shares_memory(data, original):
+            return failed(f"{text}: b.data shares memory with the original, so changing one changes the other.\n"
+                          "  Hint: np.asarray reuses an array that already has the right dtype; np.array copies it.")
+    return passed("✔ a tensor made from a tensor or an array owns a copy of the values")
+
+
+# ── properties and conversions ────────────────────────────────────────────────────────────
+
+def make(Tensor, values, dtype="float32", requires_grad=True):
+    return Tensor(np.asarray(values), dtype=dtype, requires_grad=requires_grad)
+
+
+PROPERTY_CASES = {
+    "matrix": (lambda: np.arange(6.0).reshape(2, 3), "float32"),
+    "scalar": (lambda: np.array(2.5), "float32"),
+    "float64": (lambda: np.ones((4, 1, 2)), "float64"),
+    "empty": (lambda: np.zeros((2, 0, 3)), "float32"),
+}
+
+
+def check_properties(Tensor, case="matrix"):
+    """shape, ndim, size and dtype describe .data, as NumPy does."""
+    values, dtype = PROPERTY_CASES[case]
+    with standins(Tensor, keep=("shape", "ndim", "size", "dtype")):
+        t = make(Tensor, values(), dtype)
+        array = t.data
+        text = f"a tensor whose .data has shape {array.shape} and dtype {array.dtype}"
+        for name, want in [("shape", array.shape), ("ndim", array.ndim), ("size", array.size), ("dtype", array.dtype)]:
+            got, error = call(f"Tensor.{name}", getattr, t, name)
+            if error:
+                return failed(error.message + f"\n  for {text}.")
+            if callable(got) and not isinstance(got, np.dtype):
+                return failed(f"Tensor.{name} for {text} is a method; it must be a property: "
+                              f"put @property under @tensor_method.")
+            if not same_kind(got, want) or got != want:
+                return failed(f"Tensor.{name} for {text}: received {got!r} ({type_name(got)}), "
+                              f"expected {want!r} ({type_name(want)}), what NumPy's array.{name} gives.")
+    return passed(f"✔ shape, ndim, size and dtype are right for {text}")
+
+
+def same_kind(got, want):
+    """A tuple for shape, an integer for ndim and size, a NumPy dtype for dtype: what NumPy returns."""
+    if isinstance(want, tuple):
+        return isinstance(got, tuple)
+    if isinstance(want, np.dtype):
+        return isinstance(got, np.dtype)
+    return isinstance(got, (int, np.integer)) and not isinstance(got, bool)
+
+
+def check_conversions(Tensor, case="basic"):
+    """numpy() copies, item() gives a Python number, detach() cuts the history, len() counts rows."""
+    with standins(Tensor, keep=("numpy", "item", "detach", "__len__")):
+        if case == "basic":
+            return check_numpy(Tensor, "float32") or check_item(Tensor, [[2.5]]) or check_detach(Tensor, "float32") \
+                or check_len(Tensor, (3, 2)) or passed("✔ numpy(), item(), detach() and len() work")
+        return check_numpy(Tensor, "float64") or check_item(Tensor, 7) or check_item(Tensor, [-1.25]) \
+            or check_detach(Tensor, "float64") or check_len(Tensor, (4,)) \
+            or passed("✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")
+
+
+def check_numpy(Tensor, dtype):
+    t = make(Tensor, [[1.0, 2.0], [3.0, 4.0]], dtype)
+    text = f"t = Tensor([[1., 2.], [3., 4.]], dtype={dtype!r})"
+    got, error = call("Tensor.numpy", lambda: t.numpy())
+    if error:
+        return failed(error.message + f"\n  for {text}.")
+    if not isinstance(got, np.ndarray) or got.dtype != np.dtype(dtype) or not np.array_equal(got, t.data):
+        return failed(f"t.numpy() for {text} returned {got!r}, expected a {dtype} numpy.ndarray equal to t.data.")
+    got[0, 0] = 99.0
+    if t.data[0, 0] == 99.0:
+        return failed(f"t.numpy() for {text} returned t.data itself: writing to the result changed the tensor.\n"
+                      "  Hint: return a copy, self.data.copy().")
+    return None
+
+
+def check_item(Tensor, values):
+    t = make(Tensor, values)
+    text = f"t = Tensor({values!r})"
+    want = float(np.asarray(values, dtype=np.float32).item())
+    got, error = call("Tensor.item", lambda: t.item())
+    if error:
+        return failed(error.message + f"\n  for {text}." + "\n  Hint: ndarray.item() works for any one-element array.")
+    if type(got) is not float or got != want:
+        return failed(f"t.item() for {text} returned {got!r} ({type_name(got)}), expected the Python float {want!r}.\n"
+                      "  Hint: ndarray.item() returns a Python number; indexing returns a NumPy scalar.")
+    return None
+
+
+def check_detach(Tensor, dtype):
+    t = make(Tensor, [1.5, -2.0, 3.25], dtype)
+    t._op, t._inputs = object(), (make(Tensor, [0.0, 0.0, 0.0]),)
+    text = f"t = Tensor([1.5, -2., 3.25], dtype={dtype!r}), made by an op"
+    got, error = call("Tensor.detach", lambda: t.detach())
+    if error:
+        return failed(error.message + f"\n  for {text}.")
+    if not isinstance(got, Tensor) or got is t:
+        return failed(f"t.detach() for {text} returned {'t itself' if got is t else type_name(got)}; expected a NEW Tensor.")
+    problems = []
+    if not isinstance(got.data, np.ndarray) or not np.array_equal(got.data, t.data):
+        problems.append(f"its data is {got.data!r}, expected the same values as t")
+    elif got.data.dtype != t.data.dtype:
+        problems.append(f"its dtype is {got.data.dtype}, expected {t.data.dtype} "
+                        "(pass dtype=self.dtype on: the constructor's default is float32)")
+    if got.requires_grad is not False:
+        problems.append(f"requires_grad is {got.requires_grad!r}, expected False")
+    if got._op is not None or tuple(got._inputs) != ():
+        problems.append("it still has a history (_op, _inputs); a detached tensor has none")
+    if problems:
+        return failed(f"t.detach() for {text}: " + "; ".join(problems) + ".")
+    return None
+
+
+def check_len(Tensor, shape):
+    t = make(Tensor, np.zeros(shape))
+    got, error = call("Tensor.__len__", len, t)
+    if error:
+        return failed(error.message + f"\n  for a tensor of shape {shape}.")
+    if got != shape[0]:
+        return failed(f"len(t) for a tensor of shape {shape} is {got!r}, expected {shape[0]}: the length of the first axis.")
+    return None
+
+
+# ── repr ───────────────────────────────────────────────────────────────────────────────────
+
+class Mul:
+    """Stands for the op that made a tensor: repr shows its class name."""
+
+
+REPR_CASES = {
+    "basic": [
+        (([1.0, 2.0], "float32", True, None), "Tensor([1., 2.], requires_grad=True)"),
+        (([0.5, -3.0, 1 / 3], "float32", False, None), "Tensor([ 0.5   , -3.    ,  0.3333])"),
+    ],
+    "more": [
+        (([1.5], "float64", True, None), "Tensor([1.5], dtype=float64, requires_grad=True)"),
+        (([2.0, 4.0], "float32", True, Mul()), "Tensor([2., 4.], requires_grad=True, op=Mul)"),
+        ((3.5, "float32", True, None), "Tensor(3.5, requires_grad=True)"),
+        (([[1.0, 2.0], [3.0, 4.0]], "float32", False, None), "Tensor([[1., 2.],\n        [3., 4.]])"),
+    ],
+}
+
+
+def check_repr(Tensor, case="basic"):
+    """repr(t) reads like the call that builds t, with dtype, requires_grad and op when they matter."""
+    with standins(Tensor, keep=("__repr__",)):
+        for (values, dtype, requires_grad, op), want in REPR_CASES[case]:
+            t = make(Tensor, values, dtype, requires_grad)
+            t._op = op
+            text = (f"Tensor({values!r}" + (f", dtype={dtype!r}" if dtype != "float32" else "")
+                    + f", requires_grad={requires_grad})" + (" made by a Mul op" if op else ""))
+            got, error = call("Tensor.__repr__", repr, t)
+            if error:
+                return failed(error.message + f"\n  for {text}.")
+            if got != want:
+                at = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+                return failed(f"repr of {text}:\n  expected: {want}\n  received: {got}\n"
+                              f"  first difference at character {at}: expected {want[at:at + 12]!r}, "
+                              f"received {got[at:at + 12]!r}.\n  Hint: {repr_hint(want, got)}")
+    return passed("✔ repr(t) shows values, dtype, requires_grad and op as specified")
+
+
+def repr_hint(want, got):
+    if "\n" in want and "\n" in got:
+        return "pass prefix=\"Tensor(\" to np.array2string, so that the rows of a matrix line up."
+    if "dtype" in got and "dtype" not in want:
+        return "show dtype only when it is not float32."
+    if "op=" in want:
+        return "show the op by its class name: type(self._op).__name__."
+    return "np.array2string(self.data, precision=4, separator=\", \", prefix=\"Tensor(\") gives the values; " \
+           "then add \", dtype=...\", \", requires_grad=True\" and \", op=...\" only when they apply."
+
+
+# ── factories ──────────────────────────────────────────────────────────────────────────────
+
+def check_factories(namespace, kind, case="basic"):
+    """zeros and ones ("constant"), or randn and rand ("random"): shape, values, dtype, requires_grad, seed."""
+    Tensor = namespace["Tensor"]
+    with standins(Tensor, keep=()):
+        if kind == "constant":
+            return check_constant(namespace, Tensor, case)
+        return check_random(namespace, Tensor, case)
+
+
+def produce(namespace, Tensor, name, *shape, **kwargs):
+    text = f"{name}({', '.join([*map(repr, shape), *(f'{k}={v!r}' for k, v in kwargs.items())])})"
+    t, error = call(name, namespace[name], *shape, **kwargs)
+    if error:
+        hint = ("\n  Hint: shape arrives as a tuple; np.zeros(shape) takes it whole (np.zeros(*shape) would read "
+                "the second number as a dtype)." if name in ("zeros", "ones") and len(shape) > 1 else "")
+        return None, text, failed(error.message + f"\n  while computing {text}." + hint)
+    if not isinstance(t, Tensor):
+        return None, text, failed(f"{text} returned a {type_name(t)}, expected a Tensor.")
+    return t, text, None
+
+
+def expect_layout(t, text, shape, dtype, requires_grad):
+    if t.data.shape != shape:
+        return failed(f"{text} has shape {t.data.shape}, expected {shape}.")
+    if t.data.dtype != np.dtype(dtype):
+        return failed(f"{text} has dtype {t.data.dtype}, expected {dtype}: pass dtype= on to Tensor.")
+    if t.requires_grad is not requires_grad:
+        return failed(f"{text} has requires_grad={t.requires_grad!r}, expected {requires_grad}: pass requires_grad= on to Tensor.")
+    return None
+
+
+def check_constant(namespace, Tensor, case):
+    calls = {"basic": [("zeros", (2, 3), {}), ("ones", (4,), {})],
+             "more": [("zeros", (2,), {"dtype": "float64"}), ("ones", (3, 1, 2), {"requires_grad": False}),
+                      ("zeros", (), {}), ("ones", (2, 2), {"dtype": "float64", "requires_grad": False})]}[case]
+    for name, shape, kwargs in calls:
+        t, text, error = produce(namespace, Tensor, name, *shape, **kwargs)
+        error = error or expect_layout(t, text, shape, kwargs.get("dtype", "float32"), kwargs.get("requires_grad", True))
+        if error:
+            return error
+        fill = 0.0 if name == "zeros" else 1.0
+        if not np.all(t.data == fill):
+            return failed(f"{text} holds {show(t.data)}, expected every value to be {fill}.")
+    return passed(f"✔ zeros and ones give the right shape, values, dtype and requires_grad ({case} cases)")
+
+
+def check_random(namespace, Tensor, case):
+    if case == "basic":
+        shape, seeds, kwargs = (2, 3), (0, 1), {}
+    else:
+        shape, seeds, kwargs = (4, 1, 5), (12, 13), {"dtype": "float64", "requires_grad": False}
+    for name in ("randn", "rand"):
+        first, text, error = produce(namespace, Tensor, name, *shape, seed=seeds[0], **kwargs)
+        error = error or expect_layout(first, text, shape, kwargs.get("dtype", "float32"), kwargs.get("requires_grad", True))
+        if error:
+            return error
+        again, _, error = produce(namespace, Tensor, name, *shape, seed=seeds[0], **kwargs)
+        other, other_text, error2 = produce(namespace, Tensor, name, *shape, seed=seeds[1], **kwargs)
+        if error or error2:
+            return error or error2
+        if not np.array_equal(first.data, again.data):
+            return failed(f"{text} called twice gave different values: the same seed must give the same numbers.\n"
+                          "  Hint: make the generator from the seed: np.random.default_rng(seed).")
+        if np.array_equal(first.data, other.data):
+            return failed(f"{text} and {other_text} gave the same values: a different seed must give different numbers.")
+        if name == "rand" and not (np.all(first.data >= 0) and np.all(first.data < 1)):
+            return failed(f"{text} holds {show(first.data)}; rand draws uniformly from [0, 1).\n"
+                          "  Hint: generator.random(shape) is uniform; standard_normal is for randn.")
+    if case != "basic":
+        return check_distributions(namespace, Tensor)
+    return passed(f"✔ randn and rand are seeded, shaped {shape} and {kwargs.get('dtype', 'float32')}")
+
+
+def check_distributions(namespace, Tensor):
+    """10,000 draws: for randn the mean is 0 ± 0.05 and the std 1 ± 0.05 (more than 5 standard errors)."""
+    for name, mean, std in [("randn", 0.0, 1.0), ("rand", 0.5, 12 ** -0.5)]:
+        t, text, error = produce(namespace, Tensor, name, 100, 100, seed=2024)
+        if error:
+            return error
+        got_mean, got_std = float(t.data.mean()), float(t.data.std())
+        if abs(got_mean - mean) > 0.05 or abs(got_std - std) > 0.05:
+            return failed(f"{text}: 10,000 draws have mean {got_mean:.3f} and standard deviation {got_std:.3f}; "
+                          f"expected about {mean} and {std:.3f}.\n  Hint: randn is standard normal, rand uniform on [0, 1).")
+    return passed("✔ randn and rand are seeded, shaped, typed, and draw from the right distributions")

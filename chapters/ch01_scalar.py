@@ -1,0 +1,461 @@
+# %% [markdown] locked
+# # Chapter 1 · Introduction: automatic differentiation on scalars
+#
+# A neural network is a long formula with many adjustable numbers in it, its **weights**. It learns
+# by repeating one step: compute the formula's error on some examples, find out how the error
+# changes when each weight changes a little (the **gradient**), and move every weight a little in
+# the direction that lowers the error. Everything hard about that step is the gradient, and every
+# deep-learning library computes it the same way: while the formula is evaluated, each operation
+# writes down where its result came from; afterwards one walk backwards over those notes applies
+# the chain rule and hands every number its derivative. That walk is **backpropagation**, and the
+# machinery around it is **automatic differentiation**.
+#
+# In this course you build **babygrad**, a small deep-learning library on top of NumPy, one chapter
+# at a time. This first chapter builds the whole idea on single numbers, where nothing hides it: a
+# `Value` class that holds one Python float and records how it was computed. Chapter 2 switches to
+# arrays, with the `Tensor`, and chapter 3 brings this chapter's engine to tensors.
+#
+# You will write:
+#
+# 1. `+` and `*` for `Value`, which record the computation graph and how gradients flow through it;
+# 2. `backward()`, which walks the graph and fills in every gradient;
+# 3. `numerical_gradient`, which estimates the same gradients by nudging the inputs: the way your
+#    work is checked in every chapter.
+#
+# ## How this course works
+#
+# * **Run the notebook from the top.** Each code cell may use what the cells above defined. When in
+#   doubt, *Kernel → Restart Kernel and Run All Cells*.
+# * **Exercises** are the cells that say `# YOUR CODE HERE`. Replace the `raise NotImplementedError()`
+#   with your code. Everything else is provided, and read-only.
+# * **Check cells** follow each exercise. Run them: a passing check prints a line starting with `✔`;
+#   a failing one raises an `AssertionError` whose message says what was tried, what was expected,
+#   what your code gave, and the usual cause. Check cells are locked: you cannot edit them.
+# * **Grading** runs your notebook from the top in a fresh Python, with the check cells restored
+#   (a deleted or altered check cell comes back as it was). Each check cell is worth the points shown
+#   in its header and earns all of them or none. At grading, the check cells also contain **hidden
+#   tests**: other inputs, other random seeds, and gradients compared with finite differences (you
+#   write finite differences yourself in section 1.5). Code that passes the visible checks for the
+#   right reason passes the hidden ones too; code tuned to the visible inputs does not.
+# * **Earlier chapters are provided.** From chapter 2 on, a notebook starts by loading a finished copy
+#   of what earlier chapters built, so a mistake in one chapter never costs points in the next.
+#
+# This chapter is worth 14 points.
+
+# %% provided
+import math
+
+from autograder.checks import Checker
+
+check = Checker(globals())
+
+# %% [markdown] locked
+# ## 1.1 A number that remembers
+#
+# A `Value` wraps one number, `data`, and carries four more fields for what comes later:
+#
+# | field | holds | a new `Value` has |
+# |---|---|---|
+# | `data` | the number, a Python `float` | the argument |
+# | `grad` | the derivative of the final result with respect to this value | `0.0` |
+# | `_prev` | the Values it was computed from, its *parents* (a set) | the `_children` argument |
+# | `_op` | a label for the operation that made it: `'+'`, `'*'`, `'tanh'` | the `_op` argument |
+# | `_backward` | a function that passes this value's `grad` on to its parents | does nothing |
+#
+# A Value made by an operation gets its parents and label from the constructor:
+# `Value(5.0, (a, b), '+')`. The fields starting with `_` are bookkeeping that users of the class
+# never touch. `value_method` attaches a function to the class as a method, so that the notebook
+# can add operations one cell at a time.
+
+# %% provided
+class Value:
+    """One number, the record of how it was computed, and (after backward) its gradient."""
+
+    def __init__(self, data, _children=(), _op=""):
+        self.data = float(data)
+        self.grad = 0.0
+        self._prev = set(_children)
+        self._op = _op
+        self._backward = lambda: None
+
+    def __repr__(self):
+        return f"Value(data={self.data}, grad={self.grad})"
+
+
+def value_method(fn):
+    """Attach `fn` to the Value class as a method: lets the notebook grow Value cell by cell."""
+    setattr(Value, fn.__name__, fn)
+    return fn
+
+# %% provided
+a, b = Value(2.0), Value(3.0)
+c = Value(a.data + b.data, (a, b), "+")      # by hand, what `a + b` will do for you
+print(c, "| made by", repr(c._op), "| parents are a and b:", c._prev == {a, b})
+
+# %% [markdown] locked
+# ## 1.2 The chain rule, one operation at a time
+#
+# Take $e = a \cdot b$, then $d = e + c$, then $L = d \cdot f$, with $a = 2$, $b = -3$, $c = 10$,
+# $f = -2$. Forward, left to right: $e = -6$, $d = 4$, $L = -8$. How much does $L$ move when $a$
+# moves?
+#
+# **By nudging.** Set $a = 2.001$: $e = -6.003$, $d = 3.997$, $L = -7.994$. The output moved by
+# $0.006$ for a nudge of $0.001$: $\partial L / \partial a = 6$.
+#
+# **By the chain rule.** A nudge of $a$ travels through $e$, then $d$, then $L$, and each step scales
+# it by that step's **local derivative**:
+#
+# $$\frac{\partial L}{\partial a} = \frac{\partial L}{\partial d}\cdot\frac{\partial d}{\partial e}\cdot\frac{\partial e}{\partial a}
+#   = f \cdot 1 \cdot b = (-2)(1)(-3) = 6 .$$
+#
+# Read right to left, that is an algorithm. Start at the output with $\partial L / \partial L = 1$ and
+# walk backwards. At each operation, take the gradient that has arrived at its output, call it
+# `out.grad`, multiply it by the operation's local derivative for each input, and pass the product on:
+#
+# ```
+#   a = 2 ──┐                                       a.grad = -2 · b = 6
+#           ├─[*]── e = -6 ──┐                      e.grad = 1 · d.grad = -2
+#   b = -3 ─┘                ├─[+]── d = 4 ──┐      d.grad = f = -2
+#                   c = 10 ──┘               ├─[*]── L = -8       L.grad = 1 (the start)
+#                                   f = -2 ──┘
+#   forward: left to right          backward: right to left, out.grad × local derivative
+# ```
+#
+# Only two local derivatives are needed for now:
+#
+# | operation | $\partial\,\text{out} / \partial\,\text{self}$ | $\partial\,\text{out} / \partial\,\text{other}$ |
+# |---|---|---|
+# | `out = self + other` | $1$ | $1$ |
+# | `out = self * other` | `other.data` | `self.data` |
+#
+# ## 1.3 `_backward`: the chain rule step of one operation
+#
+# The operation that makes `out` is the one that knows its local derivatives, so it is the one that
+# writes the backward step, as a small function stored in `out._backward`. The function is defined
+# *inside* the method, so it can use that method's `self`, `other` and `out` later, long after the
+# method has returned: Python keeps them alive for it. Such a function is a **closure**.
+#
+# **Add to `grad`, never overwrite it.** A Value can be used more than once. In `b = a + a`, `self`
+# and `other` are the same object `a`, and each use contributes a share of its gradient: since
+# $b = 2a$, `a.grad` must end up as `2 * b.grad`. With `self.grad = out.grad; other.grad = out.grad`
+# the second line overwrites the first and `a.grad` is `1 * b.grad`. With `+=`, the shares add up.
+# The same holds when `a` feeds two different operations: each one's `_backward` adds its share.
+#
+# Here is a third operation, complete, to show the pattern. $\tanh$ squashes any number into
+# $(-1, 1)$, and its derivative is $1 - \tanh^2$, so the closure can reuse the output $t$:
+
+# %% provided
+@value_method
+def tanh(self):
+    t = math.tanh(self.data)
+    out = Value(t, (self,), "tanh")
+
+    def _backward():
+        self.grad += (1 - t * t) * out.grad       # local derivative × the gradient that arrived
+
+    out._backward = _backward
+    return out
+
+# %% provided
+x = Value(0.5)
+y = x.tanh()
+y.grad = 1.0          # pretend y is the final output
+y._backward()         # one chain-rule step, by hand
+print(y, "| x.grad =", round(x.grad, 6), "= 1 - tanh(0.5)**2 =", round(1 - math.tanh(0.5) ** 2, 6))
+
+# %% [markdown] locked
+# ### Exercise: `+` (3 points)
+#
+# Write `__add__` in the pattern of `tanh`: compute the new data, make `out` with its parents and the
+# label `'+'`, define `_backward`, store it in `out._backward`, return `out`.
+#
+# Python calls `a.__add__(b)` for `a + b`. For `a + 2`, `other` is the number `2`: when `other` is
+# not a Value (ask `isinstance`), replace it by `Value(other)` first, so that the rest of the method
+# (and the closure) can use `other.data` and `other.grad`. For `2 + a`, Python first asks the number `2`,
+# which does not know about Values, and then calls the *reflected* method `a.__radd__(2)`. Since
+# $2 + a = a + 2$, `__radd__` can hand the work to `__add__`.
+
+# %% solution id=add
+@value_method
+def __add__(self, other):
+    ### BEGIN SOLUTION
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data + other.data, (self, other), "+")
+
+    def _backward():
+        self.grad += out.grad
+        other.grad += out.grad
+
+    out._backward = _backward
+    return out
+    ### END SOLUTION
+
+
+@value_method
+def __radd__(self, other):          # other + self, when other is a number
+    ### BEGIN SOLUTION
+    return self + other
+    ### END SOLUTION
+
+# %% test id=test_add_graph points=1
+verdict = check.value_graph("add")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.value_graph("add", seed=1), check.value_graph("add", seed=2))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# The next check calls your closure directly: it builds `out = a + b`, sets `out.grad` (to `1.0`,
+# to another number, and with `a` and `b` already holding gradients from elsewhere), calls
+# `out._backward()`, and compares `a.grad` and `b.grad` with finite differences. It also tries
+# `out = a + a`.
+
+# %% test id=test_add_backward points=2
+verdict = check.value_backward("add")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.value_backward("add", seed=1), check.value_backward("add", seed=2),
+                    check.value_backward("add", seed=3))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Exercise: `*` (3 points)
+#
+# The same again for `*`, with the label `'*'` and the local derivatives from the table in 1.2: the
+# gradient for `self` is `other.data * out.grad`, and the gradient for `other` is `self.data * out.grad`.
+#
+# *Example.* `out = a * b` with $a = 2$, $b = -3$ and `out.grad` $= 0.5$: `a.grad` grows by
+# $-3 \cdot 0.5 = -1.5$ and `b.grad` by $2 \cdot 0.5 = 1$. For `out = a * a` with $a = 3$ and
+# `out.grad` $= 1$, both lines add $3$, so `a.grad` is $6$: the derivative of $a^2$ is $2a$.
+
+# %% solution id=mul
+@value_method
+def __mul__(self, other):
+    ### BEGIN SOLUTION
+    other = other if isinstance(other, Value) else Value(other)
+    out = Value(self.data * other.data, (self, other), "*")
+
+    def _backward():
+        self.grad += other.data * out.grad
+        other.grad += self.data * out.grad
+
+    out._backward = _backward
+    return out
+    ### END SOLUTION
+
+
+@value_method
+def __rmul__(self, other):          # other * self, when other is a number
+    ### BEGIN SOLUTION
+    return self * other
+    ### END SOLUTION
+
+# %% test id=test_mul_graph points=1
+verdict = check.value_graph("mul")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.value_graph("mul", seed=1), check.value_graph("mul", seed=2))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_mul_backward points=2
+verdict = check.value_backward("mul")
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.value_backward("mul", seed=1), check.value_backward("mul", seed=2),
+                    check.value_backward("mul", seed=3))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 1.4 `backward()`: every step, in the right order
+#
+# Each `_backward` does one step. `L.backward()` must run all of them, and the order matters: a
+# node may pass its gradient on only once it has received **all** of it. Here `b` feeds `e` twice,
+# once directly and once through `c`:
+#
+# ```
+#                 ┌─────────────────────┐
+#   a ──[×2]── b ─┤                     ├─[+]── e      b = 2a,  c = 3b,  e = b + c = 4b
+#                 └──[×3]── c ──────────┘              so de/db = 1 + 3 = 4
+# ```
+#
+# If `b._backward` ran before `c._backward`, `b` would hold only the $1$ it got from `e` directly,
+# and `a` would receive $2 \cdot 1$ instead of $2 \cdot 4$.
+#
+# **Topological order.** List the nodes so that every node comes *after* all of its parents (its
+# inputs): `a, b, c, e`. Walked **backwards**, `e, c, b, a`, every node comes before its parents,
+# so it has received everything by the time its `_backward` runs. Depth-first search builds the
+# list: visit a node's parents first, then append the node; keep a set of visited nodes, so that a
+# node reached along two paths (like `b`) is listed once.
+#
+# **Without recursion.** The natural way to write depth-first search calls itself for every parent.
+# But Python gives every call a frame on its stack and stops at `sys.getrecursionlimit()` frames,
+# 1000 by default, so a recursive search fails on any graph deeper than that, and a recurrent network
+# unrolled over a long sequence is much deeper. Keep the work in a list instead, used as a stack of
+# `(node, parents_done)` pairs:
+#
+# 1. start with `[(root, False)]`;
+# 2. pop a pair. If `parents_done` is true, every parent of the node is listed already: append the
+#    node to the order. Otherwise, if the node has not been visited, mark it visited and push
+#    `(node, True)` followed by `(parent, False)` for each parent: the parents are popped first;
+# 3. repeat until the stack is empty.
+#
+# **The walk.** `backward()` then:
+#
+# 1. builds the topological order of everything `self` depends on;
+# 2. sets every node's `grad` to `0.0`: the closures *add* to `grad`, so without this a second call
+#    of `backward()` would add to the first one's results;
+# 3. seeds `self.grad = 1.0`, since $\partial L / \partial L = 1$;
+# 4. calls `_backward()` of every node, in reverse topological order.
+#
+# (Chapter 3 makes the other choice for tensors: gradients from several `backward()` calls add up,
+# and the training loop clears them. Either choice works if it is made on purpose.)
+
+# %% [markdown] locked
+# ### Exercise: `topological_order` and `backward` (6 points)
+#
+# The checks of this exercise build their graphs from Values whose `_backward` the check writes
+# itself, so they grade your `backward()` alone.
+
+# %% solution id=backward
+def topological_order(root):
+    """Every node that `root` depends on, each one after all of its parents; `root` is last."""
+    ### BEGIN SOLUTION
+    order, visited = [], set()
+    stack = [(root, False)]
+    while stack:
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+        elif node not in visited:
+            visited.add(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in node._prev if parent not in visited)
+    return order
+    ### END SOLUTION
+
+
+@value_method
+def backward(self):
+    """Set .grad of every node that `self` depends on to d(self)/d(node)."""
+    ### BEGIN SOLUTION
+    order = topological_order(self)
+    for node in order:
+        node.grad = 0.0
+    self.grad = 1.0
+    for node in reversed(order):
+        node._backward()
+    ### END SOLUTION
+
+# %% test id=test_backward_order points=2
+verdict = check.value_engine("order")
+assert verdict.passed, verdict.message
+
+# %% test id=test_backward_reuse points=2
+verdict = check.value_engine("reuse")
+assert verdict.passed, verdict.message
+
+# %% test id=test_backward_twice points=1
+verdict = check.value_engine("twice")
+assert verdict.passed, verdict.message
+
+# %% test id=test_backward_long_chain points=1
+verdict = check.value_engine("long_chain")
+assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ## 1.5 Checking a gradient by nudging
+#
+# The nudge of section 1.2 is a method in its own right. For a small step $h$, Taylor's formula says
+#
+# $$f(x + h) = f(x) + h f'(x) + \tfrac{h^2}{2} f''(x) + \tfrac{h^3}{6} f'''(x) + \dots$$
+#
+# and the same with $-h$ flips the signs of the odd terms. Subtracting the two, the $f(x)$ and
+# $h^2$ terms cancel:
+#
+# $$\frac{f(x + h) - f(x - h)}{2h} = f'(x) + \tfrac{h^2}{6} f'''(x) + \dots$$
+#
+# This **central difference** is off by about $h^2$, while the one-sided **forward difference**
+# $(f(x + h) - f(x)) / h = f'(x) + \tfrac{h}{2} f''(x) + \dots$ is off by about $h$, far more for a
+# small $h$. *Example:* $f(x) = x^3$ at $x = 2$, where $f'(2) = 12$, with $h = 0.01$: $f(2.01) = 8.120601$
+# and $f(1.99) = 7.880599$, so the central difference is $0.240002 / 0.02 = 12.0001$; the forward
+# difference is $0.120601 / 0.01 = 12.0601$, six hundred times further off.
+#
+# $h$ cannot be tiny either: a float carries about 16 digits, and subtracting two nearly equal
+# values of $f$ loses most of them. With $h = 10^{-6}$ in double precision the two errors balance
+# at about $10^{-10}$.
+#
+# For a function of several inputs, nudge **one input at a time**, leaving the others as they are:
+# that gives the partial derivative for that input. This is how the hidden tests check every
+# gradient in this course: your backward against central differences of the forward computation.
+# It costs two evaluations of $f$ per input, far too slow for training, and perfect for testing.
+
+# %% [markdown] locked
+# ### Exercise: `numerical_gradient` (2 points)
+#
+# `f` takes plain numbers and returns a number; `xs` is a list with one number per argument of `f`.
+# Return a list with $\partial f / \partial x_i$ for every $i$, by central differences with step `h`.
+# Do not change `xs`: work on copies (`list(xs)` makes one).
+#
+# *Example:* `numerical_gradient(lambda x, y: x * y, [2.0, 5.0])` is about `[5.0, 2.0]`.
+
+# %% solution id=numerical_gradient
+def numerical_gradient(f, xs, h=1e-6):
+    """The partial derivatives of f at xs, [df/dx_0, df/dx_1, ...], by central differences."""
+    ### BEGIN SOLUTION
+    grads = []
+    for i in range(len(xs)):
+        plus, minus = list(xs), list(xs)
+        plus[i] += h
+        minus[i] -= h
+        grads.append((f(*plus) - f(*minus)) / (2 * h))
+    return grads
+    ### END SOLUTION
+
+# %% test id=test_numerical_gradient points=2
+verdict = check.numerical_gradient()
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.numerical_gradient("more")
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 1.6 Everything together: a neuron
+#
+# A neuron of a neural network takes inputs $x_1, x_2$, weighs them, adds a bias and squashes the
+# sum: $\text{out} = \tanh(w_1 x_1 + w_2 x_2 + b)$. Training adjusts $w_1$, $w_2$ and $b$, so it
+# needs their gradients. Below, your `+`, `*` and `backward()` compute them, and your
+# `numerical_gradient` computes them again by nudging, on plain floats. If every check above
+# passes, the two columns agree to about six digits.
+
+# %% provided
+def neuron(x1, x2, w1, w2, b):
+    return (w1 * x1 + w2 * x2 + b).tanh()
+
+
+inputs = {"x1": 1.5, "x2": -0.5, "w1": 0.8, "w2": -1.2, "b": 0.1}
+values = {name: Value(number) for name, number in inputs.items()}
+out = neuron(**values)
+out.backward()
+
+
+def neuron_on_floats(*numbers):
+    return neuron(*[Value(n) for n in numbers]).data
+
+
+nudged = numerical_gradient(neuron_on_floats, list(inputs.values()))
+print(f"out = {out.data:.6f}")
+print("      backward()   nudging")
+for (name, v), estimate in zip(values.items(), nudged):
+    print(f"{name:>4}  {v.grad:>10.6f}  {estimate:>9.6f}")
+
+# %% [markdown] locked
+# Every deep-learning library rests on what you just built: operations that record their inputs and
+# their local derivatives, and one backward walk in topological order. What remains is speed. A
+# network holds millions of numbers, and one Python object per number is far too slow. Chapter 2
+# therefore moves from single numbers to **tensors**, whole arrays of numbers handled by NumPy, and
+# chapter 3 brings this chapter's engine to them.
