@@ -53,6 +53,7 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -71,13 +72,16 @@ def configure_nbgrader(c) -> None:
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True
     c.Execute.kernel_name = KERNEL_NAME
-    c.Execute.record_timing = False      # executed solutions/ stay byte-for-byte reproducible:
-    c.Execute.coalesce_streams = True    # no timestamps, and one stream output however the kernel split it
+    c.Execute.record_timing = False      # no timestamps: executed solutions/ rebuild byte for byte
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
+    # A busy kernel may flush one print() as two stream messages (nbclient's own coalesce_streams
+    # is not configurable): merge them, so the executed solutions rebuild byte for byte.
     c.GenerateSolution.preprocessors = [
         IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
+        CoalesceStreamsPreprocessor,
     ]
+    c.CoalesceStreamsPreprocessor.enabled = True     # nbconvert's own preprocessors start disabled
