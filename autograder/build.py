@@ -51,6 +51,7 @@ def write_earlier_chapters(course, chapter):
         parts.append(f"\n# ════ {script.stem} ════\n")
         parts.extend(authoring.exported_code(script.read_text(encoding="utf-8")))
     path = course.notebook(course.config.SOURCE_DIR, chapter).parent / PROVIDED_MODULE
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(parts), encoding="utf-8")
     return path
 

@@ -34,6 +34,10 @@ class GraphDrawing:
     def _repr_svg_(self):
         return self.svg
 
+    def __repr__(self):
+        # no memory address: executed notebooks keep this text, and must rebuild byte for byte
+        return f"<{type(self).__name__}: SVG, {len(self.svg)} characters>"
+
     def save(self, path):
         """Write the SVG to `path` (e.g. to put it in a report); returns the path."""
         Path(path).write_text(self.svg, encoding="utf-8")

@@ -66,4 +66,4 @@ def test_feedback_shows_points_and_teaching_message_of_each_failure(feedback, ch
                     message = output.evalue.strip().splitlines()[0] if output.evalue.strip() else output.ename
                     assert message in text, f"{student}: the message of {meta['grade_id']} is missing"
         assert (failures > 0) == (student != "perfect"), student
-        assert "Cell In[" not in text and "Traceback" not in text, f"{student}: a full traceback quotes test code"
+        assert "Cell In[" not in text and "Traceback (most recent call last)" not in text, f"{student}: a full traceback quotes test code"
