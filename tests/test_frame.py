@@ -120,3 +120,33 @@ def test_binder_environment_is_the_pinned_one():
     assert runtime == "python-3.11"
     assert "-e ." in (ROOT / "requirements.txt").read_text().splitlines()
     assert os.path.isdir(ROOT / COURSE.config.RELEASE_DIR) and "urlpath=lab/tree/release" in COURSE.config.binder_url()
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_setup_cell_on_colab_pip_installs_the_course_tag(chapter_id, tmp_path, monkeypatch):
+    """Colab detected (google.colab imported): one pip install of this version, quietly; pip itself
+    is replaced here (the real one would fetch the tag from GitHub)."""
+    import subprocess
+    import sys
+    import types
+    calls = []
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append((args, kw)) or
+                        subprocess.CompletedProcess(args, 0, "", ""))
+    release = COURSE.notebook(COURSE.config.RELEASE_DIR, COURSE.chapter(chapter_id)).parent
+    for path in release.iterdir():
+        if path.is_file():
+            (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    source = cell(notebook(COURSE.config.RELEASE_DIR, chapter_id), frame.SETUP_ID).source
+    assert run_setup_cell(source) == ("", "")
+    (args, options), = calls
+    assert args == [sys.executable, "-m", "pip", "install", "--quiet",
+                    f"babygrad-course @ git+{COURSE.config.REPOSITORY}@{COURSE.config.TAG}"]
+    assert options == {"capture_output": True, "text": True}
+
+
+def test_setup_cell_installs_the_package_this_repository_builds():
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert frame.PACKAGE == project["name"] and project["dynamic"] == ["version"]
