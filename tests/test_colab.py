@@ -22,8 +22,11 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def wheel_env(tmp_path_factory):
     """A fresh environment holding the course package from its wheel, plus what runs a notebook."""
-    dist = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(ROOT)],
+    dist, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("package-source")
+    for name in ("pyproject.toml", "README.md"):            # what the package is built from; the build
+        shutil.copy(ROOT / name, source / name)             # leaves no build/ or egg-info in the clone
+    shutil.copytree(ROOT / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
                    check=True, capture_output=True, timeout=600)
     wheels = list(dist.glob("babygrad_course-*.whl"))
     assert len(wheels) == 1, wheels
