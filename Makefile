@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup build demo test lab clean
+.PHONY: setup build demo test test-fast lab clean
 
 setup:                 ## a virtual environment with the pinned stack and the course package
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,11 @@ build:                 ## chapters/*.py → source/, release/, solutions/, demo 
 demo:                  ## build, then autograde the demo submissions and print the score table
 	$(BIN)/python -m autograder demo
 
-test:                  ## the test suite (what CI runs)
+test:                  ## the test suite (what CI runs; the browser test needs Debian's chromium)
 	$(BIN)/python -m pytest
+
+test-fast:             ## the suite without the slow tests (fresh environments, browser)
+	$(BIN)/python -m pytest -m "not slow"
 
 lab:                   ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/

@@ -5,6 +5,8 @@ commands import it, and `nbgrader_config.py` hands it to plain `nbgrader`.
 """
 from typing import NamedTuple
 
+from autograder import __version__
+
 
 class Chapter(NamedTuple):
     """One nbgrader assignment: `source/<id>/<notebook>.ipynb`."""
@@ -37,6 +39,36 @@ DEMO_DIR = "demo/submitted"
 # The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root.
 GRADEBOOK_URL = None
 
+# Where the course is published. Whoever publishes the course sets REPOSITORY and pushes a tag
+# `v<VERSION>` (VERSION is the package's, autograder.__version__): the Colab set-up cell installs the
+# package from that tag and downloads each chapter's support files from its release/ folder.
+REPOSITORY = "https://github.com/babygrad-course/babygrad-course"      # set when publishing
+VERSION = __version__
+TAG = f"v{VERSION}"
+BRANCH_FOR_BINDER = TAG             # Binder builds the environment of this tag (or a branch name)
+
+
+def github_path():
+    """`owner/name` of REPOSITORY."""
+    return REPOSITORY.removeprefix("https://github.com/").strip("/")
+
+
+def colab_url(chapter):
+    """Open the chapter's student version straight from the repository in Google Colab."""
+    return (f"https://colab.research.google.com/github/{github_path()}/blob/{TAG}/"
+            f"{RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb")
+
+
+def binder_url():
+    """JupyterLab on release/, in an environment built from requirements.txt, on mybinder.org."""
+    return f"https://mybinder.org/v2/gh/{github_path()}/{BRANCH_FOR_BINDER}?urlpath=lab/tree/{RELEASE_DIR}"
+
+
+def support_url(chapter):
+    """Where the Colab set-up cell downloads the chapter's support files (earlier_chapters.py, data)."""
+    return f"https://raw.githubusercontent.com/{github_path()}/{TAG}/{RELEASE_DIR}/{chapter.id}/"
+
+
 # Grading.
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell takes about a second
@@ -53,10 +85,12 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
-    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
+        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades, IncludeHeaderFooter, LockCells,
     )
+
+    from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR
@@ -79,9 +113,10 @@ def configure_nbgrader(c) -> None:
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
     # A busy kernel may flush one print() as two stream messages (nbclient's own coalesce_streams
-    # is not configurable): merge them, so the executed solutions rebuild byte for byte.
+    # is not configurable): CoalesceStreams merges them, so solutions/ rebuild byte for byte.
     c.GenerateSolution.preprocessors = [
-        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
-        CoalesceStreamsPreprocessor,
+        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute, CoalesceStreams,
     ]
-    c.CoalesceStreamsPreprocessor.enabled = True     # nbconvert's own preprocessors start disabled
+    # Feedback shows each exercise's points and teaching message, never the hidden tests' source
+    # (nbgrader shows it by design, jupyter/nbgrader#917): strip the region, shorten tracebacks.
+    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]

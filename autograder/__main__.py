@@ -1,8 +1,6 @@
-"""The course's commands: `python -m autograder build | demo | grade CHAPTER`."""
+"""The course's commands: `python -m autograder build | demo | grade CHAPTER | check NOTEBOOK`."""
 import argparse
-
-from . import build, grading
-from .course import Course
+import sys
 
 
 def main(argv=None):
@@ -15,7 +13,17 @@ def main(argv=None):
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/ and print the scores")
     p.add_argument("chapter")
+    p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
+                                          "(exit code 0 only when all pass)")
+    p.add_argument("notebook")
     args = parser.parse_args(argv)
+
+    if args.command == "check":                 # needs neither the course folder nor nbgrader
+        from . import selfcheck
+        sys.exit(selfcheck.main(args.notebook))
+
+    from . import build, grading
+    from .course import Course
 
     course = Course(args.root)
     if args.command == "build":

@@ -7,15 +7,30 @@ import shutil
 
 import nbformat
 
-from . import authoring, submissions
+from . import authoring, frame, readme, submissions
 from .nbgrader_cli import run_nbgrader
 
 PROVIDED_MODULE = "earlier_chapters.py"
+# Graph pictures in the executed solutions come from the built-in renderer, so a machine with
+# Graphviz installed builds the same bytes as one without (see autograder/graph.py).
+BUILD_ENVIRONMENT = {"BABYGRAD_GRAPH_RENDERER": "builtin"}
+
+
+def support_files(course, chapter):
+    """The files next to the chapter's source notebook that students get too (relative paths, sorted)."""
+    folder = course.notebook(course.config.SOURCE_DIR, chapter).parent
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()
+                  and p.suffix != ".ipynb" and "__pycache__" not in p.parts
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
 def write_source(course, chapter):
-    """source/<id>/<notebook>.ipynb from chapters/<id>_<notebook>.py."""
+    """source/<id>/<notebook>.ipynb from chapters/<id>_<notebook>.py, framed by the course's cells.
+
+    Write the chapter's other source files first: the set-up cell lists them for Colab.
+    """
     notebook = authoring.notebook_from_script(course.script(chapter).read_text(encoding="utf-8"))
+    frame.add_frame(notebook, course.config, chapter, support_files(course, chapter))
     nbformat.validate(notebook)
     path = course.notebook(course.config.SOURCE_DIR, chapter)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -36,20 +51,21 @@ def write_earlier_chapters(course, chapter):
         parts.append(f"\n# ════ {script.stem} ════\n")
         parts.extend(authoring.exported_code(script.read_text(encoding="utf-8")))
     path = course.notebook(course.config.SOURCE_DIR, chapter).parent / PROVIDED_MODULE
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(parts), encoding="utf-8")
     return path
 
 
 def build_chapter(course, chapter, log=print):
     cfg = course.config
-    write_source(course, chapter)
     write_earlier_chapters(course, chapter)
+    write_source(course, chapter)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id, ignore_errors=True)
     log(f"[{chapter.id}] nbgrader generate_assignment")
-    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force")
+    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", env=BUILD_ENVIRONMENT)
     log(f"[{chapter.id}] nbgrader generate_solution (hidden tests stripped, executed)")
-    run_nbgrader(course.root, "generate_solution", chapter.id, "--force")
+    run_nbgrader(course.root, "generate_solution", chapter.id, "--force", env=BUILD_ENVIRONMENT)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
     submissions.write_demo_submissions(course, chapter)
@@ -60,3 +76,4 @@ def build(course, chapter_ids=None, log=print):
     for chapter in course.chapters:
         if not chapter_ids or chapter.id in chapter_ids:
             build_chapter(course, chapter, log)
+    readme.update_readme(course)

@@ -2,9 +2,12 @@
 
 Uses Graphviz when both the `graphviz` package and its `dot` program are installed;
 otherwise a small built-in layered layout renders the SVG, so it works on any laptop.
+Setting the environment variable BABYGRAD_GRAPH_RENDERER=builtin always uses the built-in one
+(the course build does, so executed notebooks are the same bytes on every machine).
 """
 import html
 import itertools
+import os
 import shutil
 import subprocess
 from collections import deque
@@ -32,8 +35,8 @@ class GraphDrawing:
         return self.svg
 
     def __repr__(self):
-        # Jupyter stores this text next to the SVG: no memory address, so executed notebooks reproduce
-        return f"<SVG drawing, {len(self.svg):,} characters>"
+        # no memory address: executed notebooks keep this text, and must rebuild byte for byte
+        return f"<{type(self).__name__}: SVG, {len(self.svg)} characters>"
 
     def save(self, path):
         """Write the SVG to `path` (e.g. to put it in a report); returns the path."""
@@ -61,7 +64,9 @@ def draw_graph(tensor, *, show_grad=True, rankdir="LR", max_nodes=200):
     if rankdir not in ("LR", "TB"):
         raise ValueError(f"rankdir must be 'LR' or 'TB', not {rankdir!r}")
     nodes, edges, hidden = _build(tensor, show_grad, max_nodes)
-    svg = _render_graphviz(nodes, edges, hidden, rankdir) or _render_svg(nodes, edges, hidden, rankdir)
+    svg = None if os.environ.get("BABYGRAD_GRAPH_RENDERER") == "builtin" else \
+        _render_graphviz(nodes, edges, hidden, rankdir)
+    svg = svg or _render_svg(nodes, edges, hidden, rankdir)
     return GraphDrawing(svg)
 
 

@@ -9,11 +9,11 @@ class NbgraderError(RuntimeError):
     pass
 
 
-def run_nbgrader(root, *args, check=True):
-    """`nbgrader ARGS` in `root`; on failure, raise with nbgrader's own log."""
+def run_nbgrader(root, *args, check=True, env=None):
+    """`nbgrader ARGS` in `root` (extra environment variables in `env`); on failure, raise with nbgrader's log."""
     # nbgrader shells out to `alembic` by name: put this interpreter's scripts first on PATH,
     # so a virtual environment works without being activated.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(os.environ, **(env or {}), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=env,
                           capture_output=True, text=True)
     if check and done.returncode != 0:

@@ -25,14 +25,18 @@
 # * The check cells are locked. When you submit, they are run again with **hidden tests** added:
 #   more shapes, more seeds, and each gradient compared with finite differences (you will meet them
 #   below). Code that passes the visible checks for the right reason passes the hidden ones too.
-# * The points of each check cell are shown in its header in JupyterLab's nbgrader view; the chapter
-#   is worth 76 points.
+# * Each check cell says on its first line what it is worth; the chapter is worth 76 points.
+# * The last cell of the notebook shows where you stand: every check, passed or not, and your points.
+#   JupyterLab stops a "Run All" at the first failing check, so run that cell whenever you like. On
+#   your own machine, `python -m autograder check autodiff.ipynb` runs every check, even after a
+#   failure, and prints the same table.
 
 # %% provided
 import numpy as np
 
 from earlier_chapters import *          # chapter 2: Tensor, tensor_method, zeros, ones, randn, rand
 from autograder.checks import Checker
+from autograder.graph import draw_graph  # draws the computation graph behind a tensor
 
 check = Checker(globals())
 
@@ -368,6 +372,37 @@ verdict = check.all(check.backward(Mul(), shapes=[(5,), (5,)], seed=21),
                     check.backward(Mul(), shapes=[(), ()], seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% [markdown] locked
+# #### The example of 3.4, drawn
+#
+# With `Mul` written, the two steps of section 3.4 can run for real: $c = a \cdot b$, then
+# $d = c \cdot w$, with $a = 2$, $b = 4$, $w = 3$. The cell below also runs the chain rule by hand,
+# one `backward` at a time from `d` back to the inputs, which is exactly what the engine of section 3.8
+# will do for you:
+#
+# 1. `d` starts with gradient $1$;
+# 2. `Mul.backward` at `d` gets `out_grad` $= 1$ and hands `c` the gradient $1 \cdot w = 3$ (and `w`
+#    the gradient $1 \cdot c = 8$);
+# 3. `Mul.backward` at `c` gets `out_grad` $= 3$ and hands `a` the gradient $3 \cdot b = 12$ (and `b`
+#    the gradient $3 \cdot a = 6$).
+#
+# `draw_graph(d)` then draws the record: each tensor with its shape, value and gradient (blue boxes
+# are inputs, the green one the output), and each operation in a yellow oval. If a gradient is not the
+# one in the list above, your `Mul.backward` is the place to look.
+
+# %% provided
+a, b, w = Tensor([2.0]), Tensor([4.0]), Tensor([3.0])
+c = mul(a, b)
+d = mul(c, w)
+a.name, b.name, w.name, c.name, d.name = "a", "b", "w", "c", "d"   # draw_graph shows names
+
+d.grad = np.ones(1)                                   # 1. the start
+grad_c, grad_w = d._op.backward(Tensor(d.grad), d)    # 2. Mul.backward at d
+c.grad, w.grad = grad_c.data, grad_w.data
+grad_a, grad_b = c._op.backward(grad_c, c)            # 3. Mul.backward at c
+a.grad, b.grad = grad_a.data, grad_b.data
+draw_graph(d)
 
 # %% [markdown] locked
 # ### Sub
@@ -908,16 +943,17 @@ assert verdict.passed, verdict.message
 # `axes[i]` (NumPy's `np.transpose(a, axes)`).
 #
 # The backward must undo the permutation. Swapping two axes undoes itself, but a general permutation
-# does not. Take an input of shape $(3, 2, 5)$ and `axes = (1, 2, 0)`:
-#
-# ```
-#   input axes      0   1   2          shape (3, 2, 5)
-#                    ╲   ╲ ╱
-#                     ╲   ╳            output axis 0 ← input axis 1
-#                      ╲ ╱ ╲           output axis 1 ← input axis 2
-#   output axes     0   1   2          output axis 2 ← input axis 0      shape (2, 5, 3)
-# ```
-#
+# does not. Take an input of shape $(3, 2, 5)$ and `axes = (1, 2, 0)`: output axis 0 is input axis 1
+# (size 2), output axis 1 is input axis 2 (size 5), output axis 2 is input axis 0 (size 3), so the
+# output has shape $(2, 5, 3)$. The picture follows each axis by its colour: down through the forward
+# permutation, then down again through the one the backward needs.
+
+# %% provided
+from autograder.pictures import transpose_picture
+
+transpose_picture((3, 2, 5), axes=(1, 2, 0))
+
+# %% [markdown] locked
 # To go back, ask for each input axis where it went: axis 0 went to position 2, axis 1 to position 0,
 # axis 2 to position 1. So the inverse permutation is $(2, 0, 1)$, and `np.argsort((1, 2, 0))` computes
 # exactly that. Applying `(1, 2, 0)` again would give shape $(5, 3, 2)$: wrong.
@@ -1045,18 +1081,17 @@ assert verdict.passed, verdict.message
 # ### BroadcastTo
 #
 # `BroadcastTo(shape)` stretches a tensor to a bigger shape by repeating it, the way NumPy lines
-# shapes up when you add a bias vector to every row of a batch. NumPy does two things, right-aligning
-# the two shapes:
-#
-# ```
-#   input      (3, 1)         (3, 1)  is treated as  (1, 3, 1)      1. prepend axes of size 1
-#   target  (2, 3, 4)                                 (2, 3, 4)      2. stretch every axis of size 1
-#
-#   [[a]         [[a a a a]
-#    [b]   ──►    [b b b b]    × 2 copies along the new first axis
-#    [c]]         [c c c c]]
-# ```
-#
+# shapes up when you add a bias vector to every row of a batch. NumPy right-aligns the two shapes and
+# does two things: it **prepends** axes of size 1 until the input has as many axes as the target, then
+# it **stretches** every axis of size 1 to the target's size by copying. Here is an input of shape
+# $(3, 1)$ broadcast to $(2, 3, 4)$, each element in its own colour:
+
+# %% provided
+from autograder.pictures import broadcast_picture
+
+broadcast_picture((3, 1), (2, 3, 4))
+
+# %% [markdown] locked
 # Each input element is used many times (here $2 \cdot 4 = 8$ times), and the gradient of a value used
 # in several places is the **sum** of the gradients of all its copies. So the backward sums
 # `out_grad` over the prepended axes and over the stretched axes, then reshapes to the input's shape.
@@ -1449,6 +1484,30 @@ assert verdict.passed, verdict.message
 # %% test id=test_engine_long_chain points=1
 verdict = check.engine("long_chain")
 assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ### Gradients add up, and accumulate
+#
+# Here is the reuse example again, run by your engine: `b = a + a` uses `a` twice, and `c = b + b`
+# uses `b` twice. Backward from `c`, whose gradient starts at $1$: each use of `b` sends it $1$, so
+# `b` collects $1 + 1 = 2$; each use of `a` sends it `b`'s $2$, so `a` collects $2 + 2 = 4$, which is
+# $dc/da$ for $c = 4a$. The drawing shows every tensor's `.grad` after `c.backward()`.
+#
+# Then the cell calls `c.backward()` a second time. Nothing was reset, so every share is added
+# again and `a.grad` becomes $8$: the gradients of two backward passes, summed. That is what lets
+# a training loop accumulate gradients over several batches, and why it clears them before each
+# step.
+
+# %% provided
+a = Tensor([1.0, 2.0, 3.0])
+b = a + a
+c = b + b
+a.name, b.name, c.name = "a", "b", "c"
+c.backward()
+display(draw_graph(c))
+
+c.backward()
+print("after a second c.backward(), a.grad =", a.grad)
 
 # %% [markdown] locked
 # ## 3.9 Everything together

@@ -33,3 +33,16 @@ def built_course(tmp_path_factory):
     course = copy_course_inputs(tmp_path_factory.mktemp("course"))
     build.build(course, log=lambda message: None)
     return course
+
+
+@pytest.fixture(scope="session")
+def graded(built_course):
+    """grade(chapter_id): every catalogued submission autograded once (see grading_support.grade_all)."""
+    from grading_support import grade_all
+    cache = {}
+
+    def grade(chapter_id):
+        if chapter_id not in cache:
+            cache[chapter_id] = grade_all(built_course, built_course.chapter(chapter_id))
+        return cache[chapter_id]
+    return grade

@@ -145,3 +145,10 @@ def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
             assert meta["locked"]
     assert len(ids) == len(set(ids)), "grade ids must be unique"
     assert points == chapter.points, f"notebook points {points} != course_config {chapter.points}"
+
+
+def test_readme_chapter_table_is_current(repo_course):
+    from autograder.readme import with_chapter_table
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- chapters:begin -->" in text
+    assert with_chapter_table(text, repo_course) == text, "README's chapter table is stale: run `make build`"

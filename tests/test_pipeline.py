@@ -10,20 +10,8 @@ from autograder.grading import graded_cells
 from autograder.submissions import load_catalog
 
 from conftest import ROOT
-from grading_support import grade_all
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
-
-
-@pytest.fixture(scope="session")
-def graded(built_course):
-    cache = {}
-
-    def grade(chapter_id):
-        if chapter_id not in cache:
-            cache[chapter_id] = grade_all(built_course, built_course.chapter(chapter_id))
-        return cache[chapter_id]
-    return grade
 
 
 def lost_cells(cells):

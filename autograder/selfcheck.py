@@ -1,0 +1,63 @@
+"""`python -m autograder check NOTEBOOK`: run a notebook's visible checks outside the browser.
+
+The notebook is executed as saved on disk (in its own folder, so `earlier_chapters.py` is found) by
+a fresh kernel; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
+it ran without an error; otherwise the first line of its error is the check's teaching message.
+"""
+import warnings
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_line
+
+# Per cell, as course_config.CELL_TIMEOUT_SECONDS for grading; a student's copy has no course_config.
+TIMEOUT_SECONDS = 120
+
+
+def outcome(cell):
+    """(status, message) of an executed test cell, from its outputs."""
+    if cell.get("execution_count") is None:
+        return NOT_RUN, "not reached (an earlier cell stopped the run)"
+    for output in cell.get("outputs", []):
+        if output.output_type == "error":
+            return FAILED, teaching_line(output.ename, output.evalue)
+    return PASSED, ""
+
+
+def run_checks(path, timeout=TIMEOUT_SECONDS):
+    """Execute the notebook at `path`; return a CheckResult per test cell, in notebook order."""
+    path = Path(path).resolve()
+    notebook = nbformat.read(path, as_version=4)
+    kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
+    client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            client.execute()
+        except Exception:  # noqa: BLE001 (a timeout or a dead kernel: the cells not reached say so)
+            pass
+    results = []
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade"):
+            status, message = outcome(cell)
+            results.append(CheckResult(meta["grade_id"], int(meta.get("points", 0)), status, message))
+    return results
+
+
+def main(path, timeout=TIMEOUT_SECONDS, out=print):
+    """Print the table; return the exit code: 0 only when every visible check passed."""
+    path = Path(path)
+    if not path.is_file():
+        out(f"{path}: no such notebook")
+        return 2
+    out(f"Running {path} as saved on disk (save it first in JupyterLab)...")
+    results = run_checks(path, timeout)
+    if not results:
+        out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
+        return 2
+    out(format_table(f"{path}: visible checks", results))
+    return 0 if all(r.status == PASSED for r in results) else 1

@@ -1,0 +1,94 @@
+"""Fresh virtual environments, as a student's machine, Binder or Colab would have them, and a way to
+execute notebooks inside one. Nothing from the test's own environment leaks in: no PYTHONPATH, the
+environment's own `bin/` first on PATH, and a private Jupyter data folder (no stray kernelspecs)."""
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+EXECUTE = """
+import sys, nbformat
+from nbclient import NotebookClient
+source, target, timeout = sys.argv[1], sys.argv[2], int(sys.argv[3])
+nb = nbformat.read(source, as_version=4)
+client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                        resources={"metadata": {"path": str(__import__("pathlib").Path(source).parent)}})
+try:
+    client.execute()
+finally:
+    nbformat.write(nb, target)
+"""
+
+
+class FreshEnv:
+    def __init__(self, root):
+        self.root = Path(root)
+        self.bin = self.root / "bin"
+        self.python = self.bin / "python"
+
+    def env(self, **extra):
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["JUPYTER_DATA_DIR"] = str(self.root / "jupyter-data")
+        env["JUPYTER_CONFIG_DIR"] = str(self.root / "jupyter-config")
+        env.update(extra)
+        return env
+
+    def run(self, *args, cwd=None, timeout=900, **extra):
+        done = subprocess.run([str(a) for a in args], cwd=cwd, env=self.env(**extra),
+                              capture_output=True, text=True, timeout=timeout)
+        if done.returncode:
+            raise AssertionError(f"{' '.join(map(str, args))} failed ({done.returncode}):\n"
+                                 f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return done
+
+    def pip_install(self, *args, cwd=None):
+        return self.run(self.python, "-m", "pip", "install", "--quiet", *args, cwd=cwd)
+
+    def execute(self, notebook, timeout=120, **extra):
+        """Run every cell of `notebook` (errors allowed) in its folder; return the executed copy."""
+        import nbformat
+        target = Path(notebook).with_suffix(".executed.ipynb")
+        self.run(self.python, "-c", EXECUTE, notebook, target, timeout, cwd=Path(notebook).parent, **extra)
+        executed = nbformat.read(target, as_version=4)
+        target.unlink()
+        return executed
+
+
+def create(path):
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
+    return FreshEnv(path)
+
+
+def errors(notebook):
+    """(cell id, error name, first line of its message) of every cell that raised."""
+    return [(c.id, o.ename, (o.evalue.strip().splitlines() or [""])[0])
+            for c in notebook.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+
+
+# What a student's release notebook may legitimately raise: exercises not written yet, checks that fail.
+STUDENT_ERRORS = {"NotImplementedError", "AssertionError"}
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):        # the test's stderr stays clean
+        pass
+
+
+@contextmanager
+def serve(folder):
+    """Serve `folder` over HTTP on localhost; yields the base URL."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,69 @@
+"""`nbgrader generate_feedback` teaches without leaking: each exercise's points and the teaching
+message of what failed are in the HTML, the hidden tests' source is not (jupyter/nbgrader#917)."""
+import html
+import re
+
+import nbformat
+import pytest
+
+from autograder.course import Course
+from autograder.nbgrader_cli import run_nbgrader
+
+from conftest import ROOT
+from test_generated_files import secret_lines
+
+CHAPTERS = [c.id for c in Course(ROOT).chapters]
+STUDENTS = ["demo-partial", "untouched", "mistakes-1", "perfect"]
+
+
+def visible_text(path):
+    """The feedback page as a reader sees it: tags removed (code is split into highlighted spans)."""
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def feedback(graded, built_course):
+    def make(chapter_id):
+        graded(chapter_id)
+        for student in STUDENTS:
+            run_nbgrader(built_course.root, "generate_feedback", chapter_id, "--force", f"--student={student}")
+        return built_course
+    return make
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_feedback_never_shows_hidden_tests(feedback, chapter_id):
+    course = feedback(chapter_id)
+    chapter = course.chapter(chapter_id)
+    source = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
+    hidden = secret_lines("\n".join(c.source for c in source.cells), "HIDDEN TESTS")
+    assert hidden, "the chapter has no hidden tests to protect"
+    pages = sorted((course.root / course.config.FEEDBACK_DIR).glob(f"*/{chapter_id}/*.html"))
+    assert {p.parts[-3] for p in pages} == set(STUDENTS)
+    for page in pages:
+        text = visible_text(page)
+        assert "HIDDEN TESTS" not in text, page
+        assert [line for line in hidden if line in text] == [], f"{page} shows hidden test lines"
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_feedback_shows_points_and_teaching_message_of_each_failure(feedback, chapter_id):
+    course = feedback(chapter_id)
+    chapter = course.chapter(chapter_id)
+    for student in STUDENTS:
+        autograded = nbformat.read(course.notebook(course.config.AUTOGRADED_DIR, chapter, student), as_version=4)
+        text = visible_text(course.root / course.config.FEEDBACK_DIR / student / chapter_id / f"{chapter.notebook}.html")
+        failures = 0
+        for cell in autograded.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if not meta.get("grade"):
+                continue
+            assert f"Grade cell: {meta['grade_id']}" in text
+            assert re.search(rf"Grade cell: {meta['grade_id']}\s+Score: [\d.]+ / {meta['points']:.1f}", text), meta["grade_id"]
+            for output in cell.outputs:
+                if output.output_type == "error":
+                    failures += 1
+                    message = output.evalue.strip().splitlines()[0] if output.evalue.strip() else output.ename
+                    assert message in text, f"{student}: the message of {meta['grade_id']} is missing"
+        assert (failures > 0) == (student != "perfect"), student
+        assert "Cell In[" not in text and "Traceback (most recent call last)" not in text, f"{student}: a full traceback quotes test code"

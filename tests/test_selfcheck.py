@@ -1,0 +1,82 @@
+"""`python -m autograder check NOTEBOOK`: the student's table outside the browser, the same as the
+notebook's own progress cell, with exit code 0 only when every visible check passes."""
+import shutil
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from autograder import selfcheck
+from autograder.course import Course
+from autograder.frame import PROGRESS_ID
+from autograder.progress import format_table
+
+from conftest import ROOT
+
+COURSE = Course(ROOT)
+CHAPTERS = [c.id for c in COURSE.chapters]
+
+
+def student_folder(tmp_path, chapter, student=None):
+    """A student's folder: the release files, with the demo student's notebook when one is named."""
+    release = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
+    folder = tmp_path / chapter.id
+    shutil.copytree(release, folder)
+    if student:
+        shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, chapter, student), folder)
+    return folder / f"{chapter.notebook}.ipynb"
+
+
+def check_command(path):
+    return subprocess.run([sys.executable, "-m", "autograder", "check", str(path)],
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_untouched_notebook_fails_every_check_and_exits_1(tmp_path, chapter_id):
+    chapter = COURSE.chapter(chapter_id)
+    done = check_command(student_folder(tmp_path, chapter))
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()]
+    graded = [c.metadata["nbgrader"] for c in nbformat.read(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter), 4).cells
+              if c.metadata.get("nbgrader", {}).get("grade")]
+    for meta in graded:
+        row = next(r for r in rows if r and r[0] == meta["grade_id"])
+        assert row[1:3] == ["FAILED", f"0/{meta['points']}"] and len(row) > 3, row   # and a message
+    assert f"Progress: 0/{chapter.points} points (0%)" in done.stdout
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_solved_notebook_passes_and_exits_0(tmp_path, chapter_id):
+    chapter = COURSE.chapter(chapter_id)
+    done = check_command(student_folder(tmp_path, chapter, "perfect"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Progress: {chapter.points}/{chapter.points} points (100%)" in done.stdout
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_command_and_progress_cell_show_the_same_table(tmp_path, chapter_id, monkeypatch):
+    """Headless, the notebook's own last cell prints exactly what the command prints."""
+    chapter = COURSE.chapter(chapter_id)
+    path = student_folder(tmp_path, chapter, "partial")
+    executed = {}
+    original = nbformat.read
+
+    def keep(*args, **kwargs):          # run_checks executes the notebook it reads: keep a handle on it
+        executed["nb"] = original(*args, **kwargs)
+        return executed["nb"]
+    monkeypatch.setattr(selfcheck.nbformat, "read", keep)
+    results = selfcheck.run_checks(path)
+    failed = [r for r in results if r.status == "FAILED"]
+    assert failed and all(r.message for r in failed)
+    assert any(r.status == "passed" for r in results)
+    progress_cell = next(c for c in executed["nb"].cells if c.id == PROGRESS_ID)
+    printed = "".join(o.text for o in progress_cell.outputs if o.output_type == "stream")
+    title = printed.splitlines()[0]
+    assert printed.strip() == format_table(title, results)
+
+
+def test_missing_notebook_is_reported(tmp_path):
+    done = check_command(tmp_path / "nope.ipynb")
+    assert done.returncode == 2 and "no such notebook" in done.stdout
