@@ -38,6 +38,16 @@ def write_source(course, chapter):
     return path
 
 
+# `@tensor_method def sum(...)` also binds `sum` in the module: without this list,
+# `from earlier_chapters import *` would replace Python's own sum() in the student's notebook.
+EXPORTS = """
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]
+"""
+
+
 def write_earlier_chapters(course, chapter):
     """source/<id>/earlier_chapters.py: the solved, exported code of every earlier chapter.
 
@@ -50,10 +60,23 @@ def write_earlier_chapters(course, chapter):
     for script in course.earlier_scripts(chapter):
         parts.append(f"\n# ════ {script.stem} ════\n")
         parts.extend(authoring.exported_code(script.read_text(encoding="utf-8")))
+    parts.append(EXPORTS)
     path = course.notebook(course.config.SOURCE_DIR, chapter).parent / PROVIDED_MODULE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n\n".join(parts), encoding="utf-8")
     return path
+
+
+def build_gradebook(course):
+    """The build's own gradebook (.build/gradebook.db), as an nbgrader option.
+
+    Building never touches the course gradebook: nbgrader refuses to change a notebook's cells once
+    it holds submissions, and a rebuild must not depend on what has been graded. Grading registers
+    the chapter in the course gradebook itself (grading.register).
+    """
+    folder = course.root / ".build"
+    folder.mkdir(exist_ok=True)
+    return f"--CourseDirectory.db_url=sqlite:///{folder / 'gradebook.db'}"
 
 
 def build_chapter(course, chapter, log=print):
@@ -63,9 +86,10 @@ def build_chapter(course, chapter, log=print):
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id, ignore_errors=True)
     log(f"[{chapter.id}] nbgrader generate_assignment")
-    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", env=BUILD_ENVIRONMENT)
+    build_db = build_gradebook(course)
+    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
     log(f"[{chapter.id}] nbgrader generate_solution (hidden tests stripped, executed)")
-    run_nbgrader(course.root, "generate_solution", chapter.id, "--force", env=BUILD_ENVIRONMENT)
+    run_nbgrader(course.root, "generate_solution", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
     submissions.write_demo_submissions(course, chapter)

@@ -1,5 +1,6 @@
 """Autograde a chapter's submissions with nbgrader and read the scores back from the gradebook."""
 import shutil
+import tempfile
 
 import nbformat
 from nbgrader.api import Gradebook
@@ -7,8 +8,20 @@ from nbgrader.api import Gradebook
 from .nbgrader_cli import run_nbgrader
 
 
+def register(course, chapter):
+    """Record the chapter's notebooks and graded cells in the course gradebook, as autograde needs.
+
+    This is nbgrader's generate_assignment writing its release copy to a scratch folder, so release/
+    stays as built. nbgrader refuses if the chapter's cells changed after submissions were graded.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        run_nbgrader(course.root, "generate_assignment", chapter.id, "--force",
+                     f"--CourseDirectory.release_directory={scratch}")
+
+
 def autograde(course, chapter):
     """`nbgrader autograde <chapter>` over every student in submitted/."""
+    register(course, chapter)
     return run_nbgrader(course.root, "autograde", chapter.id, "--force")
 
 

@@ -152,3 +152,15 @@ def test_readme_chapter_table_is_current(repo_course):
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "<!-- chapters:begin -->" in text
     assert with_chapter_table(text, repo_course) == text, "README's chapter table is stale: run `make build`"
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_provided_code_does_not_shadow_python_builtins(repo_course, chapter_id, tmp_path):
+    """`from earlier_chapters import *` must leave sum, abs, pow, ... as Python defines them."""
+    import builtins
+    import runpy
+    folder = repo_course.notebook(repo_course.config.SOURCE_DIR, repo_course.chapter(chapter_id)).parent
+    namespace = runpy.run_path(str(folder / "earlier_chapters.py"))
+    exported = namespace.get("__all__", [n for n in namespace if not n.startswith("_")])
+    assert [n for n in exported if hasattr(builtins, n)] == []
+    assert "Tensor" in exported or chapter_id <= "ch02"

@@ -517,7 +517,7 @@ def matmul(a, b):
     return MatMul()(a, b)
 
 
-# ── cell 'cell-081' ──
+# ── cell 'cell-087' ──
 class AddScalar(Function):
     def __init__(self, scalar):
         self.scalar = scalar
