@@ -19,6 +19,7 @@ COURSE_ID = "babygrad"
 
 CHAPTERS = [
     Chapter("ch03", "autodiff", "Automatic differentiation", points=76),
+    Chapter("ch06", "data", "Data handling", points=25),
 ]
 
 # Folders, relative to the repository root. nbgrader names them "directories".

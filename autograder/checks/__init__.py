@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import engine, operators, ops
+from . import data, engine, idx, operators, ops, transforms
 
 ENGINE_CHECKS = {
     "product": engine.check_product,
@@ -18,6 +18,16 @@ ENGINE_CHECKS = {
     "explicit_grad": engine.check_explicit_grad,
     "long_chain": engine.check_long_chain,
 }
+
+LOADER_CHECKS = {"batches": data.check_loader_batches, "shuffle": data.check_loader_shuffle}
+TRANSFORM_CHECKS = {
+    "normalize": transforms.check_normalize,
+    "flatten_image": transforms.check_flatten_image,
+    "flip": transforms.check_flip,
+    "crop": transforms.check_crop,
+    "compose": transforms.check_compose,
+}
+IDX_CHECKS = {"bytes": idx.check_idx_bytes, "types": idx.check_idx_types, "errors": idx.check_idx_errors}
 
 
 class Checker:
@@ -50,3 +60,29 @@ class Checker:
     def engine(self, name):
         """One property of Tensor.backward: product, diamond, reuse, accumulation, explicit_grad, long_chain."""
         return self._report(ENGINE_CHECKS[name](self.namespace["Tensor"], self.namespace["Function"]))
+
+    # chapter 6: data
+
+    def array_dataset(self):
+        """ArrayDataset: length, items as tuples, unequal lengths refused."""
+        return self._report(data.check_array_dataset(self.namespace))
+
+    def data_loader(self, name):
+        """One property of DataLoader: `batches` (order, sizes, drop_last, len, dtypes) or `shuffle`."""
+        return self._report(LOADER_CHECKS[name](self.namespace))
+
+    def transform(self, name):
+        """One transform: normalize, flatten_image, flip, crop or compose."""
+        return self._report(TRANSFORM_CHECKS[name](self.namespace))
+
+    def parse_idx(self, name, **options):
+        """parse_idx on files the check writes: `bytes` (uint8, raw and gzip), `types` (seed=...), `errors`."""
+        return self._report(IDX_CHECKS[name](self.namespace["parse_idx"], **options))
+
+    def mnist_dataset(self, real_split=None):
+        """MNISTDataset with a known-good parser swapped in; with `real_split`, also on that MNIST split."""
+        files = None
+        if real_split:
+            from ..datasets import mnist_files
+            files = mnist_files(real_split)
+        return self._report(data.check_mnist_dataset(self.namespace, files))
