@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import data, engine, idx, operators, ops, transforms
+from . import convolution, data, engine, idx, operators, ops, transforms
 
 ENGINE_CHECKS = {
     "product": engine.check_product,
@@ -44,9 +44,14 @@ class Checker:
         """op.forward against NumPy's `expected` on random inputs of these shapes."""
         return self._report(ops.check_forward(op, expected, shapes, domains, seed))
 
-    def backward(self, op, shapes, domains="real", seed=0):
-        """op.backward against finite differences of op.forward, with all-ones and random out_grad."""
-        return self._report(ops.check_backward(self.namespace["Tensor"], op, shapes, domains, seed))
+    def backward(self, op, shapes, domains="real", seed=0, isolate=()):
+        """op.backward against finite differences of op.forward, with all-ones and random out_grad.
+
+        `isolate` names ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins meanwhile,
+        so that a backward built from them is graded on its own.
+        """
+        with convolution.swapped(self.namespace, isolate):
+            return self._report(ops.check_backward(self.namespace["Tensor"], op, shapes, domains, seed))
 
     def all(self, *verdicts):
         """One verdict for several checks: the first failure, or a pass."""
@@ -86,3 +91,17 @@ class Checker:
             from ..datasets import mnist_files
             files = mnist_files(real_split)
         return self._report(data.check_mnist_dataset(self.namespace, files))
+
+    # chapter 10: convolutional networks
+
+    def vectorized(self, op, shapes, larger, seed=0):
+        """op's forward and backward run as many Python lines on `larger` inputs as on `shapes`: no pixel loops."""
+        return self._report(convolution.check_vectorized(self.namespace["Tensor"], op, shapes, larger, seed))
+
+    def conv2d(self, **options):
+        """The Conv2d layer: Parameters, Kaiming scale, seed, conv(x, W) + b (with a stand-in Conv)."""
+        return self._report(convolution.check_conv2d(self.namespace, **options))
+
+    def max_pool2d(self, **options):
+        """The MaxPool2d layer: no parameters, MaxPool on its input (with a stand-in MaxPool)."""
+        return self._report(convolution.check_max_pool2d(self.namespace, **options))
