@@ -22,6 +22,7 @@ CHAPTERS = [
     Chapter("ch04", "nn", "Layers, models and losses", points=42),
     Chapter("ch05", "optimizer", "Optimizers", points=12),
     Chapter("ch06", "data", "Data handling", points=25),
+    Chapter("ch08", "persistence", "Model persistence", points=20),
 ]
 
 # Folders, relative to the repository root. nbgrader names them "directories".

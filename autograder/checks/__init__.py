@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import convolution, data, engine, idx, module_tree, nn, operators, ops, optim, transforms
+from . import convolution, data, engine, idx, module_tree, nn, operators, ops, optim, persistence, transforms
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -171,6 +171,36 @@ class Checker:
             from ..datasets import mnist_files
             files = mnist_files(real_split)
         return self._report(data.check_mnist_dataset(self.namespace, files))
+
+    # ── chapter 8: persistence ──
+
+    def named_state(self, variant="flat"):
+        """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
+        return self._report(persistence.check_named_state(self.namespace, variant))
+
+    def state_dict(self):
+        """Module.state_dict (with the course's named_state): every array, copied."""
+        return self._report(persistence.check_state_dict(self.namespace))
+
+    def load_state_dict(self, kind):
+        """Module.load_state_dict: `values` (copied in place) or `errors` (missing, unexpected, shape; all or nothing)."""
+        check = {"values": persistence.check_load_values, "errors": persistence.check_load_errors}[kind]
+        return self._report(check(self.namespace))
+
+    def optimizer_state(self, *optimizers):
+        """Optimizer.state_dict / load_state_dict: `adam`, `sgd` (momentum), `adam_decay` continue exactly."""
+        return self._report(persistence.check_optimizer_state(self.namespace, optimizers or ("adam",)))
+
+    def checkpoint(self, kind, *files):
+        """save_checkpoint / load_checkpoint: `round_trip`, or `refuses` files that are not checkpoints
+        (text, empty, random, zip, npy, npz)."""
+        if kind == "round_trip":
+            return self._report(persistence.check_checkpoint_round_trip(self.namespace))
+        return self._report(persistence.check_checkpoint_refuses(self.namespace, files or ("text", "npz")))
+
+    def resume_training(self, optimizer="adam"):
+        """Train, checkpoint, train on; resuming from the checkpoint must match bit for bit."""
+        return self._report(persistence.check_resume_training(self.namespace, optimizer))
 
     # ── chapter 10: convolutional networks ──
 
