@@ -50,6 +50,8 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    import os
+
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -72,6 +74,8 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
+    # Kernels that nbgrader starts inherit this: notebooks skip progress bars (autograder/progress.py).
+    os.environ["BABYGRAD_HEADLESS"] = "1"
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
     c.GenerateSolution.preprocessors = [
