@@ -19,7 +19,10 @@ COURSE_ID = "babygrad"
 
 CHAPTERS = [
     Chapter("ch03", "autodiff", "Automatic differentiation", points=76),
+    Chapter("ch04", "nn", "Layers, models and losses", points=42),
+    Chapter("ch05", "optimizer", "Optimizers", points=12),
     Chapter("ch06", "data", "Data handling", points=25),
+    Chapter("ch07", "init", "Initialization", points=15),
 ]
 
 # Folders, relative to the repository root. nbgrader names them "directories".

@@ -16,7 +16,8 @@ def sample(shape, domain, rng):
     """Random inputs inside an op's safe domain, rounded to float32 so a float32 Tensor holds them exactly.
 
     `real`: uniform in [-2, 2]; `positive`: [0.5, 2.5] (log, sqrt, powers);
-    `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles).
+    `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles);
+    `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows.
     """
     if domain == "real":
         x = rng.uniform(-2.0, 2.0, size=shape)
@@ -24,6 +25,10 @@ def sample(shape, domain, rng):
         x = rng.uniform(0.5, 2.5, size=shape)
     elif domain == "nonzero":
         x = rng.uniform(0.25, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    elif domain == "large":
+        x = rng.uniform(998.0, 1002.0, size=shape)
+    elif domain == "very_negative":
+        x = rng.uniform(-1002.0, -998.0, size=shape)
     else:
         raise ValueError(f"unknown domain {domain!r}")
     return np.asarray(x, dtype=np.float32).astype(np.float64)

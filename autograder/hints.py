@@ -23,6 +23,8 @@ BACKWARD = {
     "MulScalar": "a * c: the gradient is out_grad * c.",
     "DivScalar": "a / c: the gradient is out_grad / c.",
     "PowerScalar": "a ** n: the gradient is out_grad * n * a**(n-1).",
+    "LogSumExp": "the gradient is out_grad (with the reduced axes put back as size 1, then broadcast) times "
+                 "softmax(a) = exp(a - logsumexp(a)); exp(a) / sum(exp(a)) overflows for large a.",
 }
 
 

@@ -8,7 +8,15 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import data, engine, idx, init, operators, ops, training, transforms
+from . import data, engine, idx, init, module_tree, nn, operators, ops, optim, training, transforms
+
+MODULE_CHECKS = {
+    "parameters": module_tree.check_parameters,
+    "children": module_tree.check_children,
+    "train_eval": module_tree.check_train_eval,
+    "zero_grad": module_tree.check_zero_grad,
+    "call": module_tree.check_call,
+}
 
 ENGINE_CHECKS = {
     "product": engine.check_product,
@@ -60,6 +68,78 @@ class Checker:
     def engine(self, name):
         """One property of Tensor.backward: product, diamond, reuse, accumulation, explicit_grad, long_chain."""
         return self._report(ENGINE_CHECKS[name](self.namespace["Tensor"], self.namespace["Function"]))
+
+    # ── chapter 4: nn ──
+
+    def module(self, name):
+        """One behaviour of the Module base class, on stand-in modules: parameters, children,
+        train_eval, zero_grad, call."""
+        return self._report(MODULE_CHECKS[name](self.namespace))
+
+    def linear_init(self, in_features=3, out_features=4):
+        """Linear's weight and bias: Parameters of the right shapes, seeded, in ±1/sqrt(in_features)."""
+        return self._report(nn.check_linear_init(self.namespace, in_features, out_features))
+
+    def linear(self, in_features=3, out_features=4, batch=5, bias=True, seed=0):
+        """Linear.forward and its gradients against x @ W + b."""
+        return self._report(nn.check_linear(self.namespace, in_features, out_features, batch, bias, seed))
+
+    def activation(self, name, shape=(4, 3), seed=0):
+        """The ReLU, Sigmoid, Tanh or Identity module against its formula."""
+        return self._report(nn.check_activation(self.namespace, name, tuple(shape), seed))
+
+    def sequential(self, seed=0):
+        """Sequential on stand-in modules: order, gradient, parameters reachable, empty = identity."""
+        return self._report(nn.check_sequential(self.namespace, seed))
+
+    def flatten(self, shape=(2, 3, 4), seed=0):
+        return self._report(nn.check_flatten(self.namespace, tuple(shape), seed))
+
+    def dropout(self, p=0.25, seed=0):
+        """Dropout in training: drop rate, 1/(1-p) scaling, fresh seeded masks, gradient."""
+        return self._report(nn.check_dropout(self.namespace, p, seed))
+
+    def dropout_eval(self, p=0.25, seed=0):
+        return self._report(nn.check_dropout_eval(self.namespace, p, seed))
+
+    def batchnorm(self, batch=6, dim=3, seed=0):
+        """BatchNorm1d in training mode: output and gradients of x, weight and bias."""
+        return self._report(nn.check_batchnorm(self.namespace, batch, dim, seed))
+
+    def batchnorm_running(self, batch=6, dim=3, seed=0):
+        """BatchNorm1d's running statistics, and evaluation mode."""
+        return self._report(nn.check_batchnorm_running(self.namespace, batch, dim, seed))
+
+    def layernorm(self, batch=4, dim=5, seed=0):
+        return self._report(nn.check_layernorm(self.namespace, batch, dim, seed))
+
+    def mse_loss(self, shape=(5, 1), seed=0):
+        return self._report(nn.check_mse(self.namespace, tuple(shape), seed))
+
+    def softmax_loss(self, batch=5, classes=4, offset=0.0, labels_as="array", seed=0):
+        """SoftmaxLoss (with a stand-in LogSumExp) against the mean cross-entropy and its gradient."""
+        return self._report(nn.check_softmax_loss(self.namespace, batch, classes, offset, labels_as, seed))
+
+    def logsumexp_forward(self, axes, shape, domain="real", seed=0):
+        """LogSumExp(axes).forward against a stable NumPy log-sum-exp."""
+        return self._report(nn.check_logsumexp_forward(self.namespace, axes, tuple(shape), domain, seed))
+
+    # ── chapter 5: optimizers ──
+
+    def optimizer_zero_grad(self):
+        return self._report(optim.check_zero_grad(self.namespace))
+
+    def train_step(self):
+        """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
+        return self._report(optim.check_train_step(self.namespace))
+
+    def sgd(self, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+        """Three SGD steps against the NumPy update rule, to 1e-6."""
+        return self._report(optim.check_sgd(self.namespace, lr, momentum, weight_decay, seed))
+
+    def adam(self, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+        """Three Adam steps against the NumPy update rule, to 1e-6."""
+        return self._report(optim.check_adam(self.namespace, lr, beta1, beta2, eps, weight_decay, seed))
 
     # chapter 6: data
 

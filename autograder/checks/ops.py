@@ -69,6 +69,10 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0):
         out = np.asarray(run_quietly(op.forward, *[a.copy() for a in arrays]), dtype=np.float64)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "forward", error) + "\n  (backward is checked against your forward: fix forward first.)")
+    if not np.all(np.isfinite(out)):
+        return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
+                      f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
+                      "against your forward, by finite differences: fix forward first.")
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
     results = {}
     for name, upstream in upstreams:

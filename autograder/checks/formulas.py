@@ -1,0 +1,69 @@
+"""Chapter 4's layers and losses as plain NumPy formulas in float64: the yardstick of the nn checks.
+
+Written from the definitions, independently of any notebook code; their gradients are taken by
+central differences (`gradcheck.numerical_gradients`), so no backward is trusted here either.
+"""
+import numpy as np
+
+
+def linear(x, weight, bias=None):
+    return x @ weight if bias is None else x @ weight + bias
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def identity(x):
+    return x
+
+
+def flatten(x):
+    return x.reshape(x.shape[0], -1)
+
+
+def batchnorm_train(x, weight, bias, eps):
+    """Normalize each feature with the batch's mean and biased variance, then scale and shift."""
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def batchnorm_eval(x, weight, bias, running_mean, running_var, eps):
+    return (x - running_mean) / np.sqrt(running_var + eps) * weight + bias
+
+
+def running_average(old, new, momentum):
+    return (1 - momentum) * old + momentum * new
+
+
+def layernorm(x, weight, bias, eps):
+    """Normalize each sample over its features (the last axis), then scale and shift."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+def mse(pred, target):
+    return np.mean((pred - target) ** 2)
+
+
+def logsumexp(a, axes=None):
+    """log(sum(exp(a))) over `axes` (removed from the shape), with the maximum shifted out first."""
+    shift = np.max(a, axis=axes, keepdims=True)
+    kept = np.log(np.sum(np.exp(a - shift), axis=axes, keepdims=True)) + shift
+    return np.sum(kept, axis=axes)          # drops the size-1 axes, like Summation
+
+
+def softmax(logits):
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_loss(logits, labels):
+    """Mean cross-entropy of integer `labels` under softmax(`logits`)."""
+    picked = logits[np.arange(len(labels)), labels]
+    return np.mean(logsumexp(logits, axes=1) - picked)

@@ -1,0 +1,485 @@
+"""Checks of chapter 4's layers and losses: outputs and gradients against NumPy formulas.
+
+A layer is run forward on a float64 input, then backward with an all-ones and a random out_grad,
+through the course's (provided) engine. Its output is compared with `formulas`, computed from the
+layer's own parameters; every gradient, of the input and of each parameter, with central
+differences of the same formula. Layers are called through `.forward`, never `module(x)`, so a
+broken `Module.__call__` costs only its own exercise; the loss check swaps in a stand-in
+`LogSumExp`, so a broken LogSumExp costs only its own.
+"""
+import numpy as np
+
+from .. import gradcheck
+from ..verdict import failed, passed
+from . import formulas
+from .describe import index_label, number, type_name
+from .module_tree import reference_parameters
+from .ops import check_forward, describe_exception, run_quietly
+
+FORWARD_RTOL, FORWARD_ATOL = 1e-4, 1e-5      # float32 parameters and constants; wrong formulas are off by O(1)
+
+
+def array(value):
+    return np.asarray(getattr(value, "data", value), dtype=np.float64)
+
+
+def tensor(ns, values, requires_grad=True):
+    return ns["Tensor"](np.asarray(values, dtype=np.float64), dtype=np.float64, requires_grad=requires_grad)
+
+
+def sample(shape, domain, seed):
+    return gradcheck.sample(shape, domain, np.random.default_rng(seed))
+
+
+def compare_output(where, got, want, formula, hint):
+    if got.shape != want.shape:
+        return failed(f"{where}: expected output shape {want.shape}, received {got.shape}.\n  Hint: {hint}")
+    mismatch = gradcheck.worst_mismatch(got, want, FORWARD_RTOL, FORWARD_ATOL)
+    if mismatch:
+        return failed(f"{where}: the output is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                      f"  worst {index_label('out', mismatch.index)}: yours {number(mismatch.analytic)}, "
+                      f"expected {number(mismatch.numeric)} ({formula}).\n  Hint: {hint}")
+    return None
+
+
+def check_layer(ns, label, forward, x_values, params, reference, formula, hint, seed=0):
+    """`forward(x)` against `reference(x, *param values)`: the output, then the gradients of x and of
+    every parameter in `params` [(name, Parameter)], for an all-ones and a random out_grad."""
+    Tensor = ns["Tensor"]
+    values = [array(p) for _, p in params]
+    try:
+        want = np.asarray(reference(x_values, *values), dtype=np.float64)
+    except ValueError:
+        shapes = ", ".join(f"{name} {tuple(np.shape(v))}" for (name, _), v in zip(params, values))
+        return failed(f"{label}: its parameters have shapes that do not fit x of shape {x_values.shape}: {shapes}.")
+    upstreams = [("an all-ones out_grad", np.ones(want.shape)),
+                 ("a random out_grad", np.random.default_rng(seed + 100).standard_normal(want.shape))]
+    where = f"{label} on x of shape {x_values.shape}"
+    for upstream_name, upstream in upstreams:
+        x = tensor(ns, x_values)
+        for _, p in params:
+            p.grad = None
+        try:
+            out = run_quietly(forward, x)
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "forward", error) + f"\n  while running {where}.")
+        if not isinstance(out, Tensor):
+            return failed(f"{where}: forward returned a {type_name(out)}, expected a Tensor (build the output "
+                          "with Tensor operations, so that backward can reach x and the parameters).")
+        verdict = compare_output(where, array(out), want, formula, hint)
+        if verdict:
+            return verdict
+        try:
+            run_quietly(out.backward, Tensor(upstream.copy(), dtype=np.float64, requires_grad=False))
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "backward through your forward", error) + f"\n  while running {where}.")
+        numeric = gradcheck.numerical_gradients(reference, [x_values, *values], upstream)
+        for (name, t), expected in zip([("x", x), *params], numeric):
+            verdict = compare_gradient(f"{where}, backward with {upstream_name}", name, t.grad, expected, hint)
+            if verdict:
+                return verdict
+    return passed(f"✔ {label}: output and gradients match the NumPy formula on x{x_values.shape}")
+
+
+def compare_gradient(where, name, got, expected, hint):
+    if got is None:
+        return failed(f"{where}: {name}.grad is None, so no gradient reached {name}.\n  Hint: {name} must enter the "
+                      "output through Tensor operations (never through .data or NumPy), or backward cannot reach it.")
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != expected.shape:
+        return failed(f"{where}: {name}.grad has shape {got.shape}, expected {expected.shape}.\n  Hint: {hint}")
+    mismatch = gradcheck.worst_mismatch(got, expected)
+    if mismatch:
+        return failed(f"{where}: the gradient of {name} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                      f"  worst {index_label(name, mismatch.index)}: yours {number(mismatch.analytic)}, "
+                      f"finite differences of the NumPy formula give {number(mismatch.numeric)}.\n  Hint: {hint}")
+    return None
+
+
+def construct(label, make):
+    try:
+        return run_quietly(make), None
+    except Exception as error:  # noqa: BLE001
+        return None, failed(describe_exception(label, "__init__", error))
+
+
+# ── Linear ───────────────────────────────────────────────────────────────────────────────────────
+
+def check_linear_init(ns, in_features, out_features):
+    Parameter = ns["Parameter"]
+    label = f"Linear({in_features}, {out_features}, seed=0)"
+    make = ns["Linear"]
+    layer, error = construct(label, lambda: make(in_features, out_features, seed=0))
+    if error:
+        return error
+    twin, error = construct(label, lambda: make(in_features, out_features, seed=0))
+    other, _ = construct(label, lambda: make(in_features, out_features, seed=1))
+    no_bias, error2 = construct(label, lambda: make(in_features, out_features, bias=False, seed=0))
+    if error or error2:
+        return error or error2
+    for name, shape in (("weight", (in_features, out_features)), ("bias", (1, out_features))):
+        p = getattr(layer, name, None)
+        if not isinstance(p, Parameter):
+            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter (so that parameters() finds it "
+                          "and an optimizer trains it).")
+        if tuple(p.shape) != shape:
+            return failed(f"{label}: .{name} has shape {tuple(p.shape)}, expected {shape}.")
+        if p.dtype != np.float32:
+            return failed(f"{label}: .{name} has dtype {p.dtype}, expected float32 (the Tensor default).")
+    bound = 1 / np.sqrt(in_features)
+    w = array(layer.weight)
+    if np.abs(w).max() > bound * (1 + 1e-6) or w.std() < bound / 4:
+        return failed(f"{label}: weight values should be uniform in [-1/sqrt(in_features), 1/sqrt(in_features)] = "
+                      f"[-{bound:.4g}, {bound:.4g}]; yours range over [{w.min():.4g}, {w.max():.4g}] with std {w.std():.3g}.")
+    if np.abs(array(layer.bias)).max() > bound * (1 + 1e-6):
+        return failed(f"{label}: bias values should lie in [-{bound:.4g}, {bound:.4g}] too.")
+    if not np.array_equal(array(layer.weight), array(twin.weight)) or not np.array_equal(array(layer.bias), array(twin.bias)):
+        return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: draw them from "
+                      "np.random.default_rng(seed), one generator per layer.")
+    if other is not None and np.array_equal(array(layer.weight), array(other.weight)):
+        return failed(f"{label}: seed=0 and seed=1 give the same weights: is the seed passed to the generator?")
+    if getattr(no_bias, "bias", "missing") is not None:
+        return failed(f"Linear({in_features}, {out_features}, bias=False): .bias should be None.")
+    return passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
+
+
+def check_linear(ns, in_features, out_features, batch, bias=True, seed=0):
+    label = f"Linear({in_features}, {out_features}, bias={bias})"
+    layer, error = construct(label, lambda: ns["Linear"](in_features, out_features, bias=bias, seed=seed))
+    if error:
+        return error
+    params = [("weight", getattr(layer, "weight", None))] + ([("bias", getattr(layer, "bias", None))] if bias else [])
+    for name, p in params:
+        if not isinstance(p, ns["Tensor"]):
+            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter.")
+    if tuple(layer.weight.shape) != (in_features, out_features):
+        return failed(f"{label}: weight has shape {tuple(layer.weight.shape)}, expected (in_features, out_features) = "
+                      f"{(in_features, out_features)}, so that x @ weight works on rows x of shape (N, in_features).")
+    hint = ("the output is x @ weight + bias, with bias of shape (1, out) broadcast to (batch, out) with "
+            "broadcast_to (elementwise ops do not broadcast in backward).")
+    return check_layer(ns, label, layer.forward, sample((batch, in_features), "real", seed), params,
+                       formulas.linear, "x @ weight + bias" if bias else "x @ weight", hint, seed)
+
+
+# ── Activations, Sequential, Flatten ─────────────────────────────────────────────────────────────
+
+ACTIVATIONS = {
+    "ReLU": (formulas.relu, "nonzero", "max(x, 0): use the relu Function of chapter 3."),
+    "Sigmoid": (formulas.sigmoid, "real", "1 / (1 + exp(-x)): use the sigmoid Function of chapter 3."),
+    "Tanh": (np.tanh, "real", "tanh(x): use the tanh Function of chapter 3."),
+    "Identity": (formulas.identity, "real", "return x unchanged."),
+}
+
+
+def check_activation(ns, name, shape, seed=0):
+    reference, domain, hint = ACTIVATIONS[name]
+    module, error = construct(f"{name}()", ns[name])
+    if error:
+        return error
+    return check_layer(ns, f"{name}()", module.forward, sample(shape, domain, seed), [], reference,
+                       f"{name.lower()}(x)", hint, seed)
+
+
+def check_sequential(ns, seed=0):
+    Module, Parameter = ns["Module"], ns["Parameter"]
+
+    def standin(name, fn):
+        def forward(self, x):
+            self.seen.append(tuple(x.shape))
+            return fn(self, x)
+        methods = {"forward": forward, "__call__": forward}
+        return type(name, (Module,), methods)
+
+    Scale = standin("Times2", lambda self, x: x * 2.0)
+    Shift = standin("Plus3", lambda self, x: x + 3.0)
+    label = "Sequential(Times2(), Plus3())"
+    try:
+        parts = [Scale(), Shift()]
+        for part in parts:
+            part.seen = []
+        parts[1].offset = Parameter(np.zeros(2))
+        seq = run_quietly(ns["Sequential"], *parts)
+        empty = run_quietly(ns["Sequential"])
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Sequential", "__init__", error))
+    x_values = sample((3, 2), "real", seed)
+    verdict = check_layer(ns, label, seq.forward, x_values, [], lambda x: x * 2 + 3,
+                          "(x * 2) + 3: the modules in order", "apply the modules one after the other, "
+                          "each to the output of the previous one, in the order they were given.", seed)
+    if not verdict.passed:
+        return verdict
+    if not any(p is parts[1].offset for p in reference_parameters(seq, Module, Parameter)):
+        return failed(f"{label}: the modules' parameters cannot be found from the Sequential.\n  Hint: keep the "
+                      "modules in an attribute (a list), so that parameters() finds them.")
+    try:
+        x = tensor(ns, x_values)
+        out = run_quietly(empty.forward, x)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Sequential()", "forward", error))
+    if not isinstance(out, ns["Tensor"]) or not np.array_equal(array(out), x_values):
+        return failed("Sequential() with no modules should return its input unchanged.")
+    return passed(f"✔ {label} applies its modules in order; an empty Sequential is the identity")
+
+
+def check_flatten(ns, shape, seed=0):
+    module, error = construct("Flatten()", ns["Flatten"])
+    if error:
+        return error
+    return check_layer(ns, "Flatten()", module.forward, sample(shape, "real", seed), [], formulas.flatten,
+                       "x.reshape(N, -1)", "keep the first (batch) axis, merge all the others: reshape to "
+                       "(N, product of the other sizes).", seed)
+
+
+# ── Dropout ──────────────────────────────────────────────────────────────────────────────────────
+
+def check_dropout(ns, p, seed=0):
+    Tensor = ns["Tensor"]
+    label = f"Dropout(p={p}, seed={seed}) in training mode"
+    make = ns["Dropout"]
+    layer, error = construct(label, lambda: make(p, seed=seed))
+    twin, error2 = construct(label, lambda: make(p, seed=seed))
+    if error or error2:
+        return error or error2
+    layer.training = twin.training = True
+    x_values = sample((400, 50), "positive", seed)
+    outputs = []
+    for module in (layer, layer, twin):
+        x = tensor(ns, x_values)
+        try:
+            out = run_quietly(module.forward, x)
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "forward", error))
+        if not isinstance(out, Tensor) or tuple(out.shape) != x_values.shape:
+            return failed(f"{label}: forward should return a Tensor of the input's shape {x_values.shape}, "
+                          f"received {type_name(out)} {getattr(out, 'shape', '')}.")
+        outputs.append((x, out))
+    x, out = outputs[0]
+    got = array(out)
+    kept = got != 0
+    scale = 1 / (1 - p)
+    wrong = kept & ~np.isclose(got, x_values * scale, rtol=1e-5, atol=1e-6)
+    if wrong.any():
+        index = tuple(int(i) for i in np.argwhere(wrong)[0])
+        plain = np.isclose(got[index], x_values[index], rtol=1e-5)
+        return failed(f"{label}: out{list(index)} = {number(got[index])} for x = {number(x_values[index])}; a kept "
+                      f"element must be x / (1 - p) = {number(x_values[index] * scale)}, a dropped one 0."
+                      + ("\n  Hint: scale the kept elements by 1 / (1 - p) (inverted dropout), so that the "
+                         "expected output equals the input and nothing changes at evaluation." if plain else ""))
+    dropped = 1 - kept.mean()
+    if abs(dropped - p) > 0.02:
+        hint = ("\n  Hint: p is the probability of DROPPING an element: keep where rand >= p (or rand > p)."
+                if abs(dropped - (1 - p)) < 0.02 else "")
+        return failed(f"{label}: {dropped:.1%} of {kept.size} elements were dropped; expected about {p:.0%}.{hint}")
+    if np.array_equal(array(outputs[1][1]) != 0, kept):
+        return failed(f"{label}: two forward calls dropped exactly the same elements.\n  Hint: draw a new mask at "
+                      "every forward call, from a generator made once in __init__ with np.random.default_rng(seed).")
+    if not np.array_equal(array(outputs[2][1]), got):
+        return failed(f"{label}: two Dropout layers made with seed={seed} drop different elements: the first "
+                      "forward call of each should give the same mask.")
+    upstream = np.random.default_rng(seed + 100).standard_normal(x_values.shape)
+    try:
+        run_quietly(out.backward, Tensor(upstream, dtype=np.float64, requires_grad=False))
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "backward through your forward", error))
+    return compare_gradient(f"{label}, backward with a random out_grad", "x", x.grad, upstream * kept * scale,
+                            "the gradient is out_grad times the same mask, scaled by 1 / (1 - p); "
+                            "the mask must be a constant Tensor multiplied into x.") \
+        or passed(f"✔ {label}: drops about {p:.0%}, scales by 1/(1-p), fresh seeded masks, gradient through the mask")
+
+
+def check_dropout_eval(ns, p, seed=0):
+    label = f"Dropout(p={p}) in evaluation mode (training = False)"
+    layer, error = construct(label, lambda: ns["Dropout"](p, seed=seed))
+    if error:
+        return error
+    layer.training = False
+    return check_layer(ns, label, layer.forward, sample((6, 5), "positive", seed), [], formulas.identity,
+                       "the input, unchanged", "in evaluation mode (self.training is False) dropout does "
+                       "nothing: return x.", seed)
+
+
+# ── BatchNorm1d and LayerNorm1d ──────────────────────────────────────────────────────────────────
+
+def randomize(layer, names, dim, seed):
+    """Give a norm layer's weight and bias random values, so that their gradients are not trivial."""
+    rng = np.random.default_rng(seed + 7)
+    for name in names:
+        p = getattr(layer, name)
+        p.data = np.asarray(rng.uniform(0.5, 1.5, dim), dtype=p.data.dtype)
+
+
+def check_norm_parameters(ns, label, layer, dim):
+    Parameter = ns["Parameter"]
+    for name, start in (("weight", 1.0), ("bias", 0.0)):
+        p = getattr(layer, name, None)
+        if not isinstance(p, Parameter):
+            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter.")
+        if tuple(p.shape) != (dim,):
+            return failed(f"{label}: .{name} has shape {tuple(p.shape)}, expected ({dim},).")
+        if not np.all(array(p) == start):
+            return failed(f"{label}: .{name} should start as all {start:g}s, so that a new layer only normalizes.")
+    return None
+
+
+def check_batchnorm(ns, batch, dim, seed=0):
+    label = f"BatchNorm1d({dim}) in training mode"
+    layer, error = construct(label, lambda: ns["BatchNorm1d"](dim))
+    if error:
+        return error
+    layer.training = True
+    verdict = check_norm_parameters(ns, label, layer, dim)
+    if verdict:
+        return verdict
+    randomize(layer, ("weight", "bias"), dim, seed)
+    eps = getattr(layer, "eps", 1e-5)
+
+    def reference(x, w, b):
+        return formulas.batchnorm_train(x, w, b, eps)
+
+    hint = ("normalize each feature (column) over the batch: (x - mean) / sqrt(var + eps), with the mean and the "
+            "biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor to "
+            "(N, dim) explicitly.")
+    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
+                       [("weight", layer.weight), ("bias", layer.bias)], reference,
+                       "(x - mean) / sqrt(var + eps) * weight + bias over the batch", hint, seed)
+
+
+def check_batchnorm_running(ns, batch, dim, seed=0):
+    Parameter = ns["Parameter"]
+    momentum = 0.2
+    label = f"BatchNorm1d({dim}, momentum={momentum})"
+    layer, error = construct(label, lambda: ns["BatchNorm1d"](dim, momentum=momentum))
+    if error:
+        return error
+    for name, start in (("running_mean", 0.0), ("running_var", 1.0)):
+        value = getattr(layer, name, None)
+        if value is None or isinstance(value, Parameter):
+            return failed(f"{label}: .{name} should be a buffer (an ndarray or a plain Tensor), not "
+                          f"{type_name(value)}: an optimizer must not train it.")
+        if np.shape(array(value)) != (dim,) or not np.all(array(value) == start):
+            return failed(f"{label}: .{name} should start as {dim} {'zeros' if start == 0 else 'ones'}.")
+    verdict = check_norm_parameters(ns, label, layer, dim)
+    if verdict:
+        return verdict
+    layer.training = True
+    mean, var = np.zeros(dim), np.ones(dim)
+    for step in range(2):
+        x_values = sample((batch, dim), "real", seed + step)
+        try:
+            run_quietly(layer.forward, tensor(ns, x_values))
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "forward", error))
+        mean = formulas.running_average(mean, x_values.mean(axis=0), momentum)
+        var = formulas.running_average(var, x_values.var(axis=0), momentum)
+        for name, want in (("running_mean", mean), ("running_var", var)):
+            got = array(getattr(layer, name))
+            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+                return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
+                              f"expected {np.round(want, 4).tolist()}.\n  Hint: running = (1 - momentum) * running + "
+                              "momentum * (this batch's statistic), with the biased variance (divide by N).")
+    layer.training = False
+    randomize(layer, ("weight", "bias"), dim, seed)
+    eps = getattr(layer, "eps", 1e-5)
+
+    def reference(x, w, b):
+        return formulas.batchnorm_eval(x, w, b, mean, var, eps)
+
+    verdict = check_layer(ns, f"{label} in evaluation mode", layer.forward, sample((3, dim), "real", seed + 5),
+                          [("weight", layer.weight), ("bias", layer.bias)], reference,
+                          "(x - running_mean) / sqrt(running_var + eps) * weight + bias",
+                          "in evaluation mode, normalize with the running statistics (not the batch's), and do "
+                          "not update them.", seed)
+    if verdict.passed and not np.allclose(array(layer.running_mean), mean, rtol=1e-4, atol=1e-5):
+        return failed(f"{label}: evaluation mode changed running_mean; only training batches may update it.")
+    return verdict if not verdict.passed else passed(
+        f"✔ {label}: running statistics updated in training, used (and left alone) in evaluation")
+
+
+def check_layernorm(ns, batch, dim, seed=0):
+    label = f"LayerNorm1d({dim})"
+    layer, error = construct(label, lambda: ns["LayerNorm1d"](dim))
+    if error:
+        return error
+    verdict = check_norm_parameters(ns, label, layer, dim)
+    if verdict:
+        return verdict
+    randomize(layer, ("weight", "bias"), dim, seed)
+    eps = getattr(layer, "eps", 1e-5)
+
+    def reference(x, w, b):
+        return formulas.layernorm(x, w, b, eps)
+
+    hint = ("normalize each sample (row) over its features, axis 1: mean and biased variance per row, reshaped "
+            "to (N, 1) and broadcast to (N, dim); then * weight + bias, broadcast from (dim,).")
+    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
+                       [("weight", layer.weight), ("bias", layer.bias)], reference,
+                       "(x - row mean) / sqrt(row var + eps) * weight + bias", hint, seed)
+
+
+# ── Losses ───────────────────────────────────────────────────────────────────────────────────────
+
+def check_mse(ns, shape, seed=0):
+    loss_fn, error = construct("MSELoss()", ns["MSELoss"])
+    if error:
+        return error
+    target = sample(shape, "real", seed + 1)
+    target_tensor = tensor(ns, target, requires_grad=False)
+    return check_layer(ns, "MSELoss()", lambda pred: loss_fn.forward(pred, target_tensor),
+                       sample(shape, "real", seed), [], lambda pred: formulas.mse(pred, target),
+                       "mean((pred - target)²) over every element",
+                       "average the squared differences over ALL elements (divide by pred.size, "
+                       "not by the batch size), and return one number.", seed)
+
+
+def logsumexp_standin(ns):
+    """LogSumExp known to be right, for checking SoftmaxLoss alone."""
+    Tensor, Function = ns["Tensor"], ns["Function"]
+
+    class LogSumExp(Function):
+        def __init__(self, axes=None):
+            self.axes = axes
+
+        def forward(self, a):
+            return formulas.logsumexp(a, self.axes)
+
+        def backward(self, out_grad, node):
+            a = node._inputs[0].data
+            axes = tuple(range(a.ndim)) if self.axes is None else self.axes
+            kept = np.expand_dims(out_grad.data, axes) if np.ndim(out_grad.data) < a.ndim else out_grad.data
+            soft = np.exp(a - np.expand_dims(formulas.logsumexp(a, self.axes), axes))
+            return Tensor(kept * soft, dtype=a.dtype, requires_grad=False)
+
+    def logsumexp(a, axes=None):
+        return LogSumExp(axes)(a)
+
+    return {"LogSumExp": LogSumExp, "logsumexp": logsumexp}
+
+
+def check_softmax_loss(ns, batch, classes, offset=0.0, labels_as="array", seed=0):
+    Tensor = ns["Tensor"]
+    loss_fn, error = construct("SoftmaxLoss()", ns["SoftmaxLoss"])
+    if error:
+        return error
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, batch)
+    given = Tensor(labels, requires_grad=False) if labels_as == "tensor" else labels
+    label = f"SoftmaxLoss() on logits of shape ({batch}, {classes}){f' around {offset:g}' if offset else ''}, labels as " \
+            f"{'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}"
+    hint = ("the loss is the mean over the batch of logsumexp(logits_i) - logits_i[label_i]; pick the label's "
+            "logit with a one-hot mask (one_hot(labels, K)), and take logsumexp with the stable LogSumExp.")
+    if offset:
+        hint += " Logits near 1000 overflow exp(): go through logsumexp, never exp(logits) directly."
+    saved = {name: ns.get(name) for name in ("LogSumExp", "logsumexp")}
+    ns.update(logsumexp_standin(ns))
+    try:
+        return check_layer(ns, label, lambda logits: loss_fn.forward(logits, given),
+                           sample((batch, classes), "real", seed) + offset, [],
+                           lambda logits: formulas.softmax_loss(logits, labels),
+                           "mean cross-entropy", hint, seed)
+    finally:
+        ns.update(saved)
+
+
+def check_logsumexp_forward(ns, axes, shape, domain="real", seed=0):
+    op = ns["LogSumExp"](axes)
+    return check_forward(op, lambda a: formulas.logsumexp(a, axes), [shape], domain, seed)

@@ -1,0 +1,289 @@
+"""Checks of chapter 5's optimizers against update rules written out in NumPy (float64).
+
+The checker makes its own float64 Parameters and sets their `.grad` by hand, step after step, so an
+optimizer is judged alone: no model, no loss, no engine. After every step each parameter must match
+the NumPy rule to 1e-6. When the values match a known wrong rule instead (an EMA momentum, Adam
+without bias correction, ...), the message names that mistake.
+"""
+import numbers
+
+import numpy as np
+
+from .. import gradcheck
+from ..verdict import failed, passed
+from .describe import index_label, number, type_name
+from .ops import describe_exception, run_quietly
+
+TOLERANCE = 1e-6
+
+
+# ── The update rules, right and wrong ───────────────────────────────────────────────────────────
+
+def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0):
+    def update(value, grad, state, t):
+        d = grad + decay_sign * weight_decay * value
+        if momentum:
+            old = state.get("u")
+            if old is None:
+                state["u"] = (1 - momentum) * d if ema else d
+            else:
+                state["u"] = momentum * old + ((1 - momentum) * d if ema else d)
+            d = state["u"]
+        return value - lr * d
+    return update
+
+
+def adam_rule(lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, correct=True, eps_inside=False):
+    def update(value, grad, state, t):
+        g = grad + weight_decay * value
+        state["m"] = beta1 * state.get("m", 0.0) + (1 - beta1) * g
+        state["v"] = beta2 * state.get("v", 0.0) + (1 - beta2) * g * g
+        m_hat = state["m"] / (1 - beta1 ** t) if correct else state["m"]
+        v_hat = state["v"] / (1 - beta2 ** t) if correct else state["v"]
+        denominator = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
+        return value - lr * m_hat / denominator
+    return update
+
+
+def history(rule, values, grads_per_step):
+    """Each parameter's values after every step; a None gradient leaves a parameter alone."""
+    values = [v.copy() for v in values]
+    states = [{} for _ in values]
+    steps = []
+    for t, grads in enumerate(grads_per_step, 1):
+        for i, g in enumerate(grads):
+            if g is not None:
+                values[i] = rule(values[i], g, states[i], t)
+        steps.append([v.copy() for v in values])
+    return steps
+
+
+# ── Running the student's optimizer ─────────────────────────────────────────────────────────────
+
+def scenario(seed, steps=3):
+    """Three parameters: two of the same shape with different gradients (so a buffer shared between
+    parameters shows), and one that never gets a gradient (it must be skipped)."""
+    rng = np.random.default_rng(seed)
+    values = [rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (4,))]
+    grads = [[rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), None] for _ in range(steps)]
+    return values, grads
+
+
+def run_student(ns, make, values, grads_per_step):
+    """The student's optimizer over float64 Parameters: values after every step, or a failed Verdict."""
+    Parameter = ns["Parameter"]
+    params = [Parameter(v.copy(), dtype=np.float64) for v in values]
+    optimizer = run_quietly(make, params)
+    steps = []
+    for grads in grads_per_step:
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else g.copy()
+        run_quietly(optimizer.step)
+        steps.append([np.array(p.data, dtype=np.float64) for p in params])
+    return steps
+
+
+def first_difference(got_steps, want_steps):
+    """(step, parameter, Mismatch) of the first disagreement, or None."""
+    for step, (got, want) in enumerate(zip(got_steps, want_steps), 1):
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g.shape != w.shape:
+                return step, i, None
+            mismatch = gradcheck.worst_mismatch(g, w, rtol=TOLERANCE, atol=TOLERANCE)
+            if mismatch:
+                return step, i, mismatch
+    return None
+
+
+def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=3):
+    values, grads = scenario(seed, steps)
+    try:
+        got = run_student(ns, make, values, grads)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "step", error) + "\n  while running 3 steps on three float64 "
+                      "Parameters (the third has .grad = None: skip it).")
+    difference = first_difference(got, history(rule, values, grads))
+    if difference is None:
+        return passed(f"✔ {label}: {steps} steps match the NumPy update rule to {TOLERANCE:g}; "
+                      "a parameter without a gradient is left alone")
+    step, i, mismatch = difference
+    where = f"{label}: after step {step} of {steps}, parameter {i} (shape {values[i].shape})"
+    if i == 2:
+        return failed(f"{where} changed, but its .grad is None all along.\n  Hint: skip parameters whose .grad is "
+                      "None (they took no part in the loss).")
+    if mismatch is None:
+        return failed(f"{where} has shape {got[step - 1][i].shape}; an update must keep the parameter's shape.")
+    hint = next((text for rule_, text in known_mistakes
+                 if first_difference(got, history(rule_, values, grads)) is None), None)
+    return failed(f"{where} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                  f"  worst {index_label(f'p{i}', mismatch.index)}: yours {number(mismatch.analytic)}, the update "
+                  f"rule gives {number(mismatch.numeric)} (start value {number(values[i][mismatch.index])}, "
+                  f"gradient at step {step} {number(grads[step - 1][i][mismatch.index])})."
+                  + (f"\n  Hint: {hint}" if hint else ""))
+
+
+def check_keeps_dtype(ns, label, make):
+    """A float32 parameter must stay float32, the same Parameter object, after two steps."""
+    Parameter = ns["Parameter"]
+    p = Parameter(np.array([0.5, -0.25, 1.0]))
+    try:
+        optimizer = run_quietly(make, [p])
+        for _ in range(2):
+            p.grad = np.array([0.1, 0.2, -0.3], dtype=np.float32)
+            run_quietly(optimizer.step)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "step", error))
+    if not isinstance(p.data, np.ndarray) or p.data.dtype != np.float32:
+        return failed(f"{label}: a float32 parameter's .data became {type_name(p.data)} "
+                      f"{getattr(p.data, 'dtype', '')} after two steps.\n  Hint: update in place "
+                      "(p.data -= ...), or keep every buffer in the parameter's dtype (np.zeros_like(p.data)).")
+    return None
+
+
+def rounded(values):
+    return np.round(np.asarray(values, dtype=np.float64), 4).ravel().tolist()
+
+
+# ── The checks the notebook calls ───────────────────────────────────────────────────────────────
+
+def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+    label = f"SGD(lr={lr}, momentum={momentum}, weight_decay={weight_decay})"
+    make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
+    mistakes = [
+        (sgd_rule(lr, momentum, weight_decay, ema=True),
+         "the momentum buffer is u = momentum * u + g; the (1 - momentum) factor belongs to Adam's averages, not here."),
+        (sgd_rule(lr, 0.0, weight_decay),
+         "the momentum is ignored: keep a buffer u per parameter, u = momentum * u + g, and step along u."),
+        (sgd_rule(lr, momentum, weight_decay, decay_sign=-1.0),
+         "weight decay adds weight_decay * p to the gradient (it pulls weights towards 0): g + wd * p, not g - wd * p."),
+        (sgd_rule(lr, momentum, 0.0),
+         "weight_decay is ignored: use g + weight_decay * p as the gradient."),
+    ]
+    verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay), mistakes, seed)
+    return (check_keeps_dtype(ns, label, make) or verdict) if verdict.passed else verdict
+
+
+def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+    label = f"Adam(lr={lr}, beta1={beta1}, beta2={beta2}, eps={eps:g}, weight_decay={weight_decay})"
+    make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
+                                     weight_decay=weight_decay)
+    mistakes = [
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, correct=False),
+         "the bias correction is missing: divide m by (1 - beta1**t) and v by (1 - beta2**t), t = 1 at the first step."),
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, eps_inside=True),
+         "eps goes outside the square root: m_hat / (sqrt(v_hat) + eps)."),
+        (adam_rule(lr, beta1, beta2, eps, 0.0),
+         "weight_decay is ignored: use g + weight_decay * p as the gradient, before the averages."),
+    ]
+    verdict = check_optimizer(ns, label, make, adam_rule(lr, beta1, beta2, eps, weight_decay), mistakes, seed)
+    if verdict.passed:
+        verdict = check_keeps_dtype(ns, label, make) or verdict
+    if not verdict.passed and "Hint" not in verdict.message:
+        verdict.message += ("\n  Hint: per parameter, m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g²; "
+                            "t counts the calls to step(), starting at 1; each parameter has its own m and v.")
+    return verdict
+
+
+def check_zero_grad(ns):
+    Parameter = ns["Parameter"]
+    rng = np.random.default_rng(3)
+    params = [Parameter(rng.standard_normal(s)) for s in ((2, 3), (3,), (1, 1))]
+    label = "Optimizer.zero_grad"
+    try:
+        optimizer = run_quietly(ns["Optimizer"], iter(params))
+        for p in params:
+            p.grad = np.ones(p.shape, dtype=np.float32)
+        params[2].grad = None
+        values = [p.data.copy() for p in params]
+        run_quietly(optimizer.zero_grad)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Optimizer", "zero_grad", error))
+    if any(p.grad is not None for p in params):
+        zeros = any(isinstance(p.grad, np.ndarray) for p in params)
+        return failed(f"{label}: after zero_grad(), .grad is {[type_name(p.grad) for p in params]}; expected None "
+                      "for every parameter." + ("\n  Hint: set p.grad = None (not zeros): step() skips parameters "
+                                                 "whose .grad is None." if zeros else ""))
+    if any(not np.array_equal(v, p.data) for v, p in zip(values, params)):
+        return failed(f"{label}: zero_grad changed the parameters' values; it must only forget the gradients.")
+    return passed(f"✔ {label} forgets the gradients of all {len(params)} parameters")
+
+
+def check_train_step(ns):
+    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
+    events = []
+    w = Parameter(np.array([[0.5], [-1.0]]), dtype=np.float64)
+
+    class Model(Module):
+        def __init__(self):
+            self.w = w
+
+        def forward(self, x):
+            events.append("forward")
+            return x @ self.w
+
+        __call__ = forward
+
+    def loss_fn(pred, y):
+        events.append("loss")
+        loss = ((pred - y) ** 2).sum()
+        plain_backward = loss.backward
+
+        def backward(*args):
+            events.append("backward")
+            return plain_backward(*args)
+        loss.backward = backward
+        return loss
+
+    class Recorder:
+        """An optimizer that writes down when it is called and what gradient its step sees."""
+
+        params = [w]
+
+        def zero_grad(self):
+            events.append("zero_grad")
+            w.grad = None
+
+        def step(self):
+            events.append("step")
+            self.seen.append(None if w.grad is None else np.array(w.grad))
+            if w.grad is not None:
+                w.data -= 0.05 * w.grad
+
+    optimizer, model = Recorder(), Model()
+    optimizer.seen = []
+    rng = np.random.default_rng(4)
+    label = "train_step(model, loss_fn, optimizer, x, y)"
+    for call in (1, 2):
+        x = rng.uniform(-1, 1, (4, 2))
+        y = rng.uniform(-1, 1, (4, 1))
+        start = w.data.copy()
+        want_grad = 2 * x.T @ (x @ start - y)
+        want_loss = float(np.sum((x @ start - y) ** 2))
+        events.clear()
+        try:
+            result = run_quietly(ns["train_step"], model, loss_fn, optimizer,
+                                 Tensor(x, dtype=np.float64, requires_grad=False),
+                                 Tensor(y, dtype=np.float64, requires_grad=False))
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception("train_step", "", error).replace("train_step. ", "train_step ")
+                          + f"\n  while running call {call}.")
+        done = f"{label}, call {call}: the calls were {events}"
+        if events.count("step") != 1 or events.count("backward") != 1:
+            return failed(f"{done}.\n  Hint: each call makes exactly one backward() and one optimizer.step().")
+        if events.index("step") < events.index("backward"):
+            return failed(f"{done}.\n  Hint: step() uses the gradients, so it comes after loss.backward().")
+        seen = optimizer.seen[-1]
+        if seen is None:
+            return failed(f"{done}; at step() the gradient was None.\n  Hint: zero_grad() must come before "
+                          "loss.backward(), not between backward() and step().")
+        if not np.allclose(seen, want_grad, rtol=1e-6, atol=1e-9):
+            stale = call == 2 and np.allclose(seen, want_grad + optimizer.seen[0], rtol=1e-6, atol=1e-9)
+            return failed(f"{done}; step() saw w.grad = {rounded(seen)}, the gradient of this "
+                          f"batch is {rounded(want_grad)}."
+                          + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
+                             if stale else "")
+                          + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
+        if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
+            return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
+                          f"{want_loss:.6g}.\n  Hint: return loss.item().")
+    return passed(f"✔ {label}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")

@@ -1,0 +1,181 @@
+"""Chapter 4's catalog of typical mistakes, and of correct answers written another way.
+
+Each entry is an answer a student might really write, given as edits to the solved exercise cell,
+with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
+with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
+"partial" student makes the mistakes named in DEMO_PARTIAL.
+"""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+MEMBERS_DICT = """    elif isinstance(value, dict):
+        for item in value.values():
+            yield from members(item)
+"""
+PARAMS_RECURSE = "for p in ([item] if isinstance(item, Parameter) else item.parameters()):"
+PARAMS_BODY = """        found, seen = [], set()
+        for item in members(vars(self)):
+            for p in ([item] if isinstance(item, Parameter) else item.parameters()):
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    found.append(p)
+        return found"""
+EVAL_BODY = """        self.training = False
+        for child in self.children():
+            child.eval()
+"""
+WEIGHT = "self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))"
+BIAS_ADD = "out = out + self.bias.broadcast_to(out.shape)"
+FLATTEN = "return x.reshape((x.shape[0], int(np.prod(x.shape[1:]))))"
+MASK = "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)"
+BN_VAR = "var = (centred * centred).sum((0,)) / n"
+LN_OUT = "return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))"
+LSE_FORWARD = "return np.squeeze(np.log(total) + shift, axis=self.axes)"
+LSE_SOFTMAX = "softmax = np.exp(a.data - node.data.reshape(kept))"
+LSE_RETURN = ("return out_grad.reshape(kept).broadcast_to(a.shape) * Tensor(softmax, dtype=a.dtype, "
+              "requires_grad=False)")
+SOFTMAX_LOSS = "return (logsumexp(logits, (1,)) - picked).sum() / n"
+
+MISTAKES = [
+    # Module
+    wrong("members_skips_dicts", "looks inside lists and tuples but not dicts", "module", MEMBERS_DICT, "",
+          ["test_module_parameters", "test_module_children"]),
+    wrong("members_any_tensor", "collects every Tensor, buffers included, as a parameter", "module",
+          "if isinstance(value, (Parameter, Module)):", "if isinstance(value, (Tensor, Module)):",
+          ["test_module_parameters"]),
+    wrong("parameters_not_recursive", "lists the module's own parameters but not those of its sub-modules",
+          "module", PARAMS_RECURSE, "for p in ([item] if isinstance(item, Parameter) else []):",
+          ["test_module_parameters"]),
+    wrong("parameters_duplicates", "lists a tied parameter twice", "module", "if id(p) not in seen:", "if True:",
+          ["test_module_parameters"]),
+    wrong("eval_not_recursive", "eval() switches only the module itself", "module", EVAL_BODY,
+          "        self.training = False\n", ["test_module_train_eval"]),
+    wrong("zero_grad_zeros", "fills gradients with zeros instead of forgetting them", "module",
+          "p.grad = None", "p.grad = np.zeros_like(p.data)", ["test_module_zero_grad"]),
+    wrong("call_passes_tuple", "hands forward the tuple of arguments as one argument", "module",
+          "return self.forward(*args)", "return self.forward(args)", ["test_module_call"]),
+    # Linear
+    wrong("linear_bias_not_broadcast", "adds the (1, out) bias without broadcast_to: its gradient keeps the batch axis",
+          "linear", BIAS_ADD, "out = out + self.bias", ["test_linear"]),
+    wrong("linear_weight_plain_tensor", "stores the weight as a plain Tensor, which parameters() skips", "linear",
+          WEIGHT, "self.weight = Tensor(rng.uniform(-bound, bound, (in_features, out_features)))",
+          ["test_linear_init"]),
+    wrong("linear_normal_init", "draws weights from a standard normal, far outside ±1/sqrt(in)", "linear",
+          WEIGHT, "self.weight = Parameter(rng.standard_normal((in_features, out_features)))",
+          ["test_linear_init"]),
+    wrong("linear_torch_layout", "stores the weight as (out, in), as PyTorch does, and transposes in forward",
+          "linear", WEIGHT, "self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)))",
+          ["test_linear_init", "test_linear"]),
+    # Activations
+    wrong("relu_module_calls_itself", "ReLU.forward calls ReLU()(x), which is now the module itself", "activations",
+          "return relu(x)", "return ReLU()(x)", ["test_activations"]),
+    wrong("tanh_from_sigmoid_wrong", "tanh(x) as 2 sigmoid(x) - 1 (it is 2 sigmoid(2x) - 1)", "activations",
+          "return tanh(x)", "return sigmoid(x) * 2 - 1", ["test_activations"]),
+    # Sequential and Flatten
+    wrong("sequential_reversed", "applies the modules last to first", "sequential",
+          "for module in self.modules:", "for module in reversed(self.modules):", ["test_sequential"]),
+    wrong("sequential_drops_output", "calls each module but never keeps its output", "sequential",
+          "x = module(x)", "module(x)", ["test_sequential"]),
+    wrong("flatten_three_axes_only", "multiplies exactly two trailing axes: right for images, wrong otherwise",
+          "sequential", FLATTEN, "return x.reshape((x.shape[0], x.shape[1] * x.shape[2]))", ["test_flatten"]),
+    wrong("flatten_everything", "flattens the batch axis too", "sequential", FLATTEN,
+          "return x.reshape((int(np.prod(x.shape)),))", ["test_flatten"]),
+    # Dropout
+    wrong("dropout_no_scaling", "zeroes elements but does not scale the others by 1/(1-p)", "dropout",
+          MASK, "return x * Tensor(keep, dtype=x.dtype, requires_grad=False)", ["test_dropout"]),
+    wrong("dropout_keeps_with_p", "keeps each element with probability p instead of dropping it", "dropout",
+          "keep = self.rng.random(x.shape) >= self.p", "keep = self.rng.random(x.shape) < self.p",
+          ["test_dropout"]),
+    wrong("dropout_unseeded", "ignores the seed", "dropout", "self.rng = np.random.default_rng(seed)",
+          "self.rng = np.random.default_rng()", ["test_dropout"]),
+    wrong("dropout_in_eval", "drops elements in evaluation mode too", "dropout",
+          "if not self.training or self.p == 0:", "if self.p == 0:", ["test_dropout_eval"]),
+    # BatchNorm1d
+    wrong("batchnorm_unbiased_var", "divides the variance by N - 1", "batchnorm", BN_VAR,
+          "var = (centred * centred).sum((0,)) / (n - 1)", ["test_batchnorm", "test_batchnorm_running"]),
+    wrong("batchnorm_mean_over_features", "divides the batch sum by the number of features", "batchnorm",
+          "mean = x.sum((0,)) / n", "mean = x.sum((0,)) / d", ["test_batchnorm", "test_batchnorm_running"]),
+    wrong("batchnorm_eval_uses_batch", "uses the batch statistics in evaluation mode too", "batchnorm",
+          "if self.training:", "if True:", ["test_batchnorm_running"]),
+    wrong("batchnorm_momentum_swapped", "weights the old running value by momentum and the new one by 1 - momentum",
+          "batchnorm", "self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean.data",
+          "self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mean.data",
+          ["test_batchnorm_running"]),
+    # LayerNorm1d
+    wrong("layernorm_uncentred_var", "uses the mean of x² as the variance, forgetting to subtract the mean",
+          "layernorm", "var = ((centred * centred).sum((1,)) / d)", "var = ((x * x).sum((1,)) / d)",
+          ["test_layernorm"]),
+    wrong("layernorm_no_affine", "normalizes but forgets weight and bias", "layernorm", LN_OUT,
+          "return normalized", ["test_layernorm"]),
+    # MSELoss
+    wrong("mse_sum", "sums the squared errors instead of averaging them", "mse_loss",
+          "return (diff * diff).sum() / diff.size", "return (diff * diff).sum()", ["test_mse_loss"]),
+    wrong("mse_over_batch_only", "divides by the batch size, not by the number of elements", "mse_loss",
+          "return (diff * diff).sum() / diff.size", "return (diff * diff).sum() / diff.shape[0]",
+          ["test_mse_loss"]),
+    # LogSumExp
+    wrong("logsumexp_naive_forward", "log(sum(exp(a))) without the shift: overflows near 1000", "logsumexp",
+          LSE_FORWARD, "return np.log(np.exp(a).sum(axis=self.axes))",
+          ["test_logsumexp_forward", "test_logsumexp_backward"]),
+    wrong("logsumexp_keepdims", "keeps the reduced axes in the output", "logsumexp", LSE_FORWARD,
+          "return np.log(total) + shift", ["test_logsumexp_forward"]),
+    wrong("logsumexp_naive_softmax", "backward computes exp(a) / sum(exp(a)): nan near 1000", "logsumexp",
+          LSE_SOFTMAX, "softmax = np.exp(a.data) / np.exp(a.data).sum(axis=tuple(reduced), keepdims=True)",
+          ["test_logsumexp_backward"]),
+    wrong("logsumexp_shift_not_lse", "subtracts the max instead of the log-sum-exp: the softmax is not normalized",
+          "logsumexp", LSE_SOFTMAX, "softmax = np.exp(a.data - a.data.max(axis=tuple(reduced), keepdims=True))",
+          ["test_logsumexp_backward"]),
+    wrong("logsumexp_ignores_out_grad", "returns the softmax without multiplying by out_grad", "logsumexp",
+          LSE_RETURN, "return Tensor(softmax, dtype=a.dtype, requires_grad=False)", ["test_logsumexp_backward"]),
+    # SoftmaxLoss
+    wrong("softmax_loss_sum", "sums the per-sample losses instead of averaging", "softmax_loss",
+          SOFTMAX_LOSS, "return (logsumexp(logits, (1,)) - picked).sum()", ["test_softmax_loss"]),
+    wrong("softmax_loss_naive", "log(sum(exp(logits))) with chapter 3's ops: overflows near 1000", "softmax_loss",
+          SOFTMAX_LOSS, "return (log(exp(logits).sum((1,))) - picked).sum() / n", ["test_softmax_loss"]),
+    wrong("softmax_loss_sign", "picked logit minus log-sum-exp: the log-probability, not its negative",
+          "softmax_loss", SOFTMAX_LOSS, "return (picked - logsumexp(logits, (1,))).sum() / n", ["test_softmax_loss"]),
+]
+
+ALTERNATIVES = [
+    right("parameters_through_children", "own parameters, then each child's, deduplicated with a dict", "module",
+          PARAMS_BODY, """        found = {id(p): p for p in members(vars(self)) if isinstance(p, Parameter)}
+        for child in self.children():
+            for p in child.parameters():
+                found.setdefault(id(p), p)
+        return list(found.values())"""),
+    right("linear_bias_by_matmul", "broadcast the bias with a column of ones: ones(N, 1) @ bias", "linear",
+          BIAS_ADD, "out = out + Tensor(np.ones((x.shape[0], 1)), requires_grad=False) @ self.bias"),
+    right("tanh_from_sigmoid", "tanh(x) = 2 sigmoid(2x) - 1", "activations", "return tanh(x)",
+          "return sigmoid(x * 2) * 2 - 1"),
+    right("flatten_minus_one", "reshape with -1", "sequential", FLATTEN, "return x.reshape((x.shape[0], -1))"),
+    right("sequential_tuple", "keep the modules as the tuple they came in", "sequential",
+          "self.modules = list(modules)", "self.modules = modules"),
+    right("dropout_binomial", "the mask from rng.binomial", "dropout", "keep = self.rng.random(x.shape) >= self.p",
+          "keep = self.rng.binomial(1, 1 - self.p, size=x.shape)"),
+    right("batchnorm_moments", "variance as E[x²] - mean²", "batchnorm", BN_VAR,
+          "var = (x * x).sum((0,)) / n - mean * mean"),
+    right("layernorm_divide_by_std", "std first, then divide", "layernorm",
+          "normalized = centred / (var + self.eps) ** 0.5", "std = (var + self.eps) ** 0.5\n        normalized = centred / std"),
+    right("mse_power", "** 2 and the product of the shape", "mse_loss", "return (diff * diff).sum() / diff.size",
+          "return (diff ** 2).sum() / float(np.prod(diff.shape))"),
+    right("logsumexp_graph_backward", "the softmax built from Tensor operations (exp of a minus node)", "logsumexp",
+          LSE_RETURN, "return out_grad.reshape(kept).broadcast_to(a.shape) * exp(a - node.reshape(kept).broadcast_to(a.shape))"),
+    right("logsumexp_plain_max", "np.max and the squeezed shift added after the log", "logsumexp",
+          "        shift = a.max(axis=self.axes, keepdims=True)\n        total = np.exp(a - shift).sum(axis=self.axes, keepdims=True)\n        " + LSE_FORWARD,
+          "        shift = np.max(a, axis=self.axes, keepdims=True)\n        return np.log(np.sum(np.exp(a - shift), axis=self.axes)) + np.max(a, axis=self.axes)"),
+    right("softmax_loss_class", "LogSumExp directly, mean as a product", "softmax_loss", SOFTMAX_LOSS,
+          "return (LogSumExp((1,))(logits) - picked).sum() * (1 / n)"),
+]
+
+DEMO_PARTIAL = [
+    "parameters_not_recursive", "linear_bias_not_broadcast", "dropout_no_scaling", "batchnorm_unbiased_var",
+    "logsumexp_naive_softmax", "softmax_loss_sum",
+]

@@ -1,0 +1,138 @@
+"""Chapter 5's catalog of typical mistakes, and of correct answers written another way.
+
+Each entry is an answer a student might really write, given as edits to the solved exercise cell,
+with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
+with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
+"partial" student makes the mistakes named in DEMO_PARTIAL.
+"""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+SGD_TESTS = ["test_sgd", "test_sgd_momentum", "test_sgd_weight_decay"]
+ADAM_TESTS = ["test_adam", "test_adam_weight_decay"]
+TRAIN_STEP = """    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()"""
+SGD_VELOCITY = """            if self.momentum:
+                u = self.velocity.get(id(p))
+                g = g if u is None else self.momentum * u + g
+                self.velocity[id(p)] = g"""
+ADAM_COUNT = """        self.t += 1
+        for p in self.params:
+            if p.grad is None:
+                continue
+"""
+ADAM_MOMENTS = """            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * g
+            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * g * g
+            self.m[id(p)], self.v[id(p)] = m, v"""
+ADAM_CORRECTION = """            m_hat = m / (1 - self.beta1 ** self.t)
+            v_hat = v / (1 - self.beta2 ** self.t)"""
+ADAM_UPDATE = "p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"
+ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data\n" + ADAM_MOMENTS + "\n"
+             + ADAM_CORRECTION + "\n            " + ADAM_UPDATE)
+
+MISTAKES = [
+    # Optimizer.zero_grad
+    wrong("zero_grad_zeros", "fills gradients with zeros instead of forgetting them", "optimizer",
+          "p.grad = None", "p.grad = np.zeros_like(p.data)", ["test_optimizer_zero_grad"]),
+    wrong("zero_grad_rebinds_loop_variable", "assigns None to the loop variable, which changes nothing",
+          "optimizer", "p.grad = None", "p = None", ["test_optimizer_zero_grad"]),
+    # train_step
+    wrong("train_step_no_zero_grad", "never clears the gradients: they pile up across calls", "train_step",
+          "    optimizer.zero_grad()\n", "", ["test_train_step"]),
+    wrong("train_step_zero_grad_late", "clears the gradients between backward() and step()", "train_step",
+          TRAIN_STEP, """    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()""", ["test_train_step"]),
+    wrong("train_step_step_first", "steps before backward(), with no gradient yet", "train_step", TRAIN_STEP,
+          """    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    optimizer.step()
+    loss.backward()
+    return loss.item()""", ["test_train_step"]),
+    wrong("train_step_returns_tensor", "returns the loss Tensor instead of a number", "train_step",
+          "return loss.item()", "return loss", ["test_train_step"]),
+    # SGD
+    wrong("sgd_plus", "steps up the gradient instead of down", "sgd", "p.data -= self.lr * g",
+          "p.data += self.lr * g", SGD_TESTS),
+    wrong("sgd_no_skip", "does not skip parameters without a gradient", "sgd",
+          "            if p.grad is None:\n                continue\n", "", SGD_TESTS),
+    wrong("sgd_momentum_ema", "velocity as an average: u = momentum u + (1 - momentum) g", "sgd",
+          "g = g if u is None else self.momentum * u + g",
+          "g = (1 - self.momentum) * g if u is None else self.momentum * u + (1 - self.momentum) * g",
+          ["test_sgd_momentum"]),
+    wrong("sgd_shared_velocity", "one velocity shared by all parameters", "sgd", SGD_VELOCITY,
+          """            if self.momentum:
+                u = self.velocity.get("all")
+                g = g if u is None else self.momentum * u + g
+                self.velocity["all"] = g""", ["test_sgd_momentum"]),
+    wrong("sgd_weight_decay_sign", "subtracts weight_decay * w from the gradient", "sgd",
+          "g = p.grad + self.weight_decay * p.data", "g = p.grad - self.weight_decay * p.data",
+          ["test_sgd_weight_decay"]),
+    Mistake("sgd_decoupled_decay_without_lr", "shrinks the weights by weight_decay after the step, without lr",
+            (Edit("sgd", "g = p.grad + self.weight_decay * p.data", "g = p.grad"),
+             Edit("sgd", "            p.data -= self.lr * g",
+                  "            p.data -= self.lr * g\n            p.data -= self.weight_decay * p.data")),
+            ("test_sgd_weight_decay",)),
+    # Adam
+    wrong("adam_no_bias_correction", "uses m and v without dividing by 1 - beta**t", "adam", ADAM_CORRECTION,
+          "            m_hat, v_hat = m, v", ADAM_TESTS),
+    wrong("adam_counts_parameters", "increments t once per parameter instead of once per step", "adam",
+          ADAM_COUNT, """        for p in self.params:
+            if p.grad is None:
+                continue
+            self.t += 1
+""", ADAM_TESTS),
+    wrong("adam_shared_moments", "one m and one v shared by all parameters", "adam", ADAM_MOMENTS,
+          """            m = self.beta1 * self.m.get("all", 0.0) + (1 - self.beta1) * g
+            v = self.beta2 * self.v.get("all", 0.0) + (1 - self.beta2) * g * g
+            self.m["all"], self.v["all"] = m, v""", ADAM_TESTS),
+    wrong("adam_no_square_root", "divides by v_hat instead of its square root", "adam", ADAM_UPDATE,
+          "p.data -= self.lr * m_hat / (v_hat + self.eps)", ADAM_TESTS),
+    wrong("adam_ignores_weight_decay", "forgets weight decay", "adam",
+          "g = p.grad + self.weight_decay * p.data", "g = p.grad", ["test_adam_weight_decay"]),
+]
+
+ALTERNATIVES = [
+    right("zero_grad_setattr", "setattr in a loop", "optimizer", "p.grad = None", "setattr(p, 'grad', None)"),
+    right("train_step_float", "float(loss.data) and a named prediction", "train_step", TRAIN_STEP,
+          """    optimizer.zero_grad()
+    prediction = model(x)
+    loss = loss_fn(prediction, y)
+    loss.backward()
+    optimizer.step()
+    return float(loss.data)"""),
+    right("sgd_zeros_buffer", "velocities start at zeros of the parameter's shape, then u = momentum u + g", "sgd",
+          SGD_VELOCITY, """            if self.momentum:
+                u = self.velocity.setdefault(id(p), np.zeros_like(p.data))
+                u *= self.momentum
+                u += g
+                g = u"""),
+    Mistake("adam_lists", "state in lists indexed like self.params, the bias correction folded into the step size",
+            (Edit("adam", "        self.m, self.v = {}, {}",
+                  "        self.m = [0.0] * len(self.params)\n        self.v = [0.0] * len(self.params)"),
+             Edit("adam", ADAM_STEP, """        self.t += 1
+        rate = self.lr * np.sqrt(1 - self.beta2 ** self.t) / (1 - self.beta1 ** self.t)
+        for i, p in enumerate(self.params):
+            if p.grad is None:
+                continue
+            g = p.grad + self.weight_decay * p.data
+            self.m[i] = self.beta1 * self.m[i] + (1 - self.beta1) * g
+            self.v[i] = self.beta2 * self.v[i] + (1 - self.beta2) * g * g
+            p.data -= rate * self.m[i] / (np.sqrt(self.v[i]) + self.eps * np.sqrt(1 - self.beta2 ** self.t))""")),
+            ()),
+]
+
+DEMO_PARTIAL = ["train_step_no_zero_grad", "sgd_momentum_ema", "adam_no_bias_correction"]
