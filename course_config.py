@@ -22,6 +22,7 @@ CHAPTERS = [
     Chapter("ch04", "nn", "Layers, models and losses", points=42),
     Chapter("ch05", "optimizer", "Optimizers", points=12),
     Chapter("ch06", "data", "Data handling", points=25),
+    Chapter("ch07", "init", "Initialization", points=15),
     Chapter("ch08", "persistence", "Model persistence", points=20),
 ]
 
@@ -53,6 +54,8 @@ def chapter(chapter_id: str) -> Chapter:
 
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
+    import os
+
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -76,6 +79,8 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
+    # Kernels that nbgrader starts inherit this: notebooks skip progress bars (autograder/progress.py).
+    os.environ["BABYGRAD_HEADLESS"] = "1"
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
     c.GenerateSolution.preprocessors = [

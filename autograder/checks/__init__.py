@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import convolution, data, engine, idx, module_tree, nn, operators, ops, optim, persistence, transforms
+from . import convolution, data, engine, idx, init, module_tree, nn, operators, ops, optim, persistence, training, transforms
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -171,6 +171,24 @@ class Checker:
             from ..datasets import mnist_files
             files = mnist_files(real_split)
         return self._report(data.check_mnist_dataset(self.namespace, files))
+
+    # ── chapter 7: initialization and training ──
+
+    def initializer(self, name, fan_in=400, fan_out=600, setting=(), seed=0):
+        """xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal, by the statistics of a large draw."""
+        return self._report(init.check_initializer(self.namespace, name, fan_in, fan_out, tuple(setting), seed))
+
+    def train_epoch(self):
+        """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
+        return self._report(training.check_train_epoch(self.namespace))
+
+    def accuracy(self):
+        """accuracy(model, loader) on a probe model with known predictions."""
+        return self._report(training.check_accuracy(self.namespace))
+
+    def trained_model(self, model, loader, minimum):
+        """The held-out accuracy of a trained model, counted by the course, is at least `minimum`."""
+        return self._report(training.check_trained_model(model, loader, minimum))
 
     # ── chapter 8: persistence ──
 

@@ -1,0 +1,236 @@
+"""Chapter 4's checks: right layers pass on every seed, wrong ones fail with a message that teaches."""
+import numpy as np
+import pytest
+
+from autograder.checks import Checker
+
+from solved_code import solved_namespace
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch04")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def assert_fails(verdict, *parts):
+    assert not verdict.passed, "a wrong answer passed"
+    for part in parts:
+        assert part in verdict.message, f"{part!r} not in:\n{verdict.message}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_correct_layers_never_fail(check, seed):
+    verdicts = [
+        check.linear(3, 4, batch=5, seed=seed), check.linear(2, 3, batch=1, bias=False, seed=seed),
+        *(check.activation(name, (3, 4), seed=seed) for name in ("ReLU", "Sigmoid", "Tanh", "Identity")),
+        check.sequential(seed=seed), check.flatten((2, 3, 2), seed=seed),
+        check.dropout(p=0.25, seed=seed), check.dropout(p=0.8, seed=seed), check.dropout_eval(seed=seed),
+        check.batchnorm(6, 3, seed=seed), check.batchnorm(2, 1, seed=seed), check.batchnorm_running(5, 2, seed=seed),
+        check.layernorm(4, 5, seed=seed), check.layernorm(1, 2, seed=seed),
+        check.mse_loss((4, 2), seed=seed),
+        check.softmax_loss(5, 4, seed=seed), check.softmax_loss(3, 2, offset=1000.0, labels_as="tensor", seed=seed),
+        check.softmax_loss(4, 3, offset=-1000.0, seed=seed),
+        check.logsumexp_forward((1,), (3, 4), "large", seed=seed), check.logsumexp_forward(None, (2, 3), seed=seed),
+    ]
+    for verdict in verdicts:
+        assert verdict.passed, verdict.message
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_correct_logsumexp_backward_never_fails(ns, check, seed):
+    LogSumExp = ns["LogSumExp"]
+    for axes, shape, domain in [((1,), (3, 4), "real"), ((1,), (3, 4), "large"), (None, (2, 3), "real"),
+                                (0, (4, 2), "very_negative"), ((0, 2), (2, 3, 4), "large"), (-1, (2, 5), "real")]:
+        verdict = check.backward(LogSumExp(axes), [shape], domain, seed=seed)
+        assert verdict.passed, verdict.message
+
+
+def test_module_checks_pass_on_the_solution(check):
+    for name in ("parameters", "children", "train_eval", "zero_grad", "call"):
+        verdict = check.module(name)
+        assert verdict.passed, verdict.message
+    assert check.linear_init(3, 4).passed
+
+
+def test_parameters_without_recursion_is_caught(ns, check, monkeypatch):
+    Module, Parameter, members = ns["Module"], ns["Parameter"], ns["members"]
+    monkeypatch.setattr(Module, "parameters",
+                        lambda self: [p for p in members(vars(self)) if isinstance(p, Parameter)])
+    assert_fails(check.module("parameters"), "of the 9 parameters; missing", "sub-modules (recursively)")
+    assert check.module("zero_grad").passed, "zero_grad's check must not depend on the student's parameters()"
+
+
+def test_duplicate_parameters_are_caught(ns, check, monkeypatch):
+    Module, Parameter, members = ns["Module"], ns["Parameter"], ns["members"]
+
+    def with_duplicates(self):
+        found = []
+        for item in members(vars(self)):
+            found.extend([item] if isinstance(item, Parameter) else item.parameters())
+        return found
+    monkeypatch.setattr(Module, "parameters", with_duplicates)
+    assert_fails(check.module("parameters"), "appear twice", "tied")
+
+
+def test_eval_that_does_not_recurse_is_caught(ns, check, monkeypatch):
+    monkeypatch.setattr(ns["Module"], "eval", lambda self: setattr(self, "training", False))
+    assert_fails(check.module("train_eval"), "after tree.eval()", "expected all False")
+
+
+def test_zero_grad_with_zeros_is_explained(ns, check, monkeypatch):
+    def zeros(self):
+        for p in self.parameters():
+            p.grad = np.zeros(p.shape)
+    monkeypatch.setattr(ns["Module"], "zero_grad", zeros)
+    assert_fails(check.module("zero_grad"), "still have a .grad", "rather than filling it with zeros")
+
+
+def test_bias_without_broadcast_names_the_shapes(ns, check, monkeypatch):
+    monkeypatch.setattr(ns["Linear"], "forward", lambda self, x: x @ self.weight + self.bias)
+    assert_fails(check.linear(3, 4, batch=5), "bias.grad has shape (5, 4), expected (1, 4)", "broadcast_to")
+
+
+def test_transposed_weight_layout_fails_without_crashing(ns, check, monkeypatch):
+    Linear, Parameter = ns["Linear"], ns["Parameter"]
+    original = Linear.__init__
+
+    def torch_layout(self, in_features, out_features, bias=True, *, seed=None):
+        original(self, in_features, out_features, bias, seed=seed)
+        self.weight = Parameter(self.weight.data.T.copy())
+    monkeypatch.setattr(Linear, "__init__", torch_layout)
+    assert_fails(check.linear(3, 4), "weight has shape (4, 3), expected")
+    assert_fails(check.linear_init(3, 4), ".weight has shape (4, 3), expected (3, 4)")
+
+
+def test_weight_used_through_data_gets_no_gradient(ns, check, monkeypatch):
+    Tensor = ns["Tensor"]
+    monkeypatch.setattr(ns["Linear"], "forward",
+                        lambda self, x: x @ Tensor(self.weight.data) + self.bias.broadcast_to((x.shape[0], 4)))
+    assert_fails(check.linear(3, 4), "weight.grad is None", "through Tensor operations")
+
+
+def test_sequential_in_reverse_is_caught(ns, check, monkeypatch):
+    def backwards(self, x):
+        for module in reversed(self.modules):
+            x = module(x)
+        return x
+    monkeypatch.setattr(ns["Sequential"], "forward", backwards)
+    assert_fails(check.sequential(), "(x * 2) + 3", "in the order they were given")
+
+
+def test_dropout_mistakes_get_their_own_hints(ns, check, monkeypatch):
+    Dropout, Tensor = ns["Dropout"], ns["Tensor"]
+
+    def unscaled(self, x):
+        return x * Tensor(self.rng.random(x.shape) >= self.p, dtype=x.dtype, requires_grad=False)
+    monkeypatch.setattr(Dropout, "forward", unscaled)
+    assert_fails(check.dropout(0.25), "must be x / (1 - p)", "inverted dropout")
+
+    def keeps_with_p(self, x):
+        keep = self.rng.random(x.shape) < self.p
+        return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)
+    monkeypatch.setattr(Dropout, "forward", keeps_with_p)
+    assert_fails(check.dropout(0.25), "75.", "probability of DROPPING")
+
+
+def test_dropout_with_one_fixed_mask_is_caught(ns, check, monkeypatch):
+    Dropout, Tensor = ns["Dropout"], ns["Tensor"]
+
+    def fixed(self, x):
+        keep = np.random.default_rng(0).random(x.shape) >= self.p
+        return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)
+    monkeypatch.setattr(Dropout, "forward", fixed)
+    assert_fails(check.dropout(0.25), "dropped exactly the same elements", "new mask at every forward call")
+
+
+def test_batchnorm_with_unbiased_variance_is_caught(ns, check, monkeypatch):
+    BatchNorm1d, Tensor = ns["BatchNorm1d"], ns["Tensor"]
+
+    def unbiased(self, x):
+        n, d = x.shape
+        mean = (x.sum((0,)) / n).reshape((1, d)).broadcast_to((n, d))
+        centred = x - mean
+        var = ((centred * centred).sum((0,)) / (n - 1)).reshape((1, d)).broadcast_to((n, d))
+        return centred / (var + self.eps) ** 0.5 * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+    monkeypatch.setattr(BatchNorm1d, "forward", unbiased)
+    assert_fails(check.batchnorm(6, 3), "BatchNorm1d(3) in training mode", "worst out[", "biased variance")
+
+
+def test_layernorm_over_the_wrong_axis_fails_with_a_message(ns, check, monkeypatch):
+    def batch_axis(self, x):
+        n, d = x.shape
+        mean = (x.sum((0,)) / n).reshape((1, d)).broadcast_to((n, d))
+        centred = x - mean
+        var = ((centred * centred).sum((0,)) / n).reshape((1, d)).broadcast_to((n, d))
+        return centred / (var + self.eps) ** 0.5 * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+    monkeypatch.setattr(ns["LayerNorm1d"], "forward", batch_axis)
+    assert_fails(check.layernorm(4, 5), "LayerNorm1d(5)", "each sample (row)")
+
+
+def test_mse_divided_by_the_batch_only_fails_on_wider_targets(ns, check, monkeypatch):
+    def per_batch(self, pred, target):
+        diff = pred - target
+        return (diff * diff).sum() / diff.shape[0]
+    monkeypatch.setattr(ns["MSELoss"], "forward", per_batch)
+    assert check.mse_loss((5, 1)).passed                # the same number when there is one column...
+    assert_fails(check.mse_loss((3, 4)), "ALL elements")  # ...and not otherwise
+
+
+def test_naive_logsumexp_fails_forward_and_backward_near_1000(ns, check, monkeypatch):
+    naive = type("LogSumExp", (ns["LogSumExp"],), {"forward": lambda self, a: np.log(np.exp(a).sum(axis=self.axes))})
+    assert naive((1,)).forward(np.zeros((2, 3))).shape == (2,)
+    assert_fails(check.forward(naive((1,)), lambda a: a.max(1), [(3, 4)], "large"), "values are wrong")
+    assert_fails(check.backward(naive((1,)), [(3, 4)], "large"), "inf or nan", "fix forward first")
+    monkeypatch.setitem(ns, "LogSumExp", naive)
+    assert_fails(check.logsumexp_forward((1,), (3, 4), "large"), "expected 100")
+
+
+def test_naive_softmax_in_backward_is_caught(ns, check):
+    LogSumExp, Tensor = ns["LogSumExp"], ns["Tensor"]
+
+    def backward(self, out_grad, node):
+        a = node._inputs[0].data
+        soft = np.exp(a) / np.exp(a).sum(axis=1, keepdims=True)
+        return out_grad.reshape((a.shape[0], 1)).broadcast_to(a.shape) * Tensor(soft, dtype=a.dtype)
+    naive = type("NaiveLSE", (LogSumExp,), {"backward": backward})
+    assert check.backward(naive((1,)), [(3, 4)]).passed               # right for small logits
+    assert_fails(check.backward(naive((1,)), [(3, 4)], "large"), "softmax(a) = exp(a - logsumexp(a))")
+
+
+def test_softmax_loss_is_checked_with_a_standin_logsumexp(ns, check, monkeypatch):
+    """A broken LogSumExp must not cost SoftmaxLoss its points, and the real one comes back."""
+    broken = type("LogSumExp", (ns["Function"],), {"__init__": lambda self, axes=None: None,
+                                                   "forward": lambda self, a: a.sum(axis=1)})
+    monkeypatch.setitem(ns, "LogSumExp", broken)
+    assert check.softmax_loss(5, 4).passed
+    assert ns["LogSumExp"] is broken
+
+
+def test_naive_softmax_loss_fails_only_near_1000(ns, check, monkeypatch):
+    log, exp, one_hot = ns["log"], ns["exp"], ns["one_hot"]
+
+    def naive(self, logits, labels):
+        n, k = logits.shape
+        picked = (logits * one_hot(labels, k)).sum((1,))
+        return (log(exp(logits).sum((1,))) - picked).sum() / n
+    monkeypatch.setattr(ns["SoftmaxLoss"], "forward", naive)
+    assert check.softmax_loss(5, 4).passed
+    assert_fails(check.softmax_loss(5, 4, offset=1000.0), "around 1000", "never exp(logits) directly")
+
+
+def test_failures_never_raise_and_never_write_to_stderr(ns, check, monkeypatch, capfd):
+    def explode(self, *args):
+        return np.exp(np.float64(1e5)) * undefined_name  # noqa: F821
+    for name in ("Linear", "Dropout", "BatchNorm1d", "LayerNorm1d", "MSELoss", "SoftmaxLoss", "Sequential", "Flatten"):
+        monkeypatch.setattr(ns[name], "forward", explode)
+    verdicts = [check.linear(), check.dropout(), check.dropout_eval(), check.batchnorm(), check.batchnorm_running(),
+                check.layernorm(), check.mse_loss(), check.softmax_loss(), check.sequential(), check.flatten()]
+    assert all(not v.passed and "NameError" in v.message for v in verdicts), [v.message for v in verdicts]
+    monkeypatch.setattr(ns["Linear"], "forward", lambda self, x: None)
+    assert_fails(check.linear(), "returned a NoneType, expected a Tensor")
+    assert capfd.readouterr().err == ""

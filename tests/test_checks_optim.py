@@ -1,0 +1,180 @@
+"""Chapter 5's checks: right optimizers pass on every seed and setting, wrong ones fail and say why."""
+import numpy as np
+import pytest
+
+from autograder.checks import Checker, optim
+
+from solved_code import solved_namespace
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch05")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def assert_fails(verdict, *parts):
+    assert not verdict.passed, "a wrong answer passed"
+    for part in parts:
+        assert part in verdict.message, f"{part!r} not in:\n{verdict.message}"
+
+
+def test_adam_rule_takes_a_first_step_of_lr():
+    """The bias-corrected first step is lr * g / (|g| + eps): lr in size, against the gradient."""
+    update = optim.adam_rule(lr=0.01)
+    assert np.isclose(update(np.array(1.0), np.array(0.2), {}, 1), 1.0 - 0.01)
+    assert np.isclose(optim.sgd_rule(0.1, momentum=0.9)(np.array(0.0), np.array(1.0), {"u": np.array(1.0)}, 2), -0.19)
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_correct_optimizers_never_fail(check, seed):
+    verdicts = [check.sgd(lr=0.1, seed=seed), check.sgd(lr=0.5, momentum=0.99, seed=seed),
+                check.sgd(lr=0.3, momentum=0.5, weight_decay=0.2, seed=seed),
+                check.adam(lr=0.01, seed=seed), check.adam(lr=0.1, beta1=0.5, beta2=0.9, seed=seed),
+                check.adam(lr=0.001, eps=1e-6, weight_decay=0.5, seed=seed)]
+    for verdict in verdicts:
+        assert verdict.passed, verdict.message
+
+
+def test_zero_grad_and_train_step_pass_on_the_solution(check):
+    for verdict in (check.optimizer_zero_grad(), check.train_step()):
+        assert verdict.passed, verdict.message
+
+
+def step_with(ns, name, update):
+    """A subclass of the solved optimizer whose step applies `update(optimizer, p)` to each parameter."""
+    def step(self):
+        self.t = getattr(self, "t", 0) + 1
+        for p in self.params:
+            if p.grad is not None:
+                update(self, p)
+    return type(name, (ns[name],), {"step": step})
+
+
+def test_ema_momentum_is_named(ns, check, monkeypatch):
+    def ema(self, p):
+        u = self.velocity.get(id(p), 0.0)
+        self.velocity[id(p)] = self.momentum * u + (1 - self.momentum) * p.grad
+        p.data -= self.lr * self.velocity[id(p)]
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", ema))
+    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 1 of 3", "worst p0[", "the update rule gives",
+                 "(1 - momentum) factor")
+    assert check.sgd(lr=0.1).passed                     # without momentum the two rules agree
+
+
+def test_shared_velocity_is_caught(ns, check, monkeypatch):
+    def shared(self, p):
+        self.velocity["all"] = self.momentum * self.velocity.get("all", 0.0) + p.grad
+        p.data -= self.lr * self.velocity["all"]
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", shared))
+    assert_fails(check.sgd(lr=0.1, momentum=0.9), "parameter 1")
+
+
+def test_weight_decay_sign_is_named(ns, check, monkeypatch):
+    def minus(self, p):
+        p.data -= self.lr * (p.grad - self.weight_decay * p.data)
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", minus))
+    assert_fails(check.sgd(lr=0.1, weight_decay=0.1), "not g - wd * p")
+
+
+def test_parameter_without_gradient_must_be_skipped(ns, check, monkeypatch):
+    def no_skip(self):
+        for p in self.params:
+            p.data -= self.lr * (p.grad if p.grad is not None else np.ones_like(p.data))
+    monkeypatch.setitem(ns, "SGD", type("SGD", (ns["SGD"],), {"step": no_skip}))
+    assert_fails(check.sgd(lr=0.1), "parameter 2", "its .grad is None all along", "skip parameters")
+
+
+def test_float64_buffers_that_change_the_dtype_are_explained(ns, check, monkeypatch):
+    def reassign(self, p):
+        p.data = p.data - self.lr * (p.grad + np.zeros(p.shape))
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", reassign))
+    assert_fails(check.sgd(lr=0.1), "float64", "in place")
+
+
+def test_adam_without_bias_correction_is_named(ns, check, monkeypatch):
+    def uncorrected(self, p):
+        m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * p.grad
+        v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * p.grad ** 2
+        self.m[id(p)], self.v[id(p)] = m, v
+        p.data -= self.lr * m / (np.sqrt(v) + self.eps)
+    monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", uncorrected))
+    assert_fails(check.adam(lr=0.01), "after step 1 of 3", "bias correction is missing")
+
+
+def test_adam_counting_parameters_instead_of_steps_is_caught(ns, check, monkeypatch):
+    def per_parameter(self):
+        for p in self.params:
+            if p.grad is None:
+                continue
+            self.t += 1
+            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * p.grad
+            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * p.grad ** 2
+            self.m[id(p)], self.v[id(p)] = m, v
+            p.data -= self.lr * (m / (1 - self.beta1 ** self.t)) / (np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps)
+    monkeypatch.setitem(ns, "Adam", type("Adam", (ns["Adam"],), {"step": per_parameter}))
+    assert_fails(check.adam(lr=0.01), "parameter 1", "t counts the calls to step()")
+
+
+def test_zero_grad_mistakes_are_explained_not_raised(ns, check, monkeypatch):
+    def zeros(self):
+        for p in self.params:
+            p.grad = np.zeros_like(p.data)
+    monkeypatch.setattr(ns["Optimizer"], "zero_grad", zeros)
+    assert_fails(check.optimizer_zero_grad(), "expected None", "not zeros")
+
+
+def train_step_variant(ns, monkeypatch, body):
+    monkeypatch.setitem(ns, "train_step", body)
+    return Checker(ns, verbose=False).train_step()
+
+
+def test_train_step_without_zero_grad_shows_the_piled_up_gradient(ns, monkeypatch):
+    def forgets(model, loss_fn, optimizer, x, y):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    assert_fails(train_step_variant(ns, monkeypatch, forgets), "call 2", "PLUS the previous one's",
+                 "before loss.backward()")
+
+
+def test_train_step_order_mistakes_are_told_apart(ns, monkeypatch):
+    def late(model, loss_fn, optimizer, x, y):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        return loss.item()
+    assert_fails(train_step_variant(ns, monkeypatch, late), "gradient was None", "not between backward() and step()")
+
+    def early(model, loss_fn, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        optimizer.step()
+        loss.backward()
+        return loss.item()
+    assert_fails(train_step_variant(ns, monkeypatch, early), "comes after loss.backward()")
+
+
+def test_train_step_may_clear_through_the_model(ns, monkeypatch):
+    def through_model(model, loss_fn, optimizer, x, y):
+        model.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return float(loss.data)
+    verdict = train_step_variant(ns, monkeypatch, through_model)
+    assert verdict.passed, verdict.message
+
+
+def test_optimizer_checks_write_nothing_to_stderr(ns, check, monkeypatch, capfd):
+    def overflow(self, p):
+        p.data -= np.exp(np.float64(1e4)) * p.grad
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", overflow))
+    assert not check.sgd(lr=0.1).passed
+    assert capfd.readouterr().err == ""
