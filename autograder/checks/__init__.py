@@ -8,7 +8,7 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import convolution, data, engine, idx, init, module_tree, nn, operators, ops, optim, persistence, training, transforms
+from . import capstone, convolution, data, engine, fitting, idx, init, module_tree, nn, operators, ops, optim, persistence, training, transforms
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -219,6 +219,24 @@ class Checker:
     def resume_training(self, optimizer="adam"):
         """Train, checkpoint, train on; resuming from the checkpoint must match bit for bit."""
         return self._report(persistence.check_resume_training(self.namespace, optimizer))
+
+    # ── chapter 9: the Trainer, and the capstones ──
+
+    def evaluate(self, samples=10, batch_size=4, seed=0):
+        """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
+        return self._report(fitting.check_evaluate(self.namespace, samples, batch_size, seed))
+
+    def keep_best(self, kind, losses=None, patience=2, seed=0):
+        """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
+        return self._report(fitting.check_keep_best(self.namespace, kind, losses, patience, seed))
+
+    def fit(self, epochs=5, stop_after=3, validate=True, seed=0):
+        """Trainer.fit with scripted train_epoch, evaluate and keep_best: calls, history, stop, best weights."""
+        return self._report(fitting.check_fit(self.namespace, epochs, stop_after, validate, seed))
+
+    def capstone(self, kind, build):
+        """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
+        return self._report(capstone.check_capstone(self.namespace, kind, build))
 
     # ── chapter 10: convolutional networks ──
 
