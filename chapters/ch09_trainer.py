@@ -20,18 +20,21 @@
 #
 # The chapter is worth 17 points.
 
+# %% provided export
+from tqdm.auto import tqdm
+
+from autograder.progress import show_progress
+
 # %% provided
 import os
 import tempfile
 
 import matplotlib.pyplot as plt
 import numpy as np
-from tqdm.auto import tqdm
 
 from earlier_chapters import *          # chapters 2 to 8: ... train_epoch, accuracy, save_checkpoint, method_of
 from autograder.checks import Checker
 from autograder.datasets import mnist_files
-from autograder.progress import show_progress
 
 check = Checker(globals())
 

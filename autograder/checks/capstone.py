@@ -51,7 +51,9 @@ def mnist(split, image_shape):
         return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
     images_path, labels_path = mnist_files(split)
-    images = (read(images_path).astype(np.float32) / 255.0 - MNIST_MEAN) / MNIST_STD
+    images = read(images_path).astype(np.float32)
+    images *= np.float32(1 / (255.0 * MNIST_STD))
+    images -= np.float32(MNIST_MEAN / MNIST_STD)
     return images.reshape((len(images),) + tuple(image_shape)), read(labels_path).astype(np.int64)
 
 
