@@ -345,7 +345,8 @@ assert verdict.passed, verdict.message
 # Put together:
 #
 # 1. weights: `g @ patches.T` with the patches from `im2col`, reshaped to `w.shape`;
-# 2. `g = Dilate((2, 3), s - 1).forward(out_grad.data)`, and the leftovers $r_h$, $r_w$;
+# 2. dilate `out_grad.data` by $s - 1$ along axes `(2, 3)` with your `Dilate`'s forward, and work out the
+#    leftovers $r_h$, $r_w$;
 # 3. input: pad `g` by `(kh - 1, kh - 1 + r_h)` rows and `(kw - 1, kw - 1 + r_w)` columns; `Conv().forward`
 #    (stride 1, no padding) of it with the flipped, channel-swapped filters; cut off the padding $p$.
 #
@@ -434,13 +435,13 @@ verdict = check.all(check.backward(Conv(), shapes=[(1, 1, 4, 4), (1, 1, 2, 2)], 
                     check.backward(Conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], isolate=["Flip", "Dilate"]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.all(
-    check.backward(Conv(2, 0), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], seed=21, isolate=["Flip", "Dilate"]),
-    check.backward(Conv(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 3)], seed=22, isolate=["Flip", "Dilate"]),
-    check.backward(Conv(2, 0), shapes=[(1, 2, 6, 7), (3, 2, 2, 3)], seed=23, isolate=["Flip", "Dilate"]),
-    check.backward(Conv(2, 0), shapes=[(2, 1, 4, 4), (2, 1, 1, 1)], seed=24, isolate=["Flip", "Dilate"]),
-    check.backward(Conv(3, 1), shapes=[(1, 2, 7, 6), (2, 2, 3, 2)], seed=25, isolate=["Flip", "Dilate"]),
-    check.backward(Conv(1, 2), shapes=[(2, 1, 3, 4), (2, 1, 3, 3)], seed=26, isolate=["Flip", "Dilate"]))
+helpers = ["Flip", "Dilate"]
+verdict = check.all(check.backward(Conv(2, 0), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], seed=21, isolate=helpers),
+                    check.backward(Conv(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 3)], seed=22, isolate=helpers),
+                    check.backward(Conv(2, 0), shapes=[(1, 2, 6, 7), (3, 2, 2, 3)], seed=23, isolate=helpers),
+                    check.backward(Conv(2, 0), shapes=[(2, 1, 4, 4), (2, 1, 1, 1)], seed=24, isolate=helpers),
+                    check.backward(Conv(3, 1), shapes=[(1, 2, 7, 6), (2, 2, 3, 2)], seed=25, isolate=helpers),
+                    check.backward(Conv(1, 2), shapes=[(2, 1, 3, 4), (2, 1, 3, 3)], seed=26, isolate=helpers))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -1102,3 +1102,64 @@ class MNISTDataset(Dataset):
         if self.transforms is not None:
             image = self.transforms(image)
         return image, self.labels[index]
+
+
+
+# ════ ch07_init ════
+
+
+# ── cell 'cell-003' ──
+GAINS = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3.0, "relu": float(np.sqrt(2.0))}
+
+
+# ── cell 'xavier_uniform' ──
+def xavier_uniform(fan_in, fan_out, gain=1.0, *, seed=None):
+    """Glorot weights from U(-a, a), variance gain² · 2 / (fan_in + fan_out)."""
+    a = gain * np.sqrt(6.0 / (fan_in + fan_out))
+    return Tensor(np.random.default_rng(seed).uniform(-a, a, (fan_in, fan_out)))
+
+
+# ── cell 'xavier_normal' ──
+def xavier_normal(fan_in, fan_out, gain=1.0, *, seed=None):
+    """Glorot weights from N(0, std²), variance gain² · 2 / (fan_in + fan_out)."""
+    std = gain * np.sqrt(2.0 / (fan_in + fan_out))
+    return Tensor(np.random.default_rng(seed).normal(0.0, std, (fan_in, fan_out)))
+
+
+# ── cell 'kaiming_uniform' ──
+def kaiming_uniform(fan_in, fan_out, nonlinearity="relu", *, seed=None):
+    """He weights from U(-a, a), variance gain² / fan_in, gain = GAINS[nonlinearity]."""
+    a = GAINS[nonlinearity] * np.sqrt(3.0 / fan_in)
+    return Tensor(np.random.default_rng(seed).uniform(-a, a, (fan_in, fan_out)))
+
+
+# ── cell 'kaiming_normal' ──
+def kaiming_normal(fan_in, fan_out, nonlinearity="relu", *, seed=None):
+    """He weights from N(0, std²), variance gain² / fan_in, gain = GAINS[nonlinearity]."""
+    std = GAINS[nonlinearity] / np.sqrt(fan_in)
+    return Tensor(np.random.default_rng(seed).normal(0.0, std, (fan_in, fan_out)))
+
+
+# ── cell 'train_epoch' ──
+def train_epoch(model, loader, loss_fn, optimizer, progress=None):
+    """One pass over `loader`, one train_step per batch; returns the batch losses."""
+    model.train()
+    losses = []
+    for images, labels in loader:
+        losses.append(train_step(model, loss_fn, optimizer, images, labels))
+        if progress is not None:
+            progress.update(1)
+            progress.set_postfix(loss=float(np.mean(losses[-50:])))
+    return losses
+
+
+# ── cell 'accuracy' ──
+def accuracy(model, loader):
+    """The share of samples in `loader` whose largest logit is their label."""
+    model.eval()
+    right = total = 0
+    for images, labels in loader:
+        predicted = model(images).numpy().argmax(axis=1)
+        right += int((predicted == labels.numpy()).sum())
+        total += len(predicted)
+    return right / total
