@@ -65,6 +65,7 @@ def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
     import os
 
+    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -92,6 +93,10 @@ def configure_nbgrader(c) -> None:
     os.environ["BABYGRAD_HEADLESS"] = "1"
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
+    # Executed outputs are merged into one stream per cell: how the kernel happens to chunk stdout
+    # depends on timing, and the committed solutions must rebuild byte for byte.
     c.GenerateSolution.preprocessors = [
         IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
+        CoalesceStreamsPreprocessor,
     ]
+    c.CoalesceStreamsPreprocessor.enabled = True

@@ -218,9 +218,10 @@ assert verdict.passed, verdict.message
 # **The starting weights.** All-equal weights would make every output unit compute the same thing,
 # and they would stay equal forever. So weights start random, small enough that outputs do not
 # explode as layers are stacked: uniform in $[-1/\sqrt{\text{in}},\, 1/\sqrt{\text{in}}]$ (chapter 7
-# compares better choices). Draw `weight`, then `bias` (same range), from
-# `rng = np.random.default_rng(seed)`, so that `seed` makes a layer reproducible, and wrap each
-# array in a `Parameter` (float32, the Tensor default). With `bias=False`, `self.bias` is `None`.
+# compares better choices). Draw `weight`, then `bias` (same range), from one NumPy generator made
+# with `np.random.default_rng` and the layer's `seed`, so that `seed` makes a layer reproducible,
+# and wrap each array in a `Parameter` (float32, the Tensor default). With `bias=False`, `self.bias`
+# is `None`.
 
 # %% solution id=linear export
 class Linear(Module):

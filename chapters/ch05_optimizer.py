@@ -115,15 +115,16 @@ for step, (good, bad) in enumerate(zip(descend(True), descend(False)), 1):
 #
 # ### Exercise: one training step
 #
-# Write `train_step(model, loss_fn, optimizer, x, y)`, which makes one step of training on one batch:
+# Write `train_step(model, loss_fn, optimizer, x, y)`, which makes one step of training on one batch,
+# in this order:
 #
-# 1. `optimizer.zero_grad()`: forget the previous batch's gradients;
-# 2. `loss = loss_fn(model(x), y)`: the forward pass;
-# 3. `loss.backward()`: the gradients of this batch;
-# 4. `optimizer.step()`: the update;
+# 1. clear the previous batch's gradients, through the optimizer;
+# 2. the forward pass: the model's output for `x`, and the loss of that output against `y`;
+# 3. the backward pass from the loss, which fills every parameter's `.grad`;
+# 4. the optimizer's update;
 #
-# and return the loss as a Python number, `loss.item()`, for printing. The check gives it a stand-in
-# model, loss and optimizer that record the calls and the gradient that `step()` sees.
+# and return the loss as a Python number (a Tensor's `item()`), for printing. The check gives it a
+# stand-in model, loss and optimizer that record the calls and the gradient that `step()` sees.
 
 # %% solution id=train_step export
 def train_step(model, loss_fn, optimizer, x, y):
