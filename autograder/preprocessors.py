@@ -1,5 +1,6 @@
 """nbgrader preprocessors of the course's own, plugged in through course_config.configure_nbgrader."""
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 
 class CoalesceStreams(Preprocessor):
@@ -9,6 +10,8 @@ class CoalesceStreams(Preprocessor):
     can arrive as two outputs, its text and then its newline. Merged, the executed solutions are the
     same bytes on every build.
     """
+
+    enabled = Bool(True, help="nbconvert's preprocessors are off unless enabled").tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":

@@ -11,7 +11,7 @@ def test_split_prints_are_merged_and_other_outputs_kept_in_order():
         new_output("stream", name="stderr", text="warning\n"),
         new_output("display_data", data={"text/plain": "<Figure>"}),
         new_output("stream", name="stdout", text="b\n")])
-    notebook, _ = CoalesceStreams().preprocess(new_notebook(cells=[cell]), {})
+    notebook, _ = CoalesceStreams()(new_notebook(cells=[cell]), {})      # as nbconvert calls it: enabled
     outputs = notebook.cells[0].outputs
     assert [(o.output_type, o.get("name"), o.get("text")) for o in outputs] == [
         ("stream", "stdout", "✔ a\n"), ("stream", "stderr", "warning\n"), ("display_data", None, None),
