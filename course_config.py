@@ -65,7 +65,7 @@ def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
     import os
 
-    from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+    from autograder.preprocessors import CoalesceStreams
     from nbgrader.preprocessors import (
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, IncludeHeaderFooter, LockCells,
     )
@@ -89,14 +89,15 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
-    # Kernels that nbgrader starts inherit this: notebooks skip progress bars (autograder/progress.py).
+    # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress.py). One BLAS
+    # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
+    # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results
+    # independent of the core count, so rebuilt solutions reproduce.
     os.environ["BABYGRAD_HEADLESS"] = "1"
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = "1"
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
-    # Executed outputs are merged into one stream per cell: how the kernel happens to chunk stdout
-    # depends on timing, and the committed solutions must rebuild byte for byte.
     c.GenerateSolution.preprocessors = [
-        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute,
-        CoalesceStreamsPreprocessor,
+        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute, CoalesceStreams,
     ]
-    c.CoalesceStreamsPreprocessor.enabled = True

@@ -238,7 +238,7 @@ assert verdict.passed, verdict.message
 # A digit shifted two pixels to the left is still the same digit. Showing the model such variants
 # of its training images, made up fresh each time an image is read, multiplies the data for free
 # and teaches the model not to care about the variation: this is **data augmentation**. Random
-# transforms carry their own generator, made from a `seed` in `__init__`, like the loader.
+# transforms carry their own generator, made from a `seed` in `__init__` (given below), like the loader.
 #
 # **RandomFlipHorizontal(p).** With probability $p$, mirror the image left to right: reverse the
 # **width** axis, axis 1, `image[:, ::-1]` (axis 0 would turn it upside down). Draw
@@ -260,10 +260,8 @@ class RandomFlipHorizontal:
     """Mirror an image left to right with probability p."""
 
     def __init__(self, p=0.5, *, seed=None):
-        ### BEGIN SOLUTION
         self.p = p
-        self.rng = np.random.default_rng(seed)
-        ### END SOLUTION
+        self.rng = np.random.default_rng(seed)      # its own generator: a seed reproduces the flips
 
     def __call__(self, image):
         ### BEGIN SOLUTION
@@ -281,10 +279,8 @@ class RandomCrop:
     """A random size × size window of the image padded with `padding` zeros on every side."""
 
     def __init__(self, size, padding=0, *, seed=None):
-        ### BEGIN SOLUTION
         self.size, self.padding = size, padding
         self.rng = np.random.default_rng(seed)
-        ### END SOLUTION
 
     def __call__(self, image):
         ### BEGIN SOLUTION

@@ -91,7 +91,7 @@ ALTERNATIVES = [
           "variance = GAINS[nonlinearity] ** 2 / fan_in\n    std = variance ** 0.5"),
     right("train_epoch_window", "a running window kept by hand", "train_epoch",
           "progress.set_postfix(loss=float(np.mean(losses[-50:])))",
-          "window = losses[-50:]\n            progress.set_postfix(loss=sum(window) / len(window))"),
+          "window = losses[-50:]\n            progress.set_postfix(loss=np.sum(window) / len(window))"),
     right("accuracy_numpy_sum", "np.sum over the comparisons, .data instead of numpy()", "accuracy", COUNT,
           '''    right, total = 0, 0
     for images, labels in loader:

@@ -593,3 +593,338 @@ def backward(self, grad=None):
             if parent.requires_grad:
                 key = id(parent)
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+
+
+
+# ════ ch04_nn ════
+
+
+# ── cell 'cell-003' ──
+class Parameter(Tensor):
+    """A Tensor that belongs to a model: `Module.parameters()` collects exactly these, and optimizers train them."""
+
+
+# ── cell 'module' ──
+def members(value):
+    """Yield the Parameters and Modules in `value`: itself, or inside its lists, tuples and dicts (nested)."""
+    if isinstance(value, (Parameter, Module)):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from members(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from members(item)
+
+
+class Module:
+    """The base of every layer, model and loss: owns parameters and sub-modules, computes `forward`."""
+
+    training = True
+
+    def forward(self, *args):
+        raise NotImplementedError("a module subclass defines forward")
+
+    def children(self):
+        """The modules directly inside this one, each once."""
+        found, seen = [], set()
+        for item in members(vars(self)):
+            if isinstance(item, Module) and id(item) not in seen:
+                seen.add(id(item))
+                found.append(item)
+        return found
+
+    def parameters(self):
+        """Every Parameter of this module and of the modules inside it, each once."""
+        found, seen = [], set()
+        for item in members(vars(self)):
+            for p in ([item] if isinstance(item, Parameter) else item.parameters()):
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    found.append(p)
+        return found
+
+    def train(self):
+        """Training mode for this module and every module inside it."""
+        self.training = True
+        for child in self.children():
+            child.train()
+        return self
+
+    def eval(self):
+        """Evaluation mode for this module and every module inside it."""
+        self.training = False
+        for child in self.children():
+            child.eval()
+        return self
+
+    def zero_grad(self):
+        """Forget the gradients of every parameter: .grad = None."""
+        for p in self.parameters():
+            p.grad = None
+
+    def __call__(self, *args):
+        return self.forward(*args)
+
+
+# ── cell 'linear' ──
+class Linear(Module):
+    """y = x @ weight + bias, for a batch of rows x of shape (N, in_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, *, seed=None):
+        self.in_features, self.out_features = in_features, out_features
+        rng = np.random.default_rng(seed)
+        bound = 1 / np.sqrt(in_features)
+        self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))
+        self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias else None
+
+    def forward(self, x):
+        out = x @ self.weight
+        if self.bias is not None:
+            out = out + self.bias.broadcast_to(out.shape)
+        return out
+
+
+# ── cell 'cell-017' ──
+ReLUFunction, SigmoidFunction, TanhFunction = ReLU, Sigmoid, Tanh
+
+
+def relu(a):
+    return ReLUFunction()(a)
+
+
+def sigmoid(a):
+    return SigmoidFunction()(a)
+
+
+def tanh(a):
+    return TanhFunction()(a)
+
+
+# ── cell 'activations' ──
+class ReLU(Module):
+    def forward(self, x):
+        return relu(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return sigmoid(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return tanh(x)
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+# ── cell 'sequential' ──
+class Sequential(Module):
+    """Modules applied one after the other."""
+
+    def __init__(self, *modules):
+        self.modules = list(modules)
+
+    def forward(self, x):
+        for module in self.modules:
+            x = module(x)
+        return x
+
+
+class Flatten(Module):
+    """(N, d1, d2, ...) → (N, d1 * d2 * ...)."""
+
+    def forward(self, x):
+        return x.reshape((x.shape[0], int(np.prod(x.shape[1:]))))
+
+
+# ── cell 'dropout' ──
+class Dropout(Module):
+    """Zero each element with probability p while training, scaling the rest by 1 / (1 - p)."""
+
+    def __init__(self, p=0.5, *, seed=None):
+        self.p = p
+        self.rng = np.random.default_rng(seed)
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        keep = self.rng.random(x.shape) >= self.p
+        return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)
+
+
+# ── cell 'batchnorm' ──
+class BatchNorm1d(Module):
+    """Normalize every feature over the batch; running statistics stand in at evaluation."""
+
+    def __init__(self, dim, eps=1e-5, momentum=0.1):
+        self.dim, self.eps, self.momentum = dim, eps, momentum
+        self.weight = Parameter(np.ones(dim))
+        self.bias = Parameter(np.zeros(dim))
+        self.running_mean = np.zeros(dim, dtype=np.float32)
+        self.running_var = np.ones(dim, dtype=np.float32)
+
+    def forward(self, x):
+        n, d = x.shape
+        if self.training:
+            mean = x.sum((0,)) / n
+            centred = x - mean.reshape((1, d)).broadcast_to((n, d))
+            var = (centred * centred).sum((0,)) / n
+            self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean.data
+            self.running_var = (1 - self.momentum) * self.running_var + self.momentum * var.data
+        else:
+            centred = x - Tensor(self.running_mean, requires_grad=False).broadcast_to((n, d))
+            var = Tensor(self.running_var, requires_grad=False)
+        std = ((var + self.eps) ** 0.5).reshape((1, d)).broadcast_to((n, d))
+        return centred / std * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+
+
+# ── cell 'layernorm' ──
+class LayerNorm1d(Module):
+    """Normalize every sample over its features."""
+
+    def __init__(self, dim, eps=1e-5):
+        self.dim, self.eps = dim, eps
+        self.weight = Parameter(np.ones(dim))
+        self.bias = Parameter(np.zeros(dim))
+
+    def forward(self, x):
+        n, d = x.shape
+        mean = (x.sum((1,)) / d).reshape((n, 1)).broadcast_to((n, d))
+        centred = x - mean
+        var = ((centred * centred).sum((1,)) / d).reshape((n, 1)).broadcast_to((n, d))
+        normalized = centred / (var + self.eps) ** 0.5
+        return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+
+
+# ── cell 'mse_loss' ──
+class MSELoss(Module):
+    """Mean of the squared differences over every element."""
+
+    def forward(self, pred, target):
+        if not isinstance(target, Tensor):
+            target = Tensor(target, requires_grad=False)
+        diff = pred - target
+        return (diff * diff).sum() / diff.size
+
+
+# ── cell 'logsumexp' ──
+class LogSumExp(Function):
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, a):
+        shift = a.max(axis=self.axes, keepdims=True)
+        total = np.exp(a - shift).sum(axis=self.axes, keepdims=True)
+        return np.squeeze(np.log(total) + shift, axis=self.axes)
+
+    def backward(self, out_grad, node):
+        a = node._inputs[0]
+        if self.axes is None:
+            axes = range(a.ndim)
+        else:
+            axes = (self.axes,) if isinstance(self.axes, int) else self.axes
+        reduced = {axis % a.ndim for axis in axes}
+        kept = tuple(1 if i in reduced else n for i, n in enumerate(a.shape))
+        softmax = np.exp(a.data - node.data.reshape(kept))
+        return out_grad.reshape(kept).broadcast_to(a.shape) * Tensor(softmax, dtype=a.dtype, requires_grad=False)
+
+
+def logsumexp(a, axes=None):
+    return LogSumExp(axes)(a)
+
+
+# ── cell 'cell-044' ──
+def one_hot(labels, num_classes):
+    """A constant (N, num_classes) Tensor with a 1 in row i at column labels[i]: it picks one logit per row."""
+    labels = np.asarray(getattr(labels, "data", labels)).astype(int).reshape(-1)
+    return Tensor(np.eye(num_classes)[labels], requires_grad=False)
+
+
+# ── cell 'softmax_loss' ──
+class SoftmaxLoss(Module):
+    """Mean cross-entropy of integer labels under the softmax of the logits."""
+
+    def forward(self, logits, labels):
+        n, k = logits.shape
+        picked = (logits * one_hot(labels, k)).sum((1,))
+        return (logsumexp(logits, (1,)) - picked).sum() / n
+
+
+
+# ════ ch05_optimizer ════
+
+
+# ── cell 'optimizer' ──
+class Optimizer:
+    """Holds the parameters to train; subclasses define `step`, the update."""
+
+    def __init__(self, params):
+        self.params = list(params)
+
+    def zero_grad(self):
+        """Forget every parameter's gradient (.grad = None) before the next backward()."""
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        raise NotImplementedError("an optimizer subclass defines step")
+
+
+# ── cell 'train_step' ──
+def train_step(model, loss_fn, optimizer, x, y):
+    """One step of training on the batch (x, y); returns the batch's loss as a float."""
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+# ── cell 'sgd' ──
+class SGD(Optimizer):
+    """w -= lr * u, with u = momentum * u + (grad + weight_decay * w)."""
+
+    def __init__(self, params, lr=0.01, momentum=0.0, weight_decay=0.0):
+        super().__init__(params)
+        self.lr, self.momentum, self.weight_decay = lr, momentum, weight_decay
+        self.velocity = {}
+
+    def step(self):
+        for p in self.params:
+            if p.grad is None:
+                continue
+            g = p.grad + self.weight_decay * p.data
+            if self.momentum:
+                u = self.velocity.get(id(p))
+                g = g if u is None else self.momentum * u + g
+                self.velocity[id(p)] = g
+            p.data -= self.lr * g
+
+
+# ── cell 'adam' ──
+class Adam(Optimizer):
+    """Adam: running averages of the gradient and of its square, with bias correction."""
+
+    def __init__(self, params, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
+        super().__init__(params)
+        self.lr, self.beta1, self.beta2, self.eps, self.weight_decay = lr, beta1, beta2, eps, weight_decay
+        self.t = 0
+        self.m, self.v = {}, {}
+
+    def step(self):
+        self.t += 1
+        for p in self.params:
+            if p.grad is None:
+                continue
+            g = p.grad + self.weight_decay * p.data
+            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * g
+            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * g * g
+            self.m[id(p)], self.v[id(p)] = m, v
+            m_hat = m / (1 - self.beta1 ** self.t)
+            v_hat = v / (1 - self.beta2 ** self.t)
+            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
