@@ -248,7 +248,7 @@ def state_dict(self):
     position = {id(p): i for i, p in enumerate(self.params)}
     state = {}
     for name, value in vars(self).items():
-        if isinstance(value, dict):
+        if isinstance(value, dict):                  # per-parameter arrays, keyed by id(p)
             for key, array in value.items():
                 state[f"{name}.{position[key]}"] = np.array(array)
         elif isinstance(value, (int, float)):
@@ -297,8 +297,8 @@ assert verdict.passed, verdict.message
 # Two details:
 #
 # * `np.savez(path, ...)` **adds `.npz`** to a path that does not end with it, so
-#   `save_checkpoint("best.ckpt", ...)` would write `best.ckpt.npz`. Open the file yourself,
-#   `with open(path, "wb") as f: np.savez(f, **arrays)`, and NumPy writes exactly where you asked.
+#   `save_checkpoint("best.ckpt", ...)` would write `best.ckpt.npz`. Open the file yourself (binary,
+#   for writing) and hand the open file to `np.savez`: NumPy then writes exactly where you asked.
 # * Loading a file that is not a checkpoint fails deep inside NumPy with messages about pickles and
 #   zip files (try `np.load` on a text file). `load_checkpoint` turns every such failure into a
 #   `ValueError` that says what happened: *"notes.txt is not a babygrad checkpoint: ..."*. Catch what

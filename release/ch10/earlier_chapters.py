@@ -1016,7 +1016,7 @@ class RandomFlipHorizontal:
 
     def __init__(self, p=0.5, *, seed=None):
         self.p = p
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(seed)      # its own generator: a seed reproduces the flips
 
     def __call__(self, image):
         if self.rng.random() < self.p:
