@@ -237,6 +237,8 @@ def fit(self, train_loader, val_loader=None, epochs=1):
         report(epoch, history["train_loss"][-1], val)
         if self.keep_best(epoch, val["loss"]):
             break
+        ### END SOLUTION
+    ### BEGIN SOLUTION
     if self.best_state is not None:
         self.model.load_state_dict(self.best_state)
     ### END SOLUTION

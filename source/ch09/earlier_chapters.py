@@ -1244,7 +1244,7 @@ def state_dict(self):
     position = {id(p): i for i, p in enumerate(self.params)}
     state = {}
     for name, value in vars(self).items():
-        if isinstance(value, dict):
+        if isinstance(value, dict):                  # per-parameter arrays, keyed by id(p)
             for key, array in value.items():
                 state[f"{name}.{position[key]}"] = np.array(array)
         elif isinstance(value, (int, float)):
