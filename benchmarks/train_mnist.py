@@ -11,6 +11,8 @@ without it, only babygrad is timed. The times cover the training loop only (data
 the accuracy is measured afterwards on the 10,000 test digits.
 """
 import argparse
+import contextlib
+import io
 import os
 import sys
 import time
@@ -54,7 +56,8 @@ def time_babygrad(bg, kind, train_x, train_y, test_x, test_y):
     loader = bg["DataLoader"](bg["ArrayDataset"](train_x, train_y), batch_size=recipe.batch_size, shuffle=True, seed=0)
     trainer = bg["Trainer"](model, bg["SoftmaxLoss"](), bg["Adam"](model.parameters(), lr=recipe.lr))
     start = time.perf_counter()
-    trainer.fit(loader, None, 1)
+    with contextlib.redirect_stdout(io.StringIO()):         # fit prints one line per epoch
+        trainer.fit(loader, None, 1)
     seconds = time.perf_counter() - start
     return seconds, held_out_accuracy(bg, model, test_x, test_y)
 
