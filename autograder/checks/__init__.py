@@ -8,7 +8,10 @@ Names such as `Tensor` are looked up in the namespace at every call, so a studen
 re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
-from . import engine, module_tree, nn, operators, ops, optim, scalar, tensor
+from . import (
+    capstone, convolution, data, engine, fitting, idx, init, module_tree, nn, operators, ops, optim, persistence,
+    scalar, tensor, training, transforms,
+)
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -27,6 +30,16 @@ ENGINE_CHECKS = {
     "long_chain": engine.check_long_chain,
 }
 
+LOADER_CHECKS = {"batches": data.check_loader_batches, "shuffle": data.check_loader_shuffle}
+TRANSFORM_CHECKS = {
+    "normalize": transforms.check_normalize,
+    "flatten_image": transforms.check_flatten_image,
+    "flip": transforms.check_flip,
+    "crop": transforms.check_crop,
+    "compose": transforms.check_compose,
+}
+IDX_CHECKS = {"bytes": idx.check_idx_bytes, "types": idx.check_idx_types, "errors": idx.check_idx_errors}
+
 
 class Checker:
     def __init__(self, namespace, verbose=True):
@@ -42,9 +55,14 @@ class Checker:
         """op.forward against NumPy's `expected` on random inputs of these shapes."""
         return self._report(ops.check_forward(op, expected, shapes, domains, seed))
 
-    def backward(self, op, shapes, domains="real", seed=0):
-        """op.backward against finite differences of op.forward, with all-ones and random out_grad."""
-        return self._report(ops.check_backward(self.namespace["Tensor"], op, shapes, domains, seed))
+    def backward(self, op, shapes, domains="real", seed=0, isolate=()):
+        """op.backward against finite differences of op.forward, with all-ones and random out_grad.
+
+        `isolate` names ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins meanwhile,
+        so that a backward built from them is graded on its own.
+        """
+        with convolution.swapped(self.namespace, isolate):
+            return self._report(ops.check_backward(self.namespace["Tensor"], op, shapes, domains, seed))
 
     def all(self, *verdicts):
         """One verdict for several checks: the first failure, or a pass."""
@@ -170,3 +188,110 @@ class Checker:
     def factories(self, kind, case="basic"):
         """zeros/ones ("constant") or randn/rand ("random"), for the "basic" or "more" cases."""
         return self._report(tensor.check_factories(self.namespace, kind, case))
+
+
+    # ── chapter 6: data ──
+
+    def array_dataset(self):
+        """ArrayDataset: length, items as tuples, unequal lengths refused."""
+        return self._report(data.check_array_dataset(self.namespace))
+
+    def data_loader(self, name):
+        """One property of DataLoader: `batches` (order, sizes, drop_last, len, dtypes) or `shuffle`."""
+        return self._report(LOADER_CHECKS[name](self.namespace))
+
+    def transform(self, name):
+        """One transform: normalize, flatten_image, flip, crop or compose."""
+        return self._report(TRANSFORM_CHECKS[name](self.namespace))
+
+    def parse_idx(self, name, **options):
+        """parse_idx on files the check writes: `bytes` (uint8, raw and gzip), `types` (seed=...), `errors`."""
+        return self._report(IDX_CHECKS[name](self.namespace["parse_idx"], **options))
+
+    def mnist_dataset(self, real_split=None):
+        """MNISTDataset with a known-good parser swapped in; with `real_split`, also on that MNIST split."""
+        files = None
+        if real_split:
+            from ..datasets import mnist_files
+            files = mnist_files(real_split)
+        return self._report(data.check_mnist_dataset(self.namespace, files))
+
+    # ── chapter 7: initialization and training ──
+
+    def initializer(self, name, fan_in=400, fan_out=600, setting=(), seed=0):
+        """xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal, by the statistics of a large draw."""
+        return self._report(init.check_initializer(self.namespace, name, fan_in, fan_out, tuple(setting), seed))
+
+    def train_epoch(self):
+        """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
+        return self._report(training.check_train_epoch(self.namespace))
+
+    def accuracy(self):
+        """accuracy(model, loader) on a probe model with known predictions."""
+        return self._report(training.check_accuracy(self.namespace))
+
+    def trained_model(self, model, loader, minimum):
+        """The held-out accuracy of a trained model, counted by the course, is at least `minimum`."""
+        return self._report(training.check_trained_model(model, loader, minimum))
+
+    # ── chapter 8: persistence ──
+
+    def named_state(self, variant="flat"):
+        """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
+        return self._report(persistence.check_named_state(self.namespace, variant))
+
+    def state_dict(self):
+        """Module.state_dict (with the course's named_state): every array, copied."""
+        return self._report(persistence.check_state_dict(self.namespace))
+
+    def load_state_dict(self, kind):
+        """Module.load_state_dict: `values` (copied in place) or `errors` (missing, unexpected, shape; all or nothing)."""
+        check = {"values": persistence.check_load_values, "errors": persistence.check_load_errors}[kind]
+        return self._report(check(self.namespace))
+
+    def optimizer_state(self, *optimizers):
+        """Optimizer.state_dict / load_state_dict: `adam`, `sgd` (momentum), `adam_decay` continue exactly."""
+        return self._report(persistence.check_optimizer_state(self.namespace, optimizers or ("adam",)))
+
+    def checkpoint(self, kind, *files):
+        """save_checkpoint / load_checkpoint: `round_trip`, or `refuses` files that are not checkpoints
+        (text, empty, random, zip, npy, npz)."""
+        if kind == "round_trip":
+            return self._report(persistence.check_checkpoint_round_trip(self.namespace))
+        return self._report(persistence.check_checkpoint_refuses(self.namespace, files or ("text", "npz")))
+
+    def resume_training(self, optimizer="adam"):
+        """Train, checkpoint, train on; resuming from the checkpoint must match bit for bit."""
+        return self._report(persistence.check_resume_training(self.namespace, optimizer))
+
+    # ── chapter 9: the Trainer, and the capstones ──
+
+    def evaluate(self, samples=10, batch_size=4, seed=0):
+        """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
+        return self._report(fitting.check_evaluate(self.namespace, samples, batch_size, seed))
+
+    def keep_best(self, kind, losses=None, patience=2, seed=0):
+        """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
+        return self._report(fitting.check_keep_best(self.namespace, kind, losses, patience, seed))
+
+    def fit(self, epochs=5, stop_after=3, validate=True, seed=0):
+        """Trainer.fit with scripted train_epoch, evaluate and keep_best: calls, history, stop, best weights."""
+        return self._report(fitting.check_fit(self.namespace, epochs, stop_after, validate, seed))
+
+    def capstone(self, kind, build):
+        """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
+        return self._report(capstone.check_capstone(self.namespace, kind, build))
+
+    # ── chapter 10: convolutional networks ──
+
+    def vectorized(self, op, shapes, larger, seed=0):
+        """op's forward and backward run as many Python lines on `larger` inputs as on `shapes`: no pixel loops."""
+        return self._report(convolution.check_vectorized(self.namespace["Tensor"], op, shapes, larger, seed))
+
+    def conv2d(self, **options):
+        """The Conv2d layer: Parameters, Kaiming scale, seed, conv(x, W) + b (with a stand-in Conv)."""
+        return self._report(convolution.check_conv2d(self.namespace, **options))
+
+    def max_pool2d(self, **options):
+        """The MaxPool2d layer: no parameters, MaxPool on its input (with a stand-in MaxPool)."""
+        return self._report(convolution.check_max_pool2d(self.namespace, **options))

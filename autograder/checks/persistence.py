@@ -1,0 +1,537 @@
+"""Chapter 8's checks: names of a model's state, snapshots, loading and refusing, checkpoint files.
+
+Each check builds what it needs from the notebook's classes and calls only the method under test,
+with the course's own versions of the others swapped in (`named_state` for `state_dict` and
+`load_state_dict`, the state dicts for the checkpoint files), so one slip costs one exercise.
+"""
+import contextlib
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+from ..verdict import failed, passed
+from .ops import describe_exception, run_quietly
+
+# ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────
+
+
+def reference_named_state(module, Module, Tensor):
+    """[(name, holder)]: Tensors and arrays by attribute path, each object once, in attribute order."""
+    found, seen = [], set()
+
+    def visit(value, name):
+        if isinstance(value, (Tensor, np.ndarray)):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append((name, value))
+        elif isinstance(value, Module):
+            if id(value) not in seen:
+                seen.add(id(value))
+                for key, item in vars(value).items():
+                    visit(item, f"{name}.{key}" if name else key)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                visit(item, f"{name}.{i}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{name}.{key}")
+
+    visit(module, "")
+    return found
+
+
+def values_of(holder):
+    """The array behind a holder: the array itself, or a Tensor's .data (an ndarray's .data is a memoryview)."""
+    return holder if isinstance(holder, np.ndarray) else np.asarray(holder.data)
+
+
+@contextlib.contextmanager
+def course_methods(ns, *names):
+    """Replace Module/Optimizer methods `names` by the course's versions while a check runs."""
+    Module, Optimizer, Tensor = ns["Module"], ns["Optimizer"], ns["Tensor"]
+
+    def named_state(self):
+        return reference_named_state(self, Module, Tensor)
+
+    def state_dict(self):
+        return {name: np.array(values_of(h)) for name, h in reference_named_state(self, Module, Tensor)}
+
+    def load_state_dict(self, state, strict=True):
+        for name, holder in reference_named_state(self, Module, Tensor):
+            target = holder.data if isinstance(holder, Tensor) else holder
+            target[...] = state[name]
+
+    def optimizer_state_dict(self):
+        position = {id(p): i for i, p in enumerate(self.params)}
+        state = {}
+        for name, value in vars(self).items():
+            if isinstance(value, dict):
+                state.update({f"{name}.{position[key]}": np.array(v) for key, v in value.items()})
+            elif isinstance(value, (int, float)):
+                state[name] = np.array(value)
+        return state
+
+    def optimizer_load_state_dict(self, state):
+        for key, value in state.items():
+            name, _, index = key.partition(".")
+            if index:
+                getattr(self, name)[id(self.params[int(index)])] = np.array(value)
+            else:
+                setattr(self, name, np.asarray(value).item())
+
+    ours = {("Module", "named_state"): named_state, ("Module", "state_dict"): state_dict,
+            ("Module", "load_state_dict"): load_state_dict,
+            ("Optimizer", "state_dict"): optimizer_state_dict,
+            ("Optimizer", "load_state_dict"): optimizer_load_state_dict}
+    classes = {"Module": Module, "Optimizer": Optimizer}
+    saved = {}
+    for key in names:
+        cls, method = classes[key[0]], key[1]
+        saved[key] = cls.__dict__.get(method)
+        setattr(cls, method, ours[key])
+    try:
+        yield
+    finally:
+        for (cls_name, method), original in saved.items():
+            if original is None:
+                delattr(classes[cls_name], method)
+            else:
+                setattr(classes[cls_name], method, original)
+
+
+def attempt(label, fn, *args, **kwargs):
+    """(result, None) or (None, a failed verdict that tells the student's exception). `label`: "Owner.method"."""
+    try:
+        return run_quietly(lambda: fn(*args, **kwargs)), None
+    except Exception as error:  # noqa: BLE001
+        owner, _, method = label.rpartition(".")
+        return None, failed(describe_exception(owner or label, method or "call", error))
+
+
+# ── stand-in models ───────────────────────────────────────────────────────────────────────────
+
+def probe_model(ns, seed=0, variant="flat"):
+    """A tree of stand-in modules hiding state everywhere, and the (name, holder) pairs it must yield.
+
+    `nested`: modules inside a tuple inside a dict inside a list, a buffer in a list, a shared buffer."""
+    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
+    rng = np.random.default_rng(seed)
+
+    def param(*shape):
+        return Parameter(rng.uniform(-1, 1, shape))
+
+    class Leaf(Module):
+        def __init__(self, n):
+            self.weight = param(n, 2)
+            self.scale = 1.5                     # a number: not state
+            self.name = "leaf"                   # a string: not state
+
+    class Block(Module):
+        def __init__(self):
+            self.layers = [Leaf(3), Leaf(2)]
+            self.norm = {"gain": param(2), "shift": param(2)}
+            self.running_mean = np.zeros(2, dtype=np.float32)     # an array buffer
+            self.step_count = Tensor(np.array([0.0]), requires_grad=False)   # a Tensor buffer
+            self.rng = np.random.default_rng(0)  # not state
+            self.head = None
+
+    class Model(Module):
+        def __init__(self):
+            self.embed = param(4, 3)
+            self.block = Block()
+            self.tied = self.embed               # the same Parameter again
+            self.again = self.block.layers[0]    # the same module again
+            self.pair = (Leaf(1),)
+
+    if variant == "nested":
+        class Deep(Module):
+            def __init__(self):
+                self.stages = [{"a": (Leaf(2), Leaf(3)), "stats": [np.ones(3), Tensor(np.zeros(2), requires_grad=False)]}]
+                self.shared = self.stages[0]["stats"][0]      # the same buffer again
+                self.tail = Block()
+
+        model = Deep()
+        stage, tail = model.stages[0], model.tail
+        expected = [("stages.0.a.0.weight", stage["a"][0].weight), ("stages.0.a.1.weight", stage["a"][1].weight),
+                    ("stages.0.stats.0", stage["stats"][0]), ("stages.0.stats.1", stage["stats"][1]),
+                    ("tail.layers.0.weight", tail.layers[0].weight), ("tail.layers.1.weight", tail.layers[1].weight),
+                    ("tail.norm.gain", tail.norm["gain"]), ("tail.norm.shift", tail.norm["shift"]),
+                    ("tail.running_mean", tail.running_mean), ("tail.step_count", tail.step_count)]
+        return model, expected
+
+    model = Model()
+    b = model.block
+    expected = [("embed", model.embed), ("block.layers.0.weight", b.layers[0].weight),
+                ("block.layers.1.weight", b.layers[1].weight), ("block.norm.gain", b.norm["gain"]),
+                ("block.norm.shift", b.norm["shift"]), ("block.running_mean", b.running_mean),
+                ("block.step_count", b.step_count), ("pair.0.weight", model.pair[0].weight)]
+    return model, expected
+
+
+def small_net(ns, seed):
+    """Linear → BatchNorm1d → ReLU → Linear: parameters and buffers, as a real model has."""
+    return ns["Sequential"](ns["Linear"](4, 6, seed=seed), ns["BatchNorm1d"](6), ns["ReLU"](),
+                            ns["Linear"](6, 3, seed=seed + 1))
+
+
+def batches(ns, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(ns["Tensor"](rng.uniform(-1, 1, (8, 4)), requires_grad=False), rng.integers(0, 3, 8))
+            for _ in range(count)]
+
+
+def train(ns, model, optimizer, data):
+    loss_fn = ns["SoftmaxLoss"]()
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def warm_up(ns, model, seed=0):
+    """A few training steps so that weights and BatchNorm's running statistics differ from a fresh model's."""
+    train(ns, model, ns["SGD"](model.parameters(), lr=0.1), batches(ns, 3, seed))
+    model.zero_grad()
+
+
+# ── 8.1 named_state and state_dict ────────────────────────────────────────────────────────────
+
+def check_named_state(ns, variant="flat"):
+    model, expected = probe_model(ns, variant=variant)
+    got, error = attempt("Module.named_state", model.named_state)
+    if error:
+        return error
+    if not isinstance(got, list) or not all(isinstance(p, tuple) and len(p) == 2 for p in got):
+        return failed(f"named_state() returned {type(got).__name__} {str(got)[:120]}; expected a list of (name, holder) pairs.")
+    names = [name for name, _ in got]
+    want = [name for name, _ in expected]
+    if names != want:
+        missing = [n for n in want if n not in names]
+        extra = [n for n in names if n not in want]
+        hints = []
+        if any(n.startswith(".") for n in names):
+            hints.append("the top module has no name: its attributes are `embed`, not `.embed`.")
+        if "tied" in " ".join(extra) or "again" in " ".join(extra):
+            hints.append("an object reached twice (a tied weight, a module used twice) keeps only its first name.")
+        if any("rng" in n or "scale" in n or "name" in n.split(".")[-1:] for n in extra):
+            hints.append("only Tensors and ndarrays are state; numbers, strings and generators are not.")
+        if any(n.endswith(("running_mean", "step_count")) or ".stats." in n for n in missing):
+            hints.append("buffers count: an ndarray, or a Tensor that is not a Parameter.")
+        if any(n.startswith(("block.norm", "block.layers", "pair", "stages", "tail.norm", "tail.layers")) for n in missing):
+            hints.append("look inside lists, tuples and dicts, with the position or the key as part of the name.")
+        return failed("named_state() of the check's model gives the wrong names.\n"
+                      f"  expected: {want}\n  received: {names}\n"
+                      + (f"  missing: {missing}\n" if missing else "") + (f"  not state: {extra}\n" if extra else "")
+                      + ("  Hint: " + " ".join(hints) if hints else "  Hint: keep the attribute order (vars(module)) and the first name of each object."))
+    for (name, holder), (_, want_holder) in zip(got, expected):
+        if holder is not want_holder:
+            return failed(f"named_state(): the holder of {name!r} is a {type(holder).__name__}, not the model's own object.\n"
+                          "  Hint: return the Parameter / Tensor / array itself (load_state_dict writes into it), not a copy or its .data.")
+    return passed(f"✔ named_state() names all {len(want)} arrays of the check's model, each once")
+
+
+def check_state_dict(ns):
+    with course_methods(ns, ("Module", "named_state")):
+        model = small_net(ns, seed=0)
+        warm_up(ns, model)
+        got, error = attempt("Module.state_dict", model.state_dict)
+        if error:
+            return error
+        want = dict(reference_named_state(model, ns["Module"], ns["Tensor"]))
+        if not isinstance(got, dict):
+            return failed(f"state_dict() returned a {type(got).__name__}; expected a dict from names to arrays.")
+        if sorted(got) != sorted(want):
+            return failed(f"state_dict() has keys {sorted(got)}, expected {sorted(want)} (the names of named_state()).")
+        for name, holder in want.items():
+            value = got[name]
+            if not isinstance(value, np.ndarray):
+                return failed(f"state_dict()[{name!r}] is a {type(value).__name__}; expected a NumPy array "
+                              "(use holder.data for a Tensor).")
+            if value.shape != values_of(holder).shape or not np.array_equal(value, values_of(holder)):
+                return failed(f"state_dict()[{name!r}] does not hold the values of {name}.")
+        before = {name: value.copy() for name, value in got.items()}
+        for _, holder in want.items():
+            values_of(holder)[...] += 1.0                               # training changes the model in place
+        changed = [name for name in got if not np.array_equal(got[name], before[name])]
+    if changed:
+        return failed(f"state_dict() is not a snapshot: changing the model in place also changed {changed}.\n"
+                      "  Hint: copy each array (np.array(x) or x.copy()); the model's own arrays keep changing as it trains.")
+    return passed(f"✔ state_dict() snapshots all {len(got)} arrays of Linear → BatchNorm1d → ReLU → Linear")
+
+
+# ── 8.2 load_state_dict ───────────────────────────────────────────────────────────────────────
+
+def check_load_values(ns):
+    with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
+        source = small_net(ns, seed=0)
+        warm_up(ns, source)
+        target = small_net(ns, seed=5)
+        objects = [holder for _, holder in reference_named_state(target, ns["Module"], ns["Tensor"])]
+        params_before = target.parameters()
+        _, error = attempt("Module.load_state_dict", target.load_state_dict, source.state_dict())
+        if error:
+            return error
+        for (name, want), (_, got) in zip(reference_named_state(source, ns["Module"], ns["Tensor"]),
+                                          reference_named_state(target, ns["Module"], ns["Tensor"])):
+            if not np.array_equal(values_of(got), values_of(want)):
+                return failed(f"after load_state_dict, {name} holds {np.round(values_of(got).ravel()[:3], 4).tolist()}..., "
+                              f"expected {np.round(values_of(want).ravel()[:3], 4).tolist()}...")
+        after = [holder for _, holder in reference_named_state(target, ns["Module"], ns["Tensor"])]
+        if any(a is not b for a, b in zip(after, objects)) or any(a is not b for a, b in zip(target.parameters(), params_before)):
+            return failed("load_state_dict replaced the model's Parameters or buffers by new objects: an optimizer "
+                          "built before loading would go on updating the old ones.\n"
+                          "  Hint: copy into the existing arrays: target[...] = value.")
+    return passed("✔ load_state_dict copies every parameter and buffer in place")
+
+
+def expect_error(label, fn, kind, must_mention, model_before, model, Module, Tensor):
+    """The call must raise `kind`, say `must_mention`, and leave the model as it was."""
+    try:
+        run_quietly(fn)
+    except kind as error:
+        text = str(error)
+        missing = [word for word in must_mention if word not in text]
+        if missing:
+            return failed(f"{label}: raised {kind.__name__}({text!r}); the message should name {missing}.")
+    except Exception as error:  # noqa: BLE001
+        return failed(f"{label}: raised {type(error).__name__}: {error}; expected a {kind.__name__}.")
+    else:
+        return failed(f"{label}: loaded without complaint; expected a {kind.__name__}.")
+    for name, holder in reference_named_state(model, Module, Tensor):
+        if not np.array_equal(values_of(holder), model_before[name]):
+            return failed(f"{label}: the load was refused, but {name} had already been changed.\n"
+                          "  Hint: check every name and shape first, and copy only when everything fits.")
+    return None
+
+
+def check_load_errors(ns):
+    Module, Tensor = ns["Module"], ns["Tensor"]
+    with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
+        model = small_net(ns, seed=0)
+        good = small_net(ns, seed=3).state_dict()
+        before = {name: np.array(values_of(h)) for name, h in reference_named_state(model, Module, Tensor)}
+        missing = {k: v for k, v in good.items() if k != "modules.3.bias"}
+        unexpected = dict(good, **{"modules.9.weight": np.zeros((2, 2))})
+        resized = dict(good, **{"modules.3.weight": np.zeros((6, 5))})
+        cases = [
+            ("a state dict without modules.3.bias", lambda: model.load_state_dict(missing), KeyError, ["modules.3.bias"]),
+            ("a state dict with an extra modules.9.weight", lambda: model.load_state_dict(unexpected), KeyError,
+             ["modules.9.weight"]),
+            ("modules.3.weight of shape (6, 5) for a (6, 3) weight", lambda: model.load_state_dict(resized), ValueError,
+             ["modules.3.weight", "(6, 5)", "(6, 3)"]),
+            ("strict=False with modules.3.weight of shape (6, 5)",
+             lambda: model.load_state_dict(dict(missing, **{"modules.3.weight": np.zeros((6, 5))}), strict=False),
+             ValueError, ["modules.3.weight"]),
+        ]
+        for label, fn, kind, words in cases:
+            problem = expect_error(f"load_state_dict with {label}", fn, kind, words, before, model, Module, Tensor)
+            if problem:
+                return problem
+        _, error = attempt("Module.load_state_dict", model.load_state_dict,
+                           dict(missing, **{"extra": np.zeros(1)}), strict=False)
+        if error:
+            error.message += "\n  With strict=False, missing and unexpected names are allowed."
+            return error
+        for name, holder in reference_named_state(model, Module, Tensor):
+            want = before[name] if name == "modules.3.bias" else good[name]
+            if not np.array_equal(values_of(holder), want):
+                return failed(f"load_state_dict(strict=False): {name} is wrong afterwards: the names that are "
+                              "present are loaded, the missing ones keep their values.")
+    return passed("✔ load_state_dict refuses missing names, unexpected names and wrong shapes, and changes nothing then")
+
+
+# ── 8.3 the optimizer ─────────────────────────────────────────────────────────────────────────
+
+OPTIMIZERS = {
+    "adam": ("Adam(lr=0.01)", lambda ns, ps: ns["Adam"](ps, lr=0.01)),
+    "sgd": ("SGD(lr=0.1, momentum=0.9)", lambda ns, ps: ns["SGD"](ps, lr=0.1, momentum=0.9)),
+    "adam_decay": ("Adam(lr=0.02, weight_decay=0.01)", lambda ns, ps: ns["Adam"](ps, lr=0.02, weight_decay=0.01)),
+}
+
+
+def check_optimizer_state(ns, optimizers=("adam",)):
+    """A saved and restored optimizer continues exactly like the original."""
+    for key in optimizers:
+        label, build = OPTIMIZERS[key]
+        make = lambda ps, build=build: build(ns, ps)  # noqa: E731
+        with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict")):
+            model = small_net(ns, seed=0)
+            optimizer = make(model.parameters())
+            train(ns, model, optimizer, batches(ns, 3, seed=1))
+            saved_model = model.state_dict()
+        state, error = attempt(f"{label}.state_dict", optimizer.state_dict)
+        if error:
+            return error
+        if not isinstance(state, dict) or not all(isinstance(v, np.ndarray) for v in state.values()):
+            return failed(f"{label}.state_dict() must be a dict of NumPy arrays (np.array(t) for a number); got "
+                          f"{ {k: type(v).__name__ for k, v in dict(state).items()} if isinstance(state, dict) else type(state).__name__}.")
+        bad = [k for k in state if not k.replace(".", "").replace("_", "").isalnum()]
+        if bad or any(str(id(p)) in k for k in state for p in optimizer.params):
+            return failed(f"{label}.state_dict() keys {sorted(state)[:6]}: per-parameter entries are named "
+                          "'<attribute>.<position in self.params>', never by id(p), which changes in every process.")
+        snapshot = {k: v.copy() for k, v in state.items()}
+        with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict")):
+            train(ns, model, optimizer, batches(ns, 2, seed=2))            # the original goes on
+            clone = small_net(ns, seed=9)
+            clone.load_state_dict(saved_model)
+            fresh = make(clone.parameters())
+            if any(not np.array_equal(state[k], snapshot[k]) for k in state):
+                return failed(f"{label}.state_dict() is not a snapshot: more training steps changed it. Copy the arrays.")
+            _, error = attempt(f"{label}.load_state_dict", fresh.load_state_dict, state)
+            if error:
+                return error
+            train(ns, clone, fresh, batches(ns, 2, seed=2))
+            for (name, a), (_, b) in zip(reference_named_state(model, ns["Module"], ns["Tensor"]),
+                                         reference_named_state(clone, ns["Module"], ns["Tensor"])):
+                if not np.allclose(values_of(a), values_of(b), rtol=1e-6, atol=1e-7):
+                    return failed(f"{label}: after state_dict() / load_state_dict() into a new optimizer, two more steps "
+                                  f"differ from the original's: {name} differs by "
+                                  f"{float(np.abs(values_of(a) - values_of(b)).max()):.3g}.\n"
+                                  "  Hint: save every dict (velocity, m, v) by position and every number (t, lr), "
+                                  "and put the arrays back under id(self.params[position]).")
+    return passed(f"✔ {', '.join(OPTIMIZERS[k][0] for k in optimizers)} continue exactly after state_dict() / load_state_dict()")
+
+
+# ── 8.4 files ─────────────────────────────────────────────────────────────────────────────────
+
+def check_checkpoint_round_trip(ns):
+    save, load = ns["save_checkpoint"], ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder, course_methods(
+            ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict"),
+            ("Optimizer", "state_dict"), ("Optimizer", "load_state_dict")):
+        model = small_net(ns, seed=0)
+        optimizer = ns["Adam"](model.parameters(), lr=0.01)
+        train(ns, model, optimizer, batches(ns, 2))
+        path = os.path.join(folder, "run.ckpt")
+        _, error = attempt("save_checkpoint.call", save, path, model, optimizer)
+        if error:
+            return error
+        if not os.path.exists(path):
+            written = os.listdir(folder)
+            return failed(f"save_checkpoint('run.ckpt', ...) wrote {written}, not run.ckpt.\n"
+                          "  Hint: np.savez(path) adds .npz to the name; open the file yourself and pass it to np.savez.")
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                names = set(archive.files)
+        except Exception as error:  # noqa: BLE001
+            return failed(f"the file save_checkpoint wrote is not a NumPy .npz archive readable with allow_pickle=False: {error}")
+        want = {"babygrad.checkpoint"} | {f"model.{k}" for k in model.state_dict()} \
+            | {f"optimizer.{k}" for k in optimizer.state_dict()}
+        if names != want:
+            return failed(f"the checkpoint's entries are {sorted(names)[:8]}...; expected {sorted(want)[:8]}... "
+                          f"(missing {sorted(want - names)[:4]}, extra {sorted(names - want)[:4]}).")
+        clone = small_net(ns, seed=4)
+        fresh = ns["Adam"](clone.parameters(), lr=0.5)
+        _, error = attempt("load_checkpoint.call", load, path, clone, fresh)
+        if error:
+            return error
+        for name, value in model.state_dict().items():
+            if not np.array_equal(clone.state_dict()[name], value):
+                return failed(f"after load_checkpoint, the model's {name} differs from the one saved.")
+        saved_state, loaded_state = optimizer.state_dict(), fresh.state_dict()
+        for name, value in saved_state.items():
+            if name not in loaded_state or not np.array_equal(loaded_state[name], value):
+                return failed(f"after load_checkpoint, the optimizer's {name} differs from the one saved.")
+        _, error = attempt("load_checkpoint.call without an optimizer", load, path, small_net(ns, seed=6))
+        if error:
+            return error
+    return passed("✔ save_checkpoint writes one .npz file at the given path; load_checkpoint restores model and optimizer")
+
+
+def not_checkpoints(folder, kinds):
+    """(description, path) of files that are not checkpoints, of the `kinds` asked for."""
+    files = []
+
+    def write(name, data):
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    if "text" in kinds:
+        files.append(("a text file", write("notes.txt", b"epoch 3: loss 0.12\n")))
+    if "empty" in kinds:
+        files.append(("an empty file", write("empty.ckpt", b"")))
+    if "random" in kinds:
+        files.append(("random bytes", write("noise.ckpt", np.random.default_rng(0).bytes(300))))
+    if "zip" in kinds:
+        files.append(("a zip archive that is not NumPy's", write("other.zip", b"PK\x03\x04" + b"\x00" * 40)))
+    if "npy" in kinds:
+        path = os.path.join(folder, "weights.npy")
+        np.save(path, np.arange(4.0))
+        files.append(("a plain .npy array", path))
+    if "npz" in kinds:
+        path = os.path.join(folder, "arrays.npz")
+        with open(path, "wb") as f:
+            np.savez(f, weight=np.ones(3))
+        files.append(("an .npz archive without the babygrad.checkpoint entry", path))
+    return files
+
+
+def check_checkpoint_refuses(ns, kinds=("text", "npz")):
+    load = ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder, course_methods(
+            ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict"),
+            ("Optimizer", "state_dict"), ("Optimizer", "load_state_dict")):
+        model = small_net(ns, seed=0)
+        before = model.state_dict()
+        files = not_checkpoints(folder, kinds)
+        for description, path in files:
+            try:
+                run_quietly(load, path, model)
+            except ValueError as error:
+                if os.path.basename(path) not in str(error):
+                    return failed(f"load_checkpoint on {description} raised ValueError({str(error)!r}): "
+                                  "say which file it was (include the path in the message).")
+            except Exception as error:  # noqa: BLE001
+                return failed(f"load_checkpoint on {description} ({os.path.basename(path)}) raised "
+                              f"{type(error).__name__}: {error}\n  Expected a ValueError that says the file is not a "
+                              "babygrad checkpoint. Hint: catch what np.load raises on a bad file (ValueError, OSError, "
+                              "EOFError, zipfile.BadZipFile), and check that it returned an NpzFile with the mark.")
+            else:
+                return failed(f"load_checkpoint accepted {description} ({os.path.basename(path)}): "
+                              "a file without the babygrad.checkpoint entry must be refused.")
+            if any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items()):
+                return failed(f"load_checkpoint refused {description} but changed the model first.")
+    return passed(f"✔ load_checkpoint refuses {', '.join(d for d, _ in files)} with a ValueError that names the file")
+
+
+# ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
+
+def check_resume_training(ns, optimizer="adam"):
+    """Train, checkpoint, train on; a new model and optimizer loaded from the checkpoint must match bit for bit."""
+    label, build = OPTIMIZERS[optimizer]
+    save, load = ns["save_checkpoint"], ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "resume.ckpt")
+        model = small_net(ns, seed=0)
+        optimizer = build(ns, model.parameters())
+        first, second = batches(ns, 3, seed=10), batches(ns, 4, seed=11)
+        try:
+            run_quietly(train, ns, model, optimizer, first)
+            run_quietly(save, path, model, optimizer)
+            run_quietly(train, ns, model, optimizer, second)
+            model.eval()
+            x = second[0][0]
+            original_out = np.array(model(x).data)
+            clone = small_net(ns, seed=42)
+            resumed = build(ns, clone.parameters())
+            run_quietly(load, path, clone, resumed)
+            run_quietly(train, ns, clone, resumed, second)
+            clone.eval()
+            resumed_out = np.array(clone(x).data)
+            pairs = list(zip(run_quietly(model.state_dict).items(), run_quietly(clone.state_dict).items()))
+        except Exception as error:  # noqa: BLE001
+            return failed("resuming from a checkpoint: " + describe_exception("training", "step", error))
+    for (name, a), (_, b) in pairs:
+        if not np.array_equal(a, b):
+            return failed(f"resumed training differs from uninterrupted training: {name} is off by "
+                          f"{float(np.abs(a - b).max()):.3g} after 4 more {label} steps.\n"
+                          "  Hint: every piece of state must round-trip: parameters, BatchNorm's running statistics, "
+                          "the optimizer's running averages and step count.")
+    if not np.array_equal(original_out, resumed_out):
+        return failed("resumed training gives different predictions in eval() mode: are the running statistics restored?")
+    return passed(f"✔ training with {label} resumed from a checkpoint matches uninterrupted training bit for bit")

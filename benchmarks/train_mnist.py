@@ -1,0 +1,123 @@
+"""Seconds per epoch: the capstone MLP and CNN trained with babygrad, and the same networks in PyTorch.
+
+    python benchmarks/train_mnist.py                 # one epoch of each, one thread
+    python benchmarks/train_mnist.py --images 20000  # a shorter epoch, timed and reported per 60,000 images
+
+babygrad is the course's reference solution: the exported cells of chapters/*.py, solved, as the
+notebooks receive them in earlier_chapters.py. Both libraries train the same architectures with the same
+recipe as the capstones (batches of 64, Adam with lr 0.002, the same normalization), on the embedded
+MNIST digits, and both are held to `--threads` threads (BLAS and PyTorch's own). PyTorch is optional:
+without it, only babygrad is timed. The times cover the training loop only (data already in memory);
+the accuracy is measured afterwards on the 10,000 test digits.
+"""
+import argparse
+import contextlib
+import io
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", type=int, default=60_000, help="training images per timed epoch (default: all)")
+    parser.add_argument("--threads", type=int, default=1, help="threads for BLAS and PyTorch (default: 1)")
+    parser.add_argument("--models", nargs="+", default=["mlp", "cnn"], choices=["mlp", "cnn"])
+    return parser.parse_args()
+
+
+ARGS = parse_args()
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(ARGS.threads)       # before NumPy loads its BLAS
+os.environ["BABYGRAD_HEADLESS"] = "1"        # no progress bars inside the timed loop
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from autograder import authoring  # noqa: E402
+from autograder.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
+
+
+def babygrad():
+    """The solved library: every chapter's exported code, run in order in one namespace."""
+    namespace = {"__name__": "babygrad"}
+    for script in sorted((ROOT / "chapters").glob("ch*.py")):
+        code = "import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text(encoding="utf-8")))
+        exec(compile(code, str(script), "exec"), namespace)
+    return namespace
+
+
+def time_babygrad(bg, kind, train_x, train_y, test_x, test_y):
+    recipe = RECIPES[kind]
+    model = bg[f"build_{kind}"]()
+    loader = bg["DataLoader"](bg["ArrayDataset"](train_x, train_y), batch_size=recipe.batch_size, shuffle=True, seed=0)
+    trainer = bg["Trainer"](model, bg["SoftmaxLoss"](), bg["Adam"](model.parameters(), lr=recipe.lr))
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):         # fit prints one line per epoch
+        trainer.fit(loader, None, 1)
+    seconds = time.perf_counter() - start
+    return seconds, held_out_accuracy(bg, model, test_x, test_y)
+
+
+def torch_model(torch, kind):
+    nn = torch.nn
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    return nn.Sequential(nn.Conv2d(1, 8, 3, stride=2, padding=1), nn.ReLU(),
+                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+
+
+def time_torch(torch, kind, train_x, train_y, test_x, test_y):
+    recipe = RECIPES[kind]
+    torch.manual_seed(0)
+    model = torch_model(torch, kind)
+    optimizer = torch.optim.Adam(model.parameters(), lr=recipe.lr)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x, y = torch.from_numpy(train_x), torch.from_numpy(train_y)
+    order = torch.from_numpy(np.random.default_rng(0).permutation(len(x)))
+    start = time.perf_counter()
+    model.train()
+    for first in range(0, len(x), recipe.batch_size):
+        batch = order[first:first + recipe.batch_size]
+        optimizer.zero_grad()
+        loss = loss_fn(model(x[batch]), y[batch])
+        loss.backward()
+        optimizer.step()
+    seconds = time.perf_counter() - start
+    model.eval()
+    with torch.no_grad():
+        predicted = model(torch.from_numpy(test_x)).argmax(dim=1).numpy()
+    return seconds, float((predicted == test_y).mean())
+
+
+def main():
+    try:
+        import torch
+        torch.set_num_threads(ARGS.threads)
+    except ImportError:
+        torch = None
+    bg = babygrad()
+    scale = 60_000 / ARGS.images
+    print(f"one epoch = 60,000 MNIST images, batches of 64, Adam(lr=0.002); {ARGS.threads} thread(s); "
+          f"NumPy {np.__version__}" + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed"))
+    if ARGS.images != 60_000:
+        print(f"(timed on {ARGS.images:,} images and scaled to a full epoch)")
+    print(f"{'model':6} {'babygrad s/epoch':>17} {'test acc':>9} {'PyTorch s/epoch':>16} {'test acc':>9} {'ratio':>7}")
+    for kind in ARGS.models:
+        train_x, train_y = mnist("train", RECIPES[kind].image_shape)
+        test_x, test_y = mnist("test", RECIPES[kind].image_shape)
+        train_x, train_y = train_x[:ARGS.images], train_y[:ARGS.images]
+        bg_seconds, bg_acc = time_babygrad(bg, kind, train_x, train_y, test_x, test_y)
+        line = f"{kind:6} {bg_seconds * scale:17.1f} {bg_acc:9.2%}"
+        if torch is not None:
+            pt_seconds, pt_acc = time_torch(torch, kind, train_x, train_y, test_x, test_y)
+            line += f" {pt_seconds * scale:16.1f} {pt_acc:9.2%} {bg_seconds / pt_seconds:6.1f}x"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Chapter 8's catalog of typical mistakes, and of correct answers written another way (see ch03.py)."""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+SEEN_CHECK = '''        if isinstance(value, (Tensor, np.ndarray)):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append((name, value))'''
+NAMED_STATE_BODY = '''    found, seen = [], set()
+
+    def visit(value, name):
+        if isinstance(value, (Tensor, np.ndarray)):
+            if id(value) not in seen:
+                seen.add(id(value))
+                found.append((name, value))
+        elif isinstance(value, Module):
+            if id(value) not in seen:
+                seen.add(id(value))
+                for key, item in vars(value).items():
+                    visit(item, f"{name}.{key}" if name else key)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                visit(item, f"{name}.{i}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                visit(item, f"{name}.{key}")
+
+    visit(self, "")
+    return found'''
+NAMED_STATE_GENERATOR = '''    seen = set()
+
+    def visit(value, name):
+        if isinstance(value, (Tensor, np.ndarray, Module)):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+        if isinstance(value, (Tensor, np.ndarray)):
+            yield name, value
+        elif isinstance(value, Module):
+            for key, item in vars(value).items():
+                yield from visit(item, key if not name else name + "." + key)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                yield from visit(item, f"{name}.{i}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield from visit(item, f"{name}.{key}")
+
+    return list(visit(self, ""))'''
+STATE_DICT = "return {name: np.array(holder.data if isinstance(holder, Tensor) else holder)"
+STRICT_CHECKS = '''    if strict and missing:
+        raise KeyError(f"the state dict has no entry for {missing}")
+    if strict and unexpected:
+        raise KeyError(f"the state dict has entries the model does not: {unexpected}")'''
+SHAPE_CHECK = '''    for name, holder in holders.items():
+        if name in state and np.shape(state[name]) != np.shape(holder):
+            raise ValueError(f"{name}: the state dict has shape {np.shape(state[name])}, the model {np.shape(holder)}")
+'''
+COPY_IN_PLACE = '''            target = holder.data if isinstance(holder, Tensor) else holder
+            target[...] = state[name]'''
+OPT_POSITION = 'state[f"{name}.{position[key]}"] = np.array(array)'
+OPT_NUMBERS = '''        elif isinstance(value, (int, float)):
+            state[name] = np.array(value)'''
+SAVE_OPEN = '''    with open(path, "wb") as f:
+        np.savez(f, **arrays)'''
+LOAD_TRY = '''    try:
+        archive = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path} is not a babygrad checkpoint: NumPy cannot read it ({error})") from None'''
+MARK_CHECK = '''        if CHECKPOINT_MARK not in archive.files:
+            raise ValueError(f"{path} is not a babygrad checkpoint: it has no {CHECKPOINT_MARK!r} entry")
+'''
+
+MISTAKES = [
+    # named_state
+    wrong("named_state_parameters_only", "collects Parameters only, forgetting buffers such as running_mean",
+          "named_state", "if isinstance(value, (Tensor, np.ndarray)):", "if isinstance(value, Parameter):",
+          ["test_named_state", "test_resume_training"]),
+    wrong("named_state_no_dedup", "names a tied weight twice", "named_state", SEEN_CHECK,
+          '''        if isinstance(value, (Tensor, np.ndarray)):
+            found.append((name, value))''', ["test_named_state"]),
+    wrong("named_state_leading_dot", "gives the top module's attributes a leading dot", "named_state",
+          'visit(item, f"{name}.{key}" if name else key)', 'visit(item, f"{name}.{key}")', ["test_named_state"]),
+    # state_dict
+    wrong("state_dict_aliases", "returns the model's own arrays instead of copies", "state_dict", STATE_DICT,
+          "return {name: (holder.data if isinstance(holder, Tensor) else holder)", ["test_state_dict"]),
+    wrong("state_dict_tensors", "stores the Tensors themselves", "state_dict", STATE_DICT,
+          "return {name: holder", ["test_state_dict", "test_resume_training"]),
+    # load_state_dict
+    wrong("load_rebinds_loop_variable", "assigns to the loop variable, which changes nothing in the model",
+          "load_state_dict", COPY_IN_PLACE, "            holder = state[name]",
+          ["test_load_state_dict", "test_load_state_dict_refuses", "test_resume_training"]),
+    wrong("load_no_strict_checks", "never checks for missing or unexpected names", "load_state_dict",
+          STRICT_CHECKS, "", ["test_load_state_dict_refuses"]),
+    wrong("load_checks_while_copying", "checks each shape just before copying it: a refused load is half done",
+          "load_state_dict", SHAPE_CHECK + '''    for name, holder in holders.items():
+        if name in state:
+''', '''    for name, holder in holders.items():
+        if name in state:
+            if np.shape(state[name]) != np.shape(holder):
+                raise ValueError(f"{name}: the state dict has shape {np.shape(state[name])}, the model {np.shape(holder)}")
+''', ["test_load_state_dict_refuses"]),
+    wrong("load_shape_unnamed", "a shape error that does not say which entry or which shapes", "load_state_dict",
+          'raise ValueError(f"{name}: the state dict has shape {np.shape(state[name])}, the model {np.shape(holder)}")',
+          'raise ValueError("shape mismatch")', ["test_load_state_dict_refuses"]),
+    # optimizer state
+    wrong("optimizer_state_by_id", "keys per-parameter arrays by id(p), which changes in every process",
+          "optimizer_state", OPT_POSITION, 'state[f"{name}.{key}"] = np.array(array)',
+          ["test_optimizer_state", "test_resume_training"]),
+    wrong("optimizer_state_no_numbers", "saves the arrays but not the step count t", "optimizer_state",
+          OPT_NUMBERS, "", ["test_optimizer_state", "test_resume_training"]),
+    # checkpoint files
+    wrong("save_adds_npz", "np.savez(path, ...) writes path + '.npz'", "checkpoint", SAVE_OPEN,
+          "    np.savez(path, **arrays)", ["test_checkpoint_round_trip", "test_resume_training"]),
+    wrong("load_no_try", "lets NumPy's own errors through", "checkpoint", LOAD_TRY,
+          "    archive = np.load(path, allow_pickle=False)", ["test_checkpoint_refuses"]),
+    wrong("load_no_mark", "accepts any .npz archive", "checkpoint", MARK_CHECK, "", ["test_checkpoint_refuses"]),
+]
+
+ALTERNATIVES = [
+    right("named_state_generator", "a recursive generator, `yield from`", "named_state", NAMED_STATE_BODY,
+          NAMED_STATE_GENERATOR),
+    right("load_rebinds_data", "gives each Tensor a new array (the Parameter objects stay the same)",
+          "load_state_dict", COPY_IN_PLACE, '''            if isinstance(holder, Tensor):
+                holder.data = np.array(state[name], dtype=holder.data.dtype)
+            else:
+                holder[...] = state[name]'''),
+    right("state_dict_copy", "x.copy() instead of np.array(x)", "state_dict", STATE_DICT,
+          "return {name: (holder.data if isinstance(holder, Tensor) else holder).copy()"),
+    right("load_copyto", "np.copyto into the holder's array", "load_state_dict", COPY_IN_PLACE,
+          "            np.copyto(holder.data if isinstance(holder, Tensor) else holder, state[name])"),
+    right("optimizer_state_items", "np.asarray(...).copy() and numbers as 0-d arrays by np.asarray", "optimizer_state",
+          OPT_POSITION, 'state[f"{name}.{position[key]}"] = np.asarray(array).copy()'),
+    right("checkpoint_savez_compressed", "compressed .npz", "checkpoint", SAVE_OPEN,
+          '''    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)'''),
+]
+
+DEMO_PARTIAL = ["named_state_parameters_only", "state_dict_aliases", "load_no_strict_checks", "load_no_try"]

@@ -1,0 +1,112 @@
+"""Chapter 9's catalog of typical mistakes, and of correct answers written another way (see ch03.py)."""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+EVAL_SUM = "        total_loss += self.loss_fn(logits, labels).item() * n"
+IMPROVED = "    if val_loss < self.best_loss:"
+SNAPSHOT = "        self.best_state = self.model.state_dict()"
+SAVE = '''        if self.checkpoint_path is not None:
+            save_checkpoint(self.checkpoint_path, self.model, self.optimizer)
+'''
+STOP = "    return self.patience is not None and self.stale_epochs >= self.patience"
+RESTORE = '''    if self.best_state is not None:
+        self.model.load_state_dict(self.best_state)
+'''
+KEEP_BEST_CALL = '''        if self.keep_best(epoch, val["loss"]):
+            break'''
+
+MISTAKES = [
+    # evaluate
+    wrong("evaluate_mean_of_means", "averages the batch means: the short last batch weighs too much", "evaluate",
+          EVAL_SUM + "\n", "        total_loss += self.loss_fn(logits, labels).item()\n",
+          ["test_evaluate"]),
+    wrong("evaluate_train_mode", "forgets model.eval(): dropout is still on while measuring", "evaluate",
+          "    self.model.eval()\n", "", ["test_evaluate"]),
+    wrong("evaluate_batch_accuracy", "accuracy of the last batch only", "evaluate",
+          'return {"loss": total_loss / seen, "accuracy": right / seen}',
+          'return {"loss": total_loss / seen, "accuracy": float((logits.numpy().argmax(axis=1) == labels.numpy()).mean())}',
+          ["test_evaluate"]),
+    # keep_best: checkpoint
+    wrong("keep_best_ties_improve", "counts a tie with the best as an improvement", "keep_best", IMPROVED,
+          "    if val_loss <= self.best_loss:", ["test_keep_best", "test_early_stopping"]),
+    wrong("keep_best_no_snapshot", "records the best loss and epoch but forgets the snapshot", "keep_best",
+          SNAPSHOT + "\n", "", ["test_keep_best"]),
+    wrong("keep_best_no_file", "keeps the best state in memory but never writes the checkpoint file", "keep_best",
+          SAVE, "", ["test_keep_best"]),
+    # keep_best: patience
+    wrong("early_stop_off_by_one", "stops one stale epoch too late", "keep_best", STOP,
+          "    return self.patience is not None and self.stale_epochs > self.patience", ["test_early_stopping"]),
+    wrong("early_stop_no_reset", "never resets the count of stale epochs after an improvement", "keep_best",
+          "        self.stale_epochs = 0\n", "", ["test_early_stopping"]),
+    # fit
+    wrong("fit_no_restore", "ends with the last weights instead of the best", "fit", RESTORE, "", ["test_fit"]),
+    wrong("fit_ignores_stop", "never stops early", "fit", KEEP_BEST_CALL, '''        self.keep_best(epoch, val["loss"])''',
+          ["test_fit"]),
+    wrong("fit_last_batch_loss", "records the last batch's loss as the epoch's", "fit",
+          'history["train_loss"].append(float(np.mean(losses)))', 'history["train_loss"].append(float(losses[-1]))',
+          ["test_fit"]),
+    wrong("fit_no_training", "evaluates every epoch but never calls train_epoch", "fit",
+          "            losses = train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar)",
+          "            losses = [0.0]", ["test_fit", "test_capstone_mlp"]),
+    # the capstone
+    wrong("mlp_no_hidden_layer", "a linear model, no hidden layer: about 92%", "build_mlp",
+          "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
+          "return Sequential(Linear(784, 10, seed=1))", ["test_capstone_mlp"]),
+    wrong("mlp_no_activation", "two Linear layers without a ReLU between them: still a linear model", "build_mlp",
+          "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
+          "return Sequential(Linear(784, 128, seed=1), Linear(128, 10, seed=2))", ["test_capstone_mlp"]),
+]
+
+ALTERNATIVES = [
+    right("evaluate_arrays", "collects every logit and label, then computes once", "evaluate",
+          '''    total_loss, right, seen = 0.0, 0, 0
+    for images, labels in loader:
+        logits = self.model(images)
+        n = len(labels)
+        total_loss += self.loss_fn(logits, labels).item() * n
+        right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+        seen += n
+    return {"loss": total_loss / seen, "accuracy": right / seen}''',
+          '''    losses, sizes, hits = [], [], []
+    for images, labels in loader:
+        logits = self.model(images)
+        losses.append(self.loss_fn(logits, labels).item())
+        sizes.append(len(labels))
+        hits.append(logits.numpy().argmax(axis=1) == labels.numpy())
+    return {"loss": float(np.average(losses, weights=sizes)), "accuracy": float(np.concatenate(hits).mean())}'''),
+    right("keep_best_early_return", "stale branch first", "keep_best",
+          '''    if val_loss < self.best_loss:
+        self.best_loss, self.best_epoch = val_loss, epoch
+        self.best_state = self.model.state_dict()
+        self.stale_epochs = 0
+        if self.checkpoint_path is not None:
+            save_checkpoint(self.checkpoint_path, self.model, self.optimizer)
+        return False
+    self.stale_epochs += 1
+    return self.patience is not None and self.stale_epochs >= self.patience''',
+          '''    if not val_loss < self.best_loss:
+        self.stale_epochs += 1
+        return bool(self.patience) and self.stale_epochs >= self.patience
+    self.best_loss, self.best_epoch, self.stale_epochs = val_loss, epoch, 0
+    self.best_state = self.model.state_dict()
+    if self.checkpoint_path:
+        save_checkpoint(self.checkpoint_path, self.model, self.optimizer)
+    return False'''),
+    right("fit_while_loop", "a while loop and a stop flag", "fit", KEEP_BEST_CALL,
+          '''        stop = self.keep_best(epoch, val["loss"])
+        if stop:
+            break'''),
+    right("mlp_wider", "a wider hidden layer", "build_mlp",
+          "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
+          "return Sequential(Linear(784, 256, seed=1), ReLU(), Linear(256, 10, seed=2))"),
+]
+
+DEMO_PARTIAL = ["evaluate_mean_of_means", "keep_best_no_file", "early_stop_off_by_one", "mlp_no_activation"]

@@ -1,0 +1,142 @@
+"""Chapter 10's catalog of typical mistakes, and of correct answers written another way (see ch03.py).
+
+The capstone cell trains the whole network with the student's ops, so a mistake in an op the network
+uses can cost the capstone too: the `loses` below say so wherever the network no longer reaches 97%
+(or no longer runs). A Conv with Python loops over images or pixels is not in this catalog, only in
+tests/test_checks_conv.py: its capstone would run for minutes in every test run.
+"""
+from autograder.submissions import Edit, Mistake
+
+
+def wrong(name, description, cell, old, new, loses):
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+FLIP_BACKWARD = "return Tensor(np.flip(out_grad.data, self.axes).copy())"
+DILATE_BACKWARD = "return Tensor(Undilate(self.axes, self.dilation).forward(out_grad.data))"
+DILATE_SHAPE = "            shape[axis] = (a.shape[axis] - 1) * step + 1"
+UNDILATE_FORWARD = '''        index = [slice(None)] * a.ndim
+        for axis in self.axes:
+            index[axis] = slice(None, None, self.dilation + 1)
+        return a[tuple(index)].copy()'''
+UNDILATE_BACKWARD = '''        grad = np.zeros(a.shape, dtype=out_grad.data.dtype)
+        grad[tuple(index)] = out_grad.data
+        return Tensor(grad)'''
+IM2COL_STRIDE = "windows = sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]"
+IM2COL_PAD = "    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))\n"
+CONV_GRAD_W = "grad_w = (g @ patches.T).reshape(w.shape)"
+CONV_FLIP = "w_flipped = Flip((2, 3)).forward(w).transpose(1, 0, 2, 3)"
+CONV_DILATE = "g = Dilate((2, 3), s - 1).forward(out_grad.data)"
+POOL_GRAD = "grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)"
+POOL_FORWARD = '''        out = a[:, :, 0:rows:k, 0:cols:k].copy()
+        for i in range(k):
+            for j in range(k):
+                np.maximum(out, a[:, :, i:rows:k, j:cols:k], out=out)
+        return out'''
+CONV2D_BIAS = "return out + self.bias.reshape((1, -1, 1, 1)).broadcast_to(out.shape)"
+CONV2D_CALL = "out = conv(x, self.weight, self.stride, self.padding)"
+CONV2D_INIT = '''        fan_in = in_channels * kernel_size * kernel_size
+        w = kaiming_uniform(fan_in, out_channels, seed=seed).data'''
+CNN = '''    return Sequential(
+        Conv2d(1, 8, 3, stride=2, padding=1, seed=1), ReLU(),
+        Conv2d(8, 16, 3, padding=1, seed=2), ReLU(), MaxPool2d(2),
+        Flatten(), Linear(16 * 7 * 7, 10, seed=3))'''
+
+MISTAKES = [
+    # Flip
+    wrong("flip_backward_identity", "passes out_grad through unflipped", "flip", FLIP_BACKWARD,
+          "return out_grad", ["test_flip_backward"]),
+    wrong("flip_backward_all_axes", "flips out_grad along every axis, not only `axes`", "flip", FLIP_BACKWARD,
+          "return Tensor(np.flip(out_grad.data).copy())", ["test_flip_backward"]),
+    wrong("flip_forward_last_axis", "flips only the last axis", "flip", "return np.flip(a, self.axes).copy()",
+          "return np.flip(a, -1).copy()", ["test_flip_forward", "test_flip_backward"]),
+    # Dilate
+    wrong("dilate_trailing_zeros", "n · (d + 1) elements: zeros after the last one too", "dilate", DILATE_SHAPE,
+          "            shape[axis] = a.shape[axis] * step", ["test_dilate_forward"]),
+    wrong("dilate_backward_identity", "returns out_grad in the dilated shape", "dilate", DILATE_BACKWARD,
+          "return out_grad", ["test_dilate_backward"]),
+    wrong("dilate_backward_dilates", "dilates out_grad again instead of undilating it", "dilate", DILATE_BACKWARD,
+          "return Tensor(Dilate(self.axes, self.dilation).forward(out_grad.data))", ["test_dilate_backward"]),
+    # Undilate
+    wrong("undilate_step_d", "keeps every d-th element instead of every (d + 1)-th", "undilate", UNDILATE_FORWARD,
+          UNDILATE_FORWARD.replace("slice(None, None, self.dilation + 1)", "slice(None, None, self.dilation)"),
+          ["test_undilate_forward", "test_undilate_backward"]),
+    wrong("undilate_backward_dilate", "dilates out_grad: the right values, but in the wrong shape when the input's "
+          "length is not (m - 1)(d + 1) + 1", "undilate", UNDILATE_BACKWARD,
+          "        return Tensor(Dilate(self.axes, self.dilation).forward(out_grad.data))", ["test_undilate_backward"]),
+    wrong("undilate_backward_ones", "puts ones at the kept positions, forgetting out_grad", "undilate", UNDILATE_BACKWARD,
+          UNDILATE_BACKWARD.replace("grad[tuple(index)] = out_grad.data", "grad[tuple(index)] = 1.0"),
+          ["test_undilate_backward"]),
+    # Conv
+    wrong("conv_ignores_stride", "im2col keeps every window position, whatever the stride", "conv", IM2COL_STRIDE,
+          "windows = sliding_window_view(x, (kh, kw), axis=(2, 3))",
+          ["test_conv_forward", "test_conv_vectorized", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_ignores_padding", "im2col forgets to pad", "conv", IM2COL_PAD, "",
+          ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_backward_no_swap", "flips the filters but does not swap their in and out channels", "conv", CONV_FLIP,
+          "w_flipped = Flip((2, 3)).forward(w)", ["test_conv_vectorized", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_backward_no_dilate", "forgets to dilate out_grad: right for stride 1 only", "conv", CONV_DILATE,
+          "g = out_grad.data", ["test_conv_backward"]),
+    wrong("conv_backward_grad_w_transposed", "patches @ g.T instead of g @ patches.T", "conv", CONV_GRAD_W,
+          "grad_w = (patches @ g.T).reshape(w.shape)", ["test_conv_backward", "test_capstone_cnn"]),
+    # MaxPool
+    wrong("max_pool_backward_cropped", "returns the gradient of the cropped input: the wrong shape when H or W is "
+          "not a multiple of k", "max_pool", "grad = np.zeros(a.shape, dtype=out_grad.data.dtype)",
+          "grad = np.zeros(a.shape[:2] + (rows, cols), dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
+    wrong("max_pool_backward_ones", "puts 1 at the maximum, forgetting out_grad", "max_pool", POOL_GRAD,
+          "grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, 1.0, 0)", ["test_max_pool_backward", "test_capstone_cnn"]),
+    # Layers
+    wrong("conv2d_bias_unshaped", "adds the bias without reshaping it to (1, out_channels, 1, 1)", "conv2d", CONV2D_BIAS,
+          "return out + self.bias.broadcast_to(out.shape)", ["test_conv2d", "test_capstone_cnn"]),
+    wrong("conv2d_ignores_stride_padding", "calls conv with stride 1 and no padding", "conv2d", CONV2D_CALL,
+          "out = conv(x, self.weight)", ["test_conv2d", "test_capstone_cnn"]),
+    wrong("conv2d_unit_init", "draws weights uniformly in [-1, 1] instead of Kaiming's bound", "conv2d", CONV2D_INIT,
+          '''        fan_in = in_channels * kernel_size * kernel_size
+        w = np.random.default_rng(seed).uniform(-1, 1, (fan_in, out_channels))''', ["test_conv2d"]),
+    wrong("max_pool2d_default_size", "always pools 2 × 2, ignoring kernel_size", "conv2d",
+          "return max_pool(x, self.kernel_size)", "return max_pool(x)", ["test_max_pool2d"]),
+    # The capstone
+    wrong("cnn_flatten_size", "a Linear sized for the image before pooling", "build_cnn", "Linear(16 * 7 * 7, 10, seed=3)",
+          "Linear(16 * 14 * 14, 10, seed=3)", ["test_capstone_cnn"]),
+]
+
+ALTERNATIVES = [
+    right("flip_slices", "reverse with a tuple of slices", "flip", "return np.flip(a, self.axes).copy()",
+          "return a[tuple(slice(None, None, -1) if i in [x % a.ndim for x in self.axes] else slice(None) "
+          "for i in range(a.ndim))].copy()"),
+    right("dilate_backward_slices", "undilate by slicing, without the Undilate op", "dilate", DILATE_BACKWARD,
+          "return Tensor(out_grad.data[tuple(slice(None, None, self.dilation + 1) if i in self.axes else slice(None) "
+          "for i in range(out_grad.ndim))])"),
+    right("undilate_backward_zeros_like", "np.zeros_like on the input's array", "undilate", UNDILATE_BACKWARD,
+          '''        grad = np.zeros_like(a.data, dtype=out_grad.data.dtype)
+        grad[tuple(index)] = out_grad.data
+        return Tensor(grad)'''),
+    right("conv_backward_col2im", "the input gradient by folding the patches' gradient back, a loop over the kernel's "
+          "offsets", "conv",
+          '''        g = Dilate((2, 3), s - 1).forward(out_grad.data)
+        rest_h = height + 2 * p - kh - (g.shape[2] - 1)       # padded rows no filter position reached
+        rest_w = width + 2 * p - kw - (g.shape[3] - 1)
+        g_full = np.pad(g, ((0, 0), (0, 0), (kh - 1, kh - 1 + rest_h), (kw - 1, kw - 1 + rest_w)))
+        w_flipped = Flip((2, 3)).forward(w).transpose(1, 0, 2, 3)
+        grad_x = Conv().forward(g_full, w_flipped)[:, :, p:p + height, p:p + width]''',
+          '''        n, channels = x.shape[:2]
+        out_h, out_w = out_grad.shape[2:]
+        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, n, out_h, out_w)
+        padded = np.zeros((n, channels, height + 2 * p, width + 2 * p), dtype=cols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j].transpose(1, 0, 2, 3)
+        grad_x = padded[:, :, p:p + height, p:p + width]'''),
+    right("max_pool_reshape", "forward by reshaping into tiles", "max_pool", POOL_FORWARD,
+          "        n, c = a.shape[:2]\n"
+          "        return a[:, :, :rows, :cols].reshape(n, c, rows // k, k, cols // k, k).max(axis=(3, 5))"),
+    right("cnn_bias_free_first_layer", "a first convolution without bias", "build_cnn", CNN,
+          CNN.replace("Conv2d(1, 8, 3, stride=2, padding=1, seed=1)", "Conv2d(1, 8, 3, stride=2, padding=1, bias=False, seed=1)")),
+]
+
+DEMO_PARTIAL = ["flip_backward_all_axes", "dilate_trailing_zeros", "undilate_backward_dilate", "conv_backward_no_dilate",
+                "max_pool_backward_cropped"]

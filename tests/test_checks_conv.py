@@ -1,0 +1,133 @@
+"""Chapter 10's checks: right answers always pass, loops and wrong gradients fail with messages that teach,
+and the stand-ins put the notebook back as they found it."""
+import numpy as np
+import pytest
+
+from autograder.checks import Checker, convolution, slow
+
+from solved_code import solved_namespace
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch10")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def einsum_conv(x, w, stride, padding):
+    """An independent convolution, for checking the slow reference: einsum over strided windows."""
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    windows = np.lib.stride_tricks.sliding_window_view(x, w.shape[2:], axis=(2, 3))[:, :, ::stride, ::stride]
+    return np.einsum("ncyxij,ocij->noyx", windows, w)
+
+
+@pytest.mark.parametrize("stride,padding", [(1, 0), (1, 1), (2, 0), (2, 1), (3, 2)])
+def test_slow_conv_is_a_convolution(stride, padding):
+    rng = np.random.default_rng(stride * 10 + padding)
+    x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
+    assert np.allclose(slow.conv(stride, padding)(x, w), einsum_conv(x, w, stride, padding))
+
+
+def test_slow_helpers_on_small_examples():
+    a = np.array([1.0, 2.0, 3.0])
+    assert slow.dilate((0,), 1)(a).tolist() == [1, 0, 2, 0, 3]
+    assert slow.undilate((0,), 1)(np.arange(6.0)).tolist() == [0, 2, 4]
+    assert slow.flip((0,))(a).tolist() == [3, 2, 1]
+    tile = np.array([[[[1, 5, 0, 2], [3, 2, 1, 1], [9, 0, 4, 3], [2, 7, 0, 1]]]], dtype=float)
+    assert slow.max_pool(2)(tile).tolist() == [[[[5, 2], [9, 4]]]]
+
+
+CASES = [
+    (lambda ns: ns["Flip"]((2, 3)), [(1, 2, 3, 3)]),
+    (lambda ns: ns["Dilate"]((0, 2), 2), [(2, 2, 3)]),
+    (lambda ns: ns["Undilate"]((1,), 2), [(2, 8, 3)]),
+    (lambda ns: ns["Conv"](2, 1), [(2, 2, 6, 5), (3, 2, 3, 3)]),
+    (lambda ns: ns["Conv"](3, 1), [(1, 2, 7, 6), (2, 2, 3, 2)]),
+    (lambda ns: ns["Conv"](1, 2), [(2, 1, 3, 4), (2, 1, 3, 3)]),
+    (lambda ns: ns["MaxPool"](2), [(2, 3, 5, 6)]),
+    (lambda ns: ns["MaxPool"](3), [(1, 2, 6, 7)]),
+]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_correct_backwards_never_fail(ns, check, seed):
+    for make, shapes in CASES:
+        verdict = check.backward(make(ns), shapes, seed=seed, isolate=["Flip", "Dilate", "Undilate"])
+        assert verdict.passed, verdict.message
+
+
+def test_isolation_puts_the_notebook_back(ns, check):
+    originals = {name: ns[name] for name in ("Flip", "Dilate")}
+    check.backward(ns["Conv"](2, 1), [(1, 1, 5, 5), (1, 1, 3, 3)], isolate=["Flip", "Dilate"])
+    assert {name: ns[name] for name in originals} == originals
+
+
+def test_conv_backward_is_graded_with_the_course_flip(ns, check):
+    """A broken Flip costs the Flip exercise, not Conv.backward."""
+    broken = type("Flip", (ns["Flip"],), {"forward": lambda self, a: a.copy()})
+    saved = ns["Flip"]
+    ns["Flip"] = broken
+    try:
+        assert not check.backward(ns["Conv"](1, 1), [(1, 2, 4, 4), (2, 2, 3, 3)]).passed
+        assert check.backward(ns["Conv"](1, 1), [(1, 2, 4, 4), (2, 2, 3, 3)], isolate=["Flip", "Dilate"]).passed
+    finally:
+        ns["Flip"] = saved
+
+
+def loop_conv(ns, over):
+    """A right Conv whose forward loops over `over`: "pixels" (every output element) or "images"."""
+    Conv = ns["Conv"]
+
+    def forward(self, x, w):
+        if over == "images":
+            return np.stack([Conv.forward(self, image[None], w)[0] for image in x])
+        out = np.empty(Conv.forward(self, x, w).shape)
+        for index in np.ndindex(out.shape):
+            out[index] = Conv.forward(self, x, w)[index]
+        return out
+
+    return type("LoopConv", (Conv,), {"forward": forward})
+
+
+@pytest.mark.parametrize("over", ["pixels", "images"])
+def test_loops_fail_the_vectorization_check_with_a_hint(ns, check, over):
+    verdict = check.vectorized(loop_conv(ns, over)(1, 1), [(1, 2, 6, 6), (3, 2, 3, 3)], [(4, 2, 12, 12), (3, 2, 3, 3)])
+    assert not verdict.passed
+    assert "grows with the batch or the image size" in verdict.message and "Hint:" in verdict.message
+
+
+def test_vectorized_solutions_pass(ns, check):
+    assert check.vectorized(ns["Conv"](2, 0), [(1, 1, 7, 7), (2, 1, 3, 3)], [(3, 1, 15, 11), (2, 1, 3, 3)]).passed
+    assert check.vectorized(ns["MaxPool"](2), [(1, 2, 4, 4)], [(3, 2, 10, 8)]).passed
+
+
+def test_the_line_counter_sees_only_student_code():
+    assert convolution.is_student_code("/tmp/ipykernel_1234/567.py")
+    assert not convolution.is_student_code(np.__file__)
+    assert not convolution.is_student_code(convolution.__file__)
+
+
+def test_conv2d_without_bias_broadcast_is_caught(ns, check):
+    Conv2d = ns["Conv2d"]
+
+    def forward(self, x):
+        return ns["conv"](x, self.weight, self.stride, self.padding)          # forgets the bias
+
+    saved = ns["Conv2d"]
+    ns["Conv2d"] = type("Conv2d", (Conv2d,), {"forward": forward})
+    try:
+        verdict = check.conv2d()
+    finally:
+        ns["Conv2d"] = saved
+    assert not verdict.passed and "bias" in verdict.message
+    assert check.conv2d(in_channels=1, out_channels=2, kernel_size=5, stride=2, padding=2, size=(9, 8), seed=3).passed
+
+
+def test_checks_write_nothing_to_stderr(ns, check, capfd):
+    check.backward(ns["Conv"](2, 1), [(1, 1, 5, 5), (1, 1, 3, 3)], isolate=["Flip", "Dilate"])
+    check.vectorized(loop_conv(ns, "images")(1, 1), [(1, 2, 6, 6), (3, 2, 3, 3)], [(2, 2, 8, 8), (3, 2, 3, 3)])
+    assert capfd.readouterr().err == ""

@@ -1,0 +1,127 @@
+"""Chapter 8's and 9's checks: the solution passes, typical slips fail with a message that names them,
+and the capstone thresholds are the ones course_config.py states."""
+import numpy as np
+import pytest
+
+from autograder.checks import Checker, capstone, fitting, persistence
+
+from solved_code import solved_namespace
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch09")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def test_the_solution_passes_every_check(check):
+    verdicts = [check.named_state(), check.named_state("nested"), check.state_dict(), check.load_state_dict("values"),
+                check.load_state_dict("errors"), check.optimizer_state("adam", "sgd", "adam_decay"),
+                check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz"),
+                check.resume_training("adam"), check.resume_training("sgd"), check.evaluate(),
+                check.keep_best("checkpoint"), check.keep_best("patience"), check.fit(), check.fit(validate=False)]
+    assert [v.message for v in verdicts if not v.passed] == []
+
+
+@pytest.fixture
+def patched(ns):
+    """Replace a method of a notebook class for one test, and put it back."""
+    saved = []
+
+    def patch(cls_name, method, fn):
+        cls = ns[cls_name]
+        saved.append((cls, method, cls.__dict__[method]))
+        setattr(cls, method, fn)
+
+    yield patch
+    for cls, method, fn in saved:
+        setattr(cls, method, fn)
+
+
+def test_a_state_dict_of_references_is_not_a_snapshot(ns, check, patched):
+    Tensor = ns["Tensor"]
+    patched("Module", "state_dict", lambda self: {n: (h.data if isinstance(h, Tensor) else h) for n, h in self.named_state()})
+    verdict = check.state_dict()
+    assert not verdict.passed and "not a snapshot" in verdict.message
+
+
+def test_numpys_own_errors_are_not_a_refusal(ns, check):
+    saved = ns["load_checkpoint"]
+    ns["load_checkpoint"] = lambda path, model, optimizer=None: np.load(path, allow_pickle=False)
+    try:
+        empty, text = check.checkpoint("refuses", "empty"), check.checkpoint("refuses", "text")
+    finally:
+        ns["load_checkpoint"] = saved
+    assert not empty.passed and "raised EOFError" in empty.message and "Expected a ValueError" in empty.message
+    assert not text.passed and "say which file it was" in text.message
+
+
+def test_a_half_done_load_is_caught(ns, check, patched):
+    Tensor = ns["Tensor"]
+
+    def careless(self, state, strict=True):
+        for name, holder in self.named_state():
+            if np.shape(state[name]) != np.shape(holder):
+                raise ValueError(f"{name}: shape {np.shape(state[name])} vs {np.shape(holder)}")
+            (holder.data if isinstance(holder, Tensor) else holder)[...] = state[name]
+
+    patched("Module", "load_state_dict", careless)
+    verdict = check.load_state_dict("errors")
+    assert not verdict.passed
+
+
+def test_the_mean_of_batch_means_is_named(ns, check, patched):
+    def evaluate(self, loader):
+        self.model.eval()
+        means, right, seen = [], 0, 0
+        for images, labels in loader:
+            logits = self.model(images)
+            means.append(self.loss_fn(logits, labels).item())
+            right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+            seen += len(labels)
+        return {"loss": float(np.mean(means)), "accuracy": right / seen}
+
+    patched("Trainer", "evaluate", evaluate)
+    verdict = check.evaluate()
+    assert not verdict.passed and "mean of the batch means" in verdict.message
+
+
+def test_an_early_stop_one_epoch_late_is_caught(ns, check, patched):
+    original = ns["Trainer"].__dict__["keep_best"]
+
+    def late(self, epoch, val_loss):
+        original(self, epoch, val_loss)
+        return self.patience is not None and self.stale_epochs > self.patience
+
+    patched("Trainer", "keep_best", late)
+    verdict = check.keep_best("patience")
+    assert not verdict.passed and "returned False at epoch 4, expected True" in verdict.message
+
+
+def test_expected_keep_best_sequence():
+    flags, best = fitting.expected_keep_best((0.9, 0.7, 0.8, 0.75, 0.6), patience=2)
+    assert flags == [False, False, False, True, False] and best == [1, 2, 2, 2, 5]
+    assert fitting.expected_keep_best((0.5, 0.5, 0.5), patience=2)[0] == [False, False, True]
+
+
+def test_capstone_thresholds_match_course_config(repo_course):
+    assert capstone.MLP_ACCURACY == repo_course.config.CAPSTONE_MLP_ACCURACY
+    assert capstone.CNN_ACCURACY == repo_course.config.CAPSTONE_CNN_ACCURACY
+    assert capstone.RECIPES["mlp"].threshold == capstone.MLP_ACCURACY
+    assert capstone.RECIPES["cnn"].threshold == capstone.CNN_ACCURACY
+
+
+def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
+    verdict = check.capstone("mlp", lambda: ns["Sequential"](ns["Linear"](784, 5, seed=0)))
+    assert not verdict.passed and "expected (2, 10)" in verdict.message
+
+
+def test_probe_model_names_are_unique(ns):
+    for variant in ("flat", "nested"):
+        _, expected = persistence.probe_model(ns, variant=variant)
+        names = [name for name, _ in expected]
+        assert len(names) == len(set(names))

@@ -1,0 +1,186 @@
+"""Chapter 6's checks: the solution passes, realistic wrong answers fail with a message that teaches,
+and the IDX reader and the MNIST lookup work on files these tests write themselves."""
+import gzip
+import struct
+
+import numpy as np
+import pytest
+
+from autograder import datasets
+from autograder.checks import Checker
+
+from solved_code import solved_namespace
+
+
+@pytest.fixture(scope="module")
+def ns():
+    return solved_namespace("ch06")
+
+
+@pytest.fixture
+def check(ns):
+    return Checker(ns, verbose=False)
+
+
+def variant(ns, name, **methods):
+    """A subclass of the solution's class `name` with some methods replaced."""
+    return type(f"My{name}", (ns[name],), methods)
+
+
+def with_names(ns, **replacements):
+    """A copy of the namespace with some names replaced: the checks look names up there."""
+    return Checker(dict(ns, **replacements), verbose=False)
+
+
+def test_the_solution_passes_every_check(check):
+    verdicts = [check.array_dataset(), check.data_loader("batches"), check.data_loader("shuffle"),
+                *[check.transform(n) for n in ("normalize", "flatten_image", "flip", "crop", "compose")],
+                *[check.parse_idx(n) for n in ("bytes", "types", "errors")],
+                *[check.parse_idx("types", seed=s) for s in range(5)],
+                check.mnist_dataset(), check.mnist_dataset(real_split="test")]
+    assert [v.message for v in verdicts if not v.passed] == []
+
+
+def test_checks_write_nothing_to_stderr(ns, capfd):
+    broken = variant(ns, "DataLoader", __iter__=lambda self: iter([np.float32(1) / np.float32(0)]))
+    Checker(dict(ns, DataLoader=broken), verbose=True).data_loader("batches")
+    Checker(ns, verbose=True).transform("crop")
+    assert capfd.readouterr().err == ""
+
+
+def test_array_dataset_without_length_check_fails(ns):
+    def __init__(self, *arrays):
+        self.arrays = arrays
+    verdict = with_names(ns, ArrayDataset=variant(ns, "ArrayDataset", __init__=__init__)).array_dataset()
+    assert not verdict.passed and "ValueError" in verdict.message
+
+
+def test_loader_with_float_labels_is_told_to_keep_the_dtype(ns):
+    Tensor = ns["Tensor"]
+
+    def __iter__(self):
+        for batch in ns["DataLoader"].__iter__(self):
+            yield tuple(Tensor(t.data, requires_grad=False) for t in batch)     # float32, the Tensor default
+    verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__)).data_loader("batches")
+    assert not verdict.passed
+    assert "labels has dtype float32" in verdict.message and "keep each field's own dtype" in verdict.message
+
+
+def test_loader_that_reseeds_every_epoch_is_caught(ns):
+    def __iter__(self):
+        self.rng = np.random.default_rng(3)          # re-created from the seed: every epoch the same
+        yield from ns["DataLoader"].__iter__(self)
+    verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__)).data_loader("shuffle")
+    assert not verdict.passed and "epoch 1 and epoch 2 came in the same order" in verdict.message
+
+
+def test_loader_that_drops_the_partial_batch_names_the_sizes(ns):
+    def __len__(self):
+        return len(self.dataset) // self.batch_size
+    verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __len__=__len__)).data_loader("batches")
+    assert not verdict.passed and "batches of sizes [4, 4], expected [4, 4, 2]" in verdict.message
+
+
+def test_vertical_flip_is_named(ns):
+    def __call__(self, image):
+        return image[::-1] if self.rng.random() < self.p else image
+    verdict = with_names(ns, RandomFlipHorizontal=variant(ns, "RandomFlipHorizontal", __call__=__call__)).transform("flip")
+    assert not verdict.passed and "upside down" in verdict.message
+
+
+def test_crop_that_never_reaches_the_last_position_says_which(ns):
+    def __call__(self, image):
+        p, size = self.padding, self.size
+        padded = np.pad(image, [(p, p), (p, p)] + [(0, 0)] * (image.ndim - 2))
+        top = self.rng.integers(0, padded.shape[0] - size)       # off by one
+        left = self.rng.integers(0, padded.shape[1] - size)
+        return padded[top:top + size, left:left + size]
+    verdict = with_names(ns, RandomCrop=variant(ns, "RandomCrop", __call__=__call__)).transform("crop")
+    assert not verdict.passed and "never came up" in verdict.message and "excludes high" in verdict.message
+
+
+def test_reversed_compose_is_named(ns):
+    def __call__(self, image):
+        for t in reversed(self.transforms):
+            image = t(image)
+        return image
+    verdict = with_names(ns, Compose=variant(ns, "Compose", __call__=__call__)).transform("compose")
+    assert not verdict.passed and "last to first" in verdict.message
+
+
+def write_idx(path, array, code):
+    """An IDX file written by hand, byte by byte, independently of the checks' own writer."""
+    header = bytes([0, 0, code, array.ndim]) + b"".join(struct.pack(">I", n) for n in array.shape)
+    body = array.astype(array.dtype.newbyteorder(">")).tobytes()
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wb") as f:
+        f.write(header + body)
+    return path
+
+
+@pytest.mark.parametrize("name, array, code", [
+    ("a-idx3-ubyte.gz", np.arange(24, dtype=np.uint8).reshape(2, 3, 4), 0x08),
+    ("b-idx2-short", np.array([[-300, 2], [1000, -1]], dtype=np.int16), 0x0B),
+    ("c-idx1-float.gz", np.array([1.5, -2.25, 1e-3], dtype=np.float32), 0x0D),
+    ("d-idx1-double", np.array([np.pi, -np.e]), 0x0E),
+])
+def test_solution_parse_idx_reads_files_written_by_hand(ns, tmp_path, name, array, code):
+    got = ns["parse_idx"](write_idx(tmp_path / name, array, code))
+    assert got.shape == array.shape and np.array_equal(got, array)
+
+
+def test_solution_parse_idx_names_the_file_of_a_truncated_one(ns, tmp_path):
+    path = write_idx(tmp_path / "cut-idx2", np.ones((4, 4), dtype=np.int32), 0x0C)
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(ValueError, match="cut-idx2"):
+        ns["parse_idx"](path)
+
+
+def test_parse_idx_without_size_check_fails_the_errors_check(ns):
+    def parse_idx(path):                 # trusts the header: a truncated file fails inside NumPy
+        raw = open(path, "rb").read()
+        if raw[:2] != b"\0\0" or raw[2] not in ns["IDX_TYPES"]:
+            raise ValueError(f"{path}: not IDX")
+        shape = struct.unpack(f">{raw[3]}I", raw[4:4 + 4 * raw[3]])
+        return np.frombuffer(raw, ns["IDX_TYPES"][raw[2]], offset=4 + 4 * raw[3]).reshape(shape)
+    verdict = with_names(ns, parse_idx=parse_idx).parse_idx("errors")
+    assert not verdict.passed and "does not say which file" in verdict.message
+
+
+def test_mnist_dataset_check_grades_with_its_own_parser_and_restores_the_students(ns):
+    def broken(path):
+        raise RuntimeError("a broken parser")
+    namespace = dict(ns, parse_idx=broken)
+    assert Checker(namespace, verbose=False).mnist_dataset().passed
+    assert namespace["parse_idx"] is broken
+
+
+def test_mnist_dataset_that_transforms_at_load_time_is_caught(ns):
+    def __init__(self, images_path, labels_path, transforms=None):
+        ns["MNISTDataset"].__init__(self, images_path, labels_path)
+        if transforms is not None:
+            self.images = np.stack([transforms(im) for im in self.images])
+    verdict = with_names(ns, MNISTDataset=variant(ns, "MNISTDataset", __init__=__init__)).mnist_dataset()
+    assert not verdict.passed and "while the dataset was built" in verdict.message
+
+
+def test_embedded_mnist_is_all_of_mnist(ns):
+    images, labels = (ns["parse_idx"](p) for p in datasets.mnist_files("train"))
+    assert images.shape == (60_000, 28, 28) and images.dtype == np.uint8
+    assert np.bincount(labels).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    test_images, test_labels = (ns["parse_idx"](p) for p in datasets.mnist_files("test"))
+    assert test_images.shape == (10_000, 28, 28) and test_labels[:5].tolist() == [7, 2, 1, 0, 4]
+    assert "ships with the course" in datasets.describe_mnist()
+
+
+def test_a_students_own_copy_comes_first(tmp_path, monkeypatch):
+    for stem in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte"):
+        (tmp_path / stem).write_bytes(b"")
+    monkeypatch.setenv(datasets.ENV_VAR, str(tmp_path))
+    monkeypatch.setattr(datasets, "HOME_DIR", tmp_path / "nowhere")
+    assert datasets.mnist_dir() == datasets.EMBEDDED_DIR          # three of four files: not a copy
+    (tmp_path / "t10k-labels-idx1-ubyte.gz").write_bytes(b"")
+    assert datasets.mnist_files("test") == (tmp_path / "t10k-images-idx3-ubyte", tmp_path / "t10k-labels-idx1-ubyte.gz")
+    assert str(tmp_path) in datasets.describe_mnist()
+    with pytest.raises(ValueError):
+        datasets.mnist_files("validation")
