@@ -29,14 +29,28 @@ SUBMITTED_DIR = "submitted"
 AUTOGRADED_DIR = "autograded"
 FEEDBACK_DIR = "feedback"
 DEMO_DIR = "demo/submitted"
+LEDGER_DIR = "grading_ledger"        # what parallel grading has done, and the problems it met
+EXPORT_DIR = "exports"               # grades CSV and class reports
+GRADESCOPE_DIR = "gradescope"        # one Gradescope autograder zip per chapter
+LMS_DOWNLOAD_DIR = "downloaded"      # nbgrader zip_collect's folder: downloaded/<chapter>/archive/*.zip
 
-# The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root.
+# The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root. A course
+# with several graders points every one of them at one PostgreSQL database instead, e.g.
+# "postgresql://grader:secret@db.example.edu:5432/babygrad" (needs psycopg2, in requirements.txt).
 GRADEBOOK_URL = None
 
 # Grading.
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell takes about a second
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
+
+# Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
+# file <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb);
+# nbgrader matches the regexp against the file's whole path. The student id is Canvas's login-style
+# name (last and first name run together, lowercase); the Canvas user id is kept apart.
+LMS_FILE_REGEXP = (r"^(?:.*[/\\])?(?P<student_id>[^_/\\]+)_(?:[Ll][Aa][Tt][Ee]_)?(?P<lms_user_id>\d+)_"
+                   r"(?P<submission_id>\d+)_(?P<file_id>[^/\\]+?)(?:-\d+)?\.ipynb$")
 
 
 def chapter(chapter_id: str) -> Chapter:
@@ -71,6 +85,8 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
+    c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
+    c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
     c.GenerateSolution.preprocessors = [

@@ -7,9 +7,9 @@ from nbgrader.api import Gradebook
 from .nbgrader_cli import run_nbgrader
 
 
-def autograde(course, chapter):
-    """`nbgrader autograde <chapter>` over every student in submitted/."""
-    return run_nbgrader(course.root, "autograde", chapter.id, "--force")
+def autograde(course, chapter, check=True):
+    """`nbgrader autograde <chapter>` over every student in submitted/, one after another."""
+    return run_nbgrader(course.root, "autograde", chapter.id, "--force", check=check)
 
 
 def scores(course, chapter):

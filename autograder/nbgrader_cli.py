@@ -5,16 +5,19 @@ import sys
 from pathlib import Path
 
 
+def nbgrader_env():
+    """nbgrader shells out to `alembic` by name: put this interpreter's scripts first on PATH,
+    so a virtual environment works without being activated."""
+    return {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 class NbgraderError(RuntimeError):
     pass
 
 
 def run_nbgrader(root, *args, check=True):
     """`nbgrader ARGS` in `root`; on failure, raise with nbgrader's own log."""
-    # nbgrader shells out to `alembic` by name: put this interpreter's scripts first on PATH,
-    # so a virtual environment works without being activated.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=env,
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, env=dict(os.environ, **nbgrader_env()),
                           capture_output=True, text=True)
     if check and done.returncode != 0:
         raise NbgraderError(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
