@@ -64,7 +64,10 @@ def grade(course, chapter, args):
             print(done.stderr[-4000:], file=sys.stderr)
     else:
         from .parallel_grading import grade_chapter
-        run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet)
+        try:
+            run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet)
+        except KeyboardInterrupt:
+            sys.exit("interrupted: the students graded so far are kept; run the same command again to resume")
         print(f"{chapter.id}: graded {len(run.graded)}, already graded {len(run.skipped)}, "
               f"with problems {len(run.problems)}")
         for student, (kind, reason) in run.problems.items():

@@ -4,7 +4,32 @@ Parallel grading gives each worker a private SQLite gradebook: `copy_assignment`
 chapter's definition from the course gradebook, and `merge_submission` writes a graded submission
 back, the way nbgrader's SaveAutoGrades would have written it there.
 """
-from nbgrader.api import MissingEntry
+import warnings
+from contextlib import contextmanager
+
+from nbgrader.api import Base, MissingEntry
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import SAWarning
+
+
+@contextmanager
+def quiet_nbgrader():
+    """nbgrader's update_or_create_submission trips SQLAlchemy's autoflush warnings; they are harmless."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        yield
+
+
+def create_like(source, url):
+    """An empty gradebook at `url` with `source`'s schema version. nbgrader would ask the `alembic`
+    command for that version, which costs a Python start-up; the source gradebook already knows it."""
+    version = source.db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    engine = create_engine(url)
+    Base.metadata.create_all(bind=engine)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"), {"v": version})
+    engine.dispose()
 
 
 def copy_assignment(source, target, chapter_id):
@@ -46,7 +71,8 @@ def merge_submission(source, target, chapter_id, student):
         target.find_student(student)
     except MissingEntry:
         target.add_student(student)
-    submission = target.update_or_create_submission(chapter_id, student)
+    with quiet_nbgrader():
+        submission = target.update_or_create_submission(chapter_id, student)
     submission.timestamp = graded.timestamp
     for notebook in graded.notebooks:
         kept = target.find_submission_notebook(notebook.name, chapter_id, student)
@@ -68,7 +94,8 @@ def record_ungraded(target, chapter_id, student):
         target.find_student(student)
     except MissingEntry:
         target.add_student(student)
-    submission = target.update_or_create_submission(chapter_id, student)
+    with quiet_nbgrader():
+        submission = target.update_or_create_submission(chapter_id, student)
     for notebook in submission.notebooks:
         for grade in notebook.grades:
             grade.auto_score = None

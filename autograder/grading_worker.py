@@ -25,18 +25,13 @@ def course_settings(course_root, worker_root):
     return config
 
 
-def prepare(course_root, worker_root, course_db_url, course_id, chapter_id, source_dir):
-    """Lay out the worker's folder: source files of the chapter and a gradebook that knows it."""
-    from nbgrader.api import Gradebook
-
-    from .gradebook_merge import copy_assignment
-
+def prepare(course_root, worker_root, template_gradebook, chapter_id, source_dir):
+    """Lay out the worker's folder: the chapter's source files, and a copy of the run's template
+    gradebook, which knows the chapter (made once by the parent: a new gradebook costs seconds)."""
     shutil.rmtree(worker_root, ignore_errors=True)
     shutil.copytree(course_root / source_dir / chapter_id, worker_root / source_dir / chapter_id,
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    with Gradebook(course_db_url, course_id=course_id) as course_gb, \
-            Gradebook(f"sqlite:///{worker_root / 'gradebook.db'}", course_id=course_id) as worker_gb:
-        copy_assignment(course_gb, worker_gb, chapter_id)
+    shutil.copy(template_gradebook, worker_root / "gradebook.db")
 
 
 def grade_one(api, task, paths):
@@ -76,7 +71,7 @@ def diagnose(log, output, notebook_name, cell_timeout):
                          "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")
     if "UnresponsiveKernelError" in log:
         return ("timeout", "the kernel stopped responding and could not be interrupted; no exercise was scored")
-    if "No submitted file" in log:
+    if "No submitted file" in log or "No notebooks found" in log:
         return ("missing", f"no {notebook_name}.ipynb in the submission; every exercise scores 0")
     interrupted = timed_out_cells(output / f"{notebook_name}.ipynb") if output.is_dir() else []
     if interrupted or "Timeout waiting for execute reply" in log:
@@ -103,8 +98,7 @@ def run(conn, course_root, worker_root, settings):
     os.environ.update(nbgrader_env())
     course_root, worker_root = Path(course_root), Path(worker_root)
     try:
-        prepare(course_root, worker_root, settings["db_url"], settings["course_id"], settings["chapter"],
-                settings["source"])
+        prepare(course_root, worker_root, settings["template_gradebook"], settings["chapter"], settings["source"])
         from nbgrader.apps import NbGraderAPI
         api = NbGraderAPI(config=course_settings(course_root, worker_root))
     except Exception as error:                    # the parent reports it; nothing can be graded here

@@ -22,8 +22,9 @@ from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
 from . import grading_worker
-from .gradebook_merge import extension, merge_submission, record_ungraded
+from .gradebook_merge import copy_assignment, create_like, extension, merge_submission, record_ungraded
 from .ledger import Ledger, fingerprint
+from .nbgrader_cli import nbgrader_env
 
 
 @dataclass
@@ -48,6 +49,7 @@ def submitted_students(course, chapter):
 def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None):
     """Autograde the chapter's submissions in `submitted/` with `jobs` workers; return a GradingRun."""
     cfg = course.config
+    os.environ.update(nbgrader_env())        # a new gradebook runs `alembic`, found on PATH
     jobs = max(1, jobs or os.cpu_count() or 1)
     submission_timeout = submission_timeout or cfg.SUBMISSION_TIMEOUT_SECONDS
     ledger = Ledger(course, chapter)
@@ -67,6 +69,10 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
                  for s in todo]
         if tasks:
             with tempfile.TemporaryDirectory(prefix=f"babygrad-{chapter.id}-") as scratch:
+                template = Path(scratch) / "template-gradebook.db"
+                create_like(gradebook, f"sqlite:///{template}")
+                with Gradebook(f"sqlite:///{template}", course_id=cfg.COURSE_ID) as worker_gb:
+                    copy_assignment(gradebook, worker_gb, chapter.id)
                 pool = WorkerPool(course, chapter, Path(scratch), min(jobs, len(tasks)), submission_timeout)
                 bar = tqdm(total=len(tasks), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
                 try:
@@ -75,9 +81,13 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
                         run.graded.append(result["student"])
                         bar.update(1)
                         bar.set_postfix(problems=len(ledger.problems(set(run.graded))))
+                except BaseException:                # Ctrl-C or a setup error: what is merged stays
+                    pool.stop(now=True)
+                    raise
+                else:
+                    pool.stop(now=False)
                 finally:
                     bar.close()
-                    pool.stop()
     run.problems = ledger.problems(set(students))
     run.problems_csv = ledger.write_problems(set(students))
     return run
@@ -126,19 +136,23 @@ class WorkerPool:
     def __init__(self, course, chapter, scratch, jobs, submission_timeout):
         self.course, self.chapter, self.scratch = course, chapter, scratch
         self.jobs, self.timeout = jobs, submission_timeout
-        self.context = multiprocessing.get_context("spawn")
+        # Workers fork from a clean server process that has imported nbgrader once (seconds saved
+        # per worker), and never from this process, whose threads make forking unsafe.
+        self.context = multiprocessing.get_context("forkserver")
+        self.context.set_forkserver_preload(["autograder.parallel_grading", "autograder.grading", "autograder.build"])
         self.live = {}
         self.stopping = threading.Event()
         self.lock = threading.Lock()
+        self.threads = []
 
     def results(self, tasks):
         """Yield one result per task, in the order they finish."""
         pending, done = queue.Queue(), queue.Queue()
         for task in tasks:
             pending.put(task)
-        threads = [threading.Thread(target=self._serve, args=(k, pending, done), daemon=True)
-                   for k in range(self.jobs)]
-        for thread in threads:
+        self.threads = [threading.Thread(target=self._serve, args=(k, pending, done), daemon=True)
+                        for k in range(self.jobs)]
+        for thread in self.threads:
             thread.start()
         for _ in tasks:
             result = done.get()
@@ -172,7 +186,7 @@ class WorkerPool:
         cfg = self.course.config
         root = self.scratch / f"worker-{slot}-{os.urandom(4).hex()}"
         parent_end, child_end = self.context.Pipe()
-        settings = {"db_url": self.course.gradebook_url, "course_id": cfg.COURSE_ID, "chapter": self.chapter.id,
+        settings = {"template_gradebook": str(self.scratch / "template-gradebook.db"), "chapter": self.chapter.id,
                     "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR, "autograded": cfg.AUTOGRADED_DIR}
         process = self.context.Process(target=_worker_main,
                                        args=(child_end, str(self.course.root), str(root), settings), daemon=True)
@@ -221,9 +235,12 @@ class WorkerPool:
         with self.lock:
             self.live = {k: w for k, w in self.live.items() if w is not worker}
 
-    def stop(self):
-        """Stop every worker now (the end of a run, or Ctrl-C)."""
+    def stop(self, now):
+        """At the end of a run, let each worker finish and exit; on Ctrl-C (now), stop them at once."""
         self.stopping.set()
+        if not now:
+            for thread in self.threads:
+                thread.join()
         with self.lock:
             workers = list(self.live.values())
         for worker in workers:
