@@ -36,7 +36,7 @@ LMS_DOWNLOAD_DIR = "downloaded"      # nbgrader zip_collect's folder: downloaded
 
 # The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root. A course
 # with several graders points every one of them at one PostgreSQL database instead, e.g.
-# "postgresql://grader:secret@db.example.edu:5432/babygrad" (needs psycopg2, in requirements.txt).
+# "postgresql://grader:secret@db.example.edu:5432/babygrad" (driver: psycopg, in requirements.txt).
 GRADEBOOK_URL = None
 
 # Grading.

@@ -14,8 +14,8 @@ COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "s
 TEST_CELL_TIMEOUT = 10
 
 
-def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_url=None):
-    """A new course folder with `chapter_id` built (copied) and in a fresh gradebook."""
+def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_url=None, gradebook=True):
+    """A new course folder with `chapter_id` built (copied) and, unless told not to, in a fresh gradebook."""
     target.mkdir(parents=True, exist_ok=True)
     for name in COURSE_FILES:
         source = built_course.root / name
@@ -29,7 +29,8 @@ def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_u
     if gradebook_url:
         config = re.sub(r"(?m)^GRADEBOOK_URL = None", f"GRADEBOOK_URL = {gradebook_url!r}", config)
     (target / "course_config.py").write_text(config, encoding="utf-8")
-    run_nbgrader(target, "generate_assignment", chapter_id, "--force")
+    if gradebook:
+        run_nbgrader(target, "generate_assignment", chapter_id, "--force")
     return Course(target)
 
 
@@ -52,6 +53,12 @@ def class_notebooks(course, chapter):
         "stderr": first_cell_starts_with("import sys\nprint('debugging output', file=sys.stderr)"),
         "corrupt": '{"cells": [ this is not JSON',
     }
+
+
+def demo_class(course, chapter):
+    """The demo students shipped with the chapter: perfect, partial, untouched."""
+    return {s: nbformat.read(course.notebook(course.config.DEMO_DIR, chapter, s), as_version=4)
+            for s in ("perfect", "partial", "untouched")}
 
 
 def hand_in(course, chapter, notebooks):
