@@ -174,9 +174,8 @@ class WorkerPool:
                         done.put({"fatal": fatal})
                         return
                 result, worker = self._ask(worker, task)
+                # a worker that had to be stopped leaves no gradebook to trust: its student is recorded ungraded
                 result["gradebook"] = f"sqlite:///{worker['root'] / 'gradebook.db'}" if worker else None
-                if worker is None:                     # the worker was stopped: its gradebook is discarded
-                    result["gradebook"] = None
                 done.put(result)
         finally:
             if worker is not None:

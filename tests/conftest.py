@@ -37,9 +37,8 @@ def built_course(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def graded_class(built_course, tmp_path_factory):
-    """Per chapter, the demo class (perfect, partial, untouched) graded twice in two course copies:
-    by serial `nbgrader autograde`, and by parallel grading. Returns (serial, parallel, run)."""
-    from autograder.grading import autograde
+    """Per chapter, a course copy whose demo class (perfect, partial, untouched) was graded by
+    parallel grading. Returns (course, run)."""
     from autograder.parallel_grading import grade_chapter
     from class_support import course_copy, demo_class, hand_in
 
@@ -47,13 +46,9 @@ def graded_class(built_course, tmp_path_factory):
 
     def grade(chapter_id):
         if chapter_id not in cache:
-            folder = tmp_path_factory.mktemp(f"class-{chapter_id}")
-            serial = course_copy(built_course, folder / "serial", chapter_id)
-            parallel = course_copy(built_course, folder / "parallel", chapter_id)
-            chapter = serial.chapter(chapter_id)
-            for course in (serial, parallel):
-                hand_in(course, chapter, demo_class(course, chapter))
-            autograde(serial, chapter)
-            cache[chapter_id] = serial, parallel, grade_chapter(parallel, chapter, jobs=2, progress=False)
+            course = course_copy(built_course, tmp_path_factory.mktemp(f"class-{chapter_id}"), chapter_id)
+            chapter = course.chapter(chapter_id)
+            hand_in(course, chapter, demo_class(course, chapter))
+            cache[chapter_id] = course, grade_chapter(course, chapter, jobs=2, progress=False)
         return cache[chapter_id]
     return grade

@@ -115,7 +115,7 @@ def test_run_autograder_grades_full_partial_and_broken_submissions(gradescope_ru
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_every_chapters_results_follow_the_specification(graded_class, chapter_id, tmp_path):
     """Each chapter: its zip builds, and results.json made from its graded demo class is right."""
-    _, course, _ = graded_class(chapter_id)
+    course, _ = graded_class(chapter_id)
     chapter = course.chapter(chapter_id)
     with zipfile.ZipFile(build_autograder_zip(course, chapter)) as archive:
         assert f"course/{course.config.SOURCE_DIR}/{chapter.id}/{chapter.notebook}.ipynb" in archive.namelist()

@@ -14,8 +14,9 @@ from conftest import ROOT
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", CHAPTERS[:1])
 def test_canvas_zip_becomes_one_submission_folder_per_student(built_course, tmp_path, chapter_id):
+    """File names, not chapters, are what this tests: the first chapter stands for all."""
     course = course_copy(built_course, tmp_path / "course", chapter_id, gradebook=False)   # zip_collect needs release/ only
     chapter = course.chapter(chapter_id)
     notebooks = class_notebooks(course, chapter)

@@ -14,7 +14,8 @@ from nbgrader.api import Gradebook
 
 from autograder.course import Course
 from autograder.gradebook_merge import submission_record
-from autograder.grading import autograde
+from autograder.grading import autograde, scores
+from autograder.submissions import load_catalog
 from autograder.nbgrader_cli import nbgrader_env
 from autograder.parallel_grading import grade_chapter
 
@@ -31,22 +32,28 @@ def records(course, chapter):
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
-def test_parallel_scores_equal_serial_nbgrader_field_by_field(graded_class, chapter_id):
-    """Every chapter, on its demo class."""
-    serial, parallel, run = graded_class(chapter_id)
-    chapter = serial.chapter(chapter_id)
-    expected = records(serial, chapter)
-    assert sorted(expected) == sorted(run.graded) == ["partial", "perfect", "untouched"]
-    assert records(parallel, chapter) == expected
-    assert run.problems == {}
+def test_parallel_grading_scores_every_chapters_demo_class(graded_class, chapter_id):
+    """Every chapter: full marks, zero, and exactly the partial student's catalogued losses."""
+    course, run = graded_class(chapter_id)
+    chapter = course.chapter(chapter_id)
+    assert sorted(run.graded) == ["partial", "perfect", "untouched"] and run.problems == {}
+    table = scores(course, chapter)
+    catalog = load_catalog(course, chapter)
+    by_name = {m.name: m for m in catalog.MISTAKES}
+    expected_lost = {cell for name in catalog.DEMO_PARTIAL for cell in by_name[name].loses}
+    assert {c for c, (s, m) in table["partial"].items() if (s or 0) < m} == expected_lost
+    assert {c for c, (s, m) in table["perfect"].items() if (s or 0) < m} == set()
+    assert sum(m for _, m in table["perfect"].values()) == chapter.points
+    assert {c: s for c, (s, _) in table["untouched"].items() if s} == {}
 
 
 @pytest.fixture(scope="module")
 def broken_class(built_course, tmp_path_factory):
-    """The first chapter, with submissions broken in every way, graded serially and in parallel.
+    """The first chapter's right, partial, untouched and broken submissions, graded serially and in
+    parallel, in two course copies.
 
-    How a submission breaks (a dead kernel, an endless loop, a file that is not JSON) does not
-    depend on the chapter, so one chapter is enough and keeps the suite fast."""
+    Merging and breaking (a dead kernel, an endless loop, a file that is not JSON) do not depend on
+    the chapter, so one chapter is enough and keeps the suite fast."""
     chapter_id = CHAPTERS[0]
     folder = tmp_path_factory.mktemp(f"broken-{chapter_id}")
     serial = course_copy(built_course, folder / "serial", chapter_id, TEST_CELL_TIMEOUT)
@@ -58,7 +65,7 @@ def broken_class(built_course, tmp_path_factory):
     return serial, parallel, grade_chapter(parallel, chapter, jobs=2, progress=False)
 
 
-def test_broken_submissions_score_as_in_serial_nbgrader(broken_class):
+def test_parallel_gradebook_equals_serial_nbgrader_field_by_field(broken_class):
     serial, parallel, run = broken_class
     chapter = serial.chapter(CHAPTERS[0])
     expected = records(serial, chapter)
@@ -108,7 +115,7 @@ def test_interrupted_run_resumes_where_it_stopped(built_course, tmp_path):
     course = course_copy(built_course, tmp_path / "course", chapter_id)
     chapter = course.chapter(chapter_id)
     perfect = class_notebooks(course, chapter)["perfect"]
-    students = [f"student{i}" for i in range(6)]
+    students = [f"student{i}" for i in range(4)]
     hand_in(course, chapter, {s: perfect for s in students})
     ledger = course.root / course.config.LEDGER_DIR / f"{chapter.id}.json"
     env = dict(os.environ, **nbgrader_env())
