@@ -9,6 +9,7 @@ from nbgrader.api import Gradebook
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .gradebook_merge import find_chapter
 from .grading import graded_cells
 from .nbgrader_cli import run_nbgrader
 
@@ -44,7 +45,7 @@ def pass_shares(course, chapter):
     cells = graded_cells(course, chapter)
     passed, points = {c: 0 for c in cells}, {}
     with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
-        submissions = gradebook.find_assignment(chapter.id).submissions
+        submissions = find_chapter(gradebook, chapter.id).submissions
         for submission in submissions:
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
@@ -90,9 +91,9 @@ def write_report(course, chapter):
     """exports/<chapter>_grades.csv (nbgrader export), <chapter>_pass_shares.csv and .png."""
     folder = course.root / course.config.EXPORT_DIR
     folder.mkdir(parents=True, exist_ok=True)
+    shares = pass_shares(course, chapter)
     grades_csv = folder / f"{chapter.id}_grades.csv"
     run_nbgrader(course.root, "export", f"--to={grades_csv}", f"--assignment={chapter.id}")
-    shares = pass_shares(course, chapter)
     shares_csv = folder / f"{chapter.id}_pass_shares.csv"
     with open(shares_csv, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

@@ -20,6 +20,15 @@ def quiet_nbgrader():
         yield
 
 
+def find_chapter(gradebook, chapter_id):
+    """The chapter's assignment, or an exit that says how to put it in the gradebook."""
+    try:
+        return gradebook.find_assignment(chapter_id)
+    except MissingEntry:
+        raise SystemExit(f"{chapter_id} is not in the gradebook: run `python -m autograder build {chapter_id}` "
+                         "first") from None
+
+
 def create_like(source, url):
     """An empty gradebook at `url` with `source`'s schema version. nbgrader would ask the `alembic`
     command for that version, which costs a Python start-up; the source gradebook already knows it."""
@@ -34,7 +43,7 @@ def create_like(source, url):
 
 def copy_assignment(source, target, chapter_id):
     """Give `target` the chapter's assignment exactly as `source` has it: notebooks, cells, checksums."""
-    assignment = source.find_assignment(chapter_id)
+    assignment = find_chapter(source, chapter_id)
     target.update_or_create_assignment(chapter_id, duedate=assignment.duedate)
     for notebook in assignment.notebooks:
         target.update_or_create_notebook(notebook.name, chapter_id, kernelspec=notebook.kernelspec)
