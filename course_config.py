@@ -40,8 +40,14 @@ SUBMITTED_DIR = "submitted"
 AUTOGRADED_DIR = "autograded"
 FEEDBACK_DIR = "feedback"
 DEMO_DIR = "demo/submitted"
+LEDGER_DIR = "grading_ledger"        # what parallel grading has done, and the problems it met
+EXPORT_DIR = "exports"               # grades CSV and class reports
+GRADESCOPE_DIR = "gradescope"        # one Gradescope autograder zip per chapter
+LMS_DOWNLOAD_DIR = "downloaded"      # nbgrader zip_collect's folder: downloaded/<chapter>/archive/*.zip
 
-# The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root.
+# The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root. A course
+# with several graders points every one of them at one PostgreSQL database instead, e.g.
+# "postgresql://grader:secret@db.example.edu:5432/babygrad" (driver: psycopg, in requirements.txt).
 GRADEBOOK_URL = None
 
 # Where the course is published. Whoever publishes the course sets REPOSITORY and pushes a tag
@@ -78,6 +84,14 @@ def support_url(chapter):
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~10 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
+
+# Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
+# file <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb);
+# nbgrader matches the regexp against the file's whole path. The student id is Canvas's login-style
+# name (last and first name run together, lowercase); the Canvas user id is kept apart.
+LMS_FILE_REGEXP = (r"^(?:.*[/\\])?(?P<student_id>[^_/\\]+)_(?:[Ll][Aa][Tt][Ee]_)?(?P<lms_user_id>\d+)_"
+                   r"(?P<submission_id>\d+)_(?P<file_id>[^/\\]+?)(?:-\d+)?\.ipynb$")
 
 # The capstones (chapters 9 and 10): held-out accuracy on the 10,000 MNIST test digits that a student's
 # model must reach, trained by the course's fixed recipe with the student's library. The reference
@@ -131,6 +145,8 @@ def configure_nbgrader(c) -> None:
     os.environ["BABYGRAD_HEADLESS"] = "1"
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = "1"
+    c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
+    c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests
     # (nbgrader's default generate_solution keeps them).
     # A busy kernel may flush one print() as two stream messages (nbclient's own coalesce_streams

@@ -1,4 +1,4 @@
-"""The course's commands: `python -m autograder build | demo | grade CHAPTER | check NOTEBOOK`."""
+"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | check`."""
 import argparse
 import sys
 
@@ -11,7 +11,18 @@ def main(argv=None):
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("demo", help="build, then autograde the shipped demo submissions and print the scores")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/ and print the scores")
+    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on all cores")
+    p.add_argument("chapter")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: one per core)")
+    p.add_argument("--force", action="store_true", help="regrade students whose submission was graded already")
+    p.add_argument("--serial", action="store_true", help="plain `nbgrader autograde --force`, one after another")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
+    p.add_argument("chapter")
+    p.add_argument("zip", help="the zip file downloaded from the LMS")
+    p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
     p.add_argument("chapter")
     p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
                                           "(exit code 0 only when all pass)")
@@ -35,8 +46,43 @@ def main(argv=None):
                 table = grading.grade_demo(course, chapter)
                 print("\n" + grading.format_table(chapter, table, grading.graded_cells(course, chapter)))
     elif args.command == "grade":
-        chapter = course.chapter(args.chapter)
-        grading.autograde(course, chapter)
+        grade(course, course.chapter(args.chapter), args)
+    elif args.command == "collect":
+        from . import lms
+        students = lms.collect(course, course.chapter(args.chapter), args.zip)
+        print(f"{len(students)} submissions in {course.config.SUBMITTED_DIR}/: {', '.join(students)}")
+    elif args.command == "gradescope":
+        from . import gradescope
+        for chapter in course.chapters:
+            if not args.chapters or chapter.id in args.chapters:
+                print(gradescope.build_autograder_zip(course, chapter))
+    elif args.command == "report":
+        from . import class_report
+        report = class_report.write_report(course, course.chapter(args.chapter))
+        print(report.table)
+        print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}")
+
+
+def grade(course, chapter, args):
+    from . import grading
+    if args.serial:
+        done = grading.autograde(course, chapter, check=False)
+        if done.returncode:
+            print("nbgrader reported submissions it could not grade; see its log above.", file=sys.stderr)
+            print(done.stderr[-4000:], file=sys.stderr)
+    else:
+        from .parallel_grading import grade_chapter
+        try:
+            run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet)
+        except KeyboardInterrupt:
+            sys.exit("interrupted: the students graded so far are kept; run the same command again to resume")
+        print(f"{chapter.id}: graded {len(run.graded)}, already graded {len(run.skipped)}, "
+              f"with problems {len(run.problems)}")
+        for student, (kind, reason) in run.problems.items():
+            print(f"  {student}: {kind}: {reason}")
+        if run.problems:
+            print(f"  (also in {run.problems_csv})")
+    if not args.quiet:
         print(grading.format_table(chapter, grading.scores(course, chapter), grading.graded_cells(course, chapter)))
 
 

@@ -19,10 +19,10 @@ def register(course, chapter):
                      f"--CourseDirectory.release_directory={scratch}")
 
 
-def autograde(course, chapter):
-    """`nbgrader autograde <chapter>` over every student in submitted/."""
+def autograde(course, chapter, check=True):
+    """`nbgrader autograde <chapter>` over every student in submitted/, one after another."""
     register(course, chapter)
-    return run_nbgrader(course.root, "autograde", chapter.id, "--force")
+    return run_nbgrader(course.root, "autograde", chapter.id, "--force", check=check)
 
 
 def scores(course, chapter):

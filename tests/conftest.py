@@ -46,3 +46,22 @@ def graded(built_course):
             cache[chapter_id] = grade_all(built_course, built_course.chapter(chapter_id))
         return cache[chapter_id]
     return grade
+
+
+@pytest.fixture(scope="session")
+def graded_class(built_course, tmp_path_factory):
+    """Per chapter, a course copy whose demo class (perfect, partial, untouched) was graded by
+    parallel grading. Returns (course, run)."""
+    from autograder.parallel_grading import grade_chapter
+    from class_support import course_copy, demo_class, hand_in
+
+    cache = {}
+
+    def grade(chapter_id):
+        if chapter_id not in cache:
+            course = course_copy(built_course, tmp_path_factory.mktemp(f"class-{chapter_id}"), chapter_id)
+            chapter = course.chapter(chapter_id)
+            hand_in(course, chapter, demo_class(course, chapter))
+            cache[chapter_id] = course, grade_chapter(course, chapter, jobs=2, progress=False)
+        return cache[chapter_id]
+    return grade

@@ -1,0 +1,104 @@
+"""The class report of a chapter: nbgrader's grades CSV, and for each graded exercise the share of
+students who passed it, as a table and a bar chart, so an instructor sees at a glance which ops
+the class struggles with."""
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .gradebook_merge import find_chapter
+from .grading import graded_cells
+from .nbgrader_cli import run_nbgrader
+
+STRUGGLE_BELOW = 0.5     # exercises fewer than half the class passed are drawn in red
+
+
+@dataclass
+class PassShare:
+    exercise: str
+    points: float
+    passed: int
+    students: int
+
+    @property
+    def share(self):
+        return self.passed / self.students if self.students else 0.0
+
+
+@dataclass
+class Report:
+    shares: list
+    table: str
+    grades_csv: Path
+    shares_csv: Path
+    chart: Path
+
+
+def pass_shares(course, chapter):
+    """One PassShare per graded cell, in notebook order, over every student who submitted the chapter.
+
+    Passing a cell means its full points; a submission that could not be graded passes nothing.
+    """
+    cells = graded_cells(course, chapter)
+    passed, points = {c: 0 for c in cells}, {}
+    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+        submissions = find_chapter(gradebook, chapter.id).submissions
+        for submission in submissions:
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    if grade.name in passed:
+                        points[grade.name] = grade.max_score
+                        passed[grade.name] += (grade.score or 0) >= grade.max_score
+        students = len(submissions)
+    return [PassShare(c, points.get(c, 0), passed[c], students) for c in cells]
+
+
+def format_shares(chapter, shares):
+    width = max([len(s.exercise) for s in shares] + [len("exercise")])
+    students = shares[0].students if shares else 0
+    lines = [f"{chapter.id} · {chapter.title}: who passed each exercise ({students} students)",
+             f"{'exercise':<{width}}  points  passed  share"]
+    for s in shares:
+        flag = "  ← struggling" if s.students and s.share < STRUGGLE_BELOW else ""
+        lines.append(f"{s.exercise:<{width}}  {s.points:>6g}  {s.passed:>6}  {s.share:>5.0%}{flag}")
+    return "\n".join(lines)
+
+
+def draw_shares(chapter, shares, path):
+    """A horizontal bar per exercise, top to bottom in notebook order; red where most of the class failed."""
+    figure = Figure(figsize=(8, 0.28 * len(shares) + 1.4), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    positions = range(len(shares))
+    colors = ["#c0392b" if s.share < STRUGGLE_BELOW else "#2e86c1" for s in shares]
+    axes.barh(list(positions), [100 * s.share for s in shares], color=colors)
+    axes.set_yticks(list(positions), [s.exercise for s in shares], fontsize=8)
+    axes.set_ylim(len(shares) - 0.5, -0.5)
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("students who passed (%)")
+    axes.axvline(100 * STRUGGLE_BELOW, color="grey", linewidth=0.8, linestyle="--")
+    students = shares[0].students if shares else 0
+    axes.set_title(f"{chapter.id} · {chapter.title}: {students} students", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path)
+    return path
+
+
+def write_report(course, chapter):
+    """exports/<chapter>_grades.csv (nbgrader export), <chapter>_pass_shares.csv and .png."""
+    folder = course.root / course.config.EXPORT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    shares = pass_shares(course, chapter)
+    grades_csv = folder / f"{chapter.id}_grades.csv"
+    run_nbgrader(course.root, "export", f"--to={grades_csv}", f"--assignment={chapter.id}")
+    shares_csv = folder / f"{chapter.id}_pass_shares.csv"
+    with open(shares_csv, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["exercise", "points", "passed", "students", "share"])
+        for s in shares:
+            writer.writerow([s.exercise, f"{s.points:g}", s.passed, s.students, f"{s.share:.4f}"])
+    chart = draw_shares(chapter, shares, folder / f"{chapter.id}_pass_shares.png")
+    return Report(shares, format_shares(chapter, shares), grades_csv, shares_csv, chart)

@@ -1,0 +1,86 @@
+"""Build a Gradescope autograder zip for one chapter, following Gradescope's specification.
+
+The zip holds, at its root, `setup.sh` (run once when Gradescope builds its image: a virtual
+environment with the course's pinned stack) and `run_autograder` (run for each submission: the real
+`nbgrader autograde`, then `results/results.json`; see gradescope_runner). Next to them: the course
+package, its config, the chapter's source files and a gradebook that knows the chapter.
+"""
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from .gradebook_merge import copy_assignment, create_like
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+set -euo pipefail
+apt-get update
+PYTHON=python3.11
+if ! apt-get install -y --no-install-recommends python3.11 python3.11-venv; then
+    apt-get install -y --no-install-recommends python3 python3-venv
+    PYTHON=python3
+fi
+"$PYTHON" -m venv /autograder/venv
+cd /autograder/source
+/autograder/venv/bin/python -m pip install --quiet --upgrade pip
+/autograder/venv/bin/python -m pip install --quiet -r requirements.txt
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for each submission. It always writes results/results.json.
+# AUTOGRADER_ROOT and BABYGRAD_PYTHON let the course's tests run it outside Gradescope.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+PYTHON="${{BABYGRAD_PYTHON:-$ROOT/venv/bin/python}}"
+export PYTHONPATH="$ROOT/source${{PYTHONPATH:+:$PYTHONPATH}}"
+cd "$ROOT/source"
+exec "$PYTHON" -m autograder.gradescope_runner {chapter} --root "$ROOT"
+"""
+
+PACKAGE_FILES = ["requirements.txt", "pyproject.toml", "README.md"]
+
+
+def build_autograder_zip(course, chapter):
+    """gradescope/<chapter>_autograder.zip; returns its path."""
+    cfg = course.config
+    target = course.root / cfg.GRADESCOPE_DIR / f"{chapter.id}_autograder.zip"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"gradescope-{chapter.id}-") as scratch:
+        tree = Path(scratch)
+        _write_script(tree / "setup.sh", SETUP_SH)
+        _write_script(tree / "run_autograder", RUN_AUTOGRADER.format(chapter=chapter.id))
+        package_root = Path(__file__).resolve().parents[1]
+        for name in PACKAGE_FILES:
+            for base in (course.root, package_root):
+                if (base / name).exists():
+                    shutil.copy2(base / name, tree / name)
+                    break
+        shutil.copytree(Path(__file__).resolve().parent, tree / "autograder",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        grading_course = tree / "course"
+        grading_course.mkdir()
+        for name in ("course_config.py", "nbgrader_config.py"):
+            shutil.copy2(course.root / name, grading_course / name)
+        shutil.copytree(course.root / cfg.SOURCE_DIR / chapter.id, grading_course / cfg.SOURCE_DIR / chapter.id,
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        gradebook_url = f"sqlite:///{grading_course / 'gradebook.db'}"
+        with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as source:
+            create_like(source, gradebook_url)
+            with Gradebook(gradebook_url, course_id=cfg.COURSE_ID) as target_gb:
+                copy_assignment(source, target_gb, chapter.id)
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(tree.rglob("*")):
+                if path.is_file():
+                    info = zipfile.ZipInfo.from_file(path, path.relative_to(tree).as_posix())
+                    with open(path, "rb") as handle:
+                        archive.writestr(info, handle.read(), zipfile.ZIP_DEFLATED)
+    return target
+
+
+def _write_script(path, text):
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -1,0 +1,119 @@
+"""One parallel-grading worker: a private copy of the course in which nbgrader autogrades one
+student at a time, in process (nbgrader's `NbGraderAPI.autograde`), so the few seconds it takes to
+import nbgrader are paid once per worker instead of once per student.
+
+The worker owns a folder with the chapter's source files and a SQLite gradebook seeded from the
+course gradebook; the parent process merges each graded submission back (see parallel_grading).
+"""
+import os
+import shutil
+import warnings
+from pathlib import Path
+
+import nbformat
+
+from .nbgrader_cli import nbgrader_env
+
+
+def course_settings(course_root, worker_root):
+    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
+    config.CourseDirectory.root = str(worker_root)
+    config.CourseDirectory.db_url = f"sqlite:///{worker_root / 'gradebook.db'}"
+    return config
+
+
+def prepare(course_root, worker_root, template_gradebook, chapter_id, source_dir):
+    """Lay out the worker's folder: the chapter's source files, and a copy of the run's template
+    gradebook, which knows the chapter (made once by the parent: a new gradebook costs seconds)."""
+    shutil.rmtree(worker_root, ignore_errors=True)
+    shutil.copytree(course_root / source_dir / chapter_id, worker_root / source_dir / chapter_id,
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    shutil.copy(template_gradebook, worker_root / "gradebook.db")
+
+
+def grade_one(api, task, paths):
+    """Autograde one student's submission in the worker's folder; say how it went."""
+    from nbgrader.api import Gradebook
+
+    student, chapter_id = task["student"], task["chapter"]
+    submitted = paths["worker"] / paths["submitted"] / student
+    shutil.rmtree(submitted, ignore_errors=True)
+    shutil.rmtree(paths["worker"] / paths["autograded"] / student, ignore_errors=True)
+    shutil.copytree(paths["course"] / paths["submitted"] / student / chapter_id, submitted / chapter_id)
+    with Gradebook(api.coursedir.db_url, course_id=api.coursedir.course_id) as gb:
+        try:
+            gb.remove_submission(chapter_id, student)      # each student graded afresh
+        except Exception:
+            gb.db.rollback()
+        if task.get("extension") is not None:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(chapter_id, student, extension=task["extension"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = api.autograde(chapter_id, student, force=True, create=True)
+    log = result.get("log", "") + result.get("error", "")
+    output = paths["worker"] / paths["autograded"] / student / chapter_id
+    return {"student": student, "success": bool(result.get("success")),
+            "problem": diagnose(log, output, task["notebook"], task["cell_timeout"]),
+            "autograded": str(output) if output.is_dir() else None}
+
+
+def diagnose(log, output, notebook_name, cell_timeout):
+    """What went wrong with a submission, in words an instructor can act on (None if nothing)."""
+    if "NotJSONError" in log or "NBFormatError" in log or "ValidationError" in log:
+        return ("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
+                           "no cell could run, so every exercise scores 0")
+    if "DeadKernelError" in log or "Kernel died" in log:
+        return ("crash", "the notebook's Python process died while running (the code exited Python, "
+                         "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")
+    if "UnresponsiveKernelError" in log:
+        return ("timeout", "the kernel stopped responding and could not be interrupted; no exercise was scored")
+    if "No submitted file" in log or "No notebooks found" in log:
+        return ("missing", f"no {notebook_name}.ipynb in the submission; every exercise scores 0")
+    interrupted = timed_out_cells(output / f"{notebook_name}.ipynb") if output.is_dir() else []
+    if interrupted or "Timeout waiting for execute reply" in log:
+        where = ", ".join(interrupted) or "a cell"
+        return ("timeout", f"{where} ran longer than {cell_timeout} s and was interrupted; "
+                           "what depends on it scores 0, the rest was graded")
+    if "There was an error processing" in log or "Traceback" in log:
+        last = [line for line in log.splitlines() if line.strip()][-1:]
+        return ("error", "nbgrader could not grade this submission: " + (last[0].strip() if last else "unknown error"))
+    return None
+
+
+def timed_out_cells(path):
+    """Cells of an autograded notebook that nbgrader interrupted for running too long."""
+    notebook = nbformat.read(path, as_version=4)
+    return [cell.metadata.get("nbgrader", {}).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
+            if any(o.get("output_type") == "error" and o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError")
+                   for o in cell.get("outputs", []))]
+
+
+def run(conn, course_root, worker_root, settings):
+    """The worker's loop: prepare, then grade each student the parent sends until it sends None."""
+    os.setsid()                                   # the parent can stop this worker and its kernels together
+    os.environ.update(nbgrader_env())
+    course_root, worker_root = Path(course_root), Path(worker_root)
+    try:
+        prepare(course_root, worker_root, settings["template_gradebook"], settings["chapter"], settings["source"])
+        from nbgrader.apps import NbGraderAPI
+        api = NbGraderAPI(config=course_settings(course_root, worker_root))
+    except Exception as error:                    # the parent reports it; nothing can be graded here
+        conn.send({"fatal": f"{type(error).__name__}: {error}"})
+        return
+    conn.send({"ready": True})
+    paths = {"course": course_root, "worker": worker_root, "submitted": settings["submitted"],
+             "autograded": settings["autograded"]}
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        try:
+            conn.send(grade_one(api, task, paths))
+        except Exception as error:
+            said = " ".join(str(error).split())[:300]
+            conn.send({"student": task["student"], "success": False, "autograded": None,
+                       "problem": ("error", f"grading failed: {type(error).__name__}: {said}")})

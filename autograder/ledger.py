@@ -1,0 +1,61 @@
+"""The grading ledger: which submission (by content) was graded, and what went wrong with it.
+
+A run records each student as soon as their grades are in the gradebook, so an interrupted run
+resumes where it stopped and a repeated run does no work twice. A student is graded again only when
+their submitted files change (or with --force). Problems are kept for the instructor in
+`<LEDGER_DIR>/<chapter>_problems.csv`.
+"""
+import csv
+import hashlib
+import json
+import os
+from pathlib import Path
+
+PROBLEM_FIELDS = ["student", "kind", "reason"]
+
+
+def fingerprint(folder):
+    """A hash of every file in a submission folder, names and contents (checkpoints ignored)."""
+    digest = hashlib.sha256()
+    folder = Path(folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class Ledger:
+    def __init__(self, course, chapter):
+        self.folder = course.root / course.config.LEDGER_DIR
+        self.path = self.folder / f"{chapter.id}.json"
+        self.problems_path = self.folder / f"{chapter.id}_problems.csv"
+        self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
+
+    def is_current(self, student, print_):
+        return self.entries.get(student, {}).get("fingerprint") == print_
+
+    def record(self, student, print_, problem=None):
+        """Note a student as graded (with the problem nbgrader met, if any), and save at once."""
+        entry = {"fingerprint": print_}
+        if problem:
+            entry["kind"], entry["reason"] = problem
+        self.entries[student] = entry
+        self.folder.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".json.partial")
+        partial.write_text(json.dumps(self.entries, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(partial, self.path)          # a run killed here leaves the previous ledger intact
+
+    def problems(self, students=None):
+        """{student: (kind, reason)} for the graded students whose submission had a problem."""
+        return {s: (e["kind"], e["reason"]) for s, e in sorted(self.entries.items())
+                if "kind" in e and (students is None or s in students)}
+
+    def write_problems(self, students=None):
+        """The problems as a CSV an instructor can open; returns its path."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.problems_path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(PROBLEM_FIELDS)
+            for student, (kind, reason) in self.problems(students).items():
+                writer.writerow([student, kind, reason])
+        return self.problems_path

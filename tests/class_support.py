@@ -1,0 +1,71 @@
+"""A small class for the instructor tests: a fresh course folder holding one built chapter, and
+submissions that are right, wrong, or broken in the ways real ones break."""
+import re
+import shutil
+
+import nbformat
+
+from autograder import submissions
+from autograder.course import Course
+from autograder.nbgrader_cli import run_nbgrader
+
+COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "source", "release"]
+# A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.
+TEST_CELL_TIMEOUT = 10
+
+
+def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_url=None, gradebook=True):
+    """A new course folder with `chapter_id` built (copied) and, unless told not to, in a fresh gradebook."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in COURSE_FILES:
+        source = built_course.root / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target / name)
+    config = (target / "course_config.py").read_text(encoding="utf-8")
+    if cell_timeout:
+        config = re.sub(r"(?m)^CELL_TIMEOUT_SECONDS = \d+", f"CELL_TIMEOUT_SECONDS = {cell_timeout}", config)
+    if gradebook_url:
+        config = re.sub(r"(?m)^GRADEBOOK_URL = None", f"GRADEBOOK_URL = {gradebook_url!r}", config)
+    (target / "course_config.py").write_text(config, encoding="utf-8")
+    if gradebook:
+        run_nbgrader(target, "generate_assignment", chapter_id, "--force")
+    return Course(target)
+
+
+def class_notebooks(course, chapter):
+    """{student: notebook or raw text}: right, partly wrong, untouched, and four broken ways."""
+    cfg = course.config
+    release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
+    answers = submissions.solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
+    first = next(iter(answers))
+
+    def first_cell_starts_with(code):
+        return submissions.filled(release, dict(answers, **{first: code + "\n" + answers[first]}))
+
+    return {
+        "perfect": submissions.filled(release, answers),
+        "partial": nbformat.read(course.notebook(cfg.DEMO_DIR, chapter, "partial"), as_version=4),
+        "untouched": release,
+        "crash": first_cell_starts_with("import os\nos._exit(1)"),
+        "loop": first_cell_starts_with("while True:\n    pass"),
+        "stderr": first_cell_starts_with("import sys\nprint('debugging output', file=sys.stderr)"),
+        "corrupt": '{"cells": [ this is not JSON',
+    }
+
+
+def demo_class(course, chapter):
+    """The demo students shipped with the chapter: perfect, partial, untouched."""
+    return {s: nbformat.read(course.notebook(course.config.DEMO_DIR, chapter, s), as_version=4)
+            for s in ("perfect", "partial", "untouched")}
+
+
+def hand_in(course, chapter, notebooks):
+    for student, notebook in notebooks.items():
+        if isinstance(notebook, str):
+            path = course.notebook(course.config.SUBMITTED_DIR, chapter, student)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(notebook, encoding="utf-8")
+        else:
+            submissions.write_submission(course, chapter, student, notebook, course.config.SUBMITTED_DIR)

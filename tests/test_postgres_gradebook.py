@@ -1,0 +1,58 @@
+"""The course on a real PostgreSQL gradebook (course_config.GRADEBOOK_URL): build, serial nbgrader
+autograde, parallel grading and nbgrader's CSV export all work there, with the same grades.
+
+Needs a server: `.ci/run` starts one (Debian's postgresql) and sets BABYGRAD_TEST_POSTGRES_URL."""
+import csv
+import os
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from autograder.class_report import write_report
+from autograder.course import Course
+from autograder.grading import autograde, scores
+from autograder.parallel_grading import grade_chapter
+
+from class_support import class_notebooks, course_copy, hand_in
+from conftest import ROOT
+from test_parallel_grading import records
+
+CHAPTERS = [c.id for c in Course(ROOT).chapters]
+URL = os.environ.get("BABYGRAD_TEST_POSTGRES_URL")
+pytestmark = pytest.mark.skipif(not URL, reason="no PostgreSQL server: set BABYGRAD_TEST_POSTGRES_URL "
+                                                "(.ci/run starts one with .ci/postgres)")
+
+
+def empty_database(url):
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE"))
+        connection.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS[:1])
+def test_autograde_parallel_grading_and_export_on_postgresql(built_course, tmp_path, chapter_id):
+    """The database is what this tests, not the chapter: the first chapter stands for all."""
+    empty_database(URL)
+    course = course_copy(built_course, tmp_path / "course", chapter_id, gradebook_url=URL)
+    assert course.gradebook_url == URL and not (course.root / "gradebook.db").exists()
+    chapter = course.chapter(chapter_id)
+    notebooks = class_notebooks(course, chapter)
+    hand_in(course, chapter, {s: notebooks[s] for s in ("perfect", "partial", "untouched", "crash")})
+
+    autograde(course, chapter, check=False)               # plain nbgrader, into PostgreSQL
+    serial = records(course, chapter)
+    totals = {s: sum((v[0] or 0) for v in cells.values()) for s, cells in scores(course, chapter).items()}
+    assert totals["perfect"] == chapter.points and totals["untouched"] == totals["crash"] == 0
+    assert 0 < totals["partial"] < chapter.points
+
+    run = grade_chapter(course, chapter, jobs=2, force=True, progress=False)   # merged into PostgreSQL
+    assert sorted(run.graded) == sorted(serial) and set(run.problems) == {"crash"}
+    assert records(course, chapter) == serial
+
+    report = write_report(course, chapter)                 # nbgrader export reads PostgreSQL
+    with open(report.grades_csv, newline="", encoding="utf-8") as handle:
+        exported = {row["student_id"]: float(row["score"]) for row in csv.DictReader(handle)
+                    if row["assignment"] == chapter.id}
+    assert exported == {s: float(t) for s, t in totals.items()}
