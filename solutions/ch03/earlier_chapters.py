@@ -117,3 +117,10 @@ def randn(*shape, seed=None, dtype=DEFAULT_DTYPE, requires_grad=True):
 
 def rand(*shape, seed=None, dtype=DEFAULT_DTYPE, requires_grad=True):
     return Tensor(np.random.default_rng(seed).random(shape), dtype=dtype, requires_grad=requires_grad)
+
+
+
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]

@@ -882,3 +882,10 @@ class SoftmaxLoss(Module):
         n, k = logits.shape
         picked = (logits * one_hot(labels, k)).sum((1,))
         return (logsumexp(logits, (1,)) - picked).sum() / n
+
+
+
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]

@@ -6,3 +6,10 @@ import numpy as np
 
 
 # ════ ch01_scalar ════
+
+
+
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]

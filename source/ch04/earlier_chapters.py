@@ -622,3 +622,10 @@ def backward(self, grad=None):
             if parent.requires_grad:
                 key = id(parent)
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+
+
+
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]

@@ -5,16 +5,21 @@ import numpy as np
 
 
 
+# ════ ch01_scalar ════
+
+
+
 # ════ ch02_tensor ════
 
 
-# ── cell 'tensor' ──
+# ── cell 'cell-005' ──
 import numpy as np
 
 NDArray = np.ndarray
 DEFAULT_DTYPE = "float32"
 
 
+# ── cell 'constructor' ──
 class Tensor:
     """An n-dimensional array that remembers how it was computed."""
 
@@ -27,53 +32,77 @@ class Tensor:
         self._op = None
         self._inputs = ()
 
-    @property
-    def shape(self):
-        return self.data.shape
 
-    @property
-    def ndim(self):
-        return self.data.ndim
-
-    @property
-    def size(self):
-        return self.data.size
-
-    @property
-    def dtype(self):
-        return self.data.dtype
-
-    def numpy(self):
-        """The values as a NumPy array (a copy: changing it leaves the tensor alone)."""
-        return self.data.copy()
-
-    def item(self):
-        """The single value of a one-element tensor, as a Python number."""
-        return self.data.item()
-
-    def detach(self):
-        """The same values, cut from the graph: no gradient flows through the result."""
-        return Tensor(self.data, dtype=self.data.dtype, requires_grad=False)
-
-    def __len__(self):
-        return len(self.data)
-
-    def __repr__(self):
-        body = np.array2string(self.data, precision=4, separator=", ", prefix="Tensor(")
-        extras = [f"dtype={self.dtype}"] if self.dtype != np.dtype(DEFAULT_DTYPE) else []
-        if self.requires_grad:
-            extras.append("requires_grad=True")
-        if self._op is not None:
-            extras.append(f"op={type(self._op).__name__}")
-        return f"Tensor({body}{''.join(', ' + e for e in extras)})"
-
-
+# ── cell 'cell-010' ──
 def tensor_method(fn):
-    """Attach `fn` to the Tensor class as a method: lets a notebook grow Tensor chapter by chapter."""
-    setattr(Tensor, fn.__name__, fn)
+    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell."""
+    function = fn.fget if isinstance(fn, property) else fn
+    setattr(Tensor, function.__name__, fn)
     return fn
 
 
+# ── cell 'properties' ──
+@tensor_method
+@property
+def shape(self):
+    return self.data.shape
+
+
+@tensor_method
+@property
+def ndim(self):
+    return self.data.ndim
+
+
+@tensor_method
+@property
+def size(self):
+    return self.data.size
+
+
+@tensor_method
+@property
+def dtype(self):
+    return self.data.dtype
+
+
+# ── cell 'conversions' ──
+@tensor_method
+def numpy(self):
+    """The values as a NumPy array (a copy: changing it leaves the tensor alone)."""
+    return self.data.copy()
+
+
+@tensor_method
+def item(self):
+    """The single value of a one-element tensor, as a Python number."""
+    return self.data.item()
+
+
+@tensor_method
+def detach(self):
+    """The same values, cut from the graph: no gradient flows through the result."""
+    return Tensor(self.data, dtype=self.data.dtype, requires_grad=False)
+
+
+@tensor_method
+def __len__(self):
+    return len(self.data)
+
+
+# ── cell 'repr' ──
+@tensor_method
+def __repr__(self):
+    body = np.array2string(self.data, precision=4, separator=", ", prefix="Tensor(")
+    extras = [f"dtype={self.dtype}"] if self.dtype != np.dtype(DEFAULT_DTYPE) else []
+    if self.requires_grad:
+        extras.append("requires_grad=True")
+    if self._op is not None:
+        extras.append(f"op={type(self._op).__name__}")
+    return f"Tensor({body}{''.join(', ' + e for e in extras)})"
+
+
+# ── cell 'factories' ──
 def zeros(*shape, dtype=DEFAULT_DTYPE, requires_grad=True):
     return Tensor(np.zeros(shape), dtype=dtype, requires_grad=requires_grad)
 
@@ -488,7 +517,7 @@ def matmul(a, b):
     return MatMul()(a, b)
 
 
-# ── cell 'cell-081' ──
+# ── cell 'cell-087' ──
 class AddScalar(Function):
     def __init__(self, scalar):
         self.scalar = scalar
@@ -928,3 +957,10 @@ class Adam(Optimizer):
             m_hat = m / (1 - self.beta1 ** self.t)
             v_hat = v / (1 - self.beta2 ** self.t)
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+
+# ════ what `from earlier_chapters import *` brings in ════
+import builtins as _builtins
+
+__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]
