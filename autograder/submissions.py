@@ -31,6 +31,16 @@ class Mistake:
     loses: tuple = field(default_factory=tuple)
 
 
+def wrong(name, description, cell, old, new, loses):
+    """A typical mistake: one edit to exercise cell `cell`, losing the test cells `loses`."""
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    """A correct answer written another way: one edit, and it must keep full marks."""
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
 def solved_answers(source_notebook):
     """{cell id: the solved code of that exercise cell, markers removed}."""
     return {cell.metadata["nbgrader"]["grade_id"]: "\n".join(

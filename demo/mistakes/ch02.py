@@ -4,15 +4,8 @@ Each entry is an answer a student might really write, given as edits to the solv
 with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
 with the real `nbgrader autograde` and require exactly those cells to lose their points.
 """
-from autograder.submissions import Edit, Mistake
+from autograder.submissions import right, wrong
 
-
-def wrong(name, description, cell, old, new, loses):
-    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
-
-
-def right(name, description, cell, old, new):
-    return Mistake(name, description, (Edit(cell, old, new),), ())
 
 
 STORE = "self.data = np.array(data, dtype=dtype)"

@@ -5,15 +5,8 @@ with the test cells it must lose (`loses`; empty for a correct alternative). The
 with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
 "partial" student makes the mistakes named in DEMO_PARTIAL.
 """
-from autograder.submissions import Edit, Mistake
+from autograder.submissions import right, wrong
 
-
-def wrong(name, description, cell, old, new, loses):
-    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
-
-
-def right(name, description, cell, old, new):
-    return Mistake(name, description, (Edit(cell, old, new),), ())
 
 
 MEMBERS_DICT = """    elif isinstance(value, dict):

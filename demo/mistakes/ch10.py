@@ -5,15 +5,8 @@ uses can cost the capstone too: the `loses` below say so wherever the network no
 (or no longer runs). A Conv with Python loops over images or pixels is not in this catalog, only in
 tests/test_checks_conv.py: its capstone would run for minutes in every test run.
 """
-from autograder.submissions import Edit, Mistake
+from autograder.submissions import right, wrong
 
-
-def wrong(name, description, cell, old, new, loses):
-    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
-
-
-def right(name, description, cell, old, new):
-    return Mistake(name, description, (Edit(cell, old, new),), ())
 
 
 FLIP_BACKWARD = "return Tensor(np.flip(out_grad.data, self.axes).copy())"
