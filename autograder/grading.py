@@ -67,14 +67,22 @@ def _points(value):
     return f"{score or 0:g}/{maximum:g}"
 
 
-def grade_demo(course, chapter):
-    """Copy the shipped demo submissions into submitted/, autograde them, and return the table."""
+def hand_in_demo(course, chapter):
+    """Copy the shipped demo submissions of a chapter into submitted/; return their student ids."""
     cfg = course.config
+    students = []
     for student_dir in sorted((course.root / cfg.DEMO_DIR).iterdir()):
         source = student_dir / chapter.id
         if source.is_dir():
             target = course.root / cfg.SUBMITTED_DIR / student_dir.name / chapter.id
             shutil.rmtree(target, ignore_errors=True)
             shutil.copytree(source, target)
+            students.append(student_dir.name)
+    return students
+
+
+def grade_demo(course, chapter):
+    """Hand in the demo submissions, autograde them, and return the table."""
+    hand_in_demo(course, chapter)
     autograde(course, chapter)
     return scores(course, chapter)
