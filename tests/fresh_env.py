@@ -74,6 +74,22 @@ def errors(notebook):
 STUDENT_ERRORS = {"NotImplementedError", "AssertionError"}
 
 
+def environment_errors(notebook):
+    """Errors that say the environment is incomplete rather than that exercises are unwritten.
+
+    An import error counts wherever it stands. Any other error counts only before the first student
+    error: after an unwritten exercise, a later cell may well find a name it would have defined
+    (`NameError: name 'train_set' is not defined`), which is the exercise's cascade, not set-up's.
+    """
+    found, student_error_seen = [], False
+    for cell_id, name, message in errors(notebook):
+        if name in STUDENT_ERRORS:
+            student_error_seen = True
+        elif name in ("ImportError", "ModuleNotFoundError") or not student_error_seen:
+            found.append((cell_id, name, message))
+    return found
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):        # the test's stderr stays clean
         pass

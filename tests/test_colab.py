@@ -62,7 +62,7 @@ def test_release_notebook_alone_runs_with_only_the_wheel(wheel_env, tmp_path, ch
     setup = next(c for c in executed.cells if c.id == frame.SETUP_ID)
     assert "Downloaded" in "".join(o.get("text", "") for o in setup.outputs)
 
-    problems = [e for e in fresh_env.errors(executed) if e[1] not in fresh_env.STUDENT_ERRORS]
+    problems = fresh_env.environment_errors(executed)
     assert problems == [], "set-up errors (import, name) in a notebook opened alone"
     position = {c.id: i for i, c in enumerate(executed.cells)}
     first_exercise = next(i for i, c in enumerate(executed.cells) if c.metadata.get("nbgrader", {}).get("solution"))

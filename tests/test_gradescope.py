@@ -18,7 +18,7 @@ from autograder.gradescope_runner import results_json
 from autograder.submissions import load_catalog
 
 from class_support import class_notebooks, course_copy
-from conftest import ROOT
+from conftest import CLASS_CHAPTERS, ROOT
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 # https://gradescope-autograders.readthedocs.io/en/latest/specs/ : the fields results.json may hold.
@@ -112,7 +112,7 @@ def test_run_autograder_grades_full_partial_and_broken_submissions(gradescope_ru
     assert all(t["score"] == 0 and t["output"].startswith("Not graded") for t in broken["tests"])
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", CLASS_CHAPTERS)
 def test_every_chapters_results_follow_the_specification(graded_class, chapter_id, tmp_path):
     """Each chapter: its zip builds, and results.json made from its graded demo class is right."""
     course, _ = graded_class(chapter_id)
