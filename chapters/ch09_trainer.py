@@ -338,7 +338,7 @@ if trainer.best_state is not None:
 # * the held-out accuracy on the 10,000 test digits, counted by the course.
 #
 # It must reach **95%** (`CAPSTONE_MLP_ACCURACY` in the course's configuration). The cell has two
-# minutes on one processor core, and a model of a hundred thousand weights trains in about ten
+# minutes on one processor core, and a model of a hundred thousand weights trains in a few
 # seconds. One hidden layer of 128 ReLU units gets about 96.5%; a wider layer does a little better
 # and costs time. (More epochs would do better still, but the recipe is fixed: the model is yours.)
 

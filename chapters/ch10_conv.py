@@ -628,7 +628,7 @@ assert verdict.passed, verdict.message
 # (one epoch over the 60,000 training digits, batches of 64, `Adam(lr=0.002)`), and counts the right
 # answers on the 10,000 test digits: **97%** is needed (`CAPSTONE_CNN_ACCURACY`). The network above gets
 # about 97.8%. The cell has two minutes on one processor core, and the network above, with this
-# chapter's `Conv`, trains in about 10 seconds. A `Conv` with Python loops over pixels would never
+# chapter's `Conv`, trains in about 15 seconds. A `Conv` with Python loops over pixels would never
 # finish, and a first layer without the stride (8 channels at 28 × 28) costs three times as long.
 
 # %% solution id=build_cnn export
