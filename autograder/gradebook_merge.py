@@ -76,12 +76,7 @@ def merge_submission(source, target, chapter_id, student):
     a grade with a manual score still needs review, as nbgrader's SaveAutoGrades decides.
     """
     graded = source.find_submission(chapter_id, student)
-    try:
-        target.find_student(student)
-    except MissingEntry:
-        target.add_student(student)
-    with quiet_nbgrader():
-        submission = target.update_or_create_submission(chapter_id, student)
+    submission = submission_for(target, chapter_id, student)
     submission.timestamp = graded.timestamp
     for notebook in graded.notebooks:
         kept = target.find_submission_notebook(notebook.name, chapter_id, student)
@@ -97,14 +92,19 @@ def merge_submission(source, target, chapter_id, student):
     target.db.commit()
 
 
-def record_ungraded(target, chapter_id, student):
-    """A submission nbgrader could not finish: it stands in the gradebook with no automatic points."""
+def submission_for(target, chapter_id, student):
+    """The student's submission of the chapter in `target`, created (with the student) if need be."""
     try:
         target.find_student(student)
     except MissingEntry:
         target.add_student(student)
     with quiet_nbgrader():
-        submission = target.update_or_create_submission(chapter_id, student)
+        return target.update_or_create_submission(chapter_id, student)
+
+
+def record_ungraded(target, chapter_id, student):
+    """A submission nbgrader could not finish: it stands in the gradebook with no automatic points."""
+    submission = submission_for(target, chapter_id, student)
     for notebook in submission.notebooks:
         for grade in notebook.grades:
             grade.auto_score = None
