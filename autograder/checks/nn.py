@@ -321,27 +321,30 @@ def check_norm_parameters(ns, label, layer, dim):
     return None
 
 
-def check_batchnorm(ns, batch, dim, seed=0):
-    label = f"BatchNorm1d({dim}) in training mode"
-    layer, error = construct(label, lambda: ns["BatchNorm1d"](dim))
+def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hint, training=None):
+    """A normalization layer's start, output and gradients against `formula(x, weight, bias, eps)`."""
+    layer, error = construct(label, make)
     if error:
         return error
-    layer.training = True
+    if training is not None:
+        layer.training = training
     verdict = check_norm_parameters(ns, label, layer, dim)
     if verdict:
         return verdict
     randomize(layer, ("weight", "bias"), dim, seed)
     eps = getattr(layer, "eps", 1e-5)
+    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
+                       [("weight", layer.weight), ("bias", layer.bias)],
+                       lambda x, w, b: formula(x, w, b, eps), description, hint, seed)
 
-    def reference(x, w, b):
-        return formulas.batchnorm_train(x, w, b, eps)
 
+def check_batchnorm(ns, batch, dim, seed=0):
     hint = ("normalize each feature (column) over the batch: (x - mean) / sqrt(var + eps), with the mean and the "
             "biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor to "
             "(N, dim) explicitly.")
-    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
-                       [("weight", layer.weight), ("bias", layer.bias)], reference,
-                       "(x - mean) / sqrt(var + eps) * weight + bias over the batch", hint, seed)
+    return check_norm_layer(ns, f"BatchNorm1d({dim}) in training mode", lambda: ns["BatchNorm1d"](dim), batch, dim,
+                            seed, formulas.batchnorm_train, "(x - mean) / sqrt(var + eps) * weight + bias over the batch",
+                            hint, training=True)
 
 
 def check_batchnorm_running(ns, batch, dim, seed=0):
@@ -396,24 +399,10 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
 
 
 def check_layernorm(ns, batch, dim, seed=0):
-    label = f"LayerNorm1d({dim})"
-    layer, error = construct(label, lambda: ns["LayerNorm1d"](dim))
-    if error:
-        return error
-    verdict = check_norm_parameters(ns, label, layer, dim)
-    if verdict:
-        return verdict
-    randomize(layer, ("weight", "bias"), dim, seed)
-    eps = getattr(layer, "eps", 1e-5)
-
-    def reference(x, w, b):
-        return formulas.layernorm(x, w, b, eps)
-
     hint = ("normalize each sample (row) over its features, axis 1: mean and biased variance per row, reshaped "
             "to (N, 1) and broadcast to (N, dim); then * weight + bias, broadcast from (dim,).")
-    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
-                       [("weight", layer.weight), ("bias", layer.bias)], reference,
-                       "(x - row mean) / sqrt(row var + eps) * weight + bias", hint, seed)
+    return check_norm_layer(ns, f"LayerNorm1d({dim})", lambda: ns["LayerNorm1d"](dim), batch, dim, seed,
+                            formulas.layernorm, "(x - row mean) / sqrt(row var + eps) * weight + bias", hint)
 
 
 # ── Losses ───────────────────────────────────────────────────────────────────────────────────────
