@@ -47,3 +47,10 @@ def notebook_namespace(chapter_id, replace=None):
                 if not replace:
                     raise            # the solution runs cleanly; a wrong answer may break an example cell
     return namespace
+
+
+def assert_fails(verdict, *parts):
+    """A wrong answer fails, and its message says each of `parts`."""
+    assert not verdict.passed, "a wrong answer passed"
+    for part in parts:
+        assert part in verdict.message, f"{part!r} not in:\n{verdict.message}"
