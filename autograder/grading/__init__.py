@@ -1,11 +1,12 @@
-"""Autograde a chapter's submissions with nbgrader and read the scores back from the gradebook."""
+"""Grading: autograde a chapter with nbgrader, read scores back, and (in submodules) the trusted
+side that runs student code in a sandbox and decides verdicts outside its reach."""
 import shutil
 import tempfile
 
 import nbformat
 from nbgrader.api import Gradebook
 
-from .nbgrader_cli import run_nbgrader
+from ..nbgrader_cli import run_nbgrader
 
 
 def register(course, chapter):
