@@ -85,6 +85,9 @@ KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
+# Notebook repair (autograder/grading/repair.py): a submitted cell longer than this is not run, a stub
+# saying why takes its place. The longest cell of any solution is under 4,000 characters.
+MAX_CELL_CHARACTERS = 1_000_000
 
 # Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
 # file <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb);
@@ -115,9 +118,11 @@ def configure_nbgrader(c) -> None:
 
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades, IncludeHeaderFooter, LockCells,
+        CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds, Execute, GetGrades,
+        IncludeHeaderFooter, LockCells, OverwriteCells, OverwriteKernelspec,
     )
 
+    from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -138,6 +143,15 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
+    # Before nbgrader sanitizes a submission, rebuild it on the source notebook's skeleton: duplicated,
+    # deleted, reordered or stripped cells are graded as if intact, each repair logged and kept in
+    # <LEDGER_DIR>/<chapter>_repairs.csv. The exporter salvages JSON notebooks that are not valid nbformat.
+    c.Autograde.exporter_class = SubmissionExporter
+    c.Autograde.sanitize_preprocessors = [
+        RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+    ]
+    c.RepairNotebook.ledger_directory = LEDGER_DIR
+    c.RepairNotebook.max_cell_characters = MAX_CELL_CHARACTERS
     # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS
     # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
     # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results
