@@ -46,9 +46,9 @@ class RepairNotebook(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         self.coursedir = CourseDirectory(config=self.config)
+        self.student, self.chapter, self.notebook = info["student"], info["assignment"], info["notebook"]
         self.repairs = [self._repair(RepairKind.UNREADABLE_NOTEBOOK, "", problem)
                         for problem in resources.get("babygrad", {}).get("read_problems", [])]
-        self.student, self.chapter, self.notebook = info["student"], info["assignment"], info["notebook"]
         skeleton = release_skeleton(self._source_path(), self.config)
         cells = student_cells(nb)
         matching = plan(skeleton_cells(skeleton), cells)
@@ -142,8 +142,7 @@ class RepairNotebook(NbGraderPreprocessor):
             self.repairs.append(self._repair(RepairKind.KERNELSPEC_RESTORED, "", f"was {json.dumps(theirs)[:200]}"))
 
     def _repair(self, kind, cell, detail):
-        return Repair(getattr(self, "student", ""), getattr(self, "chapter", ""), getattr(self, "notebook", ""),
-                      kind, cell, detail)
+        return Repair(self.student, self.chapter, self.notebook, kind, cell, detail)
 
 
 class SubmissionExporter(NotebookExporter):
