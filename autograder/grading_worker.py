@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from .grading.repair_log import read_student_repairs
 from .nbgrader_cli import nbgrader_env
 
 
@@ -56,14 +57,16 @@ def grade_one(api, task, paths):
         result = api.autograde(chapter_id, student, force=True, create=True)
     log = result.get("log", "") + result.get("error", "")
     output = paths["worker"] / paths["autograded"] / student / chapter_id
+    repairs = read_student_repairs(paths["worker"] / paths["ledger"], chapter_id, student)
     return {"student": student, "success": bool(result.get("success")),
             "problem": diagnose(log, output, task["notebook"], task["cell_timeout"]),
-            "autograded": str(output) if output.is_dir() else None}
+            "autograded": str(output) if output.is_dir() else None,
+            "repairs": [r.as_row() for r in repairs]}
 
 
 def diagnose(log, output, notebook_name, cell_timeout):
     """What went wrong with a submission, in words an instructor can act on (None if nothing)."""
-    if "NotJSONError" in log or "NBFormatError" in log or "ValidationError" in log:
+    if any(name in log for name in ("UnreadableSubmission", "NotJSONError", "NBFormatError", "ValidationError")):
         return ("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
                            "no cell could run, so every exercise scores 0")
     if "DeadKernelError" in log or "Kernel died" in log:
@@ -106,7 +109,7 @@ def run(conn, course_root, worker_root, settings):
         return
     conn.send({"ready": True})
     paths = {"course": course_root, "worker": worker_root, "submitted": settings["submitted"],
-             "autograded": settings["autograded"]}
+             "autograded": settings["autograded"], "ledger": settings["ledger"]}
     while True:
         task = conn.recv()
         if task is None:

@@ -24,6 +24,7 @@ from tqdm import tqdm
 from . import grading_worker
 from .gradebook_merge import copy_assignment, create_like, extension, merge_submission, record_ungraded
 from .grading import register
+from .grading.repair_log import Repair, record_student_repairs
 from .ledger import Ledger, fingerprint
 from .nbgrader_cli import nbgrader_env
 
@@ -127,6 +128,8 @@ def _keep(course, chapter, gradebook, ledger, result, print_):
     if result.get("autograded"):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(result["autograded"], target)
+    record_student_repairs(ledger.folder, chapter.id, student,
+                           [Repair.from_row(row) for row in result.get("repairs", [])])
     ledger.record(student, print_, result.get("problem"))
 
 
@@ -187,7 +190,8 @@ class WorkerPool:
         root = self.scratch / f"worker-{slot}-{os.urandom(4).hex()}"
         parent_end, child_end = self.context.Pipe()
         settings = {"template_gradebook": str(self.scratch / "template-gradebook.db"), "chapter": self.chapter.id,
-                    "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR, "autograded": cfg.AUTOGRADED_DIR}
+                    "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR, "autograded": cfg.AUTOGRADED_DIR,
+                    "ledger": cfg.LEDGER_DIR}
         process = self.context.Process(target=_worker_main,
                                        args=(child_end, str(self.course.root), str(root), settings), daemon=True)
         process.start()

@@ -256,3 +256,23 @@ def test_matching_by_position_takes_the_cell_between_the_same_neighbours():
     result = plan(skeleton, student)
     assert {k: m.student for k, m in result.matches.items()} == {0: 0, 1: 2, 2: 3, 3: 4, 4: 5}
     assert result.added == {0: [1]}
+
+
+def test_parallel_grading_repairs_too_and_keeps_the_repairs_in_the_course(repaired_class, tmp_path):
+    """The parallel command grades in worker folders: the repairs come back to the course's ledger."""
+    from autograder.parallel_grading import grade_chapter
+    course, students, scores, _ = repaired_class
+    root = tmp_path / "course"
+    root.mkdir()
+    for name in ("course_config.py", "nbgrader_config.py", "source"):
+        (shutil.copytree if (course.root / name).is_dir() else shutil.copy2)(course.root / name, root / name)
+    for student in ("test-duplicated", "partial", "not-json"):
+        shutil.copytree(course.root / "submitted" / student, root / "submitted" / student)
+    parallel = Course(root)
+    run = grade_chapter(parallel, parallel.chapter(CHAPTER), jobs=2, progress=False)
+    assert {s: kind for s, (kind, _) in run.problems.items()} == {"not-json": "corrupt"}
+    assert grading.scores(parallel, parallel.chapter(CHAPTER))["test-duplicated"] == scores["perfect"]
+    repairs = read_repairs(root / parallel.config.LEDGER_DIR, CHAPTER)
+    assert {(r.student, r.kind, r.cell) for r in repairs} == {
+        ("test-duplicated", RepairKind.DUPLICATE_DROPPED, "test_mul_forward")}
+    assert (root / parallel.config.LEDGER_DIR / f"{CHAPTER}_repairs.csv").read_text(encoding="utf-8").count("\n") == 2

@@ -43,8 +43,13 @@ class Repair:
     detail: str
 
     def as_row(self):
-        """The record at the boundary (resources, CSV): plain strings."""
+        """The record at the boundary (resources, CSV, a worker's answer): plain strings."""
         return dict(asdict(self), kind=self.kind.value)
+
+    @classmethod
+    def from_row(cls, row):
+        """Back from as_row; a row with unknown fields or kind raises."""
+        return cls(**{f: str(row[f]) for f in FIELDS if f != "kind"}, kind=RepairKind(row["kind"]))
 
     def describe(self):
         return f"{self.student}: {self.kind.value} (cell {self.cell or '-'}): {self.detail}"
@@ -69,14 +74,22 @@ def record_student_repairs(ledger_root, chapter_id, student, repairs):
     return write_chapter_csv(ledger_root, chapter_id)
 
 
+def read_student_repairs(ledger_root, chapter_id, student):
+    """The repairs of the student's latest grading ([] if none)."""
+    return _read(student_file(ledger_root, chapter_id, student))
+
+
 def read_repairs(ledger_root, chapter_id):
     """Every student's latest repairs for the chapter, students in name order."""
     folder = Path(ledger_root) / "repairs" / chapter_id
-    rows = []
-    for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows.extend(csv.DictReader(handle))
-    return [Repair(**dict(row, kind=RepairKind(row["kind"]))) for row in rows]
+    return [r for path in (sorted(folder.glob("*.csv")) if folder.is_dir() else []) for r in _read(path)]
+
+
+def _read(path):
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [Repair.from_row(row) for row in csv.DictReader(handle)]
 
 
 def write_chapter_csv(ledger_root, chapter_id):
