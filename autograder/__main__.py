@@ -20,6 +20,7 @@ def main(argv=None):
     p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
     p.add_argument("chapter")
     p.add_argument("zip", help="the zip file downloaded from the LMS")
+    p.add_argument("--roster", default=None, help="CSV lms_user_id,student_id,name (default: course_config LMS_ROSTER)")
     p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
@@ -49,8 +50,14 @@ def main(argv=None):
         grade(course, course.chapter(args.chapter), args)
     elif args.command == "collect":
         from . import lms
-        students = lms.collect(course, course.chapter(args.chapter), args.zip)
-        print(f"{len(students)} submissions in {course.config.SUBMITTED_DIR}/: {', '.join(students)}")
+        try:
+            run = lms.collect(course, course.chapter(args.chapter), args.zip, args.roster)
+        except lms.CollectError as error:
+            sys.exit(f"collect: {error}")
+        print(f"{len(run.students)} submissions in {course.config.SUBMITTED_DIR}/: {', '.join(run.students)}")
+        for row in run.problems:
+            print(f"  {row.file}: {row.problem}")
+        print(f"  (every member of the zip: {run.report})")
     elif args.command == "gradescope":
         from . import gradescope
         for chapter in course.chapters:
