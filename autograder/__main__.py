@@ -1,4 +1,4 @@
-"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | check`."""
+"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check`."""
 import argparse
 import sys
 
@@ -24,6 +24,9 @@ def main(argv=None):
     p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
+    p.add_argument("chapter")
+    p = commands.add_parser("flags", help="list code in submitted/ that touches the checker, builtins, files, "
+                                          "sockets, ... in exports/<chapter>_flags.csv (a report, not a penalty)")
     p.add_argument("chapter")
     p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
                                           "(exit code 0 only when all pass)")
@@ -67,7 +70,16 @@ def main(argv=None):
         from . import class_report
         report = class_report.write_report(course, course.chapter(args.chapter))
         print(report.table)
-        print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}")
+        print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}"
+              f"\nflags: {report.flags_csv}")
+    elif args.command == "flags":
+        from .grading import flags
+        chapter = course.chapter(args.chapter)
+        path, found, unreadable = flags.write_flags(course, chapter)
+        print(flags.format_flags(chapter, found))
+        for student in unreadable:
+            print(f"  {student}: the notebook is not readable JSON, nothing scanned")
+        print(f"\n{path}")
 
 
 def grade(course, chapter, args):
