@@ -122,6 +122,7 @@ def configure_nbgrader(c) -> None:
         ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades, IncludeHeaderFooter, LockCells,
     )
 
+    from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -160,4 +161,8 @@ def configure_nbgrader(c) -> None:
     ]
     # Feedback shows each exercise's points and teaching message, never the hidden tests' source
     # (nbgrader shows it by design, jupyter/nbgrader#917): strip the region, shorten tracebacks.
-    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]
+    # Marker text in a student's cell is defused first (it made ClearHiddenTests fail); last, a page
+    # that would show a hidden-test or solution line (a student printed source/) is withheld.
+    c.GenerateFeedback.preprocessors = [GetGrades, NeutraliseStudentMarkers, ClearHiddenTests, ShortTracebacks,
+                                        CSSHTMLHeaderPreprocessor, FeedbackGuard]
+    c.FeedbackGuard.withheld_csv = f"{LEDGER_DIR}/feedback_withheld.csv"
