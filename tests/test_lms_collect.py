@@ -272,3 +272,29 @@ def test_collect_command_line(course, tmp_path):
     assert "1 submissions in submitted/: ada_l" in done.stdout
     assert "../../evil.ipynb: path climbs out" in done.stdout
     assert (submitted(course, "ada_l") / f"{NB}.ipynb").read_bytes() == PERFECT
+
+
+def test_nbgrader_autograde_records_a_late_upload_as_late(course, tmp_path):
+    """End to end with the real nbgrader: the upload's time reaches the gradebook, so the course's late
+    policy (nbgrader's LateSubmissionPlugin) sees how late it was."""
+    from nbgrader.api import Gradebook
+    from autograder.grading import register
+    from autograder.nbgrader_cli import run_nbgrader
+
+    shutil.copy(ROOT / "nbgrader_config.py", course.root)
+    shutil.copytree(ROOT / "source" / "ch03", course.root / "source" / "ch03")
+    chapter = course.chapter("ch03")
+    register(course, chapter)
+    run_nbgrader(course.root, "db", "assignment", "add", "ch03", "--duedate=2026-11-20 12:00:00 UTC")
+    download = canvas_zip(tmp_path / "s.zip", [member(f"hoppergrace_LATE_23456_2_{NB}.ipynb", UNTOUCHED),
+                                               member(f"lovelaceada_12345_1_{NB}.ipynb", UNTOUCHED,
+                                                      when=(2026, 11, 20, 11, 0, 0))])
+    assert collect(course, chapter, download).students == ["ada", "grace"]
+    run_nbgrader(course.root, "autograde", "ch03", "--force")
+
+    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+        late = gradebook.find_submission("ch03", "grace")
+        on_time = gradebook.find_submission("ch03", "ada")
+        assert late.timestamp == datetime(*WHEN)             # 14:03 UTC, 2 h 3 min after the deadline
+        assert late.total_seconds_late == 2 * 3600 + 3 * 60
+        assert on_time.total_seconds_late == 0
