@@ -43,6 +43,8 @@ OS_PROCESSES = {"system", "popen", "fork", "forkpty", "kill", "killpg", "posix_s
 SHELL_MAGIC = re.compile(r"^\s*(!|%%?(bash|sh|script|system|sx|perl|ruby)\b)")
 FILE_MAGIC = re.compile(r"^\s*%%?(run|load|writefile|save|store|cd|env|bookmark)\b")
 OUTSIDE_PATH = re.compile(r"^(/|~|\\|[A-Za-z]:)|(^|[/\\])\.\.([/\\]|$)")
+# A string that names a path outside the submission's folder, whatever reads it (np.load, sqlite3, ...).
+PATH_OUTSIDE = re.compile(r"^(/|~/|\.\./|\.\.\\)\S*[A-Za-z]")
 
 # For code that does not parse: a category per pattern, tried on each line.
 LINE_PATTERNS = [(re.compile(p), category) for p, category in [
@@ -115,6 +117,10 @@ class Finder(ast.NodeVisitor):
         if isinstance(node.ctx, (ast.Store, ast.Del)) and self.foreign_class(node.value):
             self.add(node, "class patch")
         self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and PATH_OUTSIDE.match(node.value):
+            self.add(node, "files")
 
     def visit_Call(self, node):
         name = node.func.id if isinstance(node.func, ast.Name) else None
