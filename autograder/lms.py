@@ -57,7 +57,7 @@ class Upload:
     file_id: str
     late: bool
     reupload: int             # Canvas numbers re-uploads autodiff-1.ipynb, autodiff-2.ipynb, ...
-    timestamp: datetime       # the member's date, in UTC
+    timestamp: datetime       # the member's date, in UTC (None if the header's date is impossible)
 
     @property
     def order(self):
@@ -137,7 +137,10 @@ def parse_upload(member, pattern, zone):
     if not match:
         return None
     found = match.groupdict()
-    stamp = datetime(*member.date_time, tzinfo=zone).astimezone(ZoneInfo("UTC"))
+    try:
+        stamp = datetime(*member.date_time, tzinfo=zone).astimezone(ZoneInfo("UTC"))
+    except ValueError:          # a crafted header (month 0): reported by member_problem
+        stamp = None
     return Upload(member, found["student_id"], found["lms_user_id"], int(found["submission_id"]),
                   found["file_id"], bool(found.get("late")), int(found.get("reupload") or 0), stamp)
 
@@ -199,6 +202,25 @@ def write_report(path, rows):
     return path
 
 
+def member_problem(member, upload, entry, chapter):
+    """Why a member is not collected, before reading it ("" when it is a candidate)."""
+    if unsafe_name(member.filename):
+        return unsafe_name(member.filename)
+    if is_symlink(member):
+        return "symlink: not extracted"
+    if member.filename.lower().endswith(ARCHIVE_SUFFIXES):
+        return "nested archive: ignored, never extracted"
+    if upload is None:
+        return "not a notebook named by the LMS: left out"
+    if upload.file_id != chapter.notebook:
+        return f"not {chapter.notebook}.ipynb: left out"
+    if entry is None:
+        return f"LMS user id {upload.lms_user_id} ({upload.slug}) is not in the roster: not collected"
+    if upload.timestamp is None:
+        return f"the zip gives no valid date for it ({member.date_time}): not collected"
+    return ""
+
+
 def collect(course, chapter, zip_path, roster_path=None):
     """Read the LMS's zip into submitted/; return a CollectRun (students, one row per member, report path)."""
     cfg = course.config
@@ -219,19 +241,11 @@ def collect(course, chapter, zip_path, roster_path=None):
             upload = parse_upload(member, pattern, zone)
             row = CollectRow("", upload.lms_user_id if upload else "", member.filename,
                              ("yes" if upload.late else "no") if upload else "",
-                             upload.timestamp.isoformat() if upload else "", "")
+                             upload.timestamp.isoformat() if upload and upload.timestamp else "", "")
             rows.append(row)
             entry = roster.get(upload.lms_user_id) if upload else None
             row.student = entry.student_id if entry else ""
-            row.problem = (unsafe_name(member.filename)
-                           or ("symlink: not extracted" if is_symlink(member) else "")
-                           or ("nested archive: ignored, never extracted"
-                               if member.filename.lower().endswith(ARCHIVE_SUFFIXES) else "")
-                           or ("" if upload else "not a notebook named by the LMS: left out")
-                           or ("" if upload.file_id == chapter.notebook
-                               else f"not {chapter.notebook}.ipynb: left out")
-                           or ("" if entry else f"LMS user id {upload.lms_user_id} ({upload.slug}) "
-                                                f"is not in the roster: not collected"))
+            row.problem = member_problem(member, upload, entry, chapter)
             if not row.problem:
                 uploads.setdefault(entry.student_id, []).append((upload, row))
 

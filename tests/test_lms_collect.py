@@ -176,6 +176,14 @@ def test_unknown_lms_user_id_is_reported_not_guessed_from_the_name(course, tmp_p
     assert row["student"] == "" and row["lms_user_id"] == "99999" and "not in the roster" in row["problem"]
 
 
+def test_an_impossible_date_in_a_header_is_reported_not_fatal(course, tmp_path):
+    download = canvas_zip(tmp_path / "s.zip", [member(f"lovelaceada_12345_1_{NB}.ipynb", when=(2026, 0, 0, 0, 0, 0)),
+                                               member(f"hoppergrace_23456_2_{NB}.ipynb")])
+    run = collect(course, course.chapter("ch03"), download)
+    assert run.students == ["grace"]
+    assert "no valid date" in report_rows(course)[f"lovelaceada_12345_1_{NB}.ipynb"]["problem"]
+
+
 def test_permissions_are_reset_whatever_the_zip_says(course, tmp_path):
     download = canvas_zip(tmp_path / "s.zip", [
         member(f"lovelaceada_12345_1_{NB}.ipynb", PERFECT, mode=stat.S_IFREG | stat.S_ISUID | 0o777),
