@@ -43,7 +43,7 @@ DEMO_DIR = "demo/submitted"
 LEDGER_DIR = "grading_ledger"        # what parallel grading has done, and the problems it met
 EXPORT_DIR = "exports"               # grades CSV and class reports
 GRADESCOPE_DIR = "gradescope"        # one Gradescope autograder zip per chapter
-LMS_DOWNLOAD_DIR = "downloaded"      # nbgrader zip_collect's folder: downloaded/<chapter>/archive/*.zip
+LMS_DOWNLOAD_DIR = "downloaded"      # plain `nbgrader zip_collect` only (unsafe; `autograder collect` does not use it)
 
 # The gradebook: None is nbgrader's embedded SQLite file, gradebook.db in the course root. A course
 # with several graders points every one of them at one PostgreSQL database instead, e.g.
@@ -89,12 +89,16 @@ SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that ta
 # saying why takes its place. The longest cell of any solution is under 4,000 characters.
 MAX_CELL_CHARACTERS = 1_000_000
 
-# Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
-# file <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb);
-# nbgrader matches the regexp against the file's whole path. The student id is Canvas's login-style
-# name (last and first name run together, lowercase); the Canvas user id is kept apart.
-LMS_FILE_REGEXP = (r"^(?:.*[/\\])?(?P<student_id>[^_/\\]+)_(?:[Ll][Aa][Tt][Ee]_)?(?P<lms_user_id>\d+)_"
-                   r"(?P<submission_id>\d+)_(?P<file_id>[^/\\]+?)(?:-\d+)?\.ipynb$")
+# Collecting from an LMS (`python -m autograder collect`, autograder/lms.py). Canvas names each file
+# <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb).
+# Students are identified by their Canvas user id through the roster (columns lms_user_id,student_id,name);
+# the name in the file name is for display only. The regexp is matched against the member's whole path.
+LMS_FILE_REGEXP = (r"^(?:.*[/\\])?(?P<student_id>[^_/\\]+)_(?P<late>[Ll][Aa][Tt][Ee]_)?(?P<lms_user_id>\d+)_"
+                   r"(?P<submission_id>\d+)_(?P<file_id>[^/\\]+?)(?:-(?P<reupload>\d+))?\.ipynb$")
+LMS_ROSTER = "roster.csv"                 # relative to the course root; `collect --roster` overrides it
+LMS_ZIP_TIMEZONE = "UTC"                  # a zip stores wall-clock times without a zone: the LMS's zone
+LMS_MAX_MEMBER_BYTES = 50 * 2**20         # one notebook, decompressed (executed solutions are < 0.3 MB)
+LMS_MAX_TOTAL_BYTES = 2 * 2**30           # the whole download, decompressed: a zip bomb stops here
 
 # The capstones (chapters 9 and 10): held-out accuracy on the 10,000 MNIST test digits that a student's
 # model must reach, trained by the course's fixed recipe with the student's library. The reference
@@ -122,6 +126,7 @@ def configure_nbgrader(c) -> None:
         IncludeHeaderFooter, LockCells, OverwriteCells, OverwriteKernelspec,
     )
 
+    from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
@@ -170,4 +175,8 @@ def configure_nbgrader(c) -> None:
     ]
     # Feedback shows each exercise's points and teaching message, never the hidden tests' source
     # (nbgrader shows it by design, jupyter/nbgrader#917): strip the region, shorten tracebacks.
-    c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, ShortTracebacks, CSSHTMLHeaderPreprocessor]
+    # Marker text in a student's cell is defused first (it made ClearHiddenTests fail); last, a page
+    # that would show a hidden-test or solution line (a student printed source/) is withheld.
+    c.GenerateFeedback.preprocessors = [GetGrades, NeutraliseStudentMarkers, ClearHiddenTests, ShortTracebacks,
+                                        CSSHTMLHeaderPreprocessor, FeedbackGuard]
+    c.FeedbackGuard.withheld_csv = f"{LEDGER_DIR}/feedback_withheld.csv"

@@ -1,4 +1,4 @@
-"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | check`."""
+"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check`."""
 import argparse
 import sys
 
@@ -20,9 +20,13 @@ def main(argv=None):
     p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
     p.add_argument("chapter")
     p.add_argument("zip", help="the zip file downloaded from the LMS")
+    p.add_argument("--roster", default=None, help="CSV lms_user_id,student_id,name (default: course_config LMS_ROSTER)")
     p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
+    p.add_argument("chapter")
+    p = commands.add_parser("flags", help="list code in submitted/ that touches the checker, builtins, files, "
+                                          "sockets, ... in exports/<chapter>_flags.csv (a report, not a penalty)")
     p.add_argument("chapter")
     p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
                                           "(exit code 0 only when all pass)")
@@ -49,8 +53,14 @@ def main(argv=None):
         grade(course, course.chapter(args.chapter), args)
     elif args.command == "collect":
         from . import lms
-        students = lms.collect(course, course.chapter(args.chapter), args.zip)
-        print(f"{len(students)} submissions in {course.config.SUBMITTED_DIR}/: {', '.join(students)}")
+        try:
+            run = lms.collect(course, course.chapter(args.chapter), args.zip, args.roster)
+        except lms.CollectError as error:
+            sys.exit(f"collect: {error}")
+        print(f"{len(run.students)} submissions in {course.config.SUBMITTED_DIR}/: {', '.join(run.students)}")
+        for row in run.problems:
+            print(f"  {row.file}: {row.problem}")
+        print(f"  (every member of the zip: {run.report})")
     elif args.command == "gradescope":
         from . import gradescope
         for chapter in course.chapters:
@@ -60,7 +70,16 @@ def main(argv=None):
         from . import class_report
         report = class_report.write_report(course, course.chapter(args.chapter))
         print(report.table)
-        print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}")
+        print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}"
+              f"\nflags: {report.flags_csv}")
+    elif args.command == "flags":
+        from .grading import flags
+        chapter = course.chapter(args.chapter)
+        path, found, unreadable = flags.write_flags(course, chapter)
+        print(flags.format_flags(chapter, found))
+        for student in unreadable:
+            print(f"  {student}: the notebook is not readable JSON, nothing scanned")
+        print(f"\n{path}")
 
 
 def grade(course, chapter, args):

@@ -1,6 +1,6 @@
 """The class report of a chapter: nbgrader's grades CSV, and for each graded exercise the share of
 students who passed it, as a table and a bar chart, so an instructor sees at a glance which ops
-the class struggles with."""
+the class struggles with; then each student's count of flags (grading/flags.py), code to review."""
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from .gradebook_merge import find_chapter
 from .grading import graded_cells
+from .grading.flags import NOTICE, counts_by_student, write_flags
 from .nbgrader_cli import run_nbgrader
 
 STRUGGLE_BELOW = 0.5     # exercises fewer than half the class passed are drawn in red
@@ -35,6 +36,8 @@ class Report:
     grades_csv: Path
     shares_csv: Path
     chart: Path
+    flag_counts: dict        # {student: flags} for every student with a submission, zeros included
+    flags_csv: Path
 
 
 def pass_shares(course, chapter):
@@ -67,6 +70,16 @@ def format_shares(chapter, shares):
     return "\n".join(lines)
 
 
+def format_flag_counts(chapter, counts, flags_csv):
+    """One line per student with their flag count, flagged students first."""
+    lines = [f"{chapter.id}: flags per student (code to review, in {flags_csv.name}). {NOTICE}"]
+    width = max([len(s) for s in counts] + [len("student")])
+    lines.append(f"{'student':<{width}}  flags")
+    for student, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        lines.append(f"{student:<{width}}  {count:>5}")
+    return "\n".join(lines)
+
+
 def draw_shares(chapter, shares, path):
     """A horizontal bar per exercise, top to bottom in notebook order; red where most of the class failed."""
     figure = Figure(figsize=(8, 0.28 * len(shares) + 1.4), dpi=100)
@@ -88,7 +101,7 @@ def draw_shares(chapter, shares, path):
 
 
 def write_report(course, chapter):
-    """exports/<chapter>_grades.csv (nbgrader export), <chapter>_pass_shares.csv and .png."""
+    """exports/<chapter>_grades.csv (nbgrader export), <chapter>_pass_shares.csv and .png, <chapter>_flags.csv."""
     folder = course.root / course.config.EXPORT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     shares = pass_shares(course, chapter)
@@ -101,4 +114,9 @@ def write_report(course, chapter):
         for s in shares:
             writer.writerow([s.exercise, f"{s.points:g}", s.passed, s.students, f"{s.share:.4f}"])
     chart = draw_shares(chapter, shares, folder / f"{chapter.id}_pass_shares.png")
-    return Report(shares, format_shares(chapter, shares), grades_csv, shares_csv, chart)
+    flags_csv, flags, _ = write_flags(course, chapter)
+    submitted = course.root / course.config.SUBMITTED_DIR
+    counts = {p.parts[-3]: 0 for p in submitted.glob(f"*/{chapter.id}/{chapter.notebook}.ipynb")}
+    counts.update(counts_by_student(flags))
+    table = format_shares(chapter, shares) + "\n\n" + format_flag_counts(chapter, counts, flags_csv)
+    return Report(shares, table, grades_csv, shares_csv, chart, counts, flags_csv)

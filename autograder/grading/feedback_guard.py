@@ -1,0 +1,192 @@
+"""Feedback that cannot leak: two preprocessors for `nbgrader generate_feedback`.
+
+* NeutraliseStudentMarkers, before ClearHiddenTests: a student's cell that contains the text of a
+  hidden-test marker (`### BEGIN HIDDEN TESTS`) made ClearHiddenTests raise, and that student got no
+  feedback at all. In cells the student wrote, the markers are defused; the course's test cells keep
+  theirs, so their hidden region is still removed.
+* FeedbackGuard, last: the sandbox should keep `source/` and `solutions/` out of a kernel's reach; this
+  is the second line. Before the page is rendered, every output of the notebook (and the source of
+  every cell the course provided) is compared with the chapter's secret lines: those inside
+  `### BEGIN HIDDEN TESTS` or `### BEGIN SOLUTION` regions of the source notebook that stand nowhere
+  outside them, nor in the chapter's earlier_chapters.py. A page that would show one is replaced by a
+  short page that says feedback was withheld and why; the instructor's log (and
+  `FeedbackGuard.withheld_csv`) names the student and the first leaked line.
+"""
+import csv
+import html
+import os
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+HIDDEN, SOLUTION = "HIDDEN TESTS", "SOLUTION"
+# A secret line counts as shown when a line of text is exactly it, or, once it is long enough to be
+# unmistakable, when it stands inside a line (a print with a prefix, a repr in a list).
+UNMISTAKABLE_CHARS = 24
+
+
+def secret_lines(source, kind):
+    """Lines inside `### BEGIN <kind>` regions that stand nowhere outside every region."""
+    region, secret, public = None, set(), set()
+    for line in source.splitlines():
+        if "### BEGIN " in line:
+            region = line.split("### BEGIN ", 1)[1].strip()
+        elif "### END " in line:
+            region = None
+        elif region == kind and line.strip():
+            secret.add(line.strip())
+        elif region is None:
+            public.add(line.strip())
+    return secret - public
+
+
+def leaked_lines(secret, text):
+    """Secret lines that `text` shows, in sorted order."""
+    lines = {line.strip() for line in text.splitlines()}
+    return sorted(line for line in secret if line in lines or (len(line) >= UNMISTAKABLE_CHARS and line in text))
+
+
+def strings_in(value):
+    """Every string inside a JSON value, keys included, and each HTML-unescaped as a browser shows it."""
+    if isinstance(value, str):
+        yield value
+        if "&" in value:
+            yield html.unescape(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)
+
+
+@dataclass(frozen=True)
+class ChapterSecrets:
+    hidden: frozenset        # hidden-test lines: never shown to a student
+    solution: frozenset      # reference-solution lines: shown only where the student wrote them
+
+
+@dataclass(frozen=True)
+class Leak:
+    """What the guard found: whose page, which cell, and the first secret line it would show."""
+
+    student: str
+    assignment: str
+    notebook: str
+    cell: str
+    line: str
+
+
+def chapter_secrets(source_path):
+    """The secret lines of a source notebook, minus what earlier_chapters.py next to it hands out."""
+    notebook = nbformat.read(source_path, as_version=4)
+    text = "\n".join(cell.source for cell in notebook.cells)
+    provided = Path(source_path).with_name("earlier_chapters.py")
+    public = {line.strip() for line in provided.read_text(encoding="utf-8").splitlines()} if provided.exists() else set()
+    return ChapterSecrets(frozenset(secret_lines(text, HIDDEN) - public),
+                          frozenset(secret_lines(text, SOLUTION) - public))
+
+
+def grade_cell_ids(resources):
+    """The grade ids of the chapter's test cells, from the gradebook: only they may hold markers."""
+    info = resources["nbgrader"]
+    with Gradebook(info["db_url"]) as gradebook:
+        notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
+        return {cell.name for cell in notebook.grade_cells}
+
+
+def cell_label(cell, index):
+    return cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index + 1}"
+
+
+def is_course_cell(cell, grade_ids):
+    """A test cell whose text nbgrader restored from the source (OverwriteCells), not the student's."""
+    meta = cell.metadata.get("nbgrader", {})
+    return meta.get("grade_id") in grade_ids and not meta.get("solution")
+
+
+class NeutraliseStudentMarkers(NbGraderPreprocessor):
+    """Defuse hidden-test markers in cells the student wrote, so ClearHiddenTests neither fails on
+    them nor cuts the student's own text."""
+
+    begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
+    end = Unicode("END HIDDEN TESTS").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        grade_ids = grade_cell_ids(resources)
+        for cell in nb.cells:
+            if not is_course_cell(cell, grade_ids):
+                for marker in (self.begin, self.end):
+                    cell.source = cell.source.replace(marker, marker.replace(" TESTS", "_TESTS"))
+        return nb, resources
+
+
+class FeedbackGuard(NbGraderPreprocessor):
+    """Withhold a feedback page that would show a hidden-test or reference-solution line."""
+
+    withheld_csv = Unicode("", help="CSV (relative to the course root) where withheld pages are recorded; "
+                                    "empty: the log only").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        leak = self.find_leak(nb, self.secrets(info["assignment"], info["notebook"]), info)
+        if leak is None:
+            return nb, resources
+        self.log.error("feedback withheld for student %s (%s/%s): cell %s would show the secret line %r",
+                       leak.student, leak.assignment, leak.notebook, leak.cell, leak.line)
+        self.record(leak)
+        return withheld_notebook(nb, leak), resources
+
+    def secrets(self, assignment, notebook):
+        coursedir = CourseDirectory(parent=self)
+        path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / f"{notebook}.ipynb"
+        return chapter_secrets(path)
+
+    @staticmethod
+    def find_leak(nb, secrets, info):
+        """The first Leak in notebook order, or None.
+
+        Outputs may show no secret line, except solution lines the student wrote themselves (a
+        student may print their own code). Cells the student wrote are not scanned: they show what
+        the student typed. The course's cells are, in case a hidden region survived.
+        """
+        test_cell = lambda cell: (cell.metadata.get("nbgrader", {}).get("grade")          # noqa: E731
+                                  and not cell.metadata["nbgrader"].get("solution"))
+        own_code = {line.strip() for cell in nb.cells if not test_cell(cell) for line in cell.source.splitlines()}
+        in_outputs = secrets.hidden | (secrets.solution - own_code)
+        for index, cell in enumerate(nb.cells):
+            texts = list(strings_in(cell.get("outputs", [])))
+            found = [line for text in texts for line in leaked_lines(in_outputs, text)]
+            if test_cell(cell):
+                found += leaked_lines(secrets.hidden | secrets.solution, cell.source)
+            if found:
+                return Leak(info["student"], info["assignment"], info["notebook"], cell_label(cell, index), found[0])
+        return None
+
+    def record(self, leak):
+        if not self.withheld_csv:
+            return
+        path = Path(self.withheld_csv)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
+        with open(path, "a", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            if new:
+                writer.writerow([f.name for f in fields(Leak)])
+            writer.writerow(astuple(leak))
+        os.chmod(path, 0o600)        # it quotes secret lines: the instructor's eyes only
+
+
+def withheld_notebook(nb, leak):
+    """A one-cell notebook that says why there is no feedback, naming the cell but no secret."""
+    text = (f"## Feedback withheld\n\n"
+            f"This page would have shown text from the course's hidden tests or reference solutions "
+            f"(in cell `{leak.cell}`), so it was not written. Your grade is unaffected: "
+            f"your instructor has been told and will send you your feedback another way.")
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)], metadata=nb.metadata)
