@@ -114,10 +114,13 @@ def configure_nbgrader(c) -> None:
     import os
 
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
-        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades, IncludeHeaderFooter, LockCells,
+        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades,
+        IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, SaveAutoGrades,
     )
 
+    from autograder.grading.judged_execute import JudgedExecute
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -138,6 +141,13 @@ def configure_nbgrader(c) -> None:
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
+    # Verdicts the student's code cannot forge: after each grade cell, the judge re-runs its checks from
+    # source/ in this process, with secret inputs, and fails the cell if the kernel's numbers are wrong
+    # (autograder/grading/judge). nbgrader's default list, with JudgedExecute in Execute's place (it reads c.Execute's settings).
+    c.Autograde.autograde_preprocessors = [
+        JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+        CheckCellMetadata,
+    ]
     # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS
     # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
     # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results
