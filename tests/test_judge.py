@@ -186,11 +186,26 @@ def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
 
 
+def test_parallel_grading_workers_judge_too(judged):
+    """`python -m autograder grade` (parallel workers, nbgrader in process) reads the same configuration."""
+    from autograder.parallel_grading import grade_chapter
+    course, _ = judged
+    chapter = course.chapter(CHAPTER)
+    shutil.rmtree(course.root / "submitted")
+    notebooks = attack_notebooks(course)
+    submissions.write_submission(course, chapter, "forged-checker", notebooks["forged-checker"], "submitted")
+    run = grade_chapter(course, chapter, jobs=1, force=True, progress=False)
+    assert not run.problems, run.problems
+    assert lost(grading.scores(course, chapter)["forged-checker"]) == {"test_mul_backward"}
+
+
 def test_catalogue_scores_exactly_as_before_through_the_judge(tmp_path):
     """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks."""
     from grading_support import grade_all
     course = committed_course(tmp_path / "catalogue")
-    scores, expected = grade_all(course, course.chapter(CHAPTER))
+    scores, expected = grade_all(course, course.chapter(CHAPTER))        # parallel workers: judged, as above
+    catalog = submissions.load_catalog(course, course.chapter(CHAPTER))
+    assert len(catalog.MISTAKES) >= 51 and {s.split("-")[0] for s in expected} >= {"mistakes", "alternatives", "demo"}
     assert total(scores["perfect"]) == FULL_MARKS
     assert total(scores["untouched"]) == 0
     wrong = {s: (lost(scores[s]), cells) for s, cells in expected.items()

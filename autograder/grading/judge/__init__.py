@@ -21,7 +21,8 @@ from .probes import ProbeFailure, probe_code, reply_from_outputs
 
 log = logging.getLogger(__name__)
 
-# check.NAME in a test cell -> the judge-side implementation, called as fn(kernel, rng, *args, **kwargs).
+# check.NAME in a test cell -> the judge-side check: a generator fn(rng, *args, **kwargs) that yields
+# requests for the kernel, receives their replies, and returns a Verdict.
 JUDGED_CHECKS = {
     "forward": ops.forward,
     "backward": ops.backward,
@@ -42,19 +43,30 @@ class CellJudgement:
 
 
 class Kernel:
-    """The judge's view of the student's kernel: send a request, get the reply's JSON or a ProbeFailure."""
+    """The judge's view of the student's kernel: one probe carries a batch of requests, and each
+    request gets its reply's JSON or a ProbeFailure."""
 
     def __init__(self, run_probe):
         self.run_probe = run_probe
         self.probes = 0
 
-    def ask(self, request):
+    def ask_all(self, requests):
         self.probes += 1
         try:
-            outputs = self.run_probe(probe_code(request))
+            outputs = self.run_probe(probe_code({"kind": "batch", "requests": requests}))
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
-            raise ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})") from None
-        return reply_from_outputs(outputs)
+            failure = ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})")
+            return [failure] * len(requests)
+        try:
+            replies = reply_from_outputs(outputs).get("replies")
+            if not isinstance(replies, list) or len(replies) != len(requests):
+                raise ProbeFailure(f"the reply does not hold one answer per request ({len(requests)})")
+        except ProbeFailure as failure:
+            return [failure] * len(requests)
+        return [r if isinstance(r, dict) and "worker_error" not in r
+                else ProbeFailure(f"the probe failed in the kernel: {str(r.get('worker_error'))[:300]}"
+                                  if isinstance(r, dict) else "an answer is not a JSON object")
+                for r in replies]
 
 
 class Judge:
@@ -79,24 +91,46 @@ class Judge:
         return np.random.default_rng([self.secret, zlib.crc32(grade_id.encode()), position, int(seed) & 0xFFFFFFFF])
 
     def judge_cell(self, grade_id, run_probe):
-        """Run the cell's checks against the live kernel; None for a cell the source does not grade."""
+        """Run the cell's checks against the live kernel; None for a cell the source does not grade.
+
+        The checks are generators; their requests go out together, one probe per round (a forward
+        check takes one round, a backward two), and the first failing check in source order decides.
+        """
         plan = self.plans.get(grade_id)
         if plan is None:
             return None
         if plan.unjudged:
             return CellJudgement(grade_id, False, True, plan.unjudged)
         kernel = Kernel(run_probe)
+        verdicts, pending = {}, {}
         for position, call in enumerate(plan.calls):
             rng = self.rng_for(grade_id, position, call.kwargs.get("seed", 0))
-            try:
-                verdict = JUDGED_CHECKS[call.name](kernel, rng, *call.args, **call.kwargs)
-            except ProbeFailure as error:
-                verdict = failed(f"check.{call.name} (line {call.line} of the test cell): the judge could not "
-                                 f"read your kernel's answer: {error}.")
-            except Exception as error:  # noqa: BLE001 (a judge bug must not pass a cell, nor stop grading)
-                log.exception("judge: check.%s of %s failed inside the judge", call.name, grade_id)
-                verdict = failed(f"check.{call.name} (line {call.line}): the judge met an internal error "
-                                 f"({type(error).__name__}: {error}); tell your instructor.")
-            if not verdict.passed:
-                return CellJudgement(grade_id, True, False, verdict.message, kernel.probes)
+            check = JUDGED_CHECKS[call.name](rng, *call.args, **call.kwargs)
+            advance(call, position, check, None, pending, verdicts)
+        while pending:
+            positions = list(pending)
+            replies = kernel.ask_all([pending[p][1] for p in positions])
+            for position, reply in zip(positions, replies):
+                check, _ = pending.pop(position)
+                advance(plan.calls[position], position, check, reply, pending, verdicts)
+        for position in sorted(verdicts):
+            if not verdicts[position].passed:
+                return CellJudgement(grade_id, True, False, verdicts[position].message, kernel.probes)
         return CellJudgement(grade_id, True, True, f"all {len(plan.calls)} checks passed", kernel.probes)
+
+
+def advance(call, position, check, reply, pending, verdicts):
+    """Give one check its reply; file its next request in `pending`, or its verdict in `verdicts`."""
+    try:
+        if isinstance(reply, ProbeFailure):
+            raise reply
+        pending[position] = (check, check.send(reply))
+    except StopIteration as done:
+        verdicts[position] = done.value
+    except ProbeFailure as error:
+        verdicts[position] = failed(f"check.{call.name} (line {call.line} of the test cell): the judge could not "
+                                    f"read your kernel's answer: {error}.")
+    except Exception as error:  # noqa: BLE001 (a judge bug must not pass a cell, nor stop grading)
+        log.exception("judge: check.%s on line %d failed inside the judge", call.name, call.line)
+        verdicts[position] = failed(f"check.{call.name} (line {call.line}): the judge met an internal error "
+                                    f"({type(error).__name__}: {error}); tell your instructor.")

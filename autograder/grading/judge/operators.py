@@ -12,9 +12,9 @@ from ...verdict import failed, passed
 from .probes import ProbeFailure, returned
 
 
-def operators(kernel, rng):
+def operators(rng):
     a, b, m = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
-    reply = kernel.ask({"kind": "operators", "a": a, "b": b, "m": m, "cases": [text for text, *_ in CASES]})
+    reply = yield {"kind": "operators", "a": a, "b": b, "m": m, "cases": [text for text, *_ in CASES]}
     results = reply.get("results")
     if not isinstance(results, list) or len(results) != len(CASES):
         raise ProbeFailure("the operators reply does not hold one result per case")

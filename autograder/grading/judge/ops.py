@@ -1,7 +1,9 @@
 """Judge-side checks of one op: `forward` against the test cell's trusted expected function, `backward`
 against central differences the judge computes itself, on inputs drawn from the judge's secret seed.
 
-They mirror `autograder/checks/ops.py` (same order of checks, tolerances and messages), so a right
+Each check is a generator: it yields a request for the kernel, receives the reply's JSON, and
+returns a Verdict (see `Judge`, which batches the requests of a cell into one probe). They mirror
+`autograder/checks/ops.py` (same order of checks, tolerances and messages), so a right
 answer never fails; what changes is who decides: the numbers come back as data and are compared here.
 """
 import numpy as np
@@ -28,11 +30,11 @@ def inputs_for(shapes, domains, rng):
     return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)]
 
 
-def forward(kernel, rng, op, expected, shapes, domains="real", seed=0):
+def forward(rng, op, expected, shapes, domains="real", seed=0):
     """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here."""
     arrays = inputs_for(shapes, domains, rng)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
-    got = returned_list(kernel.ask({"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
+    got = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
     if got.failed:
         return failed(describe_error(op.label, "forward", got))
     where = f"{op.label}.forward on inputs {shapes_label(arrays)}"
@@ -51,7 +53,7 @@ def forward(kernel, rng, op, expected, shapes, domains="real", seed=0):
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
 
 
-def backward(kernel, rng, op, shapes, domains="real", seed=0):
+def backward(rng, op, shapes, domains="real", seed=0):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
     As in the course's check, the reference is the student's own forward (a wrong forward loses the
@@ -59,7 +61,7 @@ def backward(kernel, rng, op, shapes, domains="real", seed=0):
     """
     label = op.label
     arrays = inputs_for(shapes, domains, rng)
-    first = returned_list(kernel.ask({"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
+    first = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
     if first.kind != "array":
@@ -71,8 +73,8 @@ def backward(kernel, rng, op, shapes, domains="real", seed=0):
                       f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
                       "against your forward, by finite differences: fix forward first.")
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
-    reply = kernel.ask({"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
-                        "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP})
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
+                   "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP}
     answers = returned_list(reply, "grads", len(upstreams))
     perturbed = returned(reply.get("perturbed"))
     results = {}

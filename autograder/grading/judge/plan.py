@@ -81,7 +81,7 @@ def evaluate(node):
 
 def plan_cell(grade_id, source, judged):
     """The plan of one grade cell; unjudged when a call names a check the judge has no implementation of,
-    or passes arguments that implementation does not take. `judged`: {name: fn(kernel, rng, ...)}."""
+    or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}."""
     try:
         nodes = check_calls(source)
     except SyntaxError as error:
@@ -94,7 +94,7 @@ def plan_cell(grade_id, source, judged):
         try:
             args = tuple(evaluate(a) for a in node.args)
             kwargs = {k.arg: evaluate(k.value) for k in node.keywords}
-            inspect.signature(judged[name]).bind(None, None, *args, **kwargs)
+            inspect.signature(judged[name]).bind(None, *args, **kwargs)
         except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
             return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
         calls.append(CheckCall(name, args, kwargs, node.lineno))

@@ -17,10 +17,16 @@ PROBE_FILE = "<babygrad probe>"
 
 
 def serve(request_json, namespace):
-    request = decode(json.loads(request_json))
-    handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators}[request["kind"]]
+    """Answer a batch of requests with one display_data output of MIME."""
     from IPython.display import publish_display_data
-    publish_display_data({MIME: json.dumps(handler(request, namespace))})
+    replies = []
+    for request in decode(json.loads(request_json))["requests"]:
+        handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators}[request["kind"]]
+        try:
+            replies.append(handler(request, namespace))
+        except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
+            replies.append({"worker_error": f"{type(error).__name__}: {error}"})
+    publish_display_data({MIME: json.dumps({"replies": replies})})
 
 
 def decode(value):
