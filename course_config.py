@@ -84,6 +84,9 @@ def support_url(chapter):
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+# Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
+# catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
+JUDGED_CHAPTERS = ["ch03"]
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
 
 # Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
@@ -148,6 +151,7 @@ def configure_nbgrader(c) -> None:
         JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
         CheckCellMetadata,
     ]
+    c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS
     # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS
     # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
     # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results

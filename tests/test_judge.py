@@ -241,6 +241,19 @@ def test_inputs_come_from_a_secret_seed_not_the_cells_seed():
     assert Judge(plans, secret=7).rng_for("x", 0, 21).uniform() == Judge(plans, secret=7).rng_for("x", 0, 21).uniform()
 
 
+@pytest.mark.parametrize("run_probe", [
+    lambda code: (_ for _ in ()).throw(RuntimeError("Kernel died")),
+    lambda code: [],
+    lambda code: reply('{"replies": "no"}'),
+    lambda code: reply('{"replies": [{"worker_error": "KeyError: Tensor"}]}'),
+], ids=["dead kernel", "no reply", "malformed replies", "worker error"])
+def test_a_kernel_that_does_not_answer_fails_the_cell_and_never_stops_grading(run_probe):
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    judgement = judge.judge_cell("test_mul_backward", run_probe)
+    assert judgement.judged and not judgement.passed
+    assert "could not read your kernel's answer" in judgement.message
+
+
 def reply(data):
     return [{"output_type": "display_data", "data": {PROBE_MIME: data}, "metadata": {}}]
 

@@ -11,7 +11,7 @@ import nbformat
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool
+from traitlets import Bool, List, Unicode
 
 from .judge import Judge
 
@@ -33,13 +33,18 @@ def source_notebook(config, resources):
 
 
 class JudgedExecute(Execute):
+    judged_assignments = List(
+        Unicode(), default_value=[], help="Assignments whose grade cells the judge decides; the others "
+                                          "run as plain Execute.").tag(config=True)
     require_source = Bool(
         True, help="Refuse to grade when the source notebook the judge reads its checks from is missing, "
                    "rather than let the kernel's own (forgeable) checks decide.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         path = source_notebook(self.config, resources)
-        if path.exists():
+        if resources["nbgrader"]["assignment"] not in self.judged_assignments:
+            self.judge = None
+        elif path.exists():
             self.judge = Judge.from_source(path)
         elif self.require_source:
             raise FileNotFoundError(f"the judge reads each grade cell's checks from {path}, which is missing; "
@@ -84,6 +89,10 @@ class JudgedExecute(Execute):
     def _log_summary(self, resources):
         info = resources.get("nbgrader", {})
         who = f"{info.get('student', '?')}/{info.get('assignment', '?')}/{info.get('notebook', '?')}"
+        if self.judge is None:
+            self.log.info("judge: %s: not judged (not in JudgedExecute.judged_assignments): the kernel's "
+                          "checks decide", who)
+            return
         failed = [j.grade_id for j in self.judgements if j.judged and not j.passed]
         unjudged = sorted({j.grade_id for j in self.judgements if not j.judged})
         probes = sum(j.probes for j in self.judgements)
