@@ -254,6 +254,20 @@ def test_a_kernel_that_does_not_answer_fails_the_cell_and_never_stops_grading(ru
     assert "could not read your kernel's answer" in judgement.message
 
 
+def test_a_fresh_kernel_gets_the_worker_again():
+    """After a kernel restart the worker's name is gone: the judge re-sends its definition once."""
+    sent = []
+
+    def run_probe(code):
+        sent.append(code)
+        return [{"output_type": "error", "ename": "NameError", "traceback": [],
+                 "evalue": "name '__babygrad_serve__' is not defined"}] if len(sent) == 1 else []
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    judge.session["installed"] = True
+    judge.judge_cell("test_engine_product", run_probe)
+    assert ["def __babygrad_serve__" in code for code in sent] == [False, True]
+
+
 def reply(data):
     return [{"output_type": "display_data", "data": {PROBE_MIME: data}, "metadata": {}}]
 

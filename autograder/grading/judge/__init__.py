@@ -17,7 +17,7 @@ import numpy as np
 from ...verdict import failed
 from . import engine, operators, ops
 from .plan import plan_notebook
-from .probes import ProbeFailure, probe_code, reply_from_outputs
+from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +46,20 @@ class Kernel:
     """The judge's view of the student's kernel: one probe carries a batch of requests, and each
     request gets its reply's JSON or a ProbeFailure."""
 
-    def __init__(self, run_probe):
+    def __init__(self, run_probe, session):
         self.run_probe = run_probe
+        self.session = session          # shared by a notebook's cells: is the worker installed?
         self.probes = 0
 
     def ask_all(self, requests):
-        self.probes += 1
+        request = {"kind": "batch", "requests": requests}
         try:
-            outputs = self.run_probe(probe_code({"kind": "batch", "requests": requests}))
+            self.probes += 1
+            outputs = self.run_probe(probe_code(request, install=not self.session.get("installed")))
+            if worker_missing(outputs):
+                self.probes += 1
+                outputs = self.run_probe(probe_code(request, install=True))
+            self.session["installed"] = True
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
             failure = ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})")
             return [failure] * len(requests)
@@ -75,6 +81,7 @@ class Judge:
     def __init__(self, plans, secret=None):
         self.plans = plans
         self.secret = secrets.randbits(64) if secret is None else secret
+        self.session = {}
 
     @classmethod
     def from_source(cls, path, secret=None):
@@ -101,7 +108,7 @@ class Judge:
             return None
         if plan.unjudged:
             return CellJudgement(grade_id, False, True, plan.unjudged)
-        kernel = Kernel(run_probe)
+        kernel = Kernel(run_probe, self.session)
         verdicts, pending = {}, {}
         for position, call in enumerate(plan.calls):
             rng = self.rng_for(grade_id, position, call.kwargs.get("seed", 0))

@@ -56,15 +56,29 @@ def decode_array(text):
     return array
 
 
-def probe_code(request):
-    """The code the kernel runs: the worker template, called on this request, leaving no names behind."""
+SERVE_NAME = "__babygrad_serve__"     # the worker's entry point, kept in the kernel between probes
+
+
+def probe_code(request, install):
+    """The code the kernel runs: the worker's entry point called on this request, after defining it
+    from the template when `install` (the first probe of a kernel, or after the name went missing).
+
+    Keeping the worker in the kernel gives the student nothing: everything the kernel runs is theirs
+    to patch anyway, and the judge trusts only what it verifies. It saves compiling it at every probe.
+    """
     payload = json.dumps(encode(request))
-    return (f"def __babygrad_probe__(source, request, namespace):\n"
-            f"    scope = {{'__name__': '__babygrad_probe__'}}\n"
-            f"    exec(compile(source, '<babygrad probe>', 'exec'), scope)\n"
-            f"    scope['serve'](request, namespace)\n"
-            f"__babygrad_probe__({WORKER_SOURCE!r}, {payload!r}, globals())\n"
-            f"del __babygrad_probe__\n")
+    setup = (f"def {SERVE_NAME}(request, namespace, source={WORKER_SOURCE!r}):\n"
+             f"    scope = {{'__name__': '__babygrad_probe__'}}\n"
+             f"    exec(compile(source, '<babygrad probe>', 'exec'), scope)\n"
+             f"    globals()['{SERVE_NAME}'] = scope['serve']\n"
+             f"    scope['serve'](request, namespace)\n") if install else ""
+    return f"{setup}{SERVE_NAME}({payload!r}, globals())\n"
+
+
+def worker_missing(outputs):
+    """True when a probe failed because the kernel no longer holds the worker (a fresh kernel)."""
+    return any(o.get("output_type") == "error" and o.get("ename") == "NameError" and SERVE_NAME in str(o.get("evalue"))
+               for o in outputs)
 
 
 def reply_from_outputs(outputs):
