@@ -186,6 +186,13 @@ def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
 
 
+def test_feedback_shows_the_judges_message(judged):
+    course, _ = judged
+    run_nbgrader(course.root, "generate_feedback", CHAPTER, "--student=forged-checker", "--force")
+    html = (course.root / "feedback" / "forged-checker" / CHAPTER / "autodiff.html").read_text(encoding="utf-8")
+    assert JUDGE_ERROR_NAME in html and "Mul().backward" in html
+
+
 def test_parallel_grading_workers_judge_too(judged):
     """`python -m autograder grade` (parallel workers, nbgrader in process) reads the same configuration."""
     from autograder.parallel_grading import grade_chapter
