@@ -147,8 +147,3 @@ def returned_list(data, key, length=None):
     if not isinstance(items, list) or (length is not None and len(items) != length):
         raise ProbeFailure(f"the reply's {key!r} is not a list of {length} values")
     return [returned(i) for i in items]
-
-
-def array_of(data, key):
-    """reply[key] as one untrusted array."""
-    return decode_array(data.get(key))
