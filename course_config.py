@@ -116,8 +116,7 @@ def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
     import os
 
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades,
         IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, SaveAutoGrades,
@@ -146,7 +145,8 @@ def configure_nbgrader(c) -> None:
     c.Autograde.create_student = True
     # Verdicts the student's code cannot forge: after each grade cell, the judge re-runs its checks from
     # source/ in this process, with secret inputs, and fails the cell if the kernel's numbers are wrong
-    # (autograder/grading/judge). nbgrader's default list, with JudgedExecute in Execute's place (it reads c.Execute's settings).
+    # (autograder/grading/judge, docs/judge.md). nbgrader's default list with JudgedExecute in Execute's
+    # place; it reads the c.Execute settings above.
     c.Autograde.autograde_preprocessors = [
         JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
         CheckCellMetadata,
