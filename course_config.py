@@ -84,6 +84,9 @@ def support_url(chapter):
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+# Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
+# catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
+JUDGED_CHAPTERS = ["ch03"]
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
 # Notebook repair (autograder/grading/repair.py): a submitted cell longer than this is not run, a stub
 # saying why takes its place. The longest cell of any solution is under 4,000 characters.
@@ -120,13 +123,15 @@ def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
     import os
 
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds, Execute, GetGrades,
-        IncludeHeaderFooter, LockCells, OverwriteCells, OverwriteKernelspec,
+        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
+        Execute, GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells,
+        OverwriteKernelspec, SaveAutoGrades,
     )
 
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
+    from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
@@ -157,6 +162,15 @@ def configure_nbgrader(c) -> None:
     ]
     c.RepairNotebook.ledger_directory = LEDGER_DIR
     c.RepairNotebook.max_cell_characters = MAX_CELL_CHARACTERS
+    # Verdicts the student's code cannot forge: after each grade cell, the judge re-runs its checks from
+    # source/ in this process, with secret inputs, and fails the cell if the kernel's numbers are wrong
+    # (autograder/grading/judge, docs/judge.md). nbgrader's default list with JudgedExecute in Execute's
+    # place; it reads the c.Execute settings above.
+    c.Autograde.autograde_preprocessors = [
+        JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS
     # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS
     # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
     # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results

@@ -1,0 +1,143 @@
+"""The judge: decides each grade cell's verdict in the grader's process, from data the kernel returns.
+
+The student's code shares a kernel with the notebook's checks, so it can forge any verdict computed
+there. The judge re-runs a grade cell's checks out of its reach: it reads them from the trusted
+source notebook (`plan`), draws inputs from a per-run secret seed, sends the kernel probes that ask
+for raw numbers (`probes`, `worker`), and compares them with its own computation (`ops`, `engine`,
+`operators`). It does not care which Execute preprocessor runs the kernel: it only needs `run_probe`.
+"""
+import logging
+import secrets
+import zlib
+from dataclasses import dataclass
+
+import nbformat
+import numpy as np
+
+from ...verdict import failed
+from . import engine, operators, ops
+from .plan import plan_notebook
+from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
+
+log = logging.getLogger(__name__)
+
+# check.NAME in a test cell -> the judge-side check: a generator fn(rng, *args, **kwargs) that yields
+# requests for the kernel, receives their replies, and returns a Verdict.
+JUDGED_CHECKS = {
+    "forward": ops.forward,
+    "backward": ops.backward,
+    "engine": engine.engine,
+    "operators": operators.operators,
+}
+
+
+@dataclass
+class CellJudgement:
+    """The judge's word on one grade cell. Unjudged cells keep the kernel's outcome; `message` says why."""
+
+    grade_id: str
+    judged: bool
+    passed: bool
+    message: str
+    probes: int = 0
+
+
+class Kernel:
+    """The judge's view of the student's kernel: one probe carries a batch of requests, and each
+    request gets its reply's JSON or a ProbeFailure."""
+
+    def __init__(self, run_probe, session):
+        self.run_probe = run_probe
+        self.session = session          # shared by a notebook's cells: is the worker installed?
+        self.probes = 0
+
+    def ask_all(self, requests):
+        request = {"kind": "batch", "requests": requests}
+        try:
+            self.probes += 1
+            outputs = self.run_probe(probe_code(request, install=not self.session.get("installed")))
+            if worker_missing(outputs):
+                self.probes += 1
+                outputs = self.run_probe(probe_code(request, install=True))
+            self.session["installed"] = True
+        except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
+            failure = ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})")
+            return [failure] * len(requests)
+        try:
+            replies = reply_from_outputs(outputs).get("replies")
+            if not isinstance(replies, list) or len(replies) != len(requests):
+                raise ProbeFailure(f"the reply does not hold one answer per request ({len(requests)})")
+        except ProbeFailure as failure:
+            return [failure] * len(requests)
+        return [r if isinstance(r, dict) and "worker_error" not in r
+                else ProbeFailure(f"the probe failed in the kernel: {str(r.get('worker_error'))[:300]}"
+                                  if isinstance(r, dict) else "an answer is not a JSON object")
+                for r in replies]
+
+
+class Judge:
+    """The checks of one source notebook, and the secret seed of this run."""
+
+    def __init__(self, plans, secret=None):
+        self.plans = plans
+        self.secret = secrets.randbits(64) if secret is None else secret
+        self.session = {}
+
+    @classmethod
+    def from_source(cls, path, secret=None):
+        """A judge for the trusted source notebook at `path` (the course's source/, never a submission)."""
+        notebook = nbformat.read(str(path), as_version=4)
+        return cls(plan_notebook(notebook, JUDGED_CHECKS), secret)
+
+    @property
+    def judged_cells(self):
+        return [g for g, plan in self.plans.items() if not plan.unjudged]
+
+    def rng_for(self, grade_id, position, seed):
+        """Inputs for one check call: the run's secret, mixed with the cell, the call and the cell's own seed."""
+        return np.random.default_rng([self.secret, zlib.crc32(grade_id.encode()), position, int(seed) & 0xFFFFFFFF])
+
+    def judge_cell(self, grade_id, run_probe):
+        """Run the cell's checks against the live kernel; None for a cell the source does not grade.
+
+        The checks are generators; their requests go out together, one probe per round (a forward
+        check takes one round, a backward two), and the first failing check in source order decides.
+        """
+        plan = self.plans.get(grade_id)
+        if plan is None:
+            return None
+        if plan.unjudged:
+            return CellJudgement(grade_id, False, True, plan.unjudged)
+        kernel = Kernel(run_probe, self.session)
+        verdicts, pending = {}, {}
+        for position, call in enumerate(plan.calls):
+            rng = self.rng_for(grade_id, position, call.kwargs.get("seed", 0))
+            check = JUDGED_CHECKS[call.name](rng, *call.args, **call.kwargs)
+            advance(call, position, check, None, pending, verdicts)
+        while pending:
+            positions = list(pending)
+            replies = kernel.ask_all([pending[p][1] for p in positions])
+            for position, reply in zip(positions, replies):
+                check, _ = pending.pop(position)
+                advance(plan.calls[position], position, check, reply, pending, verdicts)
+        for position in sorted(verdicts):
+            if not verdicts[position].passed:
+                return CellJudgement(grade_id, True, False, verdicts[position].message, kernel.probes)
+        return CellJudgement(grade_id, True, True, f"all {len(plan.calls)} checks passed", kernel.probes)
+
+
+def advance(call, position, check, reply, pending, verdicts):
+    """Give one check its reply; file its next request in `pending`, or its verdict in `verdicts`."""
+    try:
+        if isinstance(reply, ProbeFailure):
+            raise reply
+        pending[position] = (check, check.send(reply))
+    except StopIteration as done:
+        verdicts[position] = done.value
+    except ProbeFailure as error:
+        verdicts[position] = failed(f"check.{call.name} (line {call.line} of the test cell): the judge could not "
+                                    f"read your kernel's answer: {error}.")
+    except Exception as error:  # noqa: BLE001 (a judge bug must not pass a cell, nor stop grading)
+        log.exception("judge: check.%s on line %d failed inside the judge", call.name, call.line)
+        verdicts[position] = failed(f"check.{call.name} (line {call.line}): the judge met an internal error "
+                                    f"({type(error).__name__}: {error}); tell your instructor.")

@@ -1,0 +1,45 @@
+"""Judge-side check of the Tensor operators: each expression runs in the kernel on the judge's secret
+arrays with the op classes swapped for known-right stand-ins; the judge compares values with NumPy.
+
+Whether the result carries a graph (`_op` is a stand-in, `a` is reachable) can only be reported by
+the kernel; the values, which need a working operator on inputs the student never saw, are verified here.
+"""
+import numpy as np
+
+from ...checks.describe import number
+from ...checks.operators import CASES
+from ...verdict import failed, passed
+from .probes import ProbeFailure, returned
+
+
+def operators(rng):
+    a, b, m = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
+    reply = yield {"kind": "operators", "a": a, "b": b, "m": m, "cases": [text for text, *_ in CASES]}
+    results = reply.get("results")
+    if not isinstance(results, list) or len(results) != len(CASES):
+        raise ProbeFailure("the operators reply does not hold one result per case")
+    problems = []
+    for (text, _, expected, hint), result in zip(CASES, results):
+        if not isinstance(result, dict):
+            raise ProbeFailure("an operators result is not an object")
+        got = returned(result.get("returned"))
+        want = np.asarray(expected(a, b, m))
+        if got.failed:
+            if got.error_type == "NotImplementedError":
+                problems.append(f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}")
+            else:
+                problems.append(f"`{text}` raised {got.error_type}: {got.message}. Hint: {hint}")
+        elif got.kind != "tensor":
+            problems.append(f"`{text}` returned a {got.type_name or got.kind}, expected a Tensor. Hint: {hint}")
+        elif got.value.shape != want.shape:
+            problems.append(f"`{text}` has shape {got.value.shape}, expected {want.shape}. Hint: {hint}")
+        elif not np.allclose(got.value, want, rtol=1e-5, atol=1e-6):
+            worst = np.unravel_index(np.argmax(np.abs(got.value - want)), want.shape) if want.ndim else ()
+            problems.append(f"`{text}` gives {number(float(got.value[worst]))} at {list(worst)}, "
+                            f"expected {number(float(want[worst]))}. Hint: {hint}")
+        elif result.get("standin") is not True or result.get("reaches") is not True:
+            problems.append(f"`{text}` has the right values but no graph: it must be computed by a Function "
+                            f"(like Add()(self, other)), so that _op and _inputs are recorded. Hint: {hint}")
+    if problems:
+        return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
+    return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")

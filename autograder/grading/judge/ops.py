@@ -1,0 +1,171 @@
+"""Judge-side checks of one op: `forward` against the test cell's trusted expected function, `backward`
+against central differences the judge computes itself, on inputs drawn from the judge's secret seed.
+
+Each check is a generator: it yields a request for the kernel, receives the reply's JSON, and
+returns a Verdict (see `Judge`, which batches the requests of a cell into one probe). They mirror
+`autograder/checks/ops.py` (same order of checks, tolerances and messages), so a right
+answer never fails; what changes is who decides: the numbers come back as data and are compared here.
+"""
+import numpy as np
+
+from ... import gradcheck
+from ...checks.describe import INPUT_NAMES, index_label, number, shapes_label
+from ...hints import BACKWARD
+from ...verdict import failed, passed
+from .probes import ProbeFailure, returned, returned_list
+
+DEFAULT_HINT = "compare your local derivative with one you work out by hand on a 1-element input."
+
+
+def describe_error(label, method, outcome):
+    """A student's exception, reported by the kernel, told as the in-kernel checks tell it."""
+    if outcome.error_type == "NotImplementedError":
+        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+    where = f"\n  at: {outcome.line}" if outcome.line else ""
+    return f"{label}.{method} raised {outcome.error_type}: {outcome.message}{where}"
+
+
+def inputs_for(shapes, domains, rng):
+    domains = [domains] * len(shapes) if isinstance(domains, str) else list(domains)
+    return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)]
+
+
+def forward(rng, op, expected, shapes, domains="real", seed=0):
+    """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here."""
+    arrays = inputs_for(shapes, domains, rng)
+    want = np.asarray(expected(*[a.copy() for a in arrays]))
+    got = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
+    if got.failed:
+        return failed(describe_error(op.label, "forward", got))
+    where = f"{op.label}.forward on inputs {shapes_label(arrays)}"
+    if got.kind != "array":
+        hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
+            if got.kind == "tensor" else ""
+        return failed(f"{where} returned a {got.type_name or got.kind}, expected a numpy.ndarray.{hint}")
+    if got.value.shape != want.shape:
+        return failed(f"{where}: expected output shape {want.shape}, received {got.value.shape}.")
+    mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
+    if mismatch:
+        return failed(
+            f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
+            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
+            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}")
+    return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def backward(rng, op, shapes, domains="real", seed=0):
+    """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
+
+    As in the course's check, the reference is the student's own forward (a wrong forward loses the
+    forward cell); the judge computes the differences itself from forward values on its perturbed inputs.
+    """
+    label = op.label
+    arrays = inputs_for(shapes, domains, rng)
+    pool = rng.standard_normal(pool_size(op, shapes))
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP}
+    first = returned(reply.get("forward"))
+    if first.failed:
+        return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
+    if first.kind != "array":
+        return failed(f"{label}.forward returned a {first.type_name or first.kind}, not a NumPy array: "
+                      "backward is checked against your forward, fix forward first.")
+    out = np.asarray(first.value, dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
+                      f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
+                      "against your forward, by finite differences: fix forward first.")
+    random = pool[:out.size].reshape(out.shape) if out.size <= pool.size else rng.standard_normal(out.shape)
+    upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
+    if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
+        reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
+                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP}
+    answers = returned_list(reply, "grads", len(upstreams))
+    perturbed = returned(reply.get("perturbed"))
+    results = {}
+    for (name, upstream), answer in zip(upstreams, answers):
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed)
+        if not verdict.passed:
+            if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
+                verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
+            return verdict
+        results["ones" if "ones" in name else "random"] = grads
+    return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def pool_size(op, shapes):
+    """Enough random out_grad values for the op's output, guessed from its input shapes and its shape
+    arguments (BroadcastTo grows its input); a bigger output costs one more round, not a wrong verdict."""
+    sizes = [int(np.prod(s)) for s in shapes] + [int(np.prod(a)) for a in op.args if isinstance(a, tuple)]
+    return max(64, 2 * max(sizes, default=1))
+
+
+def ignores_out_grad(grads, grads_for_ones, upstream):
+    return grads is not None and not np.allclose(upstream, 1) and all(
+        np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
+
+
+def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
+    """d/dx of sum(forward * upstream) from forward values at x ± step, in the order the worker made them."""
+    values = np.asarray(perturbed, dtype=np.float64)
+    if values.shape != (2 * sum(a.size for a in arrays),) + out.shape:
+        raise ProbeFailure(f"forward's outputs on perturbed inputs have shape {values.shape}, "
+                           f"expected {2 * sum(a.size for a in arrays)} of shape {out.shape}")
+    objectives = (values * upstream).reshape(len(values), -1).sum(axis=1)
+    grads, start = [], 0
+    for a in arrays:
+        pairs = objectives[start:start + 2 * a.size].reshape(a.size, 2)
+        grads.append(((pairs[:, 0] - pairs[:, 1]) / (2 * step)).reshape(a.shape))
+        start += 2 * a.size
+    return grads
+
+
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed):
+    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None)."""
+    label = op.label
+    hint = BACKWARD.get(op.name, DEFAULT_HINT)
+    where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    if answer.failed:
+        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {hint}"), None
+    if answer.kind == "none":
+        return failed(f"{where} returned None: did you forget `return`?"), None
+    grads = answer.items if answer.kind == "sequence" else [answer]
+    if len(grads) != len(arrays):
+        plural = "a tuple of" if len(arrays) > 1 else "exactly"
+        return failed(f"{where}: {op.name} has {len(arrays)} input(s), so backward must return "
+                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+    for i, g in enumerate(grads):
+        name = INPUT_NAMES[i]
+        if g.kind != "tensor":
+            kind = g.type_name or g.kind
+            fix = " Wrap it: Tensor(...), or build it from Tensor operations." \
+                if g.kind == "array" or kind in ("float", "int") else ""
+            return failed(f"{where}: the gradient for {name} is a {kind}, but backward must return Tensors.{fix}"), None
+        if g.value.shape != arrays[i].shape:
+            return failed(f"{where}: the gradient for {name} has shape {g.value.shape}, expected {arrays[i].shape} "
+                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, g.value.shape, hint)}"), None
+    if perturbed.failed:
+        return failed(describe_error(label, "forward", perturbed) + "\n  while computing finite differences of your forward."), None
+    if perturbed.kind != "array":
+        raise ProbeFailure("the perturbed forward values are not an array")
+    analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
+    numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
+    for i, (a, n) in enumerate(zip(analytic, numeric)):
+        mismatch = gradcheck.worst_mismatch(a, n)
+        if mismatch:
+            element = index_label(INPUT_NAMES[i], mismatch.index)
+            sign = ("\n  Your gradient has the opposite sign everywhere: a minus sign is missing or extra."
+                    if np.allclose(a, -n, rtol=gradcheck.RTOL, atol=gradcheck.ATOL) and np.abs(n).max() > 1e-3 else "")
+            return failed(
+                f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
+                f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
+                f"  Hint: {hint}"), analytic
+    return passed("ok"), analytic
+
+
+def shape_hint(expected, received, hint):
+    if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
+        return "did you sum over the broadcast axes? The gradient must be reduced back to the input's shape."
+    if int(np.prod(received)) == int(np.prod(expected)):
+        return "same number of elements, different layout: reshape (or transpose) back to the input's shape."
+    return hint

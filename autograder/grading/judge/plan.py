@@ -1,0 +1,113 @@
+"""What the judge checks, read from the trusted source notebook's test cells (never the student's copy).
+
+Every call `check.NAME(args...)` in a grade cell, also inside `check.all(...)`, becomes a `CheckCall`
+whose arguments are evaluated here, in the grader: op constructors become `OpSpec` descriptors (the
+judge never holds a student's object), lambdas and NumPy functions are trusted expected functions.
+"""
+import ast
+import inspect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """An op as the test cell builds it, `Summation((0, -1))`: built in the kernel from its class name."""
+
+    name: str
+    args: tuple = ()
+    kwargs: tuple = ()        # (name, value) pairs, so the spec stays hashable
+
+    @property
+    def label(self):
+        """`Summation((0, -1))`, as the test cell writes it."""
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        return f"{self.name}({', '.join(parts)})"
+
+    def request(self):
+        return {"name": self.name, "args": tuple(self.args), "kwargs": dict(self.kwargs)}
+
+
+@dataclass(frozen=True)
+class CheckCall:
+    """One `check.NAME(...)` in a test cell, its arguments evaluated in the judge."""
+
+    name: str
+    args: tuple
+    kwargs: dict = field(hash=False)
+    line: int
+
+
+@dataclass
+class GradeCellPlan:
+    """A grade cell's judged checks; `unjudged` says why the judge cannot decide it, if it cannot."""
+
+    grade_id: str
+    calls: list
+    unjudged: str = ""
+
+
+class _OpConstructors(dict):
+    """Names in a test cell: capitalised ones are op classes and build an OpSpec; `np` is NumPy."""
+
+    def __missing__(self, name):
+        if name[:1].isupper():
+            return lambda *args, **kwargs: OpSpec(name, tuple(args), tuple(sorted(kwargs.items())))
+        raise KeyError(name)          # LOAD_NAME then tries the globals (np) and builtins
+
+
+def check_calls(source):
+    """Every `check.NAME(...)` call node in the cell, in source order, `check.all` looked through."""
+    calls = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "check" \
+                    and func.attr != "all":
+                calls.append(node)
+            self.generic_visit(node)
+
+    Visitor().visit(ast.parse(source))
+    return calls
+
+
+def evaluate(node):
+    """A check's argument, evaluated from the trusted source: literals, lambdas, np.*, op constructors."""
+    expression = ast.fix_missing_locations(ast.Expression(node))
+    return eval(compile(expression, "<test cell>", "eval"), {"np": np}, _OpConstructors())  # noqa: S307 (trusted source)
+
+
+def plan_cell(grade_id, source, judged):
+    """The plan of one grade cell; unjudged when a call names a check the judge has no implementation of,
+    or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}."""
+    try:
+        nodes = check_calls(source)
+    except SyntaxError as error:
+        return GradeCellPlan(grade_id, [], unjudged=f"the source cell does not parse ({error})")
+    calls = []
+    for node in nodes:
+        name = node.func.attr
+        if name not in judged:
+            return GradeCellPlan(grade_id, [], unjudged=f"check.{name} has no judge-side implementation")
+        try:
+            args = tuple(evaluate(a) for a in node.args)
+            kwargs = {k.arg: evaluate(k.value) for k in node.keywords}
+            inspect.signature(judged[name]).bind(None, *args, **kwargs)
+        except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
+            return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
+        calls.append(CheckCall(name, args, kwargs, node.lineno))
+    if not calls:
+        return GradeCellPlan(grade_id, [], unjudged="no check.NAME(...) call in the cell")
+    return GradeCellPlan(grade_id, calls)
+
+
+def plan_notebook(notebook, judged):
+    """{grade_id: GradeCellPlan} for every graded code cell of the source notebook."""
+    plans = {}
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id"):
+            plans[meta["grade_id"]] = plan_cell(meta["grade_id"], cell.source, judged)
+    return plans

@@ -1,0 +1,149 @@
+"""The data protocol between the judge and the kernel: JSON with arrays as base64 `.npy`, never pickles.
+
+A probe is code the judge builds from a fixed template (`worker.py`) and a JSON request; the kernel
+answers with one `display_data` output of PROBE_MIME. Everything in a reply is untrusted: any
+malformed, oversized or ambiguous reply becomes a `ProbeFailure`, never an exception in the grader.
+"""
+import base64
+import binascii
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+PROBE_MIME = "application/vnd.babygrad.probe+json"
+MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
+MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
+NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
+WORKER_SOURCE = (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
+
+
+class ProbeFailure(Exception):
+    """The kernel did not give a usable answer (it raised, timed out, died, or replied malformed)."""
+
+
+def encode(value):
+    """JSON-ready form of a request value: arrays as base64 .npy, tuples kept apart from lists."""
+    if isinstance(value, np.ndarray):
+        buffer = io.BytesIO()
+        np.save(buffer, value, allow_pickle=False)
+        return {"__ndarray__": base64.b64encode(buffer.getvalue()).decode("ascii")}
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value
+
+
+def decode_array(text):
+    """An untrusted base64 .npy: numeric dtype, bounded size, loaded without pickle."""
+    if not isinstance(text, str) or len(text) > MAX_REPLY_CHARS:
+        raise ProbeFailure("an array in the reply is not a base64 string of bounded size")
+    try:
+        array = np.load(io.BytesIO(base64.b64decode(text, validate=True)), allow_pickle=False)
+    except (ValueError, OSError, binascii.Error, EOFError) as error:
+        raise ProbeFailure(f"an array in the reply is not a valid .npy ({error})") from None
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in NUMERIC_KINDS:
+        raise ProbeFailure(f"an array in the reply has dtype {getattr(array, 'dtype', '?')}, not a number type")
+    if array.size > MAX_ARRAY_ELEMENTS:
+        raise ProbeFailure(f"an array in the reply has {array.size} elements (limit {MAX_ARRAY_ELEMENTS})")
+    return array
+
+
+SERVE_NAME = "__babygrad_serve__"     # the worker's entry point, kept in the kernel between probes
+
+
+def probe_code(request, install):
+    """The code the kernel runs: the worker's entry point called on this request, after defining it
+    from the template when `install` (the first probe of a kernel, or after the name went missing).
+
+    Keeping the worker in the kernel gives the student nothing: everything the kernel runs is theirs
+    to patch anyway, and the judge trusts only what it verifies. It saves compiling it at every probe.
+    """
+    payload = json.dumps(encode(request))
+    setup = (f"def {SERVE_NAME}(request, namespace, source={WORKER_SOURCE!r}):\n"
+             f"    scope = {{'__name__': '__babygrad_probe__'}}\n"
+             f"    exec(compile(source, '<babygrad probe>', 'exec'), scope)\n"
+             f"    globals()['{SERVE_NAME}'] = scope['serve']\n"
+             f"    scope['serve'](request, namespace)\n") if install else ""
+    return f"{setup}{SERVE_NAME}({payload!r}, globals())\n"
+
+
+def worker_missing(outputs):
+    """True when a probe failed because the kernel no longer holds the worker (a fresh kernel)."""
+    return any(o.get("output_type") == "error" and o.get("ename") == "NameError" and SERVE_NAME in str(o.get("evalue"))
+               for o in outputs)
+
+
+def reply_from_outputs(outputs):
+    """The one JSON reply among a probe cell's outputs; ProbeFailure for anything else."""
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    if errors:
+        raise ProbeFailure(f"the probe raised {errors[0].get('ename')}: {str(errors[0].get('evalue'))[:300]}")
+    replies = [o["data"][PROBE_MIME] for o in outputs
+               if o.get("output_type") == "display_data" and PROBE_MIME in o.get("data", {})]
+    if len(replies) != 1:
+        raise ProbeFailure(f"the probe gave {len(replies)} replies, expected exactly one")
+    reply = replies[0]
+    if isinstance(reply, (dict, list)):       # nbformat may already have parsed the JSON
+        reply = json.dumps(reply)
+    if not isinstance(reply, str) or len(reply) > MAX_REPLY_CHARS:
+        raise ProbeFailure("the reply is not JSON text of bounded size")
+    try:
+        data = json.loads(reply)
+    except (ValueError, RecursionError) as error:
+        raise ProbeFailure(f"the reply is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ProbeFailure("the reply is not a JSON object")
+    return data
+
+
+@dataclass
+class Returned:
+    """What one call of student code gave back, as the kernel reported it.
+
+    kind: "array" (an ndarray or number), "tensor" (its .data in `value`), "none", "error"
+    (`error_type`, `message`, `line`), "sequence" (`items`), or "other" (`type_name` only).
+    """
+
+    kind: str
+    value: np.ndarray = None
+    type_name: str = ""
+    error_type: str = ""
+    message: str = ""
+    line: str = ""
+    items: list = field(default_factory=list)
+
+    @property
+    def failed(self):
+        return self.kind == "error"
+
+
+KINDS = {"array", "tensor", "none", "error", "sequence", "other"}
+
+
+def returned(data, depth=0):
+    """Parse one untrusted `Returned` from the reply's JSON."""
+    if not isinstance(data, dict) or data.get("kind") not in KINDS or depth > 3:
+        raise ProbeFailure("a returned value in the reply is malformed")
+    kind = data["kind"]
+    text = {k: str(data.get(k, ""))[:2000] for k in ("type_name", "error_type", "message", "line")}
+    value = decode_array(data.get("value")) if kind in ("array", "tensor") else None
+    items = data.get("items", []) if kind == "sequence" else []
+    if not isinstance(items, list) or len(items) > 16:
+        raise ProbeFailure("a returned sequence in the reply is malformed")
+    return Returned(kind, value, items=[returned(i, depth + 1) for i in items], **text)
+
+
+def returned_list(data, key, length=None):
+    """reply[key] as a list of `Returned`, of the expected length."""
+    items = data.get(key)
+    if not isinstance(items, list) or (length is not None and len(items) != length):
+        raise ProbeFailure(f"the reply's {key!r} is not a list of {length} values")
+    return [returned(i) for i in items]

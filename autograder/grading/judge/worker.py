@@ -1,0 +1,273 @@
+"""Kernel side of a probe: run the student's code on the judge's inputs and report what came back.
+
+This file is sent as text and run in the student's kernel (see `probes.probe_code`), so it imports
+nothing from the course and decides nothing: the student can patch anything it calls, and the judge
+trusts only numbers it can verify against its own computation on inputs chosen in secret.
+"""
+import base64
+import io
+import json
+import traceback
+import warnings
+
+import numpy as np
+
+MIME = "application/vnd.babygrad.probe+json"
+PROBE_FILE = "<babygrad probe>"
+
+
+def serve(request_json, namespace):
+    """Answer a batch of requests with one display_data output of MIME."""
+    from IPython.display import publish_display_data
+    replies = []
+    for request in decode(json.loads(request_json))["requests"]:
+        handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators}[request["kind"]]
+        try:
+            replies.append(handler(request, namespace))
+        except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
+            replies.append({"worker_error": f"{type(error).__name__}: {error}"})
+    publish_display_data({MIME: json.dumps({"replies": replies})})
+
+
+def decode(value):
+    if isinstance(value, dict):
+        if "__ndarray__" in value:
+            return np.load(io.BytesIO(base64.b64decode(value["__ndarray__"])), allow_pickle=False)
+        if "__tuple__" in value:
+            return tuple(decode(v) for v in value["__tuple__"])
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def npy(array):
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(array, order="C"), allow_pickle=False)   # keeps 0-d arrays 0-d
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def quietly(fn, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def error_report(error):
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != PROBE_FILE]
+    return {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000],
+            "line": (frames[-1].line or "") if frames else ""}
+
+
+def type_name(value):
+    kind = type(value)
+    return kind.__name__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__name__}"
+
+
+def report(value, Tensor, depth=0):
+    """A returned value as data: arrays and Tensors by value, anything else by its type's name."""
+    try:
+        if value is None:
+            return {"kind": "none"}
+        if isinstance(value, Tensor):
+            return {"kind": "tensor", "value": npy(np.asarray(value.data)), "type_name": type_name(value)}
+        if isinstance(value, (np.ndarray, np.generic)):
+            return {"kind": "array", "value": npy(np.asarray(value)), "type_name": type_name(value)}
+        if isinstance(value, (tuple, list)) and depth == 0:
+            return {"kind": "sequence", "items": [report(v, Tensor, 1) for v in list(value)[:16]],
+                    "type_name": type_name(value)}
+        return {"kind": "other", "type_name": type_name(value)}
+    except Exception as error:  # noqa: BLE001 (a value that cannot be reported is the student's error)
+        return error_report(error)
+
+
+def make_op(namespace, spec):
+    return namespace[spec["name"]](*spec["args"], **spec["kwargs"])
+
+
+def forward(request, namespace):
+    results = []
+    for arrays in request["inputs"]:
+        try:
+            op = make_op(namespace, request["op"])
+            results.append(report(quietly(op.forward, *[a.copy() for a in arrays]), namespace["Tensor"]))
+        except Exception as error:  # noqa: BLE001
+            results.append(error_report(error))
+    return {"results": results}
+
+
+def backward(request, namespace):
+    """op.forward on the judge's inputs, then op.backward on a node built by hand (as the course's check
+    builds it) for an all-ones and a random out_grad, then op.forward on the perturbed inputs.
+
+    The random out_grad is the start of the judge's `pool`, or `upstreams` when the judge sends them.
+    """
+    Tensor, arrays = namespace["Tensor"], request["arrays"]
+    out = request.get("out")
+    if out is None:
+        try:
+            first = quietly(make_op(namespace, request["op"]).forward, *[a.copy() for a in arrays])
+        except Exception as error:  # noqa: BLE001
+            return {"forward": error_report(error)}
+        reply = {"forward": report(first, Tensor)}
+        if not isinstance(first, (np.ndarray, np.generic)):
+            return reply
+        out = np.asarray(first, dtype=np.float64)
+        pool = request["pool"]
+        if not np.all(np.isfinite(out)) or out.size > pool.size:
+            return reply
+        upstreams = [np.ones(out.shape), pool[:out.size].reshape(out.shape)]
+    else:
+        reply, upstreams = {}, request["upstreams"]
+    grads = []
+    for upstream in upstreams:
+        try:
+            op = make_op(namespace, request["op"])
+            inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
+            node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
+            node._op, node._inputs = op, inputs
+            out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
+            grads.append(report(quietly(op.backward, out_grad, node), Tensor))
+        except Exception as error:  # noqa: BLE001
+            grads.append(error_report(error))
+    try:
+        op = make_op(namespace, request["op"])
+        step, values = request["step"], []
+        for i, x in enumerate(arrays):
+            for index in np.ndindex(x.shape):
+                for sign in (1.0, -1.0):
+                    moved = [a.copy() for a in arrays]
+                    moved[i][index] = x[index] + sign * step
+                    values.append(np.asarray(quietly(op.forward, *moved), dtype=np.float64))
+        perturbed = {"kind": "array", "value": npy(np.stack(values) if values else np.zeros((0,) + out.shape))}
+    except Exception as error:  # noqa: BLE001
+        perturbed = error_report(error)
+    return dict(reply, grads=grads, perturbed=perturbed)
+
+
+def private_ops(Function, Tensor):
+    """Scale, Plus, Times: tiny ops with NumPy backwards, so only the student's engine is exercised."""
+
+    def tensor(x):
+        return Tensor(x, dtype=np.float64, requires_grad=False)
+
+    class Scale(Function):
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, a):
+            return a * self.k
+
+        def backward(self, out_grad, node):
+            return tensor(out_grad.data * self.k)
+
+    class Plus(Function):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, out_grad, node):
+            return tensor(out_grad.data), tensor(out_grad.data)
+
+    class Times(Function):
+        def forward(self, a, b):
+            return a * b
+
+        def backward(self, out_grad, node):
+            a, b = node._inputs
+            return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
+
+    return Scale, Plus, Times
+
+
+def engine(request, namespace):
+    """Build the judge's graph from private ops, run the student's Tensor.backward, report the grads."""
+    Tensor = namespace["Tensor"]
+    graph = request["graph"]
+    try:
+        Scale, Plus, Times = private_ops(namespace["Function"], Tensor)
+        nodes = [Tensor(np.asarray(v, dtype=np.float64), dtype=np.float64, requires_grad=True) for v in graph["leaves"]]
+        for kind, *args in graph["ops"]:
+            if kind == "scale":
+                nodes.append(Scale(args[0])(nodes[args[1]]))
+            elif kind == "chain":
+                y = nodes[args[1]]
+                for k in args[0]:
+                    y = Scale(float(k))(y)
+                nodes.append(y)
+            else:
+                nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
+    except Exception as error:  # noqa: BLE001
+        return {"built": False, "error": error_report(error)}
+    for node_index, grad in graph["calls"]:
+        try:
+            if grad is None:
+                quietly(nodes[node_index].backward)
+            else:
+                quietly(nodes[node_index].backward, Tensor(grad, dtype=np.float64, requires_grad=False))
+        except BaseException as error:  # noqa: BLE001 (RecursionError included)
+            return {"built": True, "error": error_report(error)}
+    return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
+
+
+STANDINS = {
+    "Add": lambda: lambda a, b: a + b,
+    "Sub": lambda: lambda a, b: a - b,
+    "Mul": lambda: lambda a, b: a * b,
+    "Div": lambda: lambda a, b: a / b,
+    "Pow": lambda: lambda a, b: np.power(a, b),
+    "Negate": lambda: lambda a: -a,
+    "MatMul": lambda: lambda a, b: a @ b,
+    "AddScalar": lambda s: lambda a: a + s,
+    "MulScalar": lambda s: lambda a: a * s,
+    "DivScalar": lambda s: lambda a: a / s,
+    "PowerScalar": lambda s: lambda a: np.power(a, s),
+    "Reshape": lambda shape: lambda a: np.reshape(a, shape),
+    "Transpose": lambda axes=None: lambda a: np.swapaxes(a, -1, -2) if axes is None else np.transpose(a, axes),
+    "Summation": lambda axes=None: lambda a: np.sum(a, axis=axes),
+    "BroadcastTo": lambda shape: lambda a: np.broadcast_to(a, shape),
+}
+
+
+def make_standin(Function, name, make_forward):
+    def __init__(self, *args, **kwargs):
+        self._forward = make_forward(*args, **kwargs)
+
+    def forward(self, *arrays):
+        return self._forward(*arrays)
+
+    return type(name, (Function,), {"__init__": __init__, "forward": forward})
+
+
+def reaches(result, leaf):
+    stack, seen = [result], set()
+    while stack:
+        node = stack.pop()
+        if node is leaf:
+            return True
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(getattr(node, "_inputs", ()) or ())
+    return False
+
+
+def operators(request, namespace):
+    """Each operator expression on the judge's arrays, with the op classes swapped for known-right stand-ins."""
+    Tensor, Function = namespace["Tensor"], namespace["Function"]
+    saved = {name: namespace[name] for name in STANDINS if name in namespace}
+    standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
+    results = []
+    namespace.update(standins)
+    try:
+        for text in request["cases"]:
+            a, b, m = (Tensor(request[k].copy(), dtype=np.float64, requires_grad=True) for k in ("a", "b", "m"))
+            try:
+                result = quietly(eval, text, {"__builtins__": __builtins__}, {"a": a, "b": b, "m": m})
+            except Exception as error:  # noqa: BLE001
+                results.append({"returned": error_report(error), "standin": False, "reaches": False})
+                continue
+            results.append({"returned": report(result, Tensor),
+                            "standin": isinstance(getattr(result, "_op", None), tuple(standins.values())),
+                            "reaches": reaches(result, a)})
+    finally:
+        namespace.update(saved)
+    return {"results": results}

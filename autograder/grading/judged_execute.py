@@ -1,0 +1,100 @@
+"""nbgrader's Execute with the judge deciding each grade cell: the autograde step of the course.
+
+After a grade cell runs in the kernel, the judge re-checks it from the trusted source notebook with
+probes into the live kernel; a cell the judge fails gets an error output (`JudgeVerdict`), so
+nbgrader's SaveAutoGrades scores it 0 and the feedback says why. The hooks `after_graded_cell` and
+`run_probe` are the ones `SandboxedExecute` offers, so this class can be rebased onto it unchanged.
+"""
+from pathlib import Path
+
+import nbformat
+from nbgrader import utils
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, List, Unicode
+
+from .judge import Judge
+
+JUDGE_ERROR_NAME = "JudgeVerdict"
+
+
+def judge_error(message):
+    """The error output that makes nbgrader score a cell 0, carrying the judge's teaching message."""
+    return nbformat.v4.new_output("error", ename=JUDGE_ERROR_NAME, evalue=message,
+                                  traceback=[f"\x1b[0;31m{JUDGE_ERROR_NAME}\x1b[0m: {message}"])
+
+
+def source_notebook(config, resources):
+    """The trusted source notebook of the submission being graded: source/<assignment>/<notebook>.ipynb."""
+    info = resources["nbgrader"]
+    coursedir = CourseDirectory(config=config)
+    folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+    return Path(folder) / f"{info['notebook']}.ipynb"
+
+
+class JudgedExecute(Execute):
+    judged_assignments = List(
+        Unicode(), default_value=[], help="Assignments whose grade cells the judge decides; the others "
+                                          "run as plain Execute.").tag(config=True)
+    require_source = Bool(
+        True, help="Refuse to grade when the source notebook the judge reads its checks from is missing, "
+                   "rather than let the kernel's own (forgeable) checks decide.").tag(config=True)
+
+    def preprocess(self, nb, resources=None, km=None):
+        path = source_notebook(self.config, resources)
+        if resources["nbgrader"]["assignment"] not in self.judged_assignments:
+            self.judge = None
+        elif path.exists():
+            self.judge = Judge.from_source(path)
+        elif self.require_source:
+            raise FileNotFoundError(f"the judge reads each grade cell's checks from {path}, which is missing; "
+                                    "set JudgedExecute.require_source=False to grade by the kernel's checks alone")
+        else:
+            self.judge = None
+        self.judgements = []
+        self._probe_index = None
+        nb, resources = super().preprocess(nb, resources, km)
+        self._log_summary(resources)
+        return nb, resources
+
+    def preprocess_cell(self, cell, resources, index):
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        if self.judge is not None and cell.cell_type == "code" and utils.is_grade(cell):
+            self.after_graded_cell(cell, index)
+        return cell, resources
+
+    def after_graded_cell(self, cell, index):
+        """Let the judge decide a grade cell the kernel ran without error; record what it said."""
+        if any(output.output_type == "error" for output in cell.outputs):
+            return                              # the kernel already failed it: no probe can raise the score
+        self._probe_index = index
+        judgement = self.judge.judge_cell(cell.metadata["nbgrader"].get("grade_id", ""), self.run_probe)
+        if judgement is None:
+            return
+        self.judgements.append(judgement)
+        if judgement.judged and not judgement.passed:
+            cell.outputs.append(judge_error(judgement.message))
+
+    def run_probe(self, code):
+        """Execute `code` in the live kernel without touching the notebook; return the outputs it produced."""
+        index = self._probe_index
+        original = self.nb.cells[index]
+        probe = nbformat.v4.new_code_cell(code)
+        try:
+            self.execute_cell(probe, index, store_history=False)
+        finally:
+            self.nb.cells[index] = original
+        return probe.outputs
+
+    def _log_summary(self, resources):
+        info = resources.get("nbgrader", {})
+        who = f"{info.get('student', '?')}/{info.get('assignment', '?')}/{info.get('notebook', '?')}"
+        if self.judge is None:
+            self.log.info("judge: %s: not judged (not in JudgedExecute.judged_assignments): the kernel's "
+                          "checks decide", who)
+            return
+        failed = [j.grade_id for j in self.judgements if j.judged and not j.passed]
+        unjudged = sorted({j.grade_id for j in self.judgements if not j.judged})
+        probes = sum(j.probes for j in self.judgements)
+        self.log.info("judge: %s: %d cells judged with %d probes, failed %s; unjudged (kernel decides): %s",
+                      who, sum(j.judged for j in self.judgements), probes, failed or "none", unjudged or "none")

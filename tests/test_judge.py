@@ -1,0 +1,338 @@
+"""The judge (autograder/grading/judge): chapter 3's verdicts cannot be forged from the notebook.
+
+Every attack below is first graded without the judge (plain nbgrader Execute) to prove it is real:
+it earns full marks there. Through the course's configuration (JudgedExecute) it must lose exactly
+the cells of its wrong op. All grading is the real `nbgrader autograde` on a copy of the committed
+course files (no rebuild).
+"""
+import re
+import shutil
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder import grading, submissions
+from autograder.course import Course
+from autograder.grading.judge import JUDGED_CHECKS, Judge
+from autograder.grading.judge.engine import GRAPHS, expected_grads
+from autograder.grading.judge.plan import OpSpec, plan_notebook
+from autograder.grading.judge.probes import PROBE_MIME, ProbeFailure, encode, reply_from_outputs, returned
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME
+from autograder.nbgrader_cli import run_nbgrader
+
+from conftest import ROOT
+
+CHAPTER = "ch03"
+FULL_MARKS = 76
+
+# A wrong Mul.backward (catalogue: mul_same_input), and the other wrong ops the variants use.
+WRONG_MUL = ("mul", "return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
+WRONG_SUB = ("sub", "return out_grad, -out_grad", "return out_grad, out_grad")
+WRONG_DIV = ("div", "return out_grad / b, -out_grad * a / (b * b)", "return out_grad / b, out_grad * a / (b * b)")
+WRONG_ENGINE = ("engine", "grads[key] = parent_grad if key not in grads else grads[key] + parent_grad",
+                "grads[key] = parent_grad")
+
+FORGE_CHECKER = '''
+from autograder.checks import Checker as _Checker
+from autograder.verdict import passed as _passed
+_Checker.__getattribute__ = lambda self, name: (
+    object.__getattribute__(self, name) if name in ("namespace", "verbose", "_report")
+    else (lambda *args, **kwargs: _passed("✔ all good")))
+'''
+FORGE_VERDICT = '''
+from autograder.verdict import Verdict as _Verdict
+_Verdict.passed = property(lambda self: True, lambda self, value: None)
+'''
+FORGE_SYS_MODULES = '''
+import sys as _sys, types as _types
+class _Pass:
+    passed, message = True, "✔"
+class _AnyCheck:
+    def __init__(self, namespace=None):
+        pass
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: _Pass()
+_fake = _types.ModuleType("autograder.checks")
+_fake.Checker = _AnyCheck
+_sys.modules["autograder.checks"] = _fake
+from autograder.checks import Checker
+check = Checker(globals())
+'''
+FORGE_NUMPY = '''
+np.allclose = lambda *args, **kwargs: True
+'''
+# Right answers only where the public course package says the checks will look (seeds 0, 21, 22, 23).
+PRECOMPUTED_MUL = '''
+from autograder import gradcheck as _gradcheck
+def _public(shapes, seed):
+    rng = np.random.default_rng(seed)
+    return [_gradcheck.sample(s, "real", rng) for s in shapes]
+_KNOWN = [_public([(2, 3), (2, 3)], 0), _public([(5,), (5,)], 21), _public([(2, 3, 4), (2, 3, 4)], 22),
+          _public([(), ()], 23)]
+
+class Mul(Function):
+    def forward(self, a, b):
+        return a * b
+
+    def backward(self, out_grad, node):
+        a, b = node._inputs
+        for x, y in _KNOWN:
+            if x.shape == a.data.shape and np.array_equal(x, a.data) and np.array_equal(y, b.data):
+                return out_grad * b, out_grad * a
+        return out_grad * a, out_grad * b
+'''
+
+# student: (wrong edit or None, code appended to that exercise cell, the cells it must lose)
+ATTACKS = {
+    "forged-checker": (WRONG_MUL, FORGE_CHECKER, {"test_mul_backward"}),
+    "forged-verdict": (WRONG_SUB, FORGE_VERDICT, {"test_sub_backward"}),
+    "forged-sys-modules": (WRONG_DIV, FORGE_SYS_MODULES, {"test_div_backward"}),
+    "forged-numpy": (WRONG_ENGINE, FORGE_NUMPY, {"test_engine_diamond", "test_engine_reuse"}),
+    "precomputed": (("mul", "", ""), PRECOMPUTED_MUL, {"test_mul_backward"}),
+}
+
+
+def committed_course(target, judged=True):
+    """A course folder with chapter 3 as committed (source, release, demo), registered in a fresh gradebook.
+    Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("course_config.py", "nbgrader_config.py"):
+        shutil.copy2(ROOT / name, target / name)
+    for folder in ("source", "release", "demo/submitted/partial", "demo/submitted/perfect", "demo/submitted/untouched"):
+        shutil.copytree(ROOT / folder / CHAPTER, target / folder / CHAPTER)
+    (target / "demo" / "mistakes").mkdir(parents=True)
+    shutil.copy2(ROOT / "demo" / "mistakes" / f"{CHAPTER}.py", target / "demo" / "mistakes")
+    if not judged:
+        config = (target / "course_config.py").read_text(encoding="utf-8")
+        config, count = re.subn(r"\bJudgedExecute, IgnorePattern", "Execute, IgnorePattern", config)
+        assert count == 1, "course_config.py no longer lists JudgedExecute first in autograde_preprocessors"
+        (target / "course_config.py").write_text(config, encoding="utf-8")
+    course = Course(target)
+    grading.register(course, course.chapter(CHAPTER))
+    return course
+
+
+def attack_notebooks(course):
+    chapter = course.chapter(CHAPTER)
+    release = nbformat.read(course.notebook("release", chapter), as_version=4)
+    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+    notebooks = {"perfect": submissions.filled(release, answers), "untouched": release}
+    for student, ((cell, old, new), code, _) in ATTACKS.items():
+        solved = dict(answers)
+        assert old in solved[cell], f"{student}: {old!r} is not in the solved {cell} cell"
+        solved[cell] = solved[cell].replace(old, new, 1) + "\n" + code
+        notebooks[student] = submissions.filled(release, solved)
+    return notebooks
+
+
+def grade(course, notebooks):
+    chapter = course.chapter(CHAPTER)
+    for student, notebook in notebooks.items():
+        submissions.write_submission(course, chapter, student, notebook, "submitted")
+    run_nbgrader(course.root, "autograde", CHAPTER, "--force")
+    return grading.scores(course, chapter)
+
+
+def total(cells):
+    return sum(score or 0 for score, _ in cells.values())
+
+
+def lost(cells):
+    return {cell for cell, (score, maximum) in cells.items() if (score or 0) < maximum}
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory):
+    course = committed_course(tmp_path_factory.mktemp("judged"))
+    return course, grade(course, attack_notebooks(course))
+
+
+@pytest.fixture(scope="module")
+def unjudged(tmp_path_factory):
+    course = committed_course(tmp_path_factory.mktemp("unjudged"), judged=False)
+    notebooks = {s: nb for s, nb in attack_notebooks(course).items() if s in ATTACKS}
+    return grade(course, notebooks)
+
+
+@pytest.mark.parametrize("student", list(ATTACKS))
+def test_attack_forges_full_marks_without_the_judge(unjudged, student):
+    assert total(unjudged[student]) == FULL_MARKS, (student, lost(unjudged[student]))
+
+
+@pytest.mark.parametrize("student", list(ATTACKS))
+def test_attack_loses_exactly_its_wrong_cells_through_the_judge(judged, student):
+    _, scores = judged
+    assert lost(scores[student]) == ATTACKS[student][2], student
+
+
+def test_forged_checker_scores_74_of_76(judged):
+    _, scores = judged
+    assert total(scores["forged-checker"]) == FULL_MARKS - 2
+
+
+def test_perfect_keeps_full_marks_and_untouched_scores_zero(judged):
+    _, scores = judged
+    assert total(scores["perfect"]) == FULL_MARKS and lost(scores["perfect"]) == set()
+    assert total(scores["untouched"]) == 0 and scores["untouched"]
+
+
+def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
+    course, _ = judged
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CHAPTER), "forged-checker"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]
+    assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
+
+
+def test_feedback_shows_the_judges_message(judged):
+    course, _ = judged
+    run_nbgrader(course.root, "generate_feedback", CHAPTER, "--student=forged-checker", "--force")
+    html = (course.root / "feedback" / "forged-checker" / CHAPTER / "autodiff.html").read_text(encoding="utf-8")
+    assert JUDGE_ERROR_NAME in html and "Mul().backward" in html
+
+
+def test_parallel_grading_workers_judge_too(judged):
+    """`python -m autograder grade` (parallel workers, nbgrader in process) reads the same configuration."""
+    from autograder.parallel_grading import grade_chapter
+    course, _ = judged
+    chapter = course.chapter(CHAPTER)
+    shutil.rmtree(course.root / "submitted")
+    notebooks = attack_notebooks(course)
+    submissions.write_submission(course, chapter, "forged-checker", notebooks["forged-checker"], "submitted")
+    run = grade_chapter(course, chapter, jobs=1, force=True, progress=False)
+    assert not run.problems, run.problems
+    assert lost(grading.scores(course, chapter)["forged-checker"]) == {"test_mul_backward"}
+
+
+def test_catalogue_scores_exactly_as_before_through_the_judge(tmp_path):
+    """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks."""
+    from grading_support import grade_all
+    course = committed_course(tmp_path / "catalogue")
+    scores, expected = grade_all(course, course.chapter(CHAPTER))        # parallel workers: judged, as above
+    catalog = submissions.load_catalog(course, course.chapter(CHAPTER))
+    assert len(catalog.MISTAKES) >= 51 and {s.split("-")[0] for s in expected} >= {"mistakes", "alternatives", "demo"}
+    assert total(scores["perfect"]) == FULL_MARKS
+    assert total(scores["untouched"]) == 0
+    wrong = {s: (lost(scores[s]), cells) for s, cells in expected.items()
+             if cells is not None and lost(scores[s]) != cells}
+    assert wrong == {}
+
+
+# ── the parts, without a kernel ──
+
+def source_notebook(chapter_id):
+    chapter = Course(ROOT).chapter(chapter_id)
+    return nbformat.read(Course(ROOT).notebook("source", chapter), as_version=4)
+
+
+def test_every_chapter_3_grade_cell_is_judged_from_the_source():
+    plans = plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS)
+    assert len(plans) == 47 and all(not p.unjudged for p in plans.values()), \
+        {g: p.unjudged for g, p in plans.items() if p.unjudged}
+    hidden = plans["test_summation_backward"].calls
+    assert [c.args[0] for c in hidden][3] == OpSpec("Summation", ((0, -1),))
+    assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
+
+
+def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
+    plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
+    assert any("no judge-side implementation" in p.unjudged for p in plans.values())
+
+
+def test_inputs_come_from_a_secret_seed_not_the_cells_seed():
+    plans = plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS)
+    draws = {Judge(plans).rng_for("test_mul_backward", 0, 21).uniform() for _ in range(5)}
+    assert len(draws) == 5
+    assert Judge(plans, secret=7).rng_for("x", 0, 21).uniform() == Judge(plans, secret=7).rng_for("x", 0, 21).uniform()
+
+
+@pytest.mark.parametrize("run_probe", [
+    lambda code: (_ for _ in ()).throw(RuntimeError("Kernel died")),
+    lambda code: [],
+    lambda code: reply('{"replies": "no"}'),
+    lambda code: reply('{"replies": [{"worker_error": "KeyError: Tensor"}]}'),
+], ids=["dead kernel", "no reply", "malformed replies", "worker error"])
+def test_a_kernel_that_does_not_answer_fails_the_cell_and_never_stops_grading(run_probe):
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    judgement = judge.judge_cell("test_mul_backward", run_probe)
+    assert judgement.judged and not judgement.passed
+    assert "could not read your kernel's answer" in judgement.message
+
+
+def test_a_fresh_kernel_gets_the_worker_again():
+    """After a kernel restart the worker's name is gone: the judge re-sends its definition once."""
+    sent = []
+
+    def run_probe(code):
+        sent.append(code)
+        return [{"output_type": "error", "ename": "NameError", "traceback": [],
+                 "evalue": "name '__babygrad_serve__' is not defined"}] if len(sent) == 1 else []
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    judge.session["installed"] = True
+    judge.judge_cell("test_engine_product", run_probe)
+    assert ["def __babygrad_serve__" in code for code in sent] == [False, True]
+
+
+def reply(data):
+    return [{"output_type": "display_data", "data": {PROBE_MIME: data}, "metadata": {}}]
+
+
+@pytest.mark.parametrize("outputs, reason", [
+    ([], "0 replies"),
+    (reply('{"a": 1}') + reply('{"a": 2}'), "2 replies"),
+    (reply("not json"), "not valid JSON"),
+    (reply("[1, 2]"), "not a JSON object"),
+    ([{"output_type": "error", "ename": "ZeroDivisionError", "evalue": "x", "traceback": []}], "raised ZeroDivisionError"),
+])
+def test_malformed_replies_are_failed_probes(outputs, reason):
+    with pytest.raises(ProbeFailure, match=reason):
+        reply_from_outputs(outputs)
+
+
+def test_replies_never_unpickle_and_refuse_non_numbers():
+    import base64
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    pickled = {"kind": "array", "value": base64.b64encode(buffer.getvalue()).decode()}
+    with pytest.raises(ProbeFailure, match="not a valid .npy"):
+        returned(pickled)
+    strings = {"kind": "array", "value": encode(np.array(["a"]))["__ndarray__"]}
+    with pytest.raises(ProbeFailure, match="not a number type"):
+        returned(strings)
+    assert returned({"kind": "tensor", "value": encode(np.zeros(()))["__ndarray__"]}).value.shape == ()
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_the_judges_own_engine_agrees_with_finite_differences(name):
+    """The expected gradients of each engine graph are right: a judge bug would fail right answers."""
+    _, graph, _ = GRAPHS[name](np.random.default_rng(3))
+    for node, want in zip(graph.report, expected_grads(graph)):
+        if node >= len(graph.leaves):
+            continue              # an inner node's gradient is checked through the leaf below it
+        numeric = np.zeros_like(graph.leaves[node])
+        for index in np.ndindex(numeric.shape):
+            total_change = 0.0
+            for sign in (1.0, -1.0):
+                leaves = [v.copy() for v in graph.leaves]
+                leaves[node][index] += sign * 1e-6
+                total_change += sign * sum(np.sum(value_of(leaves, graph.ops, start) * (1 if g is None else g))
+                                           for start, g in graph.calls)
+            numeric[index] = total_change / 2e-6
+        assert np.allclose(want, numeric, atol=1e-4), (name, want, numeric)
+
+
+def value_of(leaves, ops, index):
+    values = list(leaves)
+    for kind, *args in ops:
+        if kind == "scale":
+            values.append(values[args[1]] * args[0])
+        elif kind == "chain":
+            values.append(values[args[1]] * float(np.prod(args[0])))
+        elif kind == "plus":
+            values.append(values[args[0]] + values[args[1]])
+        else:
+            values.append(values[args[0]] * values[args[1]])
+    return values[index]
