@@ -55,8 +55,9 @@ exec "$PYTHON" -m autograder.gradescope_runner {chapter} --root "$ROOT"
 PACKAGE_FILES = ["requirements.txt"]        # what setup.sh installs
 
 
-def build_autograder_zip(course, chapter):
-    """gradescope/<chapter>_autograder.zip; returns its path."""
+def build_autograder_zip(course, chapter, gradebook_url=None):
+    """gradescope/<chapter>_autograder.zip; returns its path. The chapter's cells are read from the
+    gradebook at `gradebook_url` (default: the course's), which nbgrader filled when it registered them."""
     cfg = course.config
     target = course.root / cfg.GRADESCOPE_DIR / f"{chapter.id}_autograder.zip"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -74,10 +75,10 @@ def build_autograder_zip(course, chapter):
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         grading_course = tree / "course"
         write_grading_course(course, chapter, grading_course)
-        gradebook_url = f"sqlite:///{grading_course / 'gradebook.db'}"
-        with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as source:
-            create_like(source, gradebook_url)
-            with Gradebook(gradebook_url, course_id=cfg.COURSE_ID) as target_gb:
+        shipped = f"sqlite:///{grading_course / 'gradebook.db'}"
+        with Gradebook(gradebook_url or course.gradebook_url, course_id=cfg.COURSE_ID) as source:
+            create_like(source, shipped)
+            with Gradebook(shipped, course_id=cfg.COURSE_ID) as target_gb:
                 copy_assignment(source, target_gb, chapter.id)
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(tree.rglob("*")):
