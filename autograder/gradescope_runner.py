@@ -30,6 +30,8 @@ from pathlib import Path
 
 import nbformat
 
+from .course import Course
+from .grading.kernel_user import KernelLimits
 from .grading.results_file import secure_results_folder, write_results
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -70,10 +72,11 @@ def main(argv=None):
     started = time.monotonic()
     isolation = None
     try:
-        isolation = choose_isolation(args.kernel_user, args.unsafe)
+        limits = KernelLimits.from_config(Course(root / "source" / "course").config)
+        isolation = choose_isolation(args.kernel_user, args.unsafe, limits)
         lock_down(root)
         results = grade(root, args.chapter, isolation)
-    except Exception:                         # a results.json in every case: Gradescope shows nothing otherwise
+    except (Exception, SystemExit):           # a results.json in every case: Gradescope shows nothing otherwise
         traceback.print_exc()
         results = {"score": 0.0, "output": "The autograder itself failed on this submission; your instructor has "
                                            "the log. Please tell them.", "tests": []}
@@ -86,10 +89,10 @@ def main(argv=None):
     print(json.dumps({k: v for k, v in results.items() if k != "tests"}, indent=2))
 
 
-def choose_isolation(kernel_user, unsafe):
+def choose_isolation(kernel_user, unsafe, limits):
     """The strongest isolation this machine allows.
 
-    Seam for the course sandbox: when `autograder.grading.sandbox` offers `gradescope_isolation()`
+    Seam for the course sandbox: when `autograder.grading.sandbox` offers `gradescope_isolation(limits)`
     and it returns a KernelIsolation (bwrap works in this container), that is used instead.
     """
     try:
@@ -98,7 +101,7 @@ def choose_isolation(kernel_user, unsafe):
         sandbox = None
     offered = getattr(sandbox, "gradescope_isolation", None)
     if callable(offered):
-        chosen = offered()
+        chosen = offered(limits)
         if chosen is not None:
             return chosen
     if os.geteuid() == 0:
@@ -106,7 +109,9 @@ def choose_isolation(kernel_user, unsafe):
         kernels = Path(tempfile.mkdtemp(prefix="babygrad-kernels-"))
         os.chmod(kernels, 0o711)              # the kernel reaches its own folder inside, lists nothing
         lines = ["from autograder.grading.kernel_user import run_kernels_unprivileged",
-                 f"run_kernels_unprivileged(get_config(), uid={uid}, gid={gid}, home_parent={str(kernels)!r})"]
+                 "from autograder.grading.kernel_user import KernelLimits",
+                 f"run_kernels_unprivileged(get_config(), uid={uid}, gid={gid}, home_parent={str(kernels)!r},",
+                 f"                         limits={limits!r})"]
         return KernelIsolation(f"kernel as uid {uid}", lines, uid, gid, kernels)
     if unsafe:
         print("warning: --unsafe: the kernel runs as this user and can read the hidden tests", file=sys.stderr)
@@ -174,7 +179,7 @@ def check_isolation(work, isolation):
 def grade(root, chapter_id, isolation):
     from nbgrader.api import Gradebook
 
-    from .course import Course
+    from .grading.kernel_user import kernels_started
     from .grading_worker import diagnose
     from .nbgrader_cli import run_nbgrader
 
@@ -195,10 +200,14 @@ def grade(root, chapter_id, isolation):
         if notebook is not None:
             shutil.copy(notebook, target)
         done = run_nbgrader(work, "autograde", chapter.id, "--force", check=False)
+        started = kernels_started(isolation.kernel_homes) if isolation.kernel_homes else None
         end_kernel_processes(isolation)       # before reading anything the run produced
+        autograded = course.notebook(cfg.AUTOGRADED_DIR, chapter, STUDENT)
+        if started == 0 and autograded.exists():
+            raise RunnerSetupError("nbgrader ran the notebook, but not through UnprivilegedKernelManager; "
+                                   "its scores are not trusted")
         if CONFIG_FAILED in done.stdout + done.stderr:
             raise RunnerSetupError(f"nbgrader could not load the course's configuration:\n{done.stderr[-3000:]}")
-        autograded = course.notebook(cfg.AUTOGRADED_DIR, chapter, STUDENT)
         problem = diagnose(done.stdout + done.stderr, autograded.parent, chapter.notebook, cfg.CELL_TIMEOUT_SECONDS)
         with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as gradebook:
             submitted = gradebook.find_submission_notebook(chapter.notebook, chapter.id, STUDENT)

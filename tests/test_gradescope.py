@@ -391,6 +391,8 @@ def test_runner_refuses_to_grade_when_it_cannot_drop_privileges():
         for name in ("results", "source", "submission"):
             (root / name).mkdir()
             os.chown(root / name, other, other)
+        (root / "source" / "course").mkdir()
+        shutil.copy(ROOT / "course_config.py", root / "source" / "course" / "course_config.py")
         os.chmod(root, 0o755)
         done = subprocess.run(["setpriv", f"--reuid={other}", f"--regid={other}", "--clear-groups",
                                sys.executable, "-m", "autograder.gradescope_runner", "ch03", "--root", str(root)],
@@ -401,3 +403,31 @@ def test_runner_refuses_to_grade_when_it_cannot_drop_privileges():
         shutil.rmtree(root, ignore_errors=True)
     assert "must start as root" in done.stderr, done.stderr
     assert results["score"] == 0 and results["tests"] == []
+
+
+def test_every_execute_step_of_the_course_runs_its_kernel_unprivileged(tmp_path):
+    """The course's own Execute subclasses (the judge's, the sandbox's) keep what they do and their
+    settings; only their kernel manager becomes UnprivilegedKernelManager."""
+    from jupyter_client.manager import AsyncKernelManager
+    from nbgrader.preprocessors import Execute, SaveAutoGrades
+    from traitlets.config import Config
+
+    from autograder.grading.kernel_user import UnprivilegedKernelManager, run_kernels_unprivileged
+
+    class CourseExecute(Execute):                 # as the sandbox's SandboxedExecute chooses its manager
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("kernel_manager_class", AsyncKernelManager)
+            super().__init__(*args, **kwargs)
+
+    c = Config()
+    c.Autograde.autograde_preprocessors = [CourseExecute, SaveAutoGrades]
+    c.CourseExecute.timeout = 7
+    run_kernels_unprivileged(c, uid=FALLBACK_UID, home_parent=str(tmp_path))
+    step, kept = c.Autograde.autograde_preprocessors
+    assert kept is SaveAutoGrades and issubclass(step, CourseExecute) and step.runs_unprivileged
+    made = step(config=c)
+    assert made.kernel_manager_class is UnprivilegedKernelManager and made.timeout == 7
+    (tmp_path / "nbgrader_config.py").write_text(
+        "from autograder.grading.kernel_user import run_kernels_unprivileged\n"
+        f"run_kernels_unprivileged(get_config(), uid={FALLBACK_UID}, home_parent={str(tmp_path)!r})\n")
+    assert runs_kernels_unprivileged(tmp_path) is True

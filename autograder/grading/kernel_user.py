@@ -40,6 +40,14 @@ class KernelLimits:
     file_bytes: int = 256 * 2**20        # largest file it may write
     cpu_seconds: int = 3600              # whole-run CPU time: far above chapter 10's training
 
+    @classmethod
+    def from_config(cls, cfg):
+        """The course's sandbox limits (course_config.SANDBOX_*), where it sets them; else the defaults."""
+        return cls(getattr(cfg, "SANDBOX_MEMORY_BYTES", cls.memory_bytes),
+                   getattr(cfg, "SANDBOX_PROCESSES", cls.processes),
+                   getattr(cfg, "SANDBOX_FILE_BYTES", cls.file_bytes),
+                   getattr(cfg, "SANDBOX_CPU_SECONDS", cls.cpu_seconds))
+
     def prlimit_argv(self):
         return ["prlimit", f"--as={self.memory_bytes}", f"--nproc={self.processes}",
                 f"--fsize={self.file_bytes}", f"--cpu={self.cpu_seconds}", "--core=0", "--"]
@@ -67,6 +75,7 @@ class UnprivilegedKernelManager(AsyncKernelManager):
             shutil.copytree(kw["cwd"], home, ignore=NOT_COPIED, dirs_exist_ok=True)
         _give(home, self.uid, self.group)
         self._home = home
+        record_start(self.home_parent, self.uid)
         self.connection_file = str(home / f"connection-{os.urandom(6).hex()}.json")
         kw["cwd"] = str(home)
         kw["env"] = dict(kw.get("env") or os.environ, **_private_environment(home))
@@ -86,18 +95,57 @@ class UnprivilegedKernelManager(AsyncKernelManager):
             shutil.rmtree(self._home, ignore_errors=True)
 
 
-class UnprivilegedExecute(Execute):
-    """nbgrader's Execute with UnprivilegedKernelManager. Execute passes its kernel manager class as
-    an argument, which outranks `--Execute.kernel_manager_class`, so the class is set here."""
+def unprivileged(step):
+    """The Execute step `step` (nbgrader's, or a course subclass such as the judge's) with its kernels
+    started by UnprivilegedKernelManager; whatever else the step does is kept. Execute passes its
+    kernel manager class as an argument, which outranks `--Execute.kernel_manager_class`, so the
+    subclass sets it there. Its settings stay under the step's own config section."""
+    if getattr(step, "runs_unprivileged", False):
+        return step
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", UnprivilegedKernelManager)
-        super().__init__(*args, **kwargs)
+        kwargs["kernel_manager_class"] = UnprivilegedKernelManager
+        step.__init__(self, *args, **kwargs)
+
+    return type(f"Unprivileged{step.__name__}", (step,),
+                {"__init__": __init__, "runs_unprivileged": True, "__module__": __name__,
+                 "__doc__": f"{step.__name__}, its kernel run by UnprivilegedKernelManager."})
 
 
-def run_kernels_unprivileged(c, uid, gid=None, home_parent=""):
-    """Configure nbgrader (config object `c`) so autograde runs every kernel as uid:gid: the Execute
-    step of the course's autograde preprocessors becomes UnprivilegedExecute."""
+UnprivilegedExecute = unprivileged(Execute)
+
+
+def run_kernels_unprivileged(c, uid, gid=None, home_parent="", limits=None):
+    """Configure nbgrader (config object `c`) so autograde runs every kernel as uid:gid with `limits`
+    (KernelLimits): each Execute step of the course's autograde preprocessors becomes unprivileged()."""
+    steps = _execute_steps(c)
+    if not any(_is_execute(s) for s in steps):
+        raise ValueError(f"no Execute step among the autograde preprocessors {steps}: nothing to run unprivileged")
+    c.Autograde.autograde_preprocessors = [unprivileged(s) if _is_execute(s) else s for s in steps]
+    c.UnprivilegedKernelManager.uid = uid
+    c.UnprivilegedKernelManager.gid = uid if gid is None else gid
+    c.UnprivilegedKernelManager.home_parent = str(home_parent)
+    limits = limits or KernelLimits()
+    c.UnprivilegedKernelManager.memory_bytes = limits.memory_bytes
+    c.UnprivilegedKernelManager.processes = limits.processes
+    c.UnprivilegedKernelManager.file_bytes = limits.file_bytes
+    c.UnprivilegedKernelManager.cpu_seconds = limits.cpu_seconds
+
+
+def runs_kernels_unprivileged(config_folder):
+    """Whether the nbgrader_config.py in `config_folder` loads and makes every Execute step of
+    autograde unprivileged. nbgrader only logs a config file that fails to load, and then grades with
+    its defaults (a kernel as root): so a grader checks this before it starts nbgrader."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(config_folder)).load_config()
+    if "autograde_preprocessors" not in config.Autograde:
+        return False
+    executes = [s for s in _execute_steps(config) if _is_execute(s)]
+    return bool(executes) and all(getattr(s, "runs_unprivileged", False) for s in executes)
+
+
+def _execute_steps(c):
     from nbgrader.converters import Autograde
     from traitlets.utils.importstring import import_item
 
@@ -105,28 +153,28 @@ def run_kernels_unprivileged(c, uid, gid=None, home_parent=""):
         steps = list(c.Autograde.autograde_preprocessors)
     else:
         steps = list(Autograde.class_traits()["autograde_preprocessors"].default())
-    resolved = [import_item(s) if isinstance(s, str) else s for s in steps]
-    if not any(isinstance(s, type) and issubclass(s, Execute) for s in resolved):
-        raise ValueError(f"no Execute step among the autograde preprocessors {steps}: nothing to run unprivileged")
-    c.Autograde.autograde_preprocessors = [UnprivilegedExecute if isinstance(s, type) and issubclass(s, Execute)
-                                           else s for s in resolved]
-    c.UnprivilegedKernelManager.uid = uid
-    c.UnprivilegedKernelManager.gid = uid if gid is None else gid
-    c.UnprivilegedKernelManager.home_parent = str(home_parent)
+    return [import_item(s) if isinstance(s, str) else s for s in steps]
 
 
-def runs_kernels_unprivileged(config_folder):
-    """Whether the nbgrader_config.py in `config_folder` loads and makes autograde use
-    UnprivilegedExecute. nbgrader only logs a config file that fails to load, and then grades with
-    its defaults (a kernel as root): so a grader checks this before it starts nbgrader."""
-    from traitlets.config.loader import PyFileConfigLoader
-    from traitlets.utils.importstring import import_item
+def _is_execute(step):
+    return isinstance(step, type) and issubclass(step, Execute)
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(config_folder)).load_config()
-    steps = config.Autograde.get("autograde_preprocessors", [])
-    steps = [import_item(s) if isinstance(s, str) else s for s in steps]
-    return UnprivilegedExecute in steps and not any(
-        isinstance(s, type) and issubclass(s, Execute) and s is not UnprivilegedExecute for s in steps)
+
+STARTED_LOG = "kernels-started.log"
+
+
+def record_start(home_parent, uid):
+    """Append a line to home_parent/kernels-started.log: the grader can tell that its kernels really
+    went through this manager (a configuration that silently failed would leave no line)."""
+    if home_parent:
+        with open(Path(home_parent) / STARTED_LOG, "a", encoding="utf-8") as log:
+            log.write(f"uid {uid}\n")
+
+
+def kernels_started(home_parent):
+    """How many kernels UnprivilegedKernelManager started under `home_parent`."""
+    path = Path(home_parent) / STARTED_LOG
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
 
 
 def drop_privileges_argv(uid, gid):
