@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook
 from autograder.course import Course
 from autograder.gradescope import build_autograder_zip
 from autograder.gradescope_runner import FALLBACK_UID, KERNEL_USER, results_json
-from autograder.grading.kernel_user import runs_kernels_unprivileged, user_processes
+from autograder.grading.kernel_user import KernelLimits, runs_kernels_unprivileged, user_processes
 from autograder.grading.results_file import write_results
 from autograder.grading.runner_config import runner_config
 from autograder.submissions import filled, load_catalog, solved_answers, with_mistakes
@@ -431,3 +431,51 @@ def test_every_execute_step_of_the_course_runs_its_kernel_unprivileged(tmp_path)
         "from autograder.grading.kernel_user import run_kernels_unprivileged\n"
         f"run_kernels_unprivileged(get_config(), uid={FALLBACK_UID}, home_parent={str(tmp_path)!r})\n")
     assert runs_kernels_unprivileged(tmp_path) is True
+
+
+BOMBS = '''import json as _json, os as _os, time as _time
+_seen = {{}}
+try:
+    _hog = bytearray(16 << 30)
+    _seen["memory"] = "allocated"
+except MemoryError:
+    _seen["memory"] = "MemoryError"
+_forks, _end = 0, _time.time() + 5
+while _time.time() < _end:
+    try:
+        _pid = _os.fork()
+    except OSError as _error:
+        _seen["fork"] = type(_error).__name__
+        break
+    if _pid == 0:
+        _time.sleep(600)
+        _os._exit(0)
+    _forks += 1
+_seen["forks"] = _forks
+with open({probe!r}, "w") as _file:
+    _file.write(_json.dumps(_seen))
+'''
+
+
+@needs_root
+def test_memory_and_fork_bombs_are_contained_and_cost_nothing_else(gradescope_runs):
+    """A right submission whose first exercise also asks for 16 GB and forks until it cannot: the
+    allocation fails, the forks stop at the process limit, none of them outlives grading
+    (run_like_gradescope checks), and every exercise keeps its points."""
+    course, chapter, archive = gradescope_runs["course"], gradescope_runs["chapter"], gradescope_runs["zip"]
+    release = nbformat.read(course.notebook(course.config.RELEASE_DIR, chapter), as_version=4)
+    answers = solved_answers(nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4))
+    probe = Path(tempfile.mkdtemp(prefix="babygrad-probe-", dir="/tmp"))
+    os.chmod(probe, 0o777)
+    try:
+        with gradescope_root() as root:
+            first = next(iter(answers))
+            bombs = BOMBS.format(probe=str(probe / "bombs.json"))
+            results = run_like_gradescope(archive, root, chapter,
+                                          filled(release, dict(answers, **{first: bombs + answers[first]})))
+        seen = json.loads((probe / "bombs.json").read_text())
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+    assert seen["memory"] == "MemoryError"
+    assert seen.get("fork") == "BlockingIOError" and 0 < seen["forks"] < KernelLimits.processes
+    assert results["score"] == chapter.points, [t["name"] for t in results["tests"] if t["status"] == "failed"]
