@@ -1,9 +1,13 @@
 """Build a Gradescope autograder zip for one chapter, following Gradescope's specification.
 
 The zip holds, at its root, `setup.sh` (run once when Gradescope builds its image: a virtual
-environment with the course's pinned stack) and `run_autograder` (run for each submission: the real
-`nbgrader autograde`, then `results/results.json`; see gradescope_runner). Next to them: the course
-package, its config, the chapter's source files and a gradebook that knows the chapter.
+environment with the course's pinned stack, and the unprivileged user the student's kernel runs as)
+and `run_autograder` (run for each submission: the real `nbgrader autograde`, then
+`results/results.json`; see gradescope_runner). Next to them: the course package and, in `course/`,
+what nbgrader needs to grade the chapter and nothing more. Gradescope is a machine outside the
+course, so no solution and no credential goes there: the chapter's notebook is its *autograde
+source* (solutions replaced by the students' stubs, hidden tests kept: nbgrader grades with them),
+and course_config.py is rewritten without secrets (grading.runner_config).
 """
 import shutil
 import stat
@@ -11,9 +15,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import nbformat
 from nbgrader.api import Gradebook
+from nbgrader.preprocessors import ClearSolutions
+from traitlets.config.loader import PyFileConfigLoader
 
+from .build import support_files
 from .gradebook_merge import copy_assignment, create_like
+from .grading.runner_config import runner_config
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
@@ -24,6 +33,8 @@ if ! apt-get install -y --no-install-recommends python3.11 python3.11-venv; then
     apt-get install -y --no-install-recommends python3 python3-venv
     PYTHON=python3
 fi
+# The student's kernel runs as this user: it cannot read the hidden tests or write the results.
+id -u babygrad-student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin babygrad-student
 "$PYTHON" -m venv /autograder/venv
 cd /autograder/source
 /autograder/venv/bin/python -m pip install --quiet --upgrade pip
@@ -41,11 +52,12 @@ cd "$ROOT/source"
 exec "$PYTHON" -m autograder.gradescope_runner {chapter} --root "$ROOT"
 """
 
-PACKAGE_FILES = ["requirements.txt", "pyproject.toml", "README.md"]
+PACKAGE_FILES = ["requirements.txt"]        # what setup.sh installs
 
 
-def build_autograder_zip(course, chapter):
-    """gradescope/<chapter>_autograder.zip; returns its path."""
+def build_autograder_zip(course, chapter, gradebook_url=None):
+    """gradescope/<chapter>_autograder.zip; returns its path. The chapter's cells are read from the
+    gradebook at `gradebook_url` (default: the course's), which nbgrader filled when it registered them."""
     cfg = course.config
     target = course.root / cfg.GRADESCOPE_DIR / f"{chapter.id}_autograder.zip"
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,15 +74,11 @@ def build_autograder_zip(course, chapter):
         shutil.copytree(Path(__file__).resolve().parent, tree / "autograder",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         grading_course = tree / "course"
-        grading_course.mkdir()
-        for name in ("course_config.py", "nbgrader_config.py"):
-            shutil.copy2(course.root / name, grading_course / name)
-        shutil.copytree(course.root / cfg.SOURCE_DIR / chapter.id, grading_course / cfg.SOURCE_DIR / chapter.id,
-                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-        gradebook_url = f"sqlite:///{grading_course / 'gradebook.db'}"
-        with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as source:
-            create_like(source, gradebook_url)
-            with Gradebook(gradebook_url, course_id=cfg.COURSE_ID) as target_gb:
+        write_grading_course(course, chapter, grading_course)
+        shipped = f"sqlite:///{grading_course / 'gradebook.db'}"
+        with Gradebook(gradebook_url or course.gradebook_url, course_id=cfg.COURSE_ID) as source:
+            create_like(source, shipped)
+            with Gradebook(shipped, course_id=cfg.COURSE_ID) as target_gb:
                 copy_assignment(source, target_gb, chapter.id)
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(tree.rglob("*")):
@@ -79,6 +87,32 @@ def build_autograder_zip(course, chapter):
                     with open(path, "rb") as handle:
                         archive.writestr(info, handle.read(), zipfile.ZIP_DEFLATED)
     return target
+
+
+def write_grading_course(course, chapter, folder):
+    """folder/: the runner's course_config.py (no secrets), nbgrader_config.py, and the chapter's
+    autograde source with its support files. The gradebook is added by the caller."""
+    cfg = course.config
+    folder.mkdir(parents=True)
+    config = runner_config((course.root / "course_config.py").read_text(encoding="utf-8"), cfg)
+    (folder / "course_config.py").write_text(config.text, encoding="utf-8")
+    shutil.copy2(course.root / "nbgrader_config.py", folder / "nbgrader_config.py")
+    source = course.notebook(cfg.SOURCE_DIR, chapter)
+    target = folder / cfg.SOURCE_DIR / chapter.id
+    target.mkdir(parents=True)
+    nbformat.write(autograde_source(course, chapter), target / source.name)
+    for name in support_files(course, chapter):
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source.parent / name, target / name)
+
+
+def autograde_source(course, chapter):
+    """The source notebook with every solution region replaced by the release stub, by nbgrader's own
+    ClearSolutions with the course's settings; hidden tests and cell metadata stay as they are."""
+    notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
+    settings = PyFileConfigLoader("nbgrader_config.py", path=str(course.root)).load_config()
+    notebook, _ = ClearSolutions(config=settings).preprocess(notebook, {})
+    return notebook
 
 
 def _write_script(path, text):

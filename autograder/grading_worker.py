@@ -4,13 +4,17 @@ import nbgrader are paid once per worker instead of once per student.
 
 The worker owns a folder with the chapter's source files and a SQLite gradebook seeded from the
 course gradebook; the parent process merges each graded submission back (see parallel_grading).
+Both are laid out afresh for every student, and what a student's kernel left running is killed
+before the next one: nothing one submission does in the worker reaches the next submission.
 """
+import ctypes
 import os
 import shutil
 import warnings
 from pathlib import Path
 
 import nbformat
+import psutil
 
 from .grading.repair_log import read_student_repairs
 from .nbgrader_cli import nbgrader_env
@@ -28,7 +32,8 @@ def course_settings(course_root, worker_root):
 
 def prepare(course_root, worker_root, template_gradebook, chapter_id, source_dir):
     """Lay out the worker's folder: the chapter's source files, and a copy of the run's template
-    gradebook, which knows the chapter (made once by the parent: a new gradebook costs seconds)."""
+    gradebook, which knows the chapter (made once by the parent: a new gradebook costs seconds).
+    Called before every student, so a submission that changed them changes nothing for the next."""
     shutil.rmtree(worker_root, ignore_errors=True)
     shutil.copytree(course_root / source_dir / chapter_id, worker_root / source_dir / chapter_id,
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
@@ -36,19 +41,14 @@ def prepare(course_root, worker_root, template_gradebook, chapter_id, source_dir
 
 
 def grade_one(api, task, paths):
-    """Autograde one student's submission in the worker's folder; say how it went."""
+    """Autograde one student's submission in a freshly laid-out worker folder; say how it went."""
     from nbgrader.api import Gradebook
 
     student, chapter_id = task["student"], task["chapter"]
+    prepare(paths["course"], paths["worker"], paths["template_gradebook"], chapter_id, paths["source"])
     submitted = paths["worker"] / paths["submitted"] / student
-    shutil.rmtree(submitted, ignore_errors=True)
-    shutil.rmtree(paths["worker"] / paths["autograded"] / student, ignore_errors=True)
     shutil.copytree(paths["course"] / paths["submitted"] / student / chapter_id, submitted / chapter_id)
     with Gradebook(api.coursedir.db_url, course_id=api.coursedir.course_id) as gb:
-        try:
-            gb.remove_submission(chapter_id, student)      # each student graded afresh
-        except Exception:
-            gb.db.rollback()
         if task.get("extension") is not None:
             gb.update_or_create_student(student)
             gb.update_or_create_submission(chapter_id, student, extension=task["extension"])
@@ -57,10 +57,18 @@ def grade_one(api, task, paths):
         result = api.autograde(chapter_id, student, force=True, create=True)
     log = result.get("log", "") + result.get("error", "")
     output = paths["worker"] / paths["autograded"] / student / chapter_id
+    problem = diagnose(log, output, task["notebook"], task["cell_timeout"])
     repairs = read_student_repairs(paths["worker"] / paths["ledger"], chapter_id, student)
-    return {"student": student, "success": bool(result.get("success")),
-            "problem": diagnose(log, output, task["notebook"], task["cell_timeout"]),
-            "autograded": str(output) if output.is_dir() else None,
+    # Hand the gradebook and notebook over in a folder of their own: the worker's folder is laid out
+    # afresh for the next student while the parent may still be merging this one.
+    handoff = paths["worker"].parent / f"{paths['worker'].name}-done-{os.urandom(4).hex()}"
+    handoff.mkdir()
+    shutil.move(paths["worker"] / "gradebook.db", handoff / "gradebook.db")
+    if output.is_dir():
+        shutil.move(output, handoff / "autograded")
+    return {"student": student, "success": bool(result.get("success")), "problem": problem,
+            "autograded": str(handoff / "autograded") if (handoff / "autograded").is_dir() else None,
+            "gradebook": f"sqlite:///{handoff / 'gradebook.db'}", "handoff": str(handoff),
             "repairs": [r.as_row() for r in repairs]}
 
 
@@ -95,9 +103,33 @@ def timed_out_cells(path):
                    for o in cell.get("outputs", []))]
 
 
+PR_SET_CHILD_SUBREAPER = 36      # <linux/prctl.h>
+
+
+def become_subreaper():
+    """Orphans of this worker's kernels (a child started with start_new_session, say) are re-parented
+    to the worker instead of to init, so end_leftovers finds them. Linux only; elsewhere a no-op."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def end_leftovers():
+    """Kill every process this worker still has below it: what the last student's kernel started."""
+    children = psutil.Process().children(recursive=True)
+    for child in children:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(children, timeout=10)
+
+
 def run(conn, course_root, worker_root, settings):
-    """The worker's loop: prepare, then grade each student the parent sends until it sends None."""
+    """The worker's loop: grade each student the parent sends, in a fresh folder, until it sends None."""
     os.setsid()                                   # the parent can stop this worker and its kernels together
+    become_subreaper()
     os.environ.update(nbgrader_env())
     course_root, worker_root = Path(course_root), Path(worker_root)
     try:
@@ -109,14 +141,17 @@ def run(conn, course_root, worker_root, settings):
         return
     conn.send({"ready": True})
     paths = {"course": course_root, "worker": worker_root, "submitted": settings["submitted"],
-             "autograded": settings["autograded"], "ledger": settings["ledger"]}
+             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"],
+             "template_gradebook": settings["template_gradebook"]}
     while True:
         task = conn.recv()
         if task is None:
             return
         try:
-            conn.send(grade_one(api, task, paths))
+            result = grade_one(api, task, paths)
         except Exception as error:
             said = " ".join(str(error).split())[:300]
-            conn.send({"student": task["student"], "success": False, "autograded": None,
-                       "problem": ("error", f"grading failed: {type(error).__name__}: {said}")})
+            result = {"student": task["student"], "success": False, "autograded": None,
+                      "problem": ("error", f"grading failed: {type(error).__name__}: {said}")}
+        end_leftovers()
+        conn.send(result)

@@ -22,7 +22,9 @@ from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
 from . import grading_worker
-from .gradebook_merge import copy_assignment, create_like, extension, merge_submission, record_ungraded
+from .gradebook_merge import (
+    copy_assignment, create_like, extension, late_penalty_rule, merge_submission, record_ungraded, submitted_timestamp,
+)
 from .grading import register
 from .grading.repair_log import Repair, record_student_repairs
 from .ledger import Ledger, fingerprint
@@ -76,10 +78,11 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
                 with Gradebook(f"sqlite:///{template}", course_id=cfg.COURSE_ID) as worker_gb:
                     copy_assignment(gradebook, worker_gb, chapter.id)
                 pool = WorkerPool(course, chapter, Path(scratch), min(jobs, len(tasks)), submission_timeout)
+                late_rule = late_penalty_rule(course.root)
                 bar = tqdm(total=len(tasks), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
                 try:
                     for result in pool.results(tasks):
-                        _keep(course, chapter, gradebook, ledger, result, prints[result["student"]])
+                        _keep(course, chapter, gradebook, ledger, result, prints[result["student"]], late_rule)
                         run.graded.append(result["student"])
                         bar.update(1)
                         bar.set_postfix(problems=len(ledger.problems(set(run.graded))))
@@ -107,20 +110,32 @@ def _already_graded(course, chapter, gradebook, ledger, student, print_):
     return graded.is_dir() or student in ledger.problems()
 
 
-def _keep(course, chapter, gradebook, ledger, result, print_):
-    """Put one worker result in the course: gradebook first, then the autograded notebook, then the ledger."""
+def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
+    """Put one worker result in the course: gradebook first, then the autograded notebook, then the ledger.
+
+    The worker's gradebook is untrusted (see gradebook_merge): only this student's scores for the
+    course's cells are read, clamped; a gradebook that cannot even be read leaves the student ungraded.
+    """
     student = result["student"]
     worker_db = result.get("gradebook")
+    problem = result.get("problem")
     merged = False
     if worker_db:
-        with Gradebook(worker_db, course_id=course.config.COURSE_ID) as worker_gb:
-            try:
+        try:
+            with Gradebook(worker_db, course_id=course.config.COURSE_ID) as worker_gb:
                 worker_gb.find_submission(chapter.id, student)
-            except MissingEntry:
-                pass
-            else:
-                merge_submission(worker_gb, gradebook, chapter.id, student)
-                merged = True
+                notes = merge_submission(worker_gb, gradebook, chapter.id, student,
+                                         submitted_timestamp(course, chapter.id, student), late_rule)
+            merged = True
+            if notes and problem is None:
+                problem = ("tampered", notes.describe())
+        except MissingEntry:
+            gradebook.db.rollback()
+        except Exception as error:                       # a gradebook the kernel could have corrupted
+            gradebook.db.rollback()
+            said = " ".join(str(error).split())[:300]
+            problem = problem or ("error", f"the worker's gradebook could not be read ({type(error).__name__}: "
+                                           f"{said}); no exercise was scored")
     if not merged:
         record_ungraded(gradebook, chapter.id, student)
     target = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
@@ -130,7 +145,9 @@ def _keep(course, chapter, gradebook, ledger, result, print_):
         shutil.move(result["autograded"], target)
     record_student_repairs(ledger.folder, chapter.id, student,
                            [Repair.from_row(row) for row in result.get("repairs", [])])
-    ledger.record(student, print_, result.get("problem"))
+    if result.get("handoff"):
+        shutil.rmtree(result["handoff"], ignore_errors=True)
+    ledger.record(student, print_, problem)
 
 
 class WorkerPool:
@@ -178,8 +195,8 @@ class WorkerPool:
                         done.put({"fatal": fatal})
                         return
                 result, worker = self._ask(worker, task)
-                # a worker that had to be stopped leaves no gradebook to trust: its student is recorded ungraded
-                result["gradebook"] = f"sqlite:///{worker['root'] / 'gradebook.db'}" if worker else None
+                if worker is None:       # a worker that had to be stopped leaves no gradebook: its student is ungraded
+                    result["gradebook"] = None
                 done.put(result)
         finally:
             if worker is not None:

@@ -2,6 +2,7 @@
 submissions that crash, loop forever, are corrupt or write to stderr; it records their problems,
 never stops on them, does no work twice, and resumes an interrupted run."""
 import json
+from datetime import datetime
 import os
 import signal
 import subprocess
@@ -13,9 +14,11 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder.course import Course
-from autograder.gradebook_merge import submission_record
+from autograder.gradebook_merge import (
+    copy_assignment, create_like, late_penalty_rule, merge_submission, quiet_nbgrader, submission_record, submitted_timestamp,
+)
 from autograder.grading import autograde, scores
-from autograder.submissions import load_catalog
+from autograder.submissions import filled, load_catalog
 from autograder.nbgrader_cli import nbgrader_env
 from autograder.parallel_grading import grade_chapter
 
@@ -48,7 +51,7 @@ def test_parallel_grading_scores_every_chapters_demo_class(graded_class, chapter
 
 
 @pytest.fixture(scope="module")
-def broken_class(built_course, tmp_path_factory):
+def broken_class(repo_course, tmp_path_factory):
     """The first chapter's right, partial, untouched and broken submissions, graded serially and in
     parallel, in two course copies.
 
@@ -56,8 +59,8 @@ def broken_class(built_course, tmp_path_factory):
     the chapter, so one chapter is enough and keeps the suite fast."""
     chapter_id = CHAPTERS[0]
     folder = tmp_path_factory.mktemp(f"broken-{chapter_id}")
-    serial = course_copy(built_course, folder / "serial", chapter_id, TEST_CELL_TIMEOUT)
-    parallel = course_copy(built_course, folder / "parallel", chapter_id, TEST_CELL_TIMEOUT)
+    serial = course_copy(repo_course, folder / "serial", chapter_id, TEST_CELL_TIMEOUT)
+    parallel = course_copy(repo_course, folder / "parallel", chapter_id, TEST_CELL_TIMEOUT)
     chapter = serial.chapter(chapter_id)
     for course in (serial, parallel):
         hand_in(course, chapter, class_notebooks(course, chapter))
@@ -108,11 +111,11 @@ def test_rerun_does_no_work_twice_and_regrades_a_changed_submission(broken_class
     assert {s: r for s, r in after.items() if s != "corrupt"} == {s: r for s, r in before.items() if s != "corrupt"}
 
 
-def test_interrupted_run_resumes_where_it_stopped(built_course, tmp_path):
+def test_interrupted_run_resumes_where_it_stopped(repo_course, tmp_path):
     """Ctrl-C in the middle: workers and kernels stop, merged students stay; the next run grades
     only the rest, and the end result equals an uninterrupted run."""
     chapter_id = CHAPTERS[0]
-    course = course_copy(built_course, tmp_path / "course", chapter_id)
+    course = course_copy(repo_course, tmp_path / "course", chapter_id)
     chapter = course.chapter(chapter_id)
     perfect = class_notebooks(course, chapter)["perfect"]
     students = [f"student{i}" for i in range(4)]
@@ -140,3 +143,104 @@ def test_interrupted_run_resumes_where_it_stopped(built_course, tmp_path):
     assert sorted(final) == students
     assert all(r[chapter.notebook]["grades"] == final[students[0]][chapter.notebook]["grades"] for r in final.values())
     assert sum(g[5] for g in final[students[0]][chapter.notebook]["grades"].values()) == chapter.points
+
+
+# What a kernel running as the instructor (no sandbox) can do to its worker: plant triggers in the
+# worker's gradebook that write 9000 points into every grade, and leave a detached process that
+# plants them again for a minute into whatever gradebook stands at that path: the next student's.
+POISONER = r'''
+import sqlite3, sys, time
+end = time.time() + float(sys.argv[2])
+while True:
+    try:
+        db = sqlite3.connect(sys.argv[1], timeout=1)
+        db.executescript("""
+CREATE TRIGGER IF NOT EXISTS forge_insert AFTER INSERT ON grade BEGIN
+    UPDATE grade SET auto_score = 9000 WHERE id = NEW.id; END;
+CREATE TRIGGER IF NOT EXISTS forge_update AFTER UPDATE OF auto_score ON grade
+    WHEN NEW.auto_score IS NOT 9000 BEGIN UPDATE grade SET auto_score = 9000 WHERE id = NEW.id; END;
+""")
+        db.commit()
+        db.close()
+    except Exception:
+        pass
+    if time.time() > end:
+        break
+    time.sleep(0.1)
+'''
+POISON_CELL = '''import os as _os, subprocess as _subprocess, sys as _sys
+_db = _os.path.abspath(_os.path.join("..", "..", "..", "gradebook.db"))
+_subprocess.run([_sys.executable, "-c", {poisoner!r}, _db, "0"])
+_child = _subprocess.Popen([_sys.executable, "-c", {poisoner!r}, _db, "60"], start_new_session=True,
+                           stdin=_subprocess.DEVNULL, stdout=_subprocess.DEVNULL, stderr=_subprocess.DEVNULL)
+open({probe!r}, "w").write(str(_child.pid))
+'''
+
+
+def test_a_poisoned_worker_gradebook_cannot_change_the_next_students_score(repo_course, tmp_path):
+    """One worker grades a submission that poisons its gradebook, then an untouched notebook: the next
+    student still scores 0, the poisoner's own scores are clamped to each cell's maximum and reported,
+    and its detached process is gone."""
+    chapter_id = CHAPTERS[0]
+    course = course_copy(repo_course, tmp_path / "course", chapter_id)
+    chapter = course.chapter(chapter_id)
+    release = class_notebooks(course, chapter)["untouched"]
+    first = next(c for c in release.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    probe = tmp_path / "poisoner.pid"
+    cell = POISON_CELL.format(poisoner=POISONER, probe=str(probe))
+    poisoner = filled(release, {first.metadata["nbgrader"]["grade_id"]: cell})
+    hand_in(course, chapter, {"a_poisoner": poisoner, "b_next": release})
+    run = grade_chapter(course, chapter, jobs=1, progress=False)
+    assert sorted(run.graded) == ["a_poisoner", "b_next"]
+    assert probe.exists(), "the poisoning cell did not run"
+    table = scores(course, chapter)
+    assert {c: s for c, (s, _) in table["b_next"].items() if s} == {}, "the poison reached the next student"
+    assert "b_next" not in run.problems
+    assert all(0 <= (s or 0) <= m for s, m in table["a_poisoner"].values())
+    assert run.problems["a_poisoner"][0] == "tampered" and "9000" in run.problems["a_poisoner"][1]
+    assert not psutil.pid_exists(int(probe.read_text())), "the detached poisoner outlived grading"
+
+
+def test_merge_takes_scores_clamped_and_time_and_penalty_from_the_instructor(repo_course, tmp_path):
+    """A worker gradebook that says 9000 and -5 points, holds a cell the course does not have and a
+    second student, and claims an early timestamp: the course gradebook gets each score clamped to
+    the course's max_score, only this student and the course's cells, the time from timestamp.txt,
+    and the late penalty nbgrader's rule gives for that time."""
+    chapter_id = CHAPTERS[0]
+    course = course_copy(repo_course, tmp_path / "course", chapter_id)
+    with open(course.root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write('\nget_config().LateSubmissionPlugin.penalty_method = "zero"\n')
+    chapter = course.chapter(chapter_id)
+    student = "ada"
+    folder = course.root / course.config.SUBMITTED_DIR / student / chapter_id
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text("2026-03-02 12:00:00.000000 UTC")
+    worker_url = f"sqlite:///{tmp_path / 'worker.db'}"
+    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+        gradebook.update_or_create_assignment(chapter_id, duedate=datetime(2026, 3, 1))
+        cells = {c.name: c.max_score for c in gradebook.find_notebook(chapter.notebook, chapter_id).grade_cells}
+        names = sorted(cells)
+        create_like(gradebook, worker_url)
+        with Gradebook(worker_url, course_id=course.config.COURSE_ID) as worker:
+            copy_assignment(gradebook, worker, chapter_id)
+            worker.update_or_create_grade_cell("bogus", chapter.notebook, chapter_id, max_score=1000, cell_type="code")
+            with quiet_nbgrader():
+                for name in (student, "mallory"):
+                    worker.add_student(name)
+                    worker.add_submission(chapter_id, name, timestamp=datetime(2020, 1, 1))
+            for grade in worker.find_submission_notebook(chapter.notebook, chapter_id, student).grades:
+                grade.auto_score = {names[0]: 9000, names[1]: -5}.get(grade.name, 1e6)
+            for grade in worker.find_submission_notebook(chapter.notebook, chapter_id, "mallory").grades:
+                grade.auto_score = 9000
+            worker.db.commit()
+            notes = merge_submission(worker, gradebook, chapter_id, student,
+                                     submitted_timestamp(course, chapter_id, student), late_penalty_rule(course.root))
+        assert [s.student.id for s in gradebook.find_assignment(chapter_id).submissions] == [student]
+        record = submission_record(gradebook, chapter_id, student)
+    grades = record[chapter.notebook]["grades"]
+    assert set(grades) == set(cells)
+    assert {name: grades[name][0] for name in cells} == {n: 0.0 if n == names[1] else cells[n] for n in cells}
+    assert {cell for cell, _, _ in notes.clamped} == set(cells) and notes.ignored == [f"{chapter.notebook}/bogus"]
+    assert record["timestamp"] == datetime(2026, 3, 2, 12)
+    kept = sum(m for n, m in cells.items() if n != names[1])
+    assert record[chapter.notebook]["late_submission_penalty"] == kept      # "zero": the late notebook scores 0
