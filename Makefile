@@ -1,29 +1,35 @@
-# The course's commands. `make setup` once; then `make demo`, `make test`, `make lab`.
+# The course's commands. On a fresh clone `make demo` and `make test` set up .venv first when it is
+# missing (or when requirements.txt changed); `make setup` does only that.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# pytest-xdist workers for `make test`
+JOBS   ?= 2
 
 .PHONY: setup build demo test test-fast lab clean
 
-setup:                 ## a virtual environment with the pinned stack and the course package
+$(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
 
-build:                 ## chapters/*.py → source/, release/, solutions/, demo submissions
+setup: $(VENV)/.installed   ## a virtual environment with the pinned stack and the course package
+
+build: $(VENV)/.installed   ## chapters/*.py → source/, release/, solutions/, demo submissions
 	$(BIN)/python -m autograder build
 
-demo:                  ## build, then autograde the demo submissions and print the score table
+demo: $(VENV)/.installed    ## build, then autograde the demo submissions and print the score table
 	$(BIN)/python -m autograder demo
 
-test:                  ## the test suite (what CI runs; the browser test needs Debian's chromium)
-	$(BIN)/python -m pytest
+test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=15
 
-test-fast:             ## the suite without the slow tests (fresh environments, browser)
-	$(BIN)/python -m pytest -m "not slow"
+test-fast: $(VENV)/.installed  ## the suite without the slow tests (fresh environments, browser)
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m "not slow"
 
-lab:                   ## JupyterLab on the student versions
+lab: $(VENV)/.installed     ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/
 
-clean:                 ## nbgrader's working folders and gradebook
+clean:                      ## nbgrader's working folders and gradebook
 	rm -rf submitted autograded feedback gradebook.db

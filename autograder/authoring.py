@@ -6,13 +6,18 @@ Chapter scripts are the course's one source: they diff and review like code. Cel
                                   solved code on to later chapters (see autograder/build.py)
     test id=NAME points=N         an autograded, locked test cell
     [markdown]                    prose; `[markdown] locked` makes it read-only
+    ... numeric                   (with any code marker) its outputs hold floating-point results that
+                                  differ in the last digits between CPUs: see autograder/generated_files.py
 """
 import re
 
 import jupytext
 import nbformat
 
+from .generated_files import NUMERIC_TAG
+
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+TAGS = {"export": "export", "numeric": NUMERIC_TAG}   # marker word → cell tag
 MARKER = re.compile(r"^# %%(?P<md> \[markdown\])?(?P<rest>.*)$")
 
 
@@ -36,19 +41,19 @@ def notebook_from_script(text):
         words = m.group("rest").split()
         kind = next((w for w in words if w in ("provided", "solution", "test", "locked")), None)
         fields = dict(w.split("=", 1) for w in words if "=" in w)
-        cells_meta.append((kind, fields, "export" in words))
+        cells_meta.append((kind, fields, [tag for word, tag in TAGS.items() if word in words]))
         lines.append("# %% [markdown]" if m.group("md") else "# %%")
     nb = jupytext.reads("\n".join(lines) + "\n", fmt="py:percent")
     assert len(nb.cells) == len(cells_meta), "every cell needs a `# %%` marker"
-    for index, (cell, (kind, fields, export)) in enumerate(zip(nb.cells, cells_meta)):
+    for index, (cell, (kind, fields, tags)) in enumerate(zip(nb.cells, cells_meta)):
         cell.metadata = {}
         if kind:
             cell.metadata["nbgrader"] = nbgrader_meta("provided" if kind == "locked" else kind, fields, index)
             cell.id = cell.metadata["nbgrader"]["grade_id"]
         else:
             cell.id = f"cell-{index:03d}"
-        if export:
-            cell.metadata["tags"] = ["export"]
+        if tags:
+            cell.metadata["tags"] = tags
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     nb.metadata = {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}

@@ -24,17 +24,22 @@ def support_files(course, chapter):
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
-def write_source(course, chapter):
-    """source/<id>/<notebook>.ipynb from chapters/<id>_<notebook>.py, framed by the course's cells.
+def source_notebook(course, chapter):
+    """The source notebook that chapters/<id>_<notebook>.py describes, framed by the course's cells.
 
-    Write the chapter's other source files first: the set-up cell lists them for Colab.
+    The chapter's other source files must exist: the set-up cell lists them for Colab.
     """
     notebook = authoring.notebook_from_script(course.script(chapter).read_text(encoding="utf-8"))
     frame.add_frame(notebook, course.config, chapter, support_files(course, chapter))
     nbformat.validate(notebook)
+    return notebook
+
+
+def write_source(course, chapter):
+    """source/<id>/<notebook>.ipynb (write the chapter's other source files first)."""
     path = course.notebook(course.config.SOURCE_DIR, chapter)
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(notebook, path)
+    nbformat.write(source_notebook(course, chapter), path)
     return path
 
 
@@ -48,8 +53,8 @@ __all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr
 """
 
 
-def write_earlier_chapters(course, chapter):
-    """source/<id>/earlier_chapters.py: the solved, exported code of every earlier chapter.
+def earlier_chapters(course, chapter):
+    """The text of source/<id>/earlier_chapters.py: the solved, exported code of every earlier chapter.
 
     A student who failed chapter 2 still gets a working Tensor in chapter 3, so every chapter is
     graded on its own. Autograde copies this file back from source/, so edits to it don't count.
@@ -61,9 +66,13 @@ def write_earlier_chapters(course, chapter):
         parts.append(f"\n# ════ {script.stem} ════\n")
         parts.extend(authoring.exported_code(script.read_text(encoding="utf-8")))
     parts.append(EXPORTS)
+    return "\n\n".join(parts)
+
+
+def write_earlier_chapters(course, chapter):
     path = course.notebook(course.config.SOURCE_DIR, chapter).parent / PROVIDED_MODULE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n\n".join(parts), encoding="utf-8")
+    path.write_text(earlier_chapters(course, chapter), encoding="utf-8")
     return path
 
 

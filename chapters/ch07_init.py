@@ -175,7 +175,7 @@ assert verdict.passed, verdict.message
 # tanh gain $5/3$, and `xavier_normal` without it, which loses a little in every layer. Only the
 # tensors' values are needed here, so they are made with `requires_grad=False` and no graph is built.
 
-# %% provided
+# %% provided numeric
 def activation_size(make_weight, activation, layers=20, width=256, batch=512):
     """Root mean square of the activations after each layer of a deep network."""
     h = randn(batch, width, seed=0, requires_grad=False)
@@ -306,7 +306,7 @@ assert verdict.passed, verdict.message
 # learning rate. One epoch is 938 steps and takes about ten seconds; the bar below shows them, with
 # the running loss.
 
-# %% provided
+# %% provided numeric
 pipeline = Compose([Normalize(0.1307, 0.3081), FlattenImage()])
 train_loader = DataLoader(MNISTDataset(*mnist_files("train"), transforms=pipeline), batch_size=64, shuffle=True, seed=0)
 test_loader = DataLoader(MNISTDataset(*mnist_files("test"), transforms=pipeline), batch_size=1000)
@@ -327,7 +327,7 @@ with tqdm(total=EPOCHS * len(train_loader), desc="training", disable=not show_pr
 # The loss curve: each batch's loss (light) and its running mean over 50 batches (dark). It falls
 # steeply over the first hundred steps, while the model learns the coarse shapes, then slowly.
 
-# %% provided
+# %% provided numeric
 steps = np.arange(1, len(history) + 1)
 running = np.convolve(history, np.ones(50) / 50, mode="valid")
 plt.figure(figsize=(8, 3.2))
@@ -346,7 +346,7 @@ print(f"held-out accuracy: {accuracy(model, test_loader):.2%} of {len(test_loade
 # Some of the test digits with the model's answers; the ones it gets wrong are in red. Its mistakes
 # are often digits a person would hesitate over too.
 
-# %% provided
+# %% provided numeric
 images, labels = next(iter(test_loader))
 predicted = model(images).numpy().argmax(axis=1)
 wrong = np.flatnonzero(predicted != labels.numpy())

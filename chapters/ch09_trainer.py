@@ -270,7 +270,7 @@ assert verdict.passed, verdict.message
 # training set quickly, and from some epoch on the validation loss rises while the training loss
 # keeps falling.
 
-# %% provided
+# %% provided numeric
 def mnist_arrays(split, flatten=True):
     """MNIST images, normalized (mean 0.1307, std 0.3081) and flattened, with their int64 labels."""
     images_path, labels_path = mnist_files(split)
@@ -292,7 +292,7 @@ trainer = Trainer(model, SoftmaxLoss(), Adam(model.parameters(), lr=1e-3), check
 history = trainer.fit(small_train, val_loader, epochs=15)
 print(f"best epoch: {trainer.best_epoch}, val loss {trainer.best_loss:.3f}; checkpoint written: {os.path.exists(checkpoint_path)}")
 
-# %% provided
+# %% provided numeric
 def plot_history(history, best_epoch=None):
     """Loss and accuracy by epoch, side by side; a dotted line at the best epoch."""
     epochs = np.arange(1, len(history["train_loss"]) + 1)
@@ -320,7 +320,7 @@ if history["train_loss"]:
 # ended the run a few epochs after the turn, and `fit` put the best epoch's weights back, which the
 # validation accuracy of the restored model confirms:
 
-# %% provided
+# %% provided numeric
 if trainer.best_state is not None:
     print(f"restored model: {trainer.evaluate(val_loader)['accuracy']:.1%} on validation")
 
@@ -349,6 +349,6 @@ def build_mlp():
     return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))
     ### END SOLUTION
 
-# %% test id=test_capstone_mlp points=7
+# %% test id=test_capstone_mlp points=7 numeric
 verdict = check.capstone("mlp", build_mlp)
 assert verdict.passed, verdict.message

@@ -659,7 +659,7 @@ try:
 except NotImplementedError:
     print("build_cnn is not written yet")
 
-# %% test id=test_capstone_cnn points=7
+# %% test id=test_capstone_cnn points=7 numeric
 verdict = check.capstone("cnn", build_cnn)
 assert verdict.passed, verdict.message
 

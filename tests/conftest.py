@@ -1,4 +1,8 @@
-"""Shared fixtures: the course built once into a temporary copy, and graded with the real nbgrader."""
+"""Shared fixtures: the committed course in a temporary copy, graded with the real nbgrader; and the
+course rebuilt from its chapter scripts, for the one test that proves the committed files current.
+
+Under pytest-xdist (`make test` runs two workers) each worker has its own session fixtures, so tests
+that share an expensive fixture are kept on one worker by an `xdist_group` mark (see below)."""
 import shutil
 from pathlib import Path
 
@@ -27,12 +31,38 @@ def repo_course():
     return Course(ROOT)
 
 
+# The generated folders, which tests/test_generated_files.py proves to be what the build makes.
+GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
+
+
+# The rebuild runs as another machine's might: its own hash seed, two OpenMP threads asked for, the
+# POSIX locale (.ci/reproduce-elsewhere does the same from `git archive` in a fresh folder).
+ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSIX", "LANG": "POSIX"}
+
+
+@pytest.fixture(scope="session")
+def rebuilt_course(tmp_path_factory):
+    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
+    course = copy_course_inputs(tmp_path_factory.mktemp("rebuilt"))
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in ELSEWHERE.items():
+            patch.setenv(name, value)
+        build.build(course, log=lambda message: None)
+    return course
+
+
 @pytest.fixture(scope="session")
 def built_course(tmp_path_factory):
-    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
-    course = copy_course_inputs(tmp_path_factory.mktemp("course"))
-    build.build(course, log=lambda message: None)
-    return course
+    """A copy of the committed course, built files included: what grading tests start from."""
+    target = tmp_path_factory.mktemp("course")
+    copy_course_inputs(target)
+    for name in GENERATED:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target / name)
+    return Course(target)
 
 
 @pytest.fixture(scope="session")
@@ -71,3 +101,20 @@ def graded_class(built_course, tmp_path_factory):
             cache[chapter_id] = course, grade_chapter(course, chapter, jobs=2, progress=False)
         return cache[chapter_id]
     return grade
+
+
+# Tests that share a session fixture which costs minutes run on one xdist worker: grouped by fixture
+# and chapter, so the ten chapters' catalogues still spread over both workers.
+SHARED_FIXTURES = {"rebuilt_course": "rebuild", "graded": "graded", "feedback": "graded", "graded_class": "class"}
+
+
+def pytest_collection_modifyitems(items):
+    """Stale generated files are the commonest reason a run fails: check the fast layer first."""
+    first = [item for item in items if item.originalname == "test_source_notebooks_are_current"]
+    items[:] = first + [item for item in items if item not in first]
+    for item in items:
+        groups = {SHARED_FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_FIXTURES}
+        if groups:
+            chapter = getattr(item, "callspec", None) and item.callspec.params.get("chapter_id")
+            group = "rebuild" if "rebuild" in groups else "-".join(sorted(groups))
+            item.add_marker(pytest.mark.xdist_group(f"{group}-{chapter}" if chapter and group != "rebuild" else group))
