@@ -86,6 +86,17 @@ CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
 
+# The sandbox every grading kernel runs in (autograder/grading/sandbox.py): bwrap, no network, a read-only
+# system, a private copy of the submission's folder, and these limits. One student's code can use this
+# much and no more, and cannot outlive its kernel.
+SANDBOX_MEMORY_BYTES = 4 << 30    # address space, not resident memory: NumPy and OpenBLAS reserve far more than they touch
+SANDBOX_PROCESSES = 64            # processes and threads of one kernel (ipykernel runs ~10); a fork bomb stops here
+SANDBOX_FILE_BYTES = 64 << 20     # largest file a kernel may write; the course's own files are all far smaller
+SANDBOX_CPU_SECONDS = 900         # CPU time per kernel: chapter 10's capstone trains ~60 s, a slow machine 5x that
+SANDBOX_SCRATCH_BYTES = 256 << 20  # each of the kernel's writable folders (its working folder, /tmp), held in memory
+OUTPUT_CHARS_PER_CELL = 20_000      # output kept per cell: a test's message is a few lines, a table a few thousand
+OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB give a small notebook and feedback page
+
 # Collecting from an LMS: nbgrader zip_collect reads a zip of the LMS's downloads. Canvas names each
 # file <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb);
 # nbgrader matches the regexp against the file's whole path. The student id is Canvas's login-style
@@ -113,11 +124,14 @@ def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c`."""
     import os
 
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades, IncludeHeaderFooter, LockCells,
+        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, Execute, GetGrades,
+        IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, SaveAutoGrades,
     )
 
+    from autograder.grading.sandbox import SandboxLimits
+    from autograder.grading.sandboxed_execute import SandboxedExecute
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -135,6 +149,12 @@ def configure_nbgrader(c) -> None:
     c.Execute.interrupt_on_timeout = True
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.record_timing = False      # no timestamps: executed solutions/ rebuild byte for byte
+    # Student code runs only in the sandbox: nbgrader's default autograde list, with Execute replaced.
+    c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
+    c.Autograde.autograde_preprocessors = [
+        SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties, CheckCellMetadata,
+    ]
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
