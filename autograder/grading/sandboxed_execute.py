@@ -7,12 +7,13 @@ kernel then re-runs the notebook from the top without it, so the student keeps t
 cells that do not depend on it. The instructor finds each death in nbgrader's log and in
 resources["babygrad"]["kernel_deaths"].
 """
+import asyncio
 import json
 from dataclasses import dataclass
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import output_from_msg
@@ -72,6 +73,10 @@ class SandboxedExecute(Execute):
                               "(python -m autograder grade --unsafe). Never on submissions you do not trust."
                   ).tag(config=True)
     limits = Instance(sandbox.SandboxLimits, args=(), help="Limits of the sandbox and the output.").tag(config=True)
+    flood_chars = Integer(100_000_000, help=(
+        "Output characters a cell may send beyond what is kept before it is interrupted: enough for 9 prints "
+        "of 10 MB, and an endless print loop stops within seconds instead of at the cell timeout.")
+    ).tag(config=True)
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
 
@@ -134,7 +139,7 @@ class SandboxedExecute(Execute):
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
         self._notebook_chars = 0
-        self._dropped = {}
+        self._dropped, self._interrupted = {}, set()
         deaths = []
         while True:
             self._running, self._death_cause = None, "exit status unknown"
@@ -187,6 +192,13 @@ class SandboxedExecute(Execute):
         except DeadKernelError:
             self._death_cause = self._exit_description()
             raise
+        except CellTimeoutError:
+            # The reply came, the cell's output did not finish arriving (a flood still queued, or dropped
+            # by the sockets' queue limit). What is missing might be a test's error: the cell fails.
+            self.log.warning("The output of %s did not all arrive; the cell is marked failed.", cell_label(cell, index))
+            cell.outputs.append(self._error("OutputLost", (
+                "this cell's output did not all arrive: it printed more than grading keeps, too fast")))
+            return cell, self.resources
         finally:
             dropped = self._dropped.pop(index, 0)
             if dropped:
@@ -228,6 +240,10 @@ class SandboxedExecute(Execute):
             else:
                 out.data = {}
             self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
+            if self._dropped[cell_index] > self.flood_chars and cell_index not in self._interrupted:
+                self._interrupted.add(cell_index)
+                self.log.warning("%s floods its output; interrupting it.", cell_label(self.nb.cells[cell_index], cell_index))
+                asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))
         self._notebook_chars += output_chars(out) if out is not None else 0
         return out
 
