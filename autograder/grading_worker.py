@@ -15,13 +15,16 @@ import nbformat
 from .nbgrader_cli import nbgrader_env
 
 
-def course_settings(course_root, worker_root):
-    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook."""
+def course_settings(course_root, worker_root, unsafe=False):
+    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook (and, only when
+    the instructor said --unsafe, allowed to run kernels unsandboxed where bwrap is unusable)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
     config.CourseDirectory.root = str(worker_root)
     config.CourseDirectory.db_url = f"sqlite:///{worker_root / 'gradebook.db'}"
+    if unsafe:
+        config.SandboxedExecute.unsafe = True
     return config
 
 
@@ -100,7 +103,7 @@ def run(conn, course_root, worker_root, settings):
     try:
         prepare(course_root, worker_root, settings["template_gradebook"], settings["chapter"], settings["source"])
         from nbgrader.apps import NbGraderAPI
-        api = NbGraderAPI(config=course_settings(course_root, worker_root))
+        api = NbGraderAPI(config=course_settings(course_root, worker_root, settings.get("unsafe", False)))
     except Exception as error:                    # the parent reports it; nothing can be graded here
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return

@@ -2,6 +2,7 @@
 course's configuration, with real bwrap. Each student is the solved notebook plus a few lines; each
 test states what that student must score, and what must not have happened to the course."""
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.grading import sandbox
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
@@ -157,21 +158,34 @@ def hidden_test_lines(source_notebook):
     return lines
 
 
-@pytest.fixture(scope="module")
-def graded_class(tmp_path_factory):
-    """One `nbgrader autograde ch03` over the whole hostile class, in a copy of the course."""
-    root = tmp_path_factory.mktemp("sandboxed-course")
+def course_with(root, students):
+    """A course folder with chapter 3 registered in a fresh gradebook and these submissions handed in."""
     shutil.copy(ROOT / "nbgrader_config.py", root)
     config = (ROOT / "course_config.py").read_text(encoding="utf-8")
     config = re.sub(r"(?m)^CELL_TIMEOUT_SECONDS = \d+", f"CELL_TIMEOUT_SECONDS = {CELL_TIMEOUT}", config)
     (root / "course_config.py").write_text(config, encoding="utf-8")
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
     run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
-    for student, notebook in STUDENTS.items():
+    for student, notebook in students.items():
         folder = root / "submitted" / student / CHAPTER
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / NOTEBOOK)
         shutil.copy(ROOT / "release" / CHAPTER / "earlier_chapters.py", folder)
+    return root
+
+
+def score(root, student):
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        try:
+            return gradebook.find_submission(CHAPTER, student).score
+        except MissingEntry:
+            return None
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """One `nbgrader autograde ch03` over the whole hostile class, in a copy of the course."""
+    root = course_with(tmp_path_factory.mktemp("sandboxed-course"), STUDENTS)
     protected = [ROOT / "autograder", root / "source", root / "course_config.py", root / "nbgrader_config.py"]
     before = tree_hash(*protected)
     started = time.monotonic()
@@ -311,6 +325,32 @@ def test_without_a_sandbox_grading_refuses_unless_unsafe(tmp_path, monkeypatch):
     executed, _ = SandboxedExecute(timeout=30, unsafe=True).preprocess(
         probe_notebook(), {"metadata": {"path": str(tmp_path)}})
     assert executed.cells[0].execution_count == 1
+
+
+def grade_command(root, *options, path):
+    return subprocess.run([sys.executable, "-m", "autograder", "--root", str(root), "grade", CHAPTER, "--quiet",
+                           *options], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": path})
+
+
+def test_grade_command_grades_sandboxed_on_all_cores(tmp_path):
+    root = course_with(tmp_path, {"intruder": appended(SNOOP)})
+    done = grade_command(root, "--jobs", "1", path=os.environ["PATH"])
+    assert done.returncode == 0 and score(root, "intruder") == POINTS, done.stdout + done.stderr
+    text = outputs_text(nbformat.read(root / "autograded" / "intruder" / CHAPTER / NOTEBOOK, as_version=4))
+    assert "SNOOP found 0 notebooks" in text
+
+
+def test_grade_command_refuses_without_bwrap_unless_unsafe(tmp_path):
+    """Without bwrap on PATH (a machine without bubblewrap), grading refuses and names --unsafe; with
+    --unsafe it grades, unsandboxed."""
+    root = course_with(tmp_path, {"perfect": solved()})
+    no_bwrap = str(Path(sys.executable).parent)
+    done = grade_command(root, "--serial", path=no_bwrap)
+    assert not (root / "autograded" / "perfect" / CHAPTER / NOTEBOOK).exists() and not score(root, "perfect")
+    assert "SandboxUnavailable" in done.stderr and "--unsafe" in done.stderr, done.stderr[-2000:]
+    done = grade_command(root, "--serial", "--unsafe", path=no_bwrap)
+    assert score(root, "perfect") == POINTS, done.stderr[-2000:]
 
 
 def test_check_command_runs_sandboxed_and_says_so(tmp_path):
