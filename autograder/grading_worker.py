@@ -6,6 +6,7 @@ The worker owns a folder with the chapter's source files and a SQLite gradebook 
 course gradebook; the parent process merges each graded submission back (see parallel_grading).
 """
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -69,6 +70,11 @@ def diagnose(log, output, notebook_name, cell_timeout):
     if "NotJSONError" in log or "NBFormatError" in log or "ValidationError" in log:
         return ("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
                            "no cell could run, so every exercise scores 0")
+    repaired = re.findall(r"The kernel died in (.+?) \((.+?)\); re-running", log)   # SandboxedExecute's log
+    if repaired:
+        where = "; ".join(f"{cell} ({cause})" for cell, cause in repaired)
+        return ("crash", f"the kernel died in {where}; that cell was skipped and the rest graded in a fresh "
+                         "kernel, so only what depends on it scores 0")
     if "DeadKernelError" in log or "Kernel died" in log:
         return ("crash", "the notebook's Python process died while running (the code exited Python, "
                          "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")

@@ -152,8 +152,8 @@ class SandboxedExecute(Execute):
                 index = self._running
                 death = KernelDeath(index, cell_label(self.nb.cells[index], index), self._death_cause)
                 deaths.append(death)
-                self.log.warning("The kernel died in %s (%s) of %s; re-running the notebook without it.",
-                                 death.cell, death.cause, resources.get("unique_key", "this notebook"))
+                self.log.warning("The kernel died in %s (%s); re-running %s in a fresh kernel without that cell.",
+                                 death.cell, death.cause, resources.get("unique_key", "the notebook"))
                 self.nb.cells[index].outputs = [self._error("KernelDied", (
                     f"the kernel died while running this cell ({death.cause}); the other cells were "
                     f"re-run in a fresh kernel without it"))]
