@@ -121,7 +121,9 @@ STUDENTS = {
     "flood": appended(FLOOD, "mul"),
     "forkbomb": appended(FORK_BOMB),
     "intruder": appended(SNOOP),
-    "killer": with_cells_after("mul", "import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)"),
+    "killer": with_cells_after("mul", "import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)",
+                               "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n"
+                               "        pass"),
     "memory": appended(MEMORY_BOMB),
     "perfect": solved(),
 }
@@ -262,14 +264,15 @@ def test_flood_is_cut_to_a_small_notebook_and_keeps_full_marks(graded_class):
 
 
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
-    """Two cells of the student's own kill the kernel (os._exit, a segfault): each gets a KernelDied
-    error, and every graded cell keeps its points."""
+    """Three cells of the student's own kill the kernel (os._exit, a segfault) or make it unusable (an
+    endless loop that ignores interrupts): each gets a KernelDied error, and every graded cell keeps its points."""
     assert graded_class["scores"]["killer"] == POINTS
     cells = autograded(graded_class, "killer").cells
     died = [c for c in cells if any(o.get("ename") == "KernelDied" for o in c.get("outputs", []))]
-    assert [c.source.splitlines()[-1] for c in died] == ["os._exit(1)", "ctypes.string_at(0)"]
-    assert "SIGSEGV" in died[1].outputs[0].evalue
-    assert graded_class["log"].count("The kernel died in cell") == 2
+    assert [c.source.splitlines()[1] for c in died] == ["os._exit(1)", "ctypes.string_at(0)", "while True:"]
+    assert "SIGSEGV" in died[1].outputs[-1].evalue
+    assert "did not stop when interrupted" in died[2].outputs[-1].evalue
+    assert graded_class["log"].count("The kernel died in cell") == 3
 
 
 def test_process_limit_counts_each_sandbox_apart(tmp_path):

@@ -9,6 +9,7 @@ resources["babygrad"]["kernel_deaths"].
 """
 import asyncio
 import json
+from queue import Empty
 from dataclasses import dataclass
 
 from jupyter_client.manager import AsyncKernelManager
@@ -24,6 +25,7 @@ from . import sandbox
 from .sandboxed_kernel import SandboxedKernelManager
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
+STOP_SECONDS = 10      # after a timeout's interrupt, the kernel must answer again within this, or it is killed
 
 
 class SandboxUnavailable(RuntimeError):
@@ -109,6 +111,19 @@ class SandboxedExecute(Execute):
 
     run_probe = run_sync(async_run_probe)
 
+    async def _async_answers(self) -> bool:
+        """Does the kernel finish an empty cell within STOP_SECONDS? Not if it ignores interrupts."""
+        msg_id = await ensure_async(self.kc.execute("", store_history=False, silent=True))
+        deadline = asyncio.get_running_loop().time() + STOP_SECONDS
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+            except Empty:
+                return False
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return True
+        return False
+
     # -- the sandbox -----------------------------------------------------------------------------
 
     def _choose_kernel_manager(self):
@@ -142,7 +157,7 @@ class SandboxedExecute(Execute):
         self._dropped, self._interrupted = {}, set()
         deaths = []
         while True:
-            self._running, self._death_cause = None, "exit status unknown"
+            self._running, self._death_cause = None, None
             try:
                 self._run_cells(resources, skip={d.index for d in deaths})
                 break
@@ -150,7 +165,8 @@ class SandboxedExecute(Execute):
                 if self._running is None:
                     raise                       # the kernel did not start: nothing to repair
                 index = self._running
-                death = KernelDeath(index, cell_label(self.nb.cells[index], index), self._death_cause)
+                death = KernelDeath(index, cell_label(self.nb.cells[index], index),
+                                    self._death_cause or "exit status unknown")
                 deaths.append(death)
                 self.log.warning("The kernel died in %s (%s); re-running %s in a fresh kernel without that cell.",
                                  death.cell, death.cause, resources.get("unique_key", "the notebook"))
@@ -188,17 +204,10 @@ class SandboxedExecute(Execute):
 
     def preprocess_cell(self, cell, resources, index):
         try:
-            return super().preprocess_cell(cell, resources, index)
+            self._execute(cell, resources, index)
         except DeadKernelError:
-            self._death_cause = self._exit_description()
+            self._death_cause = self._death_cause or self._exit_description()
             raise
-        except CellTimeoutError:
-            # The reply came, the cell's output did not finish arriving (a flood still queued, or dropped
-            # by the sockets' queue limit). What is missing might be a test's error: the cell fails.
-            self.log.warning("The output of %s did not all arrive; the cell is marked failed.", cell_label(cell, index))
-            cell.outputs.append(self._error("OutputLost", (
-                "this cell's output did not all arrive: it printed more than grading keeps, too fast")))
-            return cell, self.resources
         finally:
             dropped = self._dropped.pop(index, 0)
             if dropped:
@@ -206,6 +215,30 @@ class SandboxedExecute(Execute):
                     f"\n… output truncated: {dropped} characters not kept (at most "
                     f"{self.limits.output_chars_per_cell} per cell, {self.limits.output_chars_per_notebook} "
                     f"per notebook)\n")))
+        return cell, self.resources
+
+    def _execute(self, cell, resources, index):
+        """Execute's cell, with its two ways of going wrong that a kernel can survive handled."""
+        try:
+            super().preprocess_cell(cell, resources, index)
+            stuck = self._timed_out(cell)
+        except CellTimeoutError:
+            # The reply came, the cell's output did not finish arriving (a flood still queued, or dropped
+            # by the sockets' queue limit). What is missing might be a test's error: the cell fails.
+            self.log.warning("The output of %s did not all arrive; the cell is marked failed.", cell_label(cell, index))
+            cell.outputs.append(self._error("OutputLost", (
+                "this cell's output did not all arrive: it printed more than grading keeps, too fast")))
+            stuck = True
+        if stuck and not run_sync(self._async_answers)():
+            # The cell ignores interrupts (it catches KeyboardInterrupt): every later cell would wait the
+            # whole timeout behind it. Kill the kernel; it is repaired as a death.
+            self._death_cause = f"it ran longer than {self.timeout} s and did not stop when interrupted"
+            run_sync(self.km.shutdown_kernel)(now=True)
+            raise DeadKernelError(self._death_cause)
+
+    def _timed_out(self, cell):
+        name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
+        return any(o.get("ename") == name for o in cell.get("outputs", []))
 
     def _exit_description(self):
         try:
