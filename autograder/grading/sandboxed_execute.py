@@ -75,9 +75,9 @@ class SandboxedExecute(Execute):
                               "(python -m autograder grade --unsafe). Never on submissions you do not trust."
                   ).tag(config=True)
     limits = Instance(sandbox.SandboxLimits, args=(), help="Limits of the sandbox and the output.").tag(config=True)
-    flood_chars = Integer(100_000_000, help=(
-        "Output characters a cell may send beyond what is kept before it is interrupted: enough for 9 prints "
-        "of 10 MB, and an endless print loop stops within seconds instead of at the cell timeout.")
+    flood_chars = Integer(20_000_000, help=(
+        "Output characters a cell may send beyond what is kept before it is interrupted (a thousand times what "
+        "a cell keeps): an endless print loop stops within a second instead of at the cell timeout.")
     ).tag(config=True)
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
