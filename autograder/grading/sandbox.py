@@ -27,7 +27,8 @@ import autograder
 
 NOBODY = 65534            # the sandbox's uid and gid when the grader is root: owns nothing on the machine
 SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"]
-SANDBOX_TOOLS = ["bwrap", "setpriv", "unshare", "prlimit"]      # util-linux's, and bubblewrap
+SANDBOX_TOOLS = ["bwrap", "prlimit"]        # bubblewrap's and util-linux's; as root also:
+ROOT_TOOLS = ["setpriv", "unshare"]         # to drop to NOBODY in a user namespace of its own
 MAX_COPIED_FILES = 2000   # a submission folder holds a notebook and a few support files
 
 
@@ -208,7 +209,8 @@ def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=()
 def unavailable_reason() -> str | None:
     """None when a sandbox starts here; otherwise why not (bwrap missing, user namespaces refused...).
     It starts a real one: only that proves the kernel would."""
-    missing = [tool for tool in SANDBOX_TOOLS if shutil.which(tool) is None]
+    tools = SANDBOX_TOOLS + (ROOT_TOOLS if os.geteuid() == 0 else [])
+    missing = [tool for tool in tools if shutil.which(tool) is None]
     if missing:
         return f"{', '.join(missing)} not found (Debian packages bubblewrap and util-linux)"
     with tempfile.TemporaryDirectory(prefix="bg-probe-") as folder:
