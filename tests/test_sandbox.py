@@ -365,7 +365,7 @@ def test_check_command_without_bwrap_runs_unsandboxed_and_says_so(tmp_path):
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PATH": str(Path(sys.executable).parent)})
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0].startswith("Running without a sandbox (bwrap, prlimit"))
+    assert done.stdout.splitlines()[0].startswith("Running without a sandbox (bwrap, prlimit")
     assert f"Progress: {POINTS}/{POINTS} points (100%)" in done.stdout
 
 
