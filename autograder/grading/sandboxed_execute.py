@@ -153,11 +153,10 @@ class SandboxedExecute(Execute):
         NotebookClient.__init__(self, nb, km)      # as nbconvert's ExecutePreprocessor.preprocess does
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
-        self._notebook_chars = 0
-        self._dropped, self._interrupted = {}, set()
         deaths = []
-        while True:
+        while True:                 # each attempt runs the whole notebook in a fresh kernel
             self._running, self._death_cause = None, None
+            self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
             try:
                 self._run_cells(resources, skip={d.index for d in deaths})
                 break
@@ -169,7 +168,7 @@ class SandboxedExecute(Execute):
                                     self._death_cause or "exit status unknown")
                 deaths.append(death)
                 self.log.warning("The kernel died in %s (%s); re-running %s in a fresh kernel without that cell.",
-                                 death.cell, death.cause, resources.get("unique_key", "the notebook"))
+                                 death.cell, death.cause, self.resources.get("unique_key", "the notebook"))
                 self.nb.cells[index].outputs = [self._error("KernelDied", (
                     f"the kernel died while running this cell ({death.cause}); the other cells were "
                     f"re-run in a fresh kernel without it"))]
