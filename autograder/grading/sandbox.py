@@ -40,7 +40,7 @@ class SandboxLimits:
     memory_bytes: int = 4 << 30
     processes: int = 64
     file_bytes: int = 64 << 20
-    cpu_seconds: int = 600
+    cpu_seconds: int = 900
     scratch_bytes: int = 256 << 20
     output_chars_per_cell: int = 20_000
     output_chars_per_notebook: int = 200_000
