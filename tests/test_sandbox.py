@@ -378,3 +378,9 @@ def test_check_command_runs_sandboxed_and_says_so(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[0] == "Running in the grading sandbox (no network, read-only system)."
     assert f"Progress: {POINTS}/{POINTS} points (100%)" in done.stdout
+
+
+def test_limit_defaults_are_the_course_configs():
+    """`check` outside the course uses SandboxLimits(); grading reads course_config.py: the same values."""
+    import course_config
+    assert sandbox.SandboxLimits.from_config(course_config) == sandbox.SandboxLimits()
