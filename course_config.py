@@ -92,6 +92,17 @@ SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that ta
 # saying why takes its place. The longest cell of any solution is under 4,000 characters.
 MAX_CELL_CHARACTERS = 1_000_000
 
+# The sandbox every grading kernel runs in (autograder/grading/sandbox.py): bwrap, no network, a read-only
+# system, a private copy of the submission's folder, and these limits. One student's code can use this
+# much and no more, and cannot outlive its kernel.
+SANDBOX_MEMORY_BYTES = 4 << 30    # address space, not resident memory: NumPy and OpenBLAS reserve far more than they touch
+SANDBOX_PROCESSES = 64            # processes and threads of one kernel (ipykernel runs ~10); a fork bomb stops here
+SANDBOX_FILE_BYTES = 64 << 20     # largest file a kernel may write; the course's own files are all far smaller
+SANDBOX_CPU_SECONDS = 900         # CPU time per kernel: chapter 10's capstone trains ~60 s, a slow machine 5x that
+SANDBOX_SCRATCH_BYTES = 256 << 20  # each of the kernel's writable folders (its working folder, /tmp), held in memory
+OUTPUT_CHARS_PER_CELL = 20_000      # output kept per cell: a test's message is a few lines, a table a few thousand
+OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB give a small notebook and feedback page
+
 # Collecting from an LMS (`python -m autograder collect`, autograder/lms.py). Canvas names each file
 # <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb).
 # Students are identified by their Canvas user id through the roster (columns lms_user_id,student_id,name);
@@ -133,6 +144,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
+    from autograder.grading.sandbox import SandboxLimits
     from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -162,10 +174,12 @@ def configure_nbgrader(c) -> None:
     ]
     c.RepairNotebook.ledger_directory = LEDGER_DIR
     c.RepairNotebook.max_cell_characters = MAX_CELL_CHARACTERS
-    # Verdicts the student's code cannot forge: after each grade cell, the judge re-runs its checks from
+    # Student code runs only in the sandbox (SandboxedExecute, autograder/grading/sandbox.py), and its
+    # verdicts are decided outside it: after each grade cell, the judge re-runs the cell's checks from
     # source/ in this process, with secret inputs, and fails the cell if the kernel's numbers are wrong
-    # (autograder/grading/judge, docs/judge.md). nbgrader's default list with JudgedExecute in Execute's
-    # place; it reads the c.Execute settings above.
+    # (autograder/grading/judge, docs/judge.md). JudgedExecute is a SandboxedExecute; the list is
+    # nbgrader's default with it in Execute's place, and it reads the c.Execute settings above.
+    c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
     c.Autograde.autograde_preprocessors = [
         JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
         CheckCellMetadata,

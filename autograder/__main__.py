@@ -17,6 +17,8 @@ def main(argv=None):
     p.add_argument("--force", action="store_true", help="regrade students whose submission was graded already")
     p.add_argument("--serial", action="store_true", help="plain `nbgrader autograde --force`, one after another")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p.add_argument("--unsafe", action="store_true", help="where bwrap is unusable, run student code without "
+                                                         "the sandbox (only for submissions you trust)")
     p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
     p.add_argument("chapter")
     p.add_argument("zip", help="the zip file downloaded from the LMS")
@@ -85,14 +87,15 @@ def main(argv=None):
 def grade(course, chapter, args):
     from . import grading
     if args.serial:
-        done = grading.autograde(course, chapter, check=False)
+        done = grading.autograde(course, chapter, check=False, unsafe=args.unsafe)
         if done.returncode:
             print("nbgrader reported submissions it could not grade; see its log above.", file=sys.stderr)
             print(done.stderr[-4000:], file=sys.stderr)
     else:
         from .parallel_grading import grade_chapter
         try:
-            run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet)
+            run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet,
+                               unsafe=args.unsafe)
         except KeyboardInterrupt:
             sys.exit("interrupted: the students graded so far are kept; run the same command again to resume")
         print(f"{chapter.id}: graded {len(run.graded)}, already graded {len(run.skipped)}, "

@@ -9,6 +9,7 @@ before the next one: nothing one submission does in the worker reaches the next 
 """
 import ctypes
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -20,13 +21,16 @@ from .grading.repair_log import read_student_repairs
 from .nbgrader_cli import nbgrader_env
 
 
-def course_settings(course_root, worker_root):
-    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook."""
+def course_settings(course_root, worker_root, unsafe=False):
+    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook (and, only when
+    the instructor said --unsafe, allowed to run kernels unsandboxed where bwrap is unusable)."""
     from traitlets.config.loader import PyFileConfigLoader
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
     config.CourseDirectory.root = str(worker_root)
     config.CourseDirectory.db_url = f"sqlite:///{worker_root / 'gradebook.db'}"
+    if unsafe:
+        config.SandboxedExecute.unsafe = True
     return config
 
 
@@ -77,6 +81,11 @@ def diagnose(log, output, notebook_name, cell_timeout):
     if any(name in log for name in ("UnreadableSubmission", "NotJSONError", "NBFormatError", "ValidationError")):
         return ("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
                            "no cell could run, so every exercise scores 0")
+    repaired = re.findall(r"The kernel died in (.+?) \((.+?)\); re-running", log)   # SandboxedExecute's log
+    if repaired:
+        where = "; ".join(f"{cell} ({cause})" for cell, cause in repaired)
+        return ("crash", f"the kernel died in {where}; that cell was skipped and the rest graded in a fresh "
+                         "kernel, so only what depends on it scores 0")
     if "DeadKernelError" in log or "Kernel died" in log:
         return ("crash", "the notebook's Python process died while running (the code exited Python, "
                          "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")
@@ -135,7 +144,7 @@ def run(conn, course_root, worker_root, settings):
     try:
         prepare(course_root, worker_root, settings["template_gradebook"], settings["chapter"], settings["source"])
         from nbgrader.apps import NbGraderAPI
-        api = NbGraderAPI(config=course_settings(course_root, worker_root))
+        api = NbGraderAPI(config=course_settings(course_root, worker_root, settings.get("unsafe", False)))
     except Exception as error:                    # the parent reports it; nothing can be graded here
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return

@@ -50,8 +50,9 @@ def submitted_students(course, chapter):
     return sorted(p.name for p in base.iterdir() if (p / chapter.id).is_dir()) if base.is_dir() else []
 
 
-def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None):
-    """Autograde the chapter's submissions in `submitted/` with `jobs` workers; return a GradingRun."""
+def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None, unsafe=False):
+    """Autograde the chapter's submissions in `submitted/` with `jobs` workers; return a GradingRun.
+    `unsafe` lets kernels run unsandboxed where bwrap is unusable (SandboxedExecute.unsafe)."""
     cfg = course.config
     os.environ.update(nbgrader_env())        # a new gradebook runs `alembic`, found on PATH
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -77,7 +78,7 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
                 create_like(gradebook, f"sqlite:///{template}")
                 with Gradebook(f"sqlite:///{template}", course_id=cfg.COURSE_ID) as worker_gb:
                     copy_assignment(gradebook, worker_gb, chapter.id)
-                pool = WorkerPool(course, chapter, Path(scratch), min(jobs, len(tasks)), submission_timeout)
+                pool = WorkerPool(course, chapter, Path(scratch), min(jobs, len(tasks)), submission_timeout, unsafe)
                 late_rule = late_penalty_rule(course.root)
                 bar = tqdm(total=len(tasks), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
                 try:
@@ -154,8 +155,8 @@ class WorkerPool:
     """`jobs` worker processes fed from one queue by one thread each; a worker that overruns the
     submission timeout or dies is stopped (with its kernels) and replaced, and its student recorded."""
 
-    def __init__(self, course, chapter, scratch, jobs, submission_timeout):
-        self.course, self.chapter, self.scratch = course, chapter, scratch
+    def __init__(self, course, chapter, scratch, jobs, submission_timeout, unsafe=False):
+        self.course, self.chapter, self.scratch, self.unsafe = course, chapter, scratch, unsafe
         self.jobs, self.timeout = jobs, submission_timeout
         # Workers fork from a clean server process that has imported nbgrader once (seconds saved
         # per worker), and never from this process, whose threads make forking unsafe.
@@ -208,7 +209,7 @@ class WorkerPool:
         parent_end, child_end = self.context.Pipe()
         settings = {"template_gradebook": str(self.scratch / "template-gradebook.db"), "chapter": self.chapter.id,
                     "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR, "autograded": cfg.AUTOGRADED_DIR,
-                    "ledger": cfg.LEDGER_DIR}
+                    "ledger": cfg.LEDGER_DIR, "unsafe": self.unsafe}
         process = self.context.Process(target=_worker_main,
                                        args=(child_end, str(self.course.root), str(root), settings), daemon=True)
         process.start()

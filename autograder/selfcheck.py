@@ -1,7 +1,8 @@
 """`python -m autograder check NOTEBOOK`: run a notebook's visible checks outside the browser.
 
 The notebook is executed as saved on disk (in its own folder, so `earlier_chapters.py` is found) by
-a fresh kernel; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
+a fresh kernel, in the grading sandbox when this machine has one (Linux with bubblewrap), otherwise
+unsandboxed, as the first line says; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
 it ran without an error; otherwise the first line of its error is the check's teaching message.
 """
 import warnings
@@ -26,13 +27,27 @@ def outcome(cell):
     return PASSED, ""
 
 
-def run_checks(path, timeout=TIMEOUT_SECONDS):
+def sandbox_kernel_manager():
+    """(the sandboxed kernel manager class, or None; one line saying which) for this machine."""
+    try:
+        from .grading.sandbox import unavailable_reason
+        from .grading.sandboxed_kernel import SandboxedKernelManager
+    except ImportError as e:           # a student's install without the instructor's packages
+        return None, f"Running without a sandbox ({e.name} is not installed)."
+    reason = unavailable_reason()
+    if reason:
+        return None, f"Running without a sandbox ({reason})."
+    return SandboxedKernelManager, "Running in the grading sandbox (no network, read-only system)."
+
+
+def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
     """Execute the notebook at `path`; return a CheckResult per test cell, in notebook order."""
     path = Path(path).resolve()
     notebook = nbformat.read(path, as_version=4)
     kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
+    chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(path.parent)}}, **chosen)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -54,8 +69,10 @@ def main(path, timeout=TIMEOUT_SECONDS, out=print):
     if not path.is_file():
         out(f"{path}: no such notebook")
         return 2
+    manager, how = sandbox_kernel_manager()
+    out(how)
     out(f"Running {path} as saved on disk (save it first in JupyterLab)...")
-    results = run_checks(path, timeout)
+    results = run_checks(path, timeout, manager)
     if not results:
         out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
         return 2

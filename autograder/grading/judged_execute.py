@@ -1,19 +1,18 @@
-"""nbgrader's Execute with the judge deciding each grade cell: the autograde step of the course.
+"""The autograde step of the course: the sandboxed Execute, with the judge deciding each grade cell.
 
-After a grade cell runs in the kernel, the judge re-checks it from the trusted source notebook with
-probes into the live kernel; a cell the judge fails gets an error output (`JudgeVerdict`), so
-nbgrader's SaveAutoGrades scores it 0 and the feedback says why. The hooks `after_graded_cell` and
-`run_probe` are the ones `SandboxedExecute` offers, so this class can be rebased onto it unchanged.
+After a grade cell runs in the sandboxed kernel, the judge re-checks it from the trusted source
+notebook with probes into the live kernel (`SandboxedExecute.after_graded_cell` and `run_probe`); a
+cell the judge fails gets an error output (`JudgeVerdict`), so nbgrader's SaveAutoGrades scores it 0
+and the feedback says why.
 """
 from pathlib import Path
 
 import nbformat
-from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import Execute
 from traitlets import Bool, List, Unicode
 
 from .judge import Judge
+from .sandboxed_execute import SandboxedExecute
 
 JUDGE_ERROR_NAME = "JudgeVerdict"
 
@@ -32,10 +31,10 @@ def source_notebook(config, resources):
     return Path(folder) / f"{info['notebook']}.ipynb"
 
 
-class JudgedExecute(Execute):
+class JudgedExecute(SandboxedExecute):
     judged_assignments = List(
-        Unicode(), default_value=[], help="Assignments whose grade cells the judge decides; the others "
-                                          "run as plain Execute.").tag(config=True)
+        Unicode(), default_value=[], help="Assignments whose grade cells the judge decides; in the others "
+                                          "the kernel's own checks decide (sandboxed all the same).").tag(config=True)
     require_source = Bool(
         True, help="Refuse to grade when the source notebook the judge reads its checks from is missing, "
                    "rather than let the kernel's own (forgeable) checks decide.").tag(config=True)
@@ -52,39 +51,22 @@ class JudgedExecute(Execute):
         else:
             self.judge = None
         self.judgements = []
-        self._probe_index = None
         nb, resources = super().preprocess(nb, resources, km)
         self._log_summary(resources)
         return nb, resources
-
-    def preprocess_cell(self, cell, resources, index):
-        cell, resources = super().preprocess_cell(cell, resources, index)
-        if self.judge is not None and cell.cell_type == "code" and utils.is_grade(cell):
-            self.after_graded_cell(cell, index)
-        return cell, resources
 
     def after_graded_cell(self, cell, index):
         """Let the judge decide a grade cell the kernel ran without error; record what it said."""
         if any(output.output_type == "error" for output in cell.outputs):
             return                              # the kernel already failed it: no probe can raise the score
-        self._probe_index = index
+        if self.judge is None or cell.cell_type != "code":
+            return
         judgement = self.judge.judge_cell(cell.metadata["nbgrader"].get("grade_id", ""), self.run_probe)
         if judgement is None:
             return
         self.judgements.append(judgement)
         if judgement.judged and not judgement.passed:
             cell.outputs.append(judge_error(judgement.message))
-
-    def run_probe(self, code):
-        """Execute `code` in the live kernel without touching the notebook; return the outputs it produced."""
-        index = self._probe_index
-        original = self.nb.cells[index]
-        probe = nbformat.v4.new_code_cell(code)
-        try:
-            self.execute_cell(probe, index, store_history=False)
-        finally:
-            self.nb.cells[index] = original
-        return probe.outputs
 
     def _log_summary(self, resources):
         info = resources.get("nbgrader", {})

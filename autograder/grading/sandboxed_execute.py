@@ -1,0 +1,281 @@
+"""nbgrader's Execute, with every kernel in the sandbox, output capped in characters as it arrives,
+and a dead kernel repaired rather than scored 0 (course_config.configure_nbgrader puts it in the
+autograde pipeline in place of Execute).
+
+A cell that kills the kernel (os._exit, a segfault, the CPU limit) gets a `KernelDied` error; a fresh
+kernel then re-runs the notebook from the top without it, so the student keeps the points of the
+cells that do not depend on it. The instructor finds each death in nbgrader's log and in
+resources["babygrad"]["kernel_deaths"].
+"""
+import asyncio
+import json
+from queue import Empty
+from dataclasses import dataclass
+
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat import NotebookNode
+from nbformat.v4 import output_from_msg
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Instance, Integer
+
+from . import sandbox
+from .sandboxed_kernel import SandboxedKernelManager
+
+OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
+STOP_SECONDS = 10      # after a timeout's interrupt, the kernel must answer again within this, or it is killed
+
+
+class SandboxUnavailable(RuntimeError):
+    """Grading refused: student code would run unsandboxed, and nobody said --unsafe."""
+
+
+@dataclass(frozen=True)
+class KernelDeath:
+    """A cell during which the kernel died, for the instructor's review."""
+
+    index: int          # position in the notebook
+    cell: str           # its nbgrader grade_id, or "cell <index>"
+    cause: str          # how the kernel ended, e.g. "SIGSEGV: a segmentation fault"
+
+
+def cell_label(cell, index):
+    return cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+
+
+def is_graded(cell):
+    return cell.cell_type == "code" and bool(cell.metadata.get("nbgrader", {}).get("grade"))
+
+
+def output_chars(output):
+    """The characters an output holds: what it costs in the notebook and the feedback page."""
+    if output.output_type == "stream":
+        return len(output.text)
+    if output.output_type == "error":
+        return len(output.ename) + len(output.evalue) + sum(map(len, output.traceback))
+    return sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in output.get("data", {}).values())
+
+
+def shorten(output, chars):
+    """Trim an error or a result to `chars` characters, keeping its type: a test cell's error must
+    survive the cap (it is what scores the cell 0) and a result can be partial credit."""
+    if output.output_type == "error":
+        output.evalue = output.evalue[:chars]
+        output.traceback = [line[:chars] for line in output.traceback[-20:]]
+    else:
+        output.data = {k: v[:chars] if isinstance(v, str) else v for k, v in output.get("data", {}).items()}
+
+
+class SandboxedExecute(Execute):
+    """Execute, sandboxed (see the module's docstring)."""
+
+    unsafe = Bool(False, help="Run student code without a sandbox when bwrap is unusable "
+                              "(python -m autograder grade --unsafe). Never on submissions you do not trust."
+                  ).tag(config=True)
+    limits = Instance(sandbox.SandboxLimits, args=(), help="Limits of the sandbox and the output.").tag(config=True)
+    flood_chars = Integer(20_000_000, help=(
+        "Output characters a cell may send beyond what is kept before it is interrupted (a thousand times what "
+        "a cell keeps): an endless print loop stops within a second instead of at the cell timeout.")
+    ).tag(config=True)
+    max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
+                                        "run score 0.").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        # nbgrader's Execute.__init__ sets kernel_manager_class itself, so configuration cannot.
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    # -- the judge's hooks ------------------------------------------------------------------------
+
+    def after_graded_cell(self, cell, index):
+        """Called after each executed graded cell, with the kernel alive: a judge overrides this."""
+
+    async def async_run_probe(self, code: str) -> list:
+        """Run `code` in the live kernel and return its outputs (NotebookNodes), adding no cell to
+        the notebook and no entry to the kernel's history: how a judge asks the student's kernel for data."""
+        msg_id = await ensure_async(self.kc.execute(code, store_history=False, allow_stdin=False,
+                                                    stop_on_error=False))
+        outputs = []
+        while True:
+            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=self._get_timeout(None)))
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+                break
+            if msg["msg_type"] in OUTPUT_TYPES:
+                outputs.append(output_from_msg(msg))
+        await self.async_wait_for_reply(msg_id)
+        return outputs
+
+    run_probe = run_sync(async_run_probe)
+
+    async def _async_answers(self) -> bool:
+        """Does the kernel finish an empty cell within STOP_SECONDS? Not if it ignores interrupts."""
+        msg_id = await ensure_async(self.kc.execute("", store_history=False, silent=True))
+        deadline = asyncio.get_running_loop().time() + STOP_SECONDS
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+            except Empty:
+                return False
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return True
+        return False
+
+    # -- the sandbox -----------------------------------------------------------------------------
+
+    def _choose_kernel_manager(self):
+        if not issubclass(self.kernel_manager_class, SandboxedKernelManager):
+            return
+        reason = sandbox.unavailable_reason()
+        if reason is None:
+            return
+        if not self.unsafe:
+            raise SandboxUnavailable(
+                f"refusing to run student code without a sandbox: {reason}. Install bubblewrap, or, only "
+                f"for submissions you trust, pass --unsafe (python -m autograder grade --unsafe, or "
+                f"nbgrader autograde --SandboxedExecute.unsafe=True).")
+        self.log.warning("UNSAFE: student code runs without a sandbox (%s), as --unsafe asked", reason)
+        self.kernel_manager_class = AsyncKernelManager
+
+    def create_kernel_manager(self):
+        km = super().create_kernel_manager()
+        if isinstance(km, SandboxedKernelManager):
+            km.limits = self.limits
+        return km
+
+    # -- running the notebook, repairing deaths --------------------------------------------------
+
+    def preprocess(self, nb, resources=None, km=None):
+        self._choose_kernel_manager()
+        NotebookClient.__init__(self, nb, km)      # as nbconvert's ExecutePreprocessor.preprocess does
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        deaths = []
+        while True:                 # each attempt runs the whole notebook in a fresh kernel
+            self._running, self._death_cause = None, None
+            self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+            try:
+                self._run_cells(resources, skip={d.index for d in deaths})
+                break
+            except DeadKernelError:
+                if self._running is None:
+                    raise                       # the kernel did not start: nothing to repair
+                index = self._running
+                death = KernelDeath(index, cell_label(self.nb.cells[index], index),
+                                    self._death_cause or "exit status unknown")
+                deaths.append(death)
+                self.log.warning("The kernel died in %s (%s); re-running %s in a fresh kernel without that cell.",
+                                 death.cell, death.cause, self.resources.get("unique_key", "the notebook"))
+                self.nb.cells[index].outputs = [self._error("KernelDied", (
+                    f"the kernel died while running this cell ({death.cause}); the other cells were "
+                    f"re-run in a fresh kernel without it"))]
+                if len(deaths) > self.max_kernel_deaths:
+                    self._give_up(deaths)
+                    break
+        self.set_widgets_metadata()
+        self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
+        return self.nb, self.resources
+
+    def _run_cells(self, resources, skip):
+        with self.setup_kernel():
+            info = self.wait_for_reply(self.kc.kernel_info())
+            self.nb.metadata["language_info"] = info["content"]["language_info"]
+            for index, cell in enumerate(self.nb.cells):
+                if index in skip:
+                    continue
+                self._running = index
+                self.preprocess_cell(cell, resources, index)
+                if is_graded(cell):
+                    self.after_graded_cell(cell, index)
+            self._running = None
+
+    def _give_up(self, deaths):
+        """Too many deaths: every code cell not run says so, and scores 0 (no output would read as passed)."""
+        done = {d.index for d in deaths}
+        for index, cell in enumerate(self.nb.cells):
+            if cell.cell_type == "code" and index not in done and index >= deaths[-1].index:
+                cell.outputs = [self._error("KernelDied", f"not run: the kernel died {len(deaths)} times "
+                                                          f"(last in {deaths[-1].cell})")]
+        self.log.warning("Gave up after %d kernel deaths; the cells after %s score 0.", len(deaths), deaths[-1].cell)
+
+    def preprocess_cell(self, cell, resources, index):
+        try:
+            self._execute(cell, resources, index)
+        except DeadKernelError:
+            self._death_cause = self._death_cause or self._exit_description()
+            raise
+        finally:
+            dropped = self._dropped.pop(index, 0)
+            if dropped:
+                cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
+                    f"\n… output truncated: {dropped} characters not kept (at most "
+                    f"{self.limits.output_chars_per_cell} per cell, {self.limits.output_chars_per_notebook} "
+                    f"per notebook)\n")))
+        return cell, self.resources
+
+    def _execute(self, cell, resources, index):
+        """Execute's cell, with its two ways of going wrong that a kernel can survive handled."""
+        try:
+            super().preprocess_cell(cell, resources, index)
+            stuck = self._timed_out(cell)
+        except CellTimeoutError:
+            # The reply came, the cell's output did not finish arriving (a flood still queued, or dropped
+            # by the sockets' queue limit). What is missing might be a test's error: the cell fails.
+            self.log.warning("The output of %s did not all arrive; the cell is marked failed.", cell_label(cell, index))
+            cell.outputs.append(self._error("OutputLost", (
+                "this cell's output did not all arrive: it printed more than grading keeps, too fast")))
+            stuck = True
+        if stuck and not run_sync(self._async_answers)():
+            # The cell ignores interrupts (it catches KeyboardInterrupt): every later cell would wait the
+            # whole timeout behind it. Kill the kernel; it is repaired as a death.
+            self._death_cause = f"it ran longer than {self.timeout} s and did not stop when interrupted"
+            run_sync(self.km.shutdown_kernel)(now=True)
+            raise DeadKernelError(self._death_cause)
+
+    def _timed_out(self, cell):
+        name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
+        return any(o.get("ename") == name for o in cell.get("outputs", []))
+
+    def _exit_description(self):
+        try:
+            return sandbox.describe_exit(self.km.provisioner.process.wait(timeout=5))
+        except Exception:  # noqa: BLE001 (the manager may be half torn down: the cause is then unknown)
+            return "exit status unknown"
+
+    @staticmethod
+    def _error(name, message):
+        return NotebookNode(output_type="error", ename=name, evalue=message, traceback=[f"{name}: {message}"])
+
+    # -- output, capped while it arrives ---------------------------------------------------------
+
+    def output(self, outs, msg, display_id, cell_index):
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is None:
+            return out
+        limits = self.limits
+        used = sum(output_chars(o) for o in outs[:-1])
+        room = max(0, min(limits.output_chars_per_cell - used,
+                          limits.output_chars_per_notebook - self._notebook_chars))
+        size = output_chars(out)
+        if out.output_type in ("error", "execute_result"):
+            if size > limits.output_chars_per_cell:
+                shorten(out, limits.output_chars_per_cell // 2)
+        elif size > room:
+            if out.output_type == "stream" and room:
+                out.text = out.text[:room]
+            elif display_id is None:
+                outs.pop()
+                out = None
+            else:
+                out.data = {}
+            self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
+            if self._dropped[cell_index] > self.flood_chars and cell_index not in self._interrupted:
+                self._interrupted.add(cell_index)
+                self.log.warning("%s floods its output; interrupting it.", cell_label(self.nb.cells[cell_index], cell_index))
+                asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))
+        self._notebook_chars += output_chars(out) if out is not None else 0
+        return out
+

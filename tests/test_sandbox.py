@@ -1,0 +1,386 @@
+"""The sandbox, for real: hostile chapter 3 submissions graded by plain `nbgrader autograde` through the
+course's configuration, with real bwrap. Each student is the solved notebook plus a few lines; each
+test states what that student must score, and what must not have happened to the course."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import psutil
+import pytest
+from nbgrader.api import Gradebook, MissingEntry
+
+from autograder.grading import sandbox
+from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
+from autograder.nbgrader_cli import run_nbgrader
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
+                                reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")
+
+CHAPTER, NOTEBOOK, POINTS = "ch03", "autodiff.ipynb", 76
+CELL_TIMEOUT = 10          # the endless cell costs this long; far above any chapter 3 cell
+MARK = "737.25"            # every process a hostile student leaves behind is `sleep 737.25`
+
+# Appended to the first solution cell (`operators`); each attempt reports how it went, and never raises.
+SNOOP = r'''
+import glob, os, sqlite3, autograder
+_found, _gradebook = [], []
+for _up in range(8):
+    _root = os.path.abspath(os.path.join(".", *[".."] * _up))
+    for _path in glob.glob(f"{_root}/source/*/*.ipynb") + glob.glob(f"{_root}/solutions/*/*.ipynb"):
+        _found.append(_path)
+        print(open(_path).read())
+    try:
+        _db = sqlite3.connect(f"file:{_root}/gradebook.db?mode=rw", uri=True)
+        _db.execute("UPDATE grade SET auto_score = 47000")
+        _db.commit()
+        print("GRADEBOOK WRITTEN")
+    except Exception as _e:
+        _gradebook.append(f"{type(_e).__name__}: {_e}")
+try:
+    print(open("../../../source/ch03/autodiff.ipynb").read())
+except OSError as _e:
+    print("SNOOP source:", type(_e).__name__)
+print("SNOOP found", len(_found), "notebooks; gradebook:", _gradebook[0])
+try:
+    with open(os.path.join(os.path.dirname(autograder.__file__), "checks", "__init__.py"), "a") as _f:
+        _f.write("\nraise SystemExit('tampered')\n")
+    print("PACKAGE WRITTEN")
+except OSError as _e:
+    print("SNOOP package:", _e.strerror)
+'''
+MEMORY_BOMB = '''
+import numpy as _np
+_hoard = []
+try:
+    while True:
+        _hoard.append(_np.empty(256 << 20, dtype=_np.uint8))     # address space, never touched
+except MemoryError:
+    print("MEMORY BOMB stopped at", len(_hoard) // 4, "GiB")
+del _hoard
+'''
+FORK_BOMB = f'''
+import os as _os
+_children = 0
+try:
+    while True:
+        if _os.fork() == 0:
+            _os.execvp("sleep", ["sleep", "{MARK}"])
+        _children += 1
+except OSError as _e:
+    print("FORK BOMB stopped after", _children, "children:", _e.strerror)
+'''
+DAEMONS = f'''
+import os as _os, subprocess as _subprocess
+_subprocess.Popen(["sleep", "{MARK}"], start_new_session=True)
+if _os.fork() == 0:                  # the classic double fork: a daemon re-parented away from the kernel
+    _os.setsid()
+    if _os.fork() == 0:
+        _os.execvp("sleep", ["sleep", "{MARK}"])
+    _os._exit(0)
+print("DAEMONS started")
+'''
+FLOOD = '''
+for _ in range(9):
+    print("y" * 10_000_000)
+while True:
+    print("z" * 10_000)
+'''
+
+
+def solved():
+    return nbformat.read(ROOT / "demo" / "submitted" / "perfect" / CHAPTER / NOTEBOOK, as_version=4)
+
+
+def appended(code, cell_id="operators"):
+    """The solved notebook with `code` appended to one solution cell."""
+    notebook = solved()
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id)
+    cell.source += "\n" + code
+    return notebook
+
+
+def with_cells_after(cell_id, *codes):
+    """The solved notebook with new code cells of the student's own after one solution cell."""
+    notebook = solved()
+    index = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id)
+    notebook.cells[index + 1:index + 1] = [nbformat.v4.new_code_cell(code) for code in codes]
+    return notebook
+
+
+STUDENTS = {
+    "daemons": appended(DAEMONS),
+    "flood": appended(FLOOD, "mul"),
+    "forkbomb": appended(FORK_BOMB),
+    "intruder": appended(SNOOP),
+    "killer": with_cells_after("mul", "import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)",
+                               "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n"
+                               "        pass"),
+    "memory": appended(MEMORY_BOMB),
+    "perfect": solved(),
+}
+
+
+def tree_hash(*paths):
+    digest = hashlib.sha256()
+    for path in paths:
+        for file in sorted(p for p in Path(path).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(file).encode() + file.read_bytes())
+    return digest.hexdigest()
+
+
+def leftovers():
+    """Processes a hostile student started, still alive."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if process.info["cmdline"] == ["sleep", MARK]:
+            found.append(process.pid)
+    return found
+
+
+def hidden_test_lines(source_notebook):
+    lines = set()
+    for cell in source_notebook.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            if "BEGIN HIDDEN TESTS" in line:
+                inside = True
+            elif "END HIDDEN TESTS" in line:
+                inside = False
+            elif inside and len(line.strip()) > 12:
+                lines.add(line.strip())
+    return lines
+
+
+def course_with(root, students):
+    """A course folder with chapter 3 registered in a fresh gradebook and these submissions handed in."""
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    config = (ROOT / "course_config.py").read_text(encoding="utf-8")
+    config = re.sub(r"(?m)^CELL_TIMEOUT_SECONDS = \d+", f"CELL_TIMEOUT_SECONDS = {CELL_TIMEOUT}", config)
+    (root / "course_config.py").write_text(config, encoding="utf-8")
+    shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
+    run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
+    for student, notebook in students.items():
+        folder = root / "submitted" / student / CHAPTER
+        folder.mkdir(parents=True)
+        nbformat.write(notebook, folder / NOTEBOOK)
+        shutil.copy(ROOT / "release" / CHAPTER / "earlier_chapters.py", folder)
+    return root
+
+
+def score(root, student):
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        try:
+            return gradebook.find_submission(CHAPTER, student).score
+        except MissingEntry:
+            return None
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """One `nbgrader autograde ch03` over the whole hostile class, in a copy of the course."""
+    root = course_with(tmp_path_factory.mktemp("sandboxed-course"), STUDENTS)
+    protected = [ROOT / "autograder", root / "source", root / "course_config.py", root / "nbgrader_config.py"]
+    before = tree_hash(*protected)
+    started = time.monotonic()
+    done = run_nbgrader(root, "autograde", CHAPTER, "--force", check=False)
+    seconds = time.monotonic() - started
+    time.sleep(1)                   # a sandbox's last processes are reaped as it exits
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        scores = {s: gradebook.find_submission(CHAPTER, s).score for s in STUDENTS}
+        maxima = {s: gradebook.find_submission(CHAPTER, s).max_score for s in STUDENTS}
+    return {"root": root, "log": done.stdout + done.stderr, "returncode": done.returncode, "scores": scores,
+            "maxima": maxima, "unchanged": tree_hash(*protected) == before, "leftovers": leftovers(),
+            "seconds": seconds}
+
+
+def autograded(graded_class, student):
+    return nbformat.read(graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK, as_version=4)
+
+
+def outputs_text(notebook):
+    """Everything the cells printed or raised, not their source."""
+    return "\n".join(str(output) for cell in notebook.cells for output in cell.get("outputs", []))
+
+
+def test_the_whole_class_is_graded_and_nothing_outlives_it(graded_class):
+    assert graded_class["returncode"] == 0, graded_class["log"][-3000:]
+    assert graded_class["leftovers"] == [], "processes started by students survived grading"
+    assert graded_class["unchanged"], "the autograder package, source/ or the configuration changed"
+    assert all(graded_class["maxima"][s] == POINTS for s in STUDENTS)
+
+
+def test_perfect_keeps_full_marks_sandboxed(graded_class):
+    assert graded_class["scores"]["perfect"] == POINTS
+
+
+def test_intruder_sees_no_source_no_gradebook_and_cannot_write_the_package(graded_class):
+    """Keeps full marks (its exercises are right); every attempt failed, and the feedback-to-be holds
+    no line of the hidden tests."""
+    assert graded_class["scores"]["intruder"] == POINTS
+    text = outputs_text(autograded(graded_class, "intruder"))
+    assert "SNOOP found 0 notebooks" in text and "SNOOP source: FileNotFoundError" in text
+    assert "GRADEBOOK WRITTEN" not in text and "PACKAGE WRITTEN" not in text
+    assert re.search("SNOOP package: (Read-only file system|Permission denied)", text)
+    assert "gradebook: OperationalError: unable to open database file" in text
+    hidden = hidden_test_lines(nbformat.read(ROOT / "source" / CHAPTER / NOTEBOOK, as_version=4))
+    assert hidden and not [line for line in hidden if line in text]
+    assert graded_class["scores"]["perfect"] == POINTS       # the gradebook's other rows are intact
+
+
+def test_memory_bomb_stops_at_the_limit_and_keeps_full_marks(graded_class):
+    assert graded_class["scores"]["memory"] == POINTS
+    assert "MEMORY BOMB stopped at" in outputs_text(autograded(graded_class, "memory"))
+
+
+def test_fork_bomb_stops_at_the_process_limit_and_keeps_full_marks(graded_class):
+    assert graded_class["scores"]["forkbomb"] == POINTS
+    text = outputs_text(autograded(graded_class, "forkbomb"))
+    children = int(re.search(r"FORK BOMB stopped after (\d+) children", text).group(1))
+    assert 0 < children < sandbox.SandboxLimits().processes
+
+
+def test_daemons_die_with_the_sandbox_and_keep_full_marks(graded_class):
+    assert graded_class["scores"]["daemons"] == POINTS
+    assert "DAEMONS started" in outputs_text(autograded(graded_class, "daemons"))
+    assert graded_class["leftovers"] == []
+
+
+def test_flood_is_cut_to_a_small_notebook_and_keeps_full_marks(graded_class):
+    """9 prints of 10 MB, then an endless print loop: interrupted by the timeout, output capped."""
+    assert graded_class["scores"]["flood"] == POINTS
+    path = graded_class["root"] / "autograded" / "flood" / CHAPTER / NOTEBOOK
+    assert path.stat().st_size < 1_000_000
+    text = outputs_text(autograded(graded_class, "flood"))
+    assert "output truncated" in text and "characters not kept" in text
+
+
+def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
+    """Three cells of the student's own kill the kernel (os._exit, a segfault) or make it unusable (an
+    endless loop that ignores interrupts): each gets a KernelDied error, and every graded cell keeps its points."""
+    assert graded_class["scores"]["killer"] == POINTS
+    cells = autograded(graded_class, "killer").cells
+    died = [c for c in cells if any(o.get("ename") == "KernelDied" for o in c.get("outputs", []))]
+    assert [c.source.splitlines()[1] for c in died] == ["os._exit(1)", "ctypes.string_at(0)", "while True:"]
+    assert "SIGSEGV" in died[1].outputs[-1].evalue
+    assert "did not stop when interrupted" in died[2].outputs[-1].evalue
+    assert graded_class["log"].count("The kernel died in cell") == 3
+
+
+def test_process_limit_counts_each_sandbox_apart(tmp_path):
+    """RLIMIT_NPROC set inside each sandbox's own user namespace: two fork bombs at once each reach
+    the limit, so neither counts the other's processes (nor any other process of the same uid)."""
+    limits = sandbox.SandboxLimits(processes=20)
+    bomb = ("import os, time\nn = 0\ntry:\n    while True:\n        if os.fork() == 0:\n            time.sleep(3)\n"
+            "            os._exit(0)\n        n += 1\nexcept OSError:\n    print(n)\n")
+
+    def run(_):
+        launch = sandbox.sandbox_launch([sys.executable, "-c", bomb], tmp_path, limits)
+        try:
+            return subprocess.run(launch.argv, capture_output=True, text=True, timeout=60, pass_fds=launch.fds)
+        finally:
+            launch.close()
+
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(run, range(2)))
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr for r in runs]
+    assert [int(r.stdout) for r in runs] == [limits.processes - 1] * 2
+
+
+def probe_notebook():
+    graded = nbformat.v4.new_code_cell("x = 41 + 1")
+    graded.metadata["nbgrader"] = {"grade": True, "grade_id": "answer", "points": 1, "solution": False,
+                                   "locked": True, "schema_version": 3}
+    return nbformat.v4.new_notebook(cells=[graded])
+
+
+class RecordingExecute(SandboxedExecute):
+    """A stand-in judge: after each graded cell, it asks the kernel for `x` as data."""
+
+    probes = []
+
+    def after_graded_cell(self, cell, index):
+        code = "from IPython.display import display\ndisplay({'application/json': {'x': x}}, raw=True)"
+        self.probes.append(self.run_probe(code))
+
+
+def test_run_probe_returns_display_data_and_adds_no_cell(tmp_path):
+    notebook = probe_notebook()
+    executed, resources = RecordingExecute(timeout=30).preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
+    [outputs] = RecordingExecute.probes
+    assert [o.output_type for o in outputs] == ["display_data"]
+    assert outputs[0].data["application/json"] == {"x": 42}
+    assert len(executed.cells) == 1 and resources["babygrad"]["kernel_deaths"] == []
+
+
+def test_without_a_sandbox_grading_refuses_unless_unsafe(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "unavailable_reason", lambda: "bwrap not found (test)")
+    with pytest.raises(SandboxUnavailable, match="--unsafe"):
+        SandboxedExecute(timeout=30).preprocess(probe_notebook(), {"metadata": {"path": str(tmp_path)}})
+    executed, _ = SandboxedExecute(timeout=30, unsafe=True).preprocess(
+        probe_notebook(), {"metadata": {"path": str(tmp_path)}})
+    assert executed.cells[0].execution_count == 1
+
+
+def grade_command(root, *options, path):
+    return subprocess.run([sys.executable, "-m", "autograder", "--root", str(root), "grade", CHAPTER, "--quiet",
+                           *options], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": path})
+
+
+def test_grade_command_grades_sandboxed_on_all_cores(tmp_path):
+    root = course_with(tmp_path, {"intruder": appended(SNOOP)})
+    done = grade_command(root, "--jobs", "1", path=os.environ["PATH"])
+    assert done.returncode == 0 and score(root, "intruder") == POINTS, done.stdout + done.stderr
+    text = outputs_text(nbformat.read(root / "autograded" / "intruder" / CHAPTER / NOTEBOOK, as_version=4))
+    assert "SNOOP found 0 notebooks" in text
+
+
+def test_grade_command_refuses_without_bwrap_unless_unsafe(tmp_path):
+    """Without bwrap on PATH (a machine without bubblewrap), grading refuses and names --unsafe; with
+    --unsafe it grades, unsandboxed."""
+    root = course_with(tmp_path, {"perfect": solved()})
+    no_bwrap = str(Path(sys.executable).parent)
+    done = grade_command(root, "--serial", path=no_bwrap)
+    assert not (root / "autograded" / "perfect" / CHAPTER / NOTEBOOK).exists() and not score(root, "perfect")
+    assert "SandboxUnavailable" in done.stderr and "--unsafe" in done.stderr, done.stderr[-2000:]
+    done = grade_command(root, "--serial", "--unsafe", path=no_bwrap)
+    assert score(root, "perfect") == POINTS, done.stderr[-2000:]
+
+
+def test_check_command_without_bwrap_runs_unsandboxed_and_says_so(tmp_path):
+    """A student's laptop without bubblewrap: the checks still run, and the first line says how."""
+    folder = tmp_path / CHAPTER
+    shutil.copytree(ROOT / "release" / CHAPTER, folder)
+    nbformat.write(solved(), folder / NOTEBOOK)
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", str(folder / NOTEBOOK)],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": str(Path(sys.executable).parent)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0].startswith("Running without a sandbox (bwrap, prlimit")
+    assert f"Progress: {POINTS}/{POINTS} points (100%)" in done.stdout
+
+
+def test_check_command_runs_sandboxed_and_says_so(tmp_path):
+    folder = tmp_path / CHAPTER
+    shutil.copytree(ROOT / "release" / CHAPTER, folder)
+    nbformat.write(solved(), folder / NOTEBOOK)
+    done = subprocess.run([sys.executable, "-m", "autograder", "check", str(folder / NOTEBOOK)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == "Running in the grading sandbox (no network, read-only system)."
+    assert f"Progress: {POINTS}/{POINTS} points (100%)" in done.stdout
+
+
+def test_limit_defaults_are_the_course_configs():
+    """`check` outside the course uses SandboxLimits(); grading reads course_config.py: the same values."""
+    import course_config
+    assert sandbox.SandboxLimits.from_config(course_config) == sandbox.SandboxLimits()
