@@ -108,6 +108,7 @@ def graded_class(built_course, tmp_path_factory):
 SHARED_FIXTURES = {"rebuilt_course": "rebuild", "graded": "graded", "feedback": "graded", "graded_class": "class"}
 
 
+@pytest.hookimpl(tryfirst=True)          # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items):
     """Stale generated files are the commonest reason a run fails: check the fast layer first."""
     first = [item for item in items if item.originalname == "test_source_notebooks_are_current"]

@@ -51,7 +51,7 @@ def class_of_four(course, chapter):
         "partial": nbformat.read(ROOT / "demo" / "submitted" / "partial" / CHAPTER / "autodiff.ipynb", as_version=4),
         # The release has no solutions: the printed solution line is not the student's own code.
         "printer": with_cell(release, f"print({HIDDEN_LINE!r})\nprint('    ' + {SOLUTION_LINE!r})"),
-        # What a kernel outside a sandbox can do: read the source notebook from the course folder.
+        # What a kernel outside the sandbox could do: read the source notebook from the course folder.
         "reader": with_cell(honest, "print(open('../../../source/ch03/autodiff.ipynb').read())"),
         "marker": submissions.filled(release, dict(answers, mul="### BEGIN HIDDEN TESTS\n" + answers["mul"])),
     }
@@ -79,14 +79,20 @@ def feedback(course, student, *options, check=True):
     return course.root / "feedback" / student / CHAPTER / "autodiff.html", done
 
 
-@pytest.mark.parametrize("student", ["printer", "reader"])
+def test_the_sandbox_hides_the_source_from_a_reader(graded):
+    """The kernel cannot open source/ (it is not in the sandbox): the page shows the error and no hidden
+    test (its solution lines are the student's own, right, code)."""
+    page, _ = feedback(graded, "reader", *GUARD_OFF)
+    text = visible_text(page)
+    assert "FileNotFoundError" in text and "Feedback withheld" not in text
+    assert [line for line in SECRETS.hidden if line in text] == []
+
+
+@pytest.mark.parametrize("student", ["printer"])
 def test_a_page_that_would_show_a_secret_is_withheld(graded, student):
     page, done = feedback(graded, student, *GUARD_OFF)
     leaking = visible_text(page)
-    assert [line for line in SECRETS.hidden | SECRETS.solution if line in leaking], \
-        "without the guard the page leaks: the attack is real"
-    if student == "printer":
-        assert HIDDEN_LINE in leaking and SOLUTION_LINE in leaking
+    assert HIDDEN_LINE in leaking and SOLUTION_LINE in leaking, "without the guard the page leaks: the attack is real"
 
     page, done = feedback(graded, student)
     text = visible_text(page)

@@ -15,6 +15,7 @@ import pytest
 
 from autograder import build
 from autograder.course import Course
+from autograder.grading.feedback_guard import leaked_lines, secret_lines, strings_in  # noqa: F401 (other tests import them here)
 from autograder.generated_files import compare_notebooks, compare_trees, digest, first_text_difference
 
 from conftest import ROOT
@@ -57,34 +58,6 @@ def test_rebuilding_reproduces_the_committed_files(rebuilt_course, chapter_id):
         assert difference is None, str(difference)
 
 
-def secret_lines(source, kind):
-    """Lines inside `### BEGIN <kind>` regions that stand nowhere outside every region."""
-    region, secret, public = None, set(), set()
-    for line in source.splitlines():
-        if "### BEGIN " in line:
-            region = line.split("### BEGIN ", 1)[1].strip()
-        elif "### END " in line:
-            region = None
-        elif region == kind and line.strip():
-            secret.add(line.strip())
-        elif region is None:
-            public.add(line.strip())
-    return secret - public
-
-
-def strings_in(value):
-    """Every string inside a JSON value, keys included: sources, outputs, metadata, attachments."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from strings_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings_in(item)
-
-
 def file_text(path):
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
@@ -97,12 +70,6 @@ def file_text(path):
                     attachment[mime] = base64.b64decode(data).decode("utf-8", "replace")
         text = "\n".join(strings_in(notebook))
     return text
-
-
-def leaked_lines(secret, text):
-    """Secret lines that stand in `text` as a whole line, or (when long enough to be unmistakable) inside one."""
-    lines = {line.strip() for line in text.splitlines()}
-    return sorted(line for line in secret if line in lines or (len(line) >= 24 and line in text))
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)

@@ -26,6 +26,8 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Int, Unicode
 
+from .sandbox import KERNEL_ARGUMENTS
+
 # Files of the notebook's folder that the kernel may need (provided modules, data); never notebooks.
 NOT_COPIED = shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__")
 
@@ -82,7 +84,7 @@ class UnprivilegedKernelManager(AsyncKernelManager):
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
         limits = KernelLimits(self.memory_bytes, self.processes, self.file_bytes, self.cpu_seconds)
         # limits first, as root; setpriv last, so the kernel itself is the process that exec()s python
-        return limits.prlimit_argv() + drop_privileges_argv(self.uid, self.group) + kernel_cmd, kw
+        return limits.prlimit_argv() + drop_privileges_argv(self.uid, self.group) + kernel_cmd + KERNEL_ARGUMENTS, kw
 
     def write_connection_file(self, **kwargs):
         """The connection file is written by root, mode 0600: the kernel must be able to read it."""

@@ -164,6 +164,13 @@ def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaun
             mounts.args += ["--perms", "0666", "--file", str(fd), str(path)]
 
 
+# Arguments every grading kernel gets. The kernel copies each message into zmq instead of handing
+# large ones over zero-copy: zero-copy sends start a pyzmq thread on first use, and a kernel whose
+# student already spent its process limit (a fork bomb) cannot start it, so a large reply to the judge
+# went out torn ("Invalid Signature") and the student lost cells that had nothing to do with the bomb.
+KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}"]
+
+
 def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY) -> SandboxLaunch:
     """The bwrap command that runs `command` in a sandbox whose working folder is a private copy of
     `workdir` (at the same path); `shared` folders (the kernel's socket folder) are bound writable."""

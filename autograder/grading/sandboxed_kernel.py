@@ -13,7 +13,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Instance, Int
 
-from .sandbox import NOBODY, SandboxLimits, sandbox_launch
+from .sandbox import KERNEL_ARGUMENTS, NOBODY, SandboxLimits, sandbox_launch
 
 SOCKET_FOLDER_PARENT = "/tmp"      # short: the kernel's socket paths are this + ~20 characters
 
@@ -42,7 +42,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        launch = sandbox_launch(kernel_cmd, Path(kw.get("cwd") or os.getcwd()), self.limits,
+        launch = sandbox_launch(kernel_cmd + KERNEL_ARGUMENTS, Path(kw.get("cwd") or os.getcwd()), self.limits,
                                 shared=[self._socket_folder], uid=self.sandbox_uid)
         for skipped in launch.skipped:
             self.log.warning("sandbox: not copied into the kernel's folder: %s", skipped)
