@@ -111,7 +111,8 @@ SHARED_FIXTURES = {"rebuilt_course": "rebuild", "graded": "graded", "feedback": 
 @pytest.hookimpl(tryfirst=True)          # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items):
     """Stale generated files are the commonest reason a run fails: check the fast layer first."""
-    first = [item for item in items if item.originalname == "test_source_notebooks_are_current"]
+    fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current")
+    first = [item for item in items if item.originalname in fast]
     items[:] = first + [item for item in items if item not in first]
     for item in items:
         groups = {SHARED_FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_FIXTURES}

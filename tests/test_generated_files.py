@@ -12,11 +12,13 @@ import re
 
 import nbformat
 import pytest
+from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions
+from traitlets.config import Config
 
 from autograder import build
 from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines, strings_in  # noqa: F401 (other tests import them here)
-from autograder.generated_files import compare_notebooks, compare_trees, digest, first_text_difference
+from autograder.generated_files import compare_cells, compare_notebooks, compare_trees, digest, first_text_difference
 
 from conftest import ROOT
 
@@ -44,6 +46,32 @@ def test_source_notebooks_are_current(repo_course, chapter_id):
     text = provided.read_text(encoding="utf-8")
     assert digest(text.encode()) == digest(expected.encode()), \
         f"{provided.relative_to(ROOT)}: {first_text_difference(text, expected)} (run `make build` and commit)"
+
+
+# What nbgrader's generate_assignment and generate_solution do to a source cell's text, short of
+# executing it: run in memory, they say in seconds whether release/ and solutions/ are stale.
+VERSION_STEPS = {"RELEASE_DIR": (ClearSolutions, ClearHiddenTests), "SOLUTIONS_DIR": (ClearMarkScheme, ClearHiddenTests)}
+
+
+@pytest.mark.parametrize("chapter_id", CHAPTERS)
+def test_student_and_solution_versions_are_current(repo_course, chapter_id):
+    """Every cell's kind, id and text in release/ and solutions/ as nbgrader makes them from the source."""
+    chapter = repo_course.chapter(chapter_id)
+    config = Config()
+    repo_course.config.configure_nbgrader(config)
+    for folder, steps in VERSION_STEPS.items():
+        made = build.source_notebook(repo_course, chapter)
+        for step in steps:
+            made, _ = step(config=config).preprocess(made, {})
+        path = repo_course.notebook(getattr(repo_course.config, folder), chapter)
+        committed = nbformat.read(path, as_version=4)
+        assert len(committed.cells) == len(made.cells), \
+            f"{path.relative_to(ROOT)}: {len(committed.cells)} cells, the source makes {len(made.cells)} (run `make build`)"
+        for index, (have, want) in enumerate(zip(committed.cells, made.cells)):
+            difference = compare_cells({**have, "metadata": {}, "outputs": [], "execution_count": None},
+                                       {**want, "metadata": {}, "outputs": [], "execution_count": None})
+            assert difference is None, \
+                f"{path.relative_to(ROOT)}: cell {index} ({have.get('id')}){difference[0]}: {difference[1]} (run `make build`)"
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
