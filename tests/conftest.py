@@ -3,6 +3,8 @@ course rebuilt from its chapter scripts, for the one test that proves the commit
 
 Under pytest-xdist (`make test` runs two workers) each worker has its own session fixtures, so tests
 that share an expensive fixture are kept on one worker by an `xdist_group` mark (see below)."""
+import fcntl
+import os
 import shutil
 from pathlib import Path
 
@@ -42,13 +44,26 @@ ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSI
 
 @pytest.fixture(scope="session")
 def rebuilt_course(tmp_path_factory):
-    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
-    course = copy_course_inputs(tmp_path_factory.mktemp("rebuilt"))
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in ELSEWHERE.items():
-            patch.setenv(name, value)
-        build.build(course, log=lambda message: None)
-    return course
+    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would.
+
+    Built once per run: xdist workers share the run's temporary folder, and a lock makes the second
+    worker to ask wait for the first one's build instead of building again.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    target, done = shared / "rebuilt-course", shared / "rebuilt-course.done"
+    with open(shared / "rebuilt-course.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            course = copy_course_inputs(target)
+            with pytest.MonkeyPatch.context() as patch:
+                for name, value in ELSEWHERE.items():
+                    patch.setenv(name, value)
+                build.build(course, log=lambda message: None)
+            done.touch()
+    return Course(target)
 
 
 @pytest.fixture(scope="session")

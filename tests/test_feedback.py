@@ -23,10 +23,15 @@ def visible_text(path):
 
 @pytest.fixture(scope="module")
 def feedback(graded, built_course):
+    """make(chapter_id): the chapter graded, and its feedback pages generated once for both tests."""
+    made = set()
+
     def make(chapter_id):
-        graded(chapter_id)
-        for student in STUDENTS:
-            run_nbgrader(built_course.root, "generate_feedback", chapter_id, "--force", f"--student={student}")
+        if chapter_id not in made:
+            graded(chapter_id)
+            for student in STUDENTS:
+                run_nbgrader(built_course.root, "generate_feedback", chapter_id, "--force", f"--student={student}")
+            made.add(chapter_id)
         return built_course
     return make
 
