@@ -116,27 +116,34 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
             return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
         if tuple(g.shape) != arrays[i].shape:
             return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
-                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, tuple(g.shape), op)}"), None
+                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, tuple(g.shape), backward_hint(op))}"), None
 
     analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    message = gradient_mismatch(where, arrays, analytic, numeric, backward_hint(op))
+    return (failed(message) if message else passed("ok")), analytic
+
+
+def gradient_mismatch(where, arrays, analytic, numeric, hint):
+    """The teaching message for the first input whose gradient disagrees with finite differences, or None.
+    Shared with the judge (autograder/grading/judge/ops.py), so both say the same thing."""
     for i, (a, n) in enumerate(zip(analytic, numeric)):
         mismatch = gradcheck.worst_mismatch(a, n)
         if mismatch:
             element = index_label(INPUT_NAMES[i], mismatch.index)
             sign = ("\n  Your gradient has the opposite sign everywhere: a minus sign is missing or extra."
                     if np.allclose(a, -n, rtol=gradcheck.RTOL, atol=gradcheck.ATOL) and np.abs(n).max() > 1e-3 else "")
-            return failed(
-                f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
-                f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
-                f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
-                f"  Hint: {backward_hint(op)}"), analytic
-    return passed("ok"), analytic
+            return (f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                    f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
+                    f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
+                    f"  Hint: {hint}")
+    return None
 
 
-def shape_hint(expected, received, op):
+def shape_hint(expected, received, fallback):
+    """What a gradient of the wrong shape usually means; `fallback` when neither usual cause fits."""
     if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
         return "did you sum over the broadcast axes? The gradient must be reduced back to the input's shape."
     if int(np.prod(received)) == int(np.prod(expected)):
         return "same number of elements, different layout: reshape (or transpose) back to the input's shape."
-    return backward_hint(op)
+    return fallback

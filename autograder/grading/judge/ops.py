@@ -9,7 +9,8 @@ answer never fails; what changes is who decides: the numbers come back as data a
 import numpy as np
 
 from ... import gradcheck
-from ...checks.describe import INPUT_NAMES, index_label, number, shapes_label
+from ...checks.describe import INPUT_NAMES, number, shapes_label
+from ...checks.ops import gradient_mismatch, ignores_out_grad, shape_hint
 from ...hints import BACKWARD
 from ...verdict import failed, passed
 from .probes import ProbeFailure, returned, returned_list
@@ -99,11 +100,6 @@ def pool_size(op, shapes):
     return max(64, 2 * max(sizes, default=1))
 
 
-def ignores_out_grad(grads, grads_for_ones, upstream):
-    return grads is not None and not np.allclose(upstream, 1) and all(
-        np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
-
-
 def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
     """d/dx of sum(forward * upstream) from forward values at x ± step, in the order the worker made them."""
     values = np.asarray(perturbed, dtype=np.float64)
@@ -149,23 +145,6 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed):
         raise ProbeFailure("the perturbed forward values are not an array")
     analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
-    for i, (a, n) in enumerate(zip(analytic, numeric)):
-        mismatch = gradcheck.worst_mismatch(a, n)
-        if mismatch:
-            element = index_label(INPUT_NAMES[i], mismatch.index)
-            sign = ("\n  Your gradient has the opposite sign everywhere: a minus sign is missing or extra."
-                    if np.allclose(a, -n, rtol=gradcheck.RTOL, atol=gradcheck.ATOL) and np.abs(n).max() > 1e-3 else "")
-            return failed(
-                f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
-                f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
-                f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
-                f"  Hint: {hint}"), analytic
-    return passed("ok"), analytic
+    message = gradient_mismatch(where, arrays, analytic, numeric, hint)
+    return (failed(message) if message else passed("ok")), analytic
 
-
-def shape_hint(expected, received, hint):
-    if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
-        return "did you sum over the broadcast axes? The gradient must be reduced back to the input's shape."
-    if int(np.prod(received)) == int(np.prod(expected)):
-        return "same number of elements, different layout: reshape (or transpose) back to the input's shape."
-    return hint
