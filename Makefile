@@ -23,10 +23,10 @@ demo: $(VENV)/.installed    ## build, then autograde the demo submissions and pr
 	$(BIN)/python -m autograder demo
 
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n $(JOBS) --durations=15
 
 test-fast: $(VENV)/.installed  ## the suite without the slow tests (fresh environments, browser)
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -m "not slow"
+	$(BIN)/python -m pytest -n $(JOBS) -m "not slow"
 
 lab: $(VENV)/.installed     ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/

@@ -1,8 +1,9 @@
 """Shared fixtures: the committed course in a temporary copy, graded with the real nbgrader; and the
 course rebuilt from its chapter scripts, for the one test that proves the committed files current.
 
-Under pytest-xdist (`make test` runs two workers) each worker has its own session fixtures, so tests
-that share an expensive fixture are kept on one worker by an `xdist_group` mark (see below)."""
+Under pytest-xdist (`make test` runs two workers) each worker has its own session fixtures. The
+rebuild is shared between them through a lock; `xdist_group` marks would keep other shared fixtures on
+one worker, but pytest-xdist 3.8 with pytest 9.2 does not honour them (not even a static mark)."""
 import fcntl
 import os
 import shutil
@@ -118,20 +119,8 @@ def graded_class(built_course, tmp_path_factory):
     return grade
 
 
-# Tests that share a session fixture which costs minutes run on one xdist worker: grouped by fixture
-# and chapter, so the ten chapters' catalogues still spread over both workers.
-SHARED_FIXTURES = {"rebuilt_course": "rebuild", "graded": "graded", "feedback": "graded", "graded_class": "class"}
-
-
-@pytest.hookimpl(tryfirst=True)          # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items):
     """Stale generated files are the commonest reason a run fails: check the fast layer first."""
     fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current")
     first = [item for item in items if item.originalname in fast]
     items[:] = first + [item for item in items if item not in first]
-    for item in items:
-        groups = {SHARED_FIXTURES[name] for name in getattr(item, "fixturenames", ()) if name in SHARED_FIXTURES}
-        if groups:
-            chapter = getattr(item, "callspec", None) and item.callspec.params.get("chapter_id")
-            group = "rebuild" if "rebuild" in groups else "-".join(sorted(groups))
-            item.add_marker(pytest.mark.xdist_group(f"{group}-{chapter}" if chapter and group != "rebuild" else group))
