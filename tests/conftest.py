@@ -1,11 +1,14 @@
 """Shared fixtures: the committed course in a temporary copy, graded with the real nbgrader; and the
 course rebuilt from its chapter scripts, for the one test that proves the committed files current.
 
-Under pytest-xdist (`make test` runs two workers) each worker has its own session fixtures. The
-rebuild is shared between them through a lock; `xdist_group` marks would keep other shared fixtures on
-one worker, but pytest-xdist 3.8 with pytest 9.2 does not honour them (not even a static mark)."""
+Under pytest-xdist (`make test` runs two workers) each worker has its own session and module
+fixtures, so a class graded in a fixture was graded once per worker that ran one of its tests. The
+expensive ones are made `once_per_run` instead, through a lock in the folder the workers share
+(`xdist_group` marks would keep such tests on one worker, but pytest-xdist 3.8 with pytest 9.2 does
+not honour them, not even a static mark)."""
 import fcntl
 import os
+import pickle
 import shutil
 from pathlib import Path
 
@@ -43,34 +46,39 @@ GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
 ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSIX", "LANG": "POSIX"}
 
 
-@pytest.fixture(scope="session")
-def rebuilt_course(tmp_path_factory):
-    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would.
+def once_per_run(tmp_path_factory, name, make):
+    """(folder, make(folder)): made once per test run, whichever xdist worker asks first.
 
-    Built once per run: xdist workers share the run's temporary folder, and a lock makes the second
-    worker to ask wait for the first one's build instead of building again.
-    """
+    The folder is in the run's temporary folder, which the workers share; a worker that asks while
+    another is making it waits on the lock, then reads the result back (pickled: keep it plain data)."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    target, done = shared / "rebuilt-course", shared / "rebuilt-course.done"
-    with open(shared / "rebuilt-course.lock", "w") as lock:
+    folder, result = shared / name, shared / f"{name}.pickle"
+    with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(target, ignore_errors=True)
-            target.mkdir()
-            course = copy_course_inputs(target)
-            with pytest.MonkeyPatch.context() as patch:
-                for name, value in ELSEWHERE.items():
-                    patch.setenv(name, value)
-                build.build(course, log=lambda message: None)
-            done.touch()
+        if not result.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            result.write_bytes(pickle.dumps(make(folder)))
+    return folder, pickle.loads(result.read_bytes())
+
+
+@pytest.fixture(scope="session")
+def rebuilt_course(tmp_path_factory):
+    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
+    def rebuild(target):
+        course = copy_course_inputs(target)
+        with pytest.MonkeyPatch.context() as patch:
+            for name, value in ELSEWHERE.items():
+                patch.setenv(name, value)
+            build.build(course, log=lambda message: None)
+
+    target, _ = once_per_run(tmp_path_factory, "rebuilt-course", rebuild)
     return Course(target)
 
 
-@pytest.fixture(scope="session")
-def built_course(tmp_path_factory):
-    """A copy of the committed course, built files included: what grading tests start from."""
-    target = tmp_path_factory.mktemp("course")
+def copy_committed_course(target):
+    """The course inputs and the committed generated files: what grading tests start from."""
     copy_course_inputs(target)
     for name in GENERATED:
         source = ROOT / name
@@ -82,15 +90,23 @@ def built_course(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def graded(built_course):
-    """grade(chapter_id): every catalogued submission autograded once (see grading_support.grade_all)."""
+def built_course(tmp_path_factory):
+    """A copy of the committed course, built files included: what grading tests start from."""
+    return copy_committed_course(tmp_path_factory.mktemp("course"))
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    """grade(chapter_id) -> (course, scores, expected): a copy of the committed course in which every
+    catalogued submission of the chapter was autograded (see grading_support.grade_all), once per run."""
     from grading_support import grade_all
-    cache = {}
 
     def grade(chapter_id):
-        if chapter_id not in cache:
-            cache[chapter_id] = grade_all(built_course, built_course.chapter(chapter_id))
-        return cache[chapter_id]
+        def make(target):
+            course = copy_committed_course(target)
+            return grade_all(course, course.chapter(chapter_id))
+        target, (scores, expected) = once_per_run(tmp_path_factory, f"graded-{chapter_id}", make)
+        return Course(target), scores, expected
     return grade
 
 
@@ -102,20 +118,19 @@ CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 
 @pytest.fixture(scope="session")
 def graded_class(built_course, tmp_path_factory):
-    """Per chapter, a course copy whose demo class (perfect, partial, untouched) was graded by
-    parallel grading. Returns (course, run)."""
+    """grade(chapter_id) -> (course, run): a course copy whose demo class (perfect, partial, untouched)
+    was graded by parallel grading, once per test run."""
     from autograder.parallel_grading import grade_chapter
     from class_support import course_copy, demo_class, hand_in
 
-    cache = {}
-
     def grade(chapter_id):
-        if chapter_id not in cache:
-            course = course_copy(built_course, tmp_path_factory.mktemp(f"class-{chapter_id}"), chapter_id)
+        def make(folder):
+            course = course_copy(built_course, folder, chapter_id)
             chapter = course.chapter(chapter_id)
             hand_in(course, chapter, demo_class(course, chapter))
-            cache[chapter_id] = course, grade_chapter(course, chapter, jobs=2, progress=False)
-        return cache[chapter_id]
+            return grade_chapter(course, chapter, jobs=2, progress=False)
+        folder, run = once_per_run(tmp_path_factory, f"class-{chapter_id}", make)
+        return Course(folder), run
     return grade
 
 

@@ -9,7 +9,7 @@ import pytest
 from autograder.course import Course
 
 import fresh_env
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -18,9 +18,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def binder_env(tmp_path_factory):
-    env = fresh_env.create(tmp_path_factory.mktemp("binder") / "venv")
-    env.pip_install("-r", "requirements.txt", cwd=ROOT)
-    return env
+    """A fresh environment from requirements.txt, as Binder builds it; made once per test run."""
+    def make(folder):
+        env = fresh_env.create(folder / "venv")
+        env.pip_install("-r", "requirements.txt", cwd=ROOT)
+        return env
+    return once_per_run(tmp_path_factory, "binder-env", make)[1]
 
 
 def test_jupyterlab_has_nbgrader_validate(binder_env):

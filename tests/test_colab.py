@@ -12,7 +12,7 @@ from autograder import frame, support
 from autograder.course import Course
 
 import fresh_env
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -21,20 +21,24 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel_env(tmp_path_factory):
-    """A fresh environment holding the course package from its wheel, plus what runs a notebook."""
-    dist, source = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("package-source")
-    for name in ("pyproject.toml", "README.md"):            # what the package is built from; the build
-        shutil.copy(ROOT / name, source / name)             # leaves no build/ or egg-info in the clone
-    shutil.copytree(ROOT / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
-                   check=True, capture_output=True, timeout=600)
-    wheels = list(dist.glob("babygrad_course-*.whl"))
-    assert len(wheels) == 1, wheels
-    env = fresh_env.create(tmp_path_factory.mktemp("colab") / "venv")
-    env.pip_install(wheels[0], "ipykernel", "nbclient")
-    where = env.run(env.python, "-c", "import autograder; print(autograder.__file__)", cwd=dist).stdout
-    assert str(env.root) in where, f"autograder must come from the wheel, not {where}"
-    return env
+    """A fresh environment holding the course package from its wheel, plus what runs a notebook;
+    made once per test run."""
+    def make(folder):
+        dist, source = folder / "dist", folder / "package-source"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md"):            # what the package is built from; the build
+            shutil.copy(ROOT / name, source / name)             # leaves no build/ or egg-info in the clone
+        shutil.copytree(ROOT / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
+                       check=True, capture_output=True, timeout=600)
+        wheels = list(dist.glob("babygrad_course-*.whl"))
+        assert len(wheels) == 1, wheels
+        env = fresh_env.create(folder / "venv")
+        env.pip_install(wheels[0], "ipykernel", "nbclient")
+        where = env.run(env.python, "-c", "import autograder; print(autograder.__file__)", cwd=dist).stdout
+        assert str(env.root) in where, f"autograder must come from the wheel, not {where}"
+        return env
+    return once_per_run(tmp_path_factory, "wheel-env", make)[1]
 
 
 def test_wheel_carries_no_chapter_solution(wheel_env):

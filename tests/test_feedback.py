@@ -9,7 +9,7 @@ import pytest
 from autograder.course import Course
 from autograder.nbgrader_cli import run_nbgrader
 
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 from test_generated_files import secret_lines
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
@@ -21,18 +21,17 @@ def visible_text(path):
     return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
 
 
-@pytest.fixture(scope="module")
-def feedback(graded, built_course):
-    """make(chapter_id): the chapter graded, and its feedback pages generated once for both tests."""
-    made = set()
-
+@pytest.fixture(scope="session")
+def feedback(graded, tmp_path_factory):
+    """make(chapter_id): the graded chapter's course, its feedback pages generated once per run."""
     def make(chapter_id):
-        if chapter_id not in made:
-            graded(chapter_id)
+        course, _, _ = graded(chapter_id)
+
+        def generate(_):
             for student in STUDENTS:
-                run_nbgrader(built_course.root, "generate_feedback", chapter_id, "--force", f"--student={student}")
-            made.add(chapter_id)
-        return built_course
+                run_nbgrader(course.root, "generate_feedback", chapter_id, "--force", f"--student={student}")
+        once_per_run(tmp_path_factory, f"feedback-{chapter_id}", generate)
+        return course
     return make
 
 

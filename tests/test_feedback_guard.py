@@ -19,7 +19,7 @@ from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
 from autograder.nbgrader_cli import run_nbgrader
 
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 
 CHAPTER = "ch03"
 GUARD_OFF = ["--NeutraliseStudentMarkers.enabled=False", "--FeedbackGuard.enabled=False"]
@@ -57,10 +57,8 @@ def class_of_four(course, chapter):
     }
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+def grade_class_of_four(root):
     """A course folder with the committed chapter 3, the class of four autograded by nbgrader."""
-    root = tmp_path_factory.mktemp("feedback-guard")
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy(ROOT / name, root / name)
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
@@ -70,7 +68,12 @@ def graded(tmp_path_factory):
     for student, notebook in class_of_four(course, chapter).items():
         submissions.write_submission(course, chapter, student, notebook, course.config.SUBMITTED_DIR)
     run_nbgrader(root, "autograde", CHAPTER, "--force")
-    return course
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The graded class, once per test run; each test makes the feedback of students of its own."""
+    return Course(once_per_run(tmp_path_factory, "feedback-guard", grade_class_of_four)[0])
 
 
 def feedback(course, student, *options, check=True):

@@ -29,7 +29,7 @@ from autograder.grading.runner_config import runner_config
 from autograder.submissions import filled, load_catalog, solved_answers, with_mistakes
 
 from class_support import class_notebooks, course_copy
-from conftest import CLASS_CHAPTERS, ROOT
+from conftest import CLASS_CHAPTERS, ROOT, once_per_run
 from test_generated_files import file_text, leaked_lines, secret_lines
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
@@ -51,16 +51,21 @@ def gradescope_runs(repo_course, tmp_path_factory):
     course. Chapter 3 is the reference chapter; the other chapters' results are checked from their
     graded demo class below."""
     chapter_id = "ch03"
-    folder = tmp_path_factory.mktemp(f"gradescope-{chapter_id}")
-    course = course_copy(repo_course, folder / "course", chapter_id)
-    chapter = course.chapter(chapter_id)
-    archive = build_autograder_zip(course, chapter)
-    notebooks = class_notebooks(course, chapter)
-    runs = {"zip": archive, "chapter": chapter, "course": course}
-    for name in ("perfect", "partial", "corrupt"):
-        with gradescope_root() as root:
-            runs[name] = run_like_gradescope(archive, root, chapter, notebooks[name])
-    return runs
+
+    def run_all(folder):
+        course = course_copy(repo_course, folder / "course", chapter_id)
+        chapter = course.chapter(chapter_id)
+        archive = build_autograder_zip(course, chapter)
+        notebooks = class_notebooks(course, chapter)
+        runs = {"zip": archive}
+        for name in ("perfect", "partial", "corrupt"):
+            with gradescope_root() as root:
+                runs[name] = run_like_gradescope(archive, root, chapter, notebooks[name])
+        return runs
+
+    folder, runs = once_per_run(tmp_path_factory, f"gradescope-{chapter_id}", run_all)
+    course = Course(folder / "course")
+    return dict(runs, course=course, chapter=course.chapter(chapter_id))
 
 
 @contextmanager

@@ -4,6 +4,7 @@ never stops on them, does no work twice, and resumes an interrupted run."""
 import json
 from datetime import datetime
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from autograder.nbgrader_cli import nbgrader_env
 from autograder.parallel_grading import grade_chapter
 
 from class_support import TEST_CELL_TIMEOUT, class_notebooks, course_copy, hand_in
-from conftest import CLASS_CHAPTERS, ROOT
+from conftest import CLASS_CHAPTERS, ROOT, once_per_run
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 
@@ -53,19 +54,23 @@ def test_parallel_grading_scores_every_chapters_demo_class(graded_class, chapter
 @pytest.fixture(scope="module")
 def broken_class(repo_course, tmp_path_factory):
     """The first chapter's right, partial, untouched and broken submissions, graded serially and in
-    parallel, in two course copies.
+    parallel, in two course copies, once per test run: (serial course, parallel course, parallel run).
 
     Merging and breaking (a dead kernel, an endless loop, a file that is not JSON) do not depend on
     the chapter, so one chapter is enough and keeps the suite fast."""
     chapter_id = CHAPTERS[0]
-    folder = tmp_path_factory.mktemp(f"broken-{chapter_id}")
-    serial = course_copy(repo_course, folder / "serial", chapter_id, TEST_CELL_TIMEOUT)
-    parallel = course_copy(repo_course, folder / "parallel", chapter_id, TEST_CELL_TIMEOUT)
-    chapter = serial.chapter(chapter_id)
-    for course in (serial, parallel):
-        hand_in(course, chapter, class_notebooks(course, chapter))
-    autograde(serial, chapter, check=False)    # nbgrader exits 1: two submissions failed
-    return serial, parallel, grade_chapter(parallel, chapter, jobs=2, progress=False)
+
+    def grade_both(folder):
+        serial = course_copy(repo_course, folder / "serial", chapter_id, TEST_CELL_TIMEOUT)
+        parallel = course_copy(repo_course, folder / "parallel", chapter_id, TEST_CELL_TIMEOUT)
+        chapter = serial.chapter(chapter_id)
+        for course in (serial, parallel):
+            hand_in(course, chapter, class_notebooks(course, chapter))
+        autograde(serial, chapter, check=False)    # nbgrader exits 1: two submissions failed
+        return grade_chapter(parallel, chapter, jobs=2, progress=False)
+
+    folder, run = once_per_run(tmp_path_factory, f"broken-{chapter_id}", grade_both)
+    return Course(folder / "serial"), Course(folder / "parallel"), run
 
 
 def test_parallel_gradebook_equals_serial_nbgrader_field_by_field(broken_class):
@@ -96,8 +101,10 @@ def test_broken_submissions_are_recorded_and_never_stop_the_run(broken_class):
         sorted(p.name for p in (serial.root / serial.config.AUTOGRADED_DIR).iterdir() if (p / chapter.id).is_dir())
 
 
-def test_rerun_does_no_work_twice_and_regrades_a_changed_submission(broken_class):
-    serial, parallel, _ = broken_class
+def test_rerun_does_no_work_twice_and_regrades_a_changed_submission(broken_class, tmp_path):
+    serial, shared, _ = broken_class
+    shutil.copytree(shared.root, tmp_path / "parallel")     # the graded class is shared: change a copy
+    parallel = Course(tmp_path / "parallel")
     chapter = serial.chapter(CHAPTERS[0])
     before = records(parallel, chapter)
     again = grade_chapter(parallel, chapter, jobs=2, progress=False)

@@ -24,7 +24,7 @@ def partially_scored(cells):
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_solution_earns_full_marks(graded, built_course, chapter_id):
-    scores, _ = graded(chapter_id)
+    _, scores, _ = graded(chapter_id)
     chapter = built_course.chapter(chapter_id)
     assert lost_cells(scores["perfect"]) == set()
     assert sum(m for _, m in scores["perfect"].values()) == chapter.points
@@ -32,14 +32,14 @@ def test_solution_earns_full_marks(graded, built_course, chapter_id):
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_untouched_student_version_earns_zero(graded, chapter_id):
-    scores, _ = graded(chapter_id)
+    _, scores, _ = graded(chapter_id)
     assert scores["untouched"], "the untouched notebook was not graded"
     assert {cell: s for cell, (s, _) in scores["untouched"].items() if s} == {}
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_each_mistake_loses_exactly_its_cells(graded, chapter_id):
-    scores, expected = graded(chapter_id)
+    _, scores, expected = graded(chapter_id)
     checked = [s for s in expected if s.startswith(("mistakes-", "demo-"))]
     assert checked, "the chapter has no catalogued mistakes"
     for student in checked:
@@ -49,7 +49,7 @@ def test_each_mistake_loses_exactly_its_cells(graded, chapter_id):
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_correct_alternatives_keep_full_marks(graded, chapter_id):
-    scores, expected = graded(chapter_id)
+    _, scores, expected = graded(chapter_id)
     alternatives = [s for s in expected if s.startswith("alternatives-")]
     assert alternatives, "the chapter has no catalogued correct alternatives"
     for student in alternatives:

@@ -14,7 +14,7 @@ from autograder.course import Course
 from autograder.grading.cell_matching import SkeletonCell, StudentCell, plan
 from autograder.grading.repair_log import RepairKind, read_repairs
 from autograder.nbgrader_cli import run_nbgrader
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 from test_feedback import visible_text
 from test_generated_files import secret_lines
 
@@ -124,10 +124,8 @@ def class_of_broken_notebooks(perfect, partial, release):
     }
 
 
-@pytest.fixture(scope="module")
-def repaired_class(tmp_path_factory):
+def grade_repaired_class(root):
     """A course copy holding chapter 3, the class above plus a file that is not JSON, one autograde run."""
-    root = tmp_path_factory.mktemp("repair")
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy2(ROOT / name, root / name)
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
@@ -144,7 +142,14 @@ def repaired_class(tmp_path_factory):
         path.parent.mkdir(parents=True)
         path.write_text(notebook if isinstance(notebook, str) else nbformat.writes(notebook), encoding="utf-8")
     done = run_nbgrader(root, "autograde", CHAPTER, "--force", check=False)
-    return course, students, grading.scores(course, chapter), done
+    return students, grading.scores(course, chapter), done
+
+
+@pytest.fixture(scope="module")
+def repaired_class(tmp_path_factory):
+    """(course, students, scores, autograde's CompletedProcess): graded once per test run."""
+    root, (students, scores, done) = once_per_run(tmp_path_factory, "repaired-class", grade_repaired_class)
+    return Course(root), students, scores, done
 
 
 # Every broken notebook above, each to score exactly as its intact twin.

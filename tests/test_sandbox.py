@@ -16,11 +16,12 @@ import psutil
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
+from autograder.gradebook_merge import submission_record
 from autograder.grading import sandbox
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
 from autograder.nbgrader_cli import run_nbgrader
 
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")
@@ -108,6 +109,18 @@ def appended(code, cell_id="operators"):
     return notebook
 
 
+def huge():
+    """A 200 MB notebook, as a student who displayed a huge image and pasted a huge array would hand in:
+    100 MB of output (never run, cleared before grading) and a 100 MB cell (not run: over the limit)."""
+    notebook = solved()
+    picture = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo" + "A" * (100 << 20)})
+    notebook.cells[0].outputs = [picture] if notebook.cells[0].cell_type == "code" else []
+    if notebook.cells[0].cell_type != "code":
+        notebook.cells.insert(1, nbformat.v4.new_code_cell("print('a picture')", outputs=[picture]))
+    notebook.cells.insert(2, nbformat.v4.new_code_cell("_pasted = [" + "0.5, " * (20 << 20) + "]"))
+    return notebook
+
+
 def with_cells_after(cell_id, *codes):
     """The solved notebook with new code cells of the student's own after one solution cell."""
     notebook = solved()
@@ -120,12 +133,17 @@ STUDENTS = {
     "daemons": appended(DAEMONS),
     "flood": appended(FLOOD, "mul"),
     "forkbomb": appended(FORK_BOMB),
+    "huge": huge(),
     "intruder": appended(SNOOP),
     "killer": with_cells_after("mul", "import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)",
                                "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n"
                                "        pass"),
     "memory": appended(MEMORY_BOMB),
+}
+# Graded first, in a run of their own: the hostile run must leave their gradebook rows as they were.
+BYSTANDERS = {
     "perfect": solved(),
+    "partial": nbformat.read(ROOT / "demo" / "submitted" / "partial" / CHAPTER / NOTEBOOK, as_version=4),
 }
 
 
@@ -137,12 +155,14 @@ def tree_hash(*paths):
     return digest.hexdigest()
 
 
-def leftovers():
-    """Processes a hostile student started, still alive."""
+def leftovers(root):
+    """Processes grading started, still alive: a hostile student's (`sleep MARK`), or any whose command
+    line names the course folder (nbgrader, bwrap: each sandbox's processes die with its bwrap)."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
-        if process.info["cmdline"] == ["sleep", MARK]:
-            found.append(process.pid)
+        cmdline = process.info["cmdline"] or []
+        if cmdline == ["sleep", MARK] or any(str(root) in part for part in cmdline):
+            found.append(f"{process.pid}: {' '.join(cmdline)[:200]}")
     return found
 
 
@@ -160,20 +180,30 @@ def hidden_test_lines(source_notebook):
     return lines
 
 
-def course_with(root, students):
-    """A course folder with chapter 3 registered in a fresh gradebook and these submissions handed in."""
+def course_with(root, students=()):
+    """A course folder with chapter 3 registered in a fresh gradebook, and these submissions handed in."""
     shutil.copy(ROOT / "nbgrader_config.py", root)
     config = (ROOT / "course_config.py").read_text(encoding="utf-8")
     config = re.sub(r"(?m)^CELL_TIMEOUT_SECONDS = \d+", f"CELL_TIMEOUT_SECONDS = {CELL_TIMEOUT}", config)
     (root / "course_config.py").write_text(config, encoding="utf-8")
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
     run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
+    hand_in(root, dict(students))
+    return root
+
+
+def hand_in(root, students):
     for student, notebook in students.items():
         folder = root / "submitted" / student / CHAPTER
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / NOTEBOOK)
         shutil.copy(ROOT / "release" / CHAPTER / "earlier_chapters.py", folder)
-    return root
+
+
+def gradebook_rows(root, students):
+    """Every field nbgrader keeps for these students' submissions."""
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        return {s: submission_record(gradebook, CHAPTER, s) for s in students}
 
 
 def score(root, student):
@@ -184,22 +214,35 @@ def score(root, student):
             return None
 
 
-@pytest.fixture(scope="module")
-def graded_class(tmp_path_factory):
-    """One `nbgrader autograde ch03` over the whole hostile class, in a copy of the course."""
-    root = course_with(tmp_path_factory.mktemp("sandboxed-course"), STUDENTS)
+def grade_the_class(root):
+    """The bystanders graded by `nbgrader autograde ch03`; then the hostile class handed in and graded
+    by a second plain `nbgrader autograde ch03` (which leaves graded students alone). Plain data back."""
+    course_with(root)
+    hand_in(root, BYSTANDERS)
+    run_nbgrader(root, "autograde", CHAPTER)
+    bystanders_before = gradebook_rows(root, BYSTANDERS)
+    hand_in(root, STUDENTS)
     protected = [ROOT / "autograder", root / "source", root / "course_config.py", root / "nbgrader_config.py"]
     before = tree_hash(*protected)
     started = time.monotonic()
-    done = run_nbgrader(root, "autograde", CHAPTER, "--force", check=False)
+    done = run_nbgrader(root, "autograde", CHAPTER, check=False)
     seconds = time.monotonic() - started
     time.sleep(1)                   # a sandbox's last processes are reaped as it exits
+    everyone = {**STUDENTS, **BYSTANDERS}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
-        scores = {s: gradebook.find_submission(CHAPTER, s).score for s in STUDENTS}
-        maxima = {s: gradebook.find_submission(CHAPTER, s).max_score for s in STUDENTS}
+        scores = {s: gradebook.find_submission(CHAPTER, s).score for s in everyone}
+        maxima = {s: gradebook.find_submission(CHAPTER, s).max_score for s in everyone}
     return {"root": root, "log": done.stdout + done.stderr, "returncode": done.returncode, "scores": scores,
-            "maxima": maxima, "unchanged": tree_hash(*protected) == before, "leftovers": leftovers(),
+            "maxima": maxima, "unchanged": tree_hash(*protected) == before, "leftovers": leftovers(root),
+            "bystanders_before": bystanders_before, "bystanders_after": gradebook_rows(root, BYSTANDERS),
             "seconds": seconds}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    """The hostile class graded once per test run, in a copy of the course (see grade_the_class)."""
+    _, graded = once_per_run(tmp_path_factory, "sandboxed-class", grade_the_class)
+    return graded
 
 
 def autograded(graded_class, student):
@@ -213,9 +256,17 @@ def outputs_text(notebook):
 
 def test_the_whole_class_is_graded_and_nothing_outlives_it(graded_class):
     assert graded_class["returncode"] == 0, graded_class["log"][-3000:]
-    assert graded_class["leftovers"] == [], "processes started by students survived grading"
+    assert graded_class["leftovers"] == [], "processes started by grading survived it"
     assert graded_class["unchanged"], "the autograder package, source/ or the configuration changed"
-    assert all(graded_class["maxima"][s] == POINTS for s in STUDENTS)
+    assert all(graded_class["maxima"][s] == POINTS for s in graded_class["scores"])
+
+
+def test_other_students_gradebook_rows_are_unchanged_field_by_field(graded_class):
+    before, after = graded_class["bystanders_before"], graded_class["bystanders_after"]
+    assert before["perfect"] and before["partial"]
+    for student in before:
+        assert after[student] == before[student], f"{student}'s gradebook rows changed during the hostile run"
+    assert 0 < graded_class["scores"]["partial"] < POINTS
 
 
 def test_perfect_keeps_full_marks_sandboxed(graded_class):
@@ -233,7 +284,6 @@ def test_intruder_sees_no_source_no_gradebook_and_cannot_write_the_package(grade
     assert "gradebook: OperationalError: unable to open database file" in text
     hidden = hidden_test_lines(nbformat.read(ROOT / "source" / CHAPTER / NOTEBOOK, as_version=4))
     assert hidden and not [line for line in hidden if line in text]
-    assert graded_class["scores"]["perfect"] == POINTS       # the gradebook's other rows are intact
 
 
 def test_memory_bomb_stops_at_the_limit_and_keeps_full_marks(graded_class):
@@ -261,6 +311,14 @@ def test_flood_is_cut_to_a_small_notebook_and_keeps_full_marks(graded_class):
     assert path.stat().st_size < 1_000_000
     text = outputs_text(autograded(graded_class, "flood"))
     assert "output truncated" in text and "characters not kept" in text
+
+
+def test_a_200_mb_notebook_is_graded_and_keeps_full_marks(graded_class):
+    """Its outputs are cleared before grading and its huge cell is not run: a small autograded notebook."""
+    assert graded_class["scores"]["huge"] == POINTS
+    path = graded_class["root"] / "autograded" / "huge" / CHAPTER / NOTEBOOK
+    assert path.stat().st_size < 1_000_000
+    assert "cell too large to grade" in outputs_text(autograded(graded_class, "huge"))
 
 
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
