@@ -117,30 +117,45 @@ def check_linear_init(ns, in_features, out_features):
     no_bias, error2 = construct(label, lambda: make(in_features, out_features, bias=False, seed=0))
     if error or error2:
         return error or error2
-    for name, shape in (("weight", (in_features, out_features)), ("bias", (1, out_features))):
+    found = {}
+    for name in ("weight", "bias"):
         p = getattr(layer, name, None)
-        if not isinstance(p, Parameter):
-            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter (so that parameters() finds it "
+        found[name] = (type_name(p), isinstance(p, Parameter), np.asarray(p.data) if isinstance(p, Parameter) else None)
+    twin_values = [array(getattr(twin, name, None)) for name in ("weight", "bias")]
+    other_weight = None if other is None else array(getattr(other, "weight", None))
+    return linear_init_problem(label, in_features, out_features, found, twin_values, other_weight,
+                               getattr(no_bias, "bias", "missing") is None) \
+        or passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
+
+
+def linear_init_problem(label, in_features, out_features, found, twin_values, other_weight, no_bias_is_none):
+    """What is wrong with a new Linear, or None (shared with the judge). `found`: {name: (type name, is a
+    Parameter, values)}; `twin_values`: weight and bias of a twin made with the same seed; `other_weight`:
+    the weight made with another seed (None if that layer could not be built)."""
+    for name, shape in (("weight", (in_features, out_features)), ("bias", (1, out_features))):
+        kind, is_parameter, values = found[name]
+        if not is_parameter:
+            return failed(f"{label}: .{name} is a {kind}, expected a Parameter (so that parameters() finds it "
                           "and an optimizer trains it).")
-        if tuple(p.shape) != shape:
-            return failed(f"{label}: .{name} has shape {tuple(p.shape)}, expected {shape}.")
-        if p.dtype != np.float32:
-            return failed(f"{label}: .{name} has dtype {p.dtype}, expected float32 (the Tensor default).")
+        if values.shape != shape:
+            return failed(f"{label}: .{name} has shape {values.shape}, expected {shape}.")
+        if values.dtype != np.float32:
+            return failed(f"{label}: .{name} has dtype {values.dtype}, expected float32 (the Tensor default).")
     bound = 1 / np.sqrt(in_features)
-    w = array(layer.weight)
+    w, b = (found[name][2].astype(np.float64) for name in ("weight", "bias"))
     if np.abs(w).max() > bound * (1 + 1e-6) or w.std() < bound / 4:
         return failed(f"{label}: weight values should be uniform in [-1/sqrt(in_features), 1/sqrt(in_features)] = "
                       f"[-{bound:.4g}, {bound:.4g}]; yours range over [{w.min():.4g}, {w.max():.4g}] with std {w.std():.3g}.")
-    if np.abs(array(layer.bias)).max() > bound * (1 + 1e-6):
+    if np.abs(b).max() > bound * (1 + 1e-6):
         return failed(f"{label}: bias values should lie in [-{bound:.4g}, {bound:.4g}] too.")
-    if not np.array_equal(array(layer.weight), array(twin.weight)) or not np.array_equal(array(layer.bias), array(twin.bias)):
+    if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
         return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: draw them from "
                       "np.random.default_rng(seed), one generator per layer.")
-    if other is not None and np.array_equal(array(layer.weight), array(other.weight)):
+    if other_weight is not None and np.array_equal(w, other_weight):
         return failed(f"{label}: seed=0 and seed=1 give the same weights: is the seed passed to the generator?")
-    if getattr(no_bias, "bias", "missing") is not None:
+    if not no_bias_is_none:
         return failed(f"Linear({in_features}, {out_features}, bias=False): .bias should be None.")
-    return passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
+    return None
 
 
 LINEAR_HINT = ("the output is x @ weight + bias, with bias of shape (1, out) broadcast to (batch, out) with "
