@@ -20,6 +20,21 @@ from . import ops
 from .probes import ProbeFailure, Returned, returned, returned_list
 
 EPS = 1e-5          # the norm layers' eps: the default of the notebook's provided __init__ signature
+MIN_SPREAD = 0.25   # std of each normalized group; near-equal values make a right float32 backward miss by 1e-3
+
+
+def spread_sample(shape, axis, rng):
+    """Inputs of a norm layer whose every normalized group (a row, a column) has std >= MIN_SPREAD.
+
+    1 / std amplifies the float32 rounding of a right backward; on a row of two nearly equal values
+    (about 1 draw in 200 for LayerNorm1d(2)) it exceeds the gradient tolerance. The course's fixed
+    seeds never meet such a row; the judge's secret ones are redrawn away from it.
+    """
+    for _ in range(1000):
+        x = gradcheck.sample(shape, "real", rng)
+        if np.all(x.std(axis=axis) >= MIN_SPREAD):
+            return x
+    raise ValueError(f"no well-spread sample of shape {shape}")
 
 
 def module(name, *args, **kwargs):
@@ -251,10 +266,10 @@ def norm_parameters_verdict(label, step, dim):
     return None
 
 
-def norm_layer(rng, label, spec, batch, dim, formula, description, hint, training=None):
+def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, training=None):
     """A norm layer's start (weight ones, bias zeros), then output and gradients with random weight and bias."""
     values = {name: float32(rng.uniform(0.5, 1.5, dim)) for name in ("weight", "bias")}
-    x = gradcheck.sample((batch, dim), "real", rng)
+    x = spread_sample((batch, dim), axis, rng)
     upstreams = upstreams_for((batch, dim), rng)
     start = {"module": 0, "report": ["weight", "bias"]}
     if training is not None:
@@ -268,12 +283,12 @@ def norm_layer(rng, label, spec, batch, dim, formula, description, hint, trainin
 
 
 def batchnorm(rng, batch=6, dim=3, seed=0):
-    return (yield from norm_layer(rng, f"BatchNorm1d({dim}) in training mode", module("BatchNorm1d", dim), batch, dim,
+    return (yield from norm_layer(rng, f"BatchNorm1d({dim}) in training mode", module("BatchNorm1d", dim), batch, dim, 0,
                                   formulas.batchnorm_train, nn.BATCHNORM_FORMULA, nn.BATCHNORM_HINT, training=True))
 
 
 def layernorm(rng, batch=4, dim=5, seed=0):
-    return (yield from norm_layer(rng, f"LayerNorm1d({dim})", module("LayerNorm1d", dim), batch, dim,
+    return (yield from norm_layer(rng, f"LayerNorm1d({dim})", module("LayerNorm1d", dim), batch, dim, 1,
                                   formulas.layernorm, nn.LAYERNORM_FORMULA, nn.LAYERNORM_HINT))
 
 
