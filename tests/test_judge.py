@@ -17,7 +17,7 @@ from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, Judge
 from autograder.grading.judge.engine import GRAPHS, expected_grads
 from autograder.grading.judge.plan import OpSpec, plan_notebook
-from autograder.grading.judge.probes import PROBE_MIME, ProbeFailure, encode, reply_from_outputs, returned
+from autograder.grading.judge.probes import PROBE_MIME, SERVE_NAME, ProbeFailure, encode, reply_from_outputs, returned
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.nbgrader_cli import run_nbgrader
 
@@ -93,23 +93,23 @@ ATTACKS = {
 }
 
 
-def committed_course(target, judged=True):
-    """A course folder with chapter 3 as committed (source, release, demo), registered in a fresh gradebook.
-    Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
+def committed_course(target, judged=True, chapter=CHAPTER):
+    """A course folder with a chapter (3 unless told) as committed (source, release, demo), registered in a
+    fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy2(ROOT / name, target / name)
     for folder in ("source", "release", "demo/submitted/partial", "demo/submitted/perfect", "demo/submitted/untouched"):
-        shutil.copytree(ROOT / folder / CHAPTER, target / folder / CHAPTER)
+        shutil.copytree(ROOT / folder / chapter, target / folder / chapter)
     (target / "demo" / "mistakes").mkdir(parents=True)
-    shutil.copy2(ROOT / "demo" / "mistakes" / f"{CHAPTER}.py", target / "demo" / "mistakes")
+    shutil.copy2(ROOT / "demo" / "mistakes" / f"{chapter}.py", target / "demo" / "mistakes")
     if not judged:
         config = (target / "course_config.py").read_text(encoding="utf-8")
         config, count = re.subn(r"\bJudgedExecute, IgnorePattern", "Execute, IgnorePattern", config)
         assert count == 1, "course_config.py no longer lists JudgedExecute first in autograde_preprocessors"
         (target / "course_config.py").write_text(config, encoding="utf-8")
     course = Course(target)
-    grading.register(course, course.chapter(CHAPTER))
+    grading.register(course, course.chapter(chapter))
     return course
 
 
@@ -336,3 +336,84 @@ def value_of(leaves, ops, index):
         else:
             values.append(values[args[0]] * values[args[1]])
     return values[index]
+
+
+# ── chapter 4: layers and losses ──
+
+CH04_FULL_MARKS = 42
+WRONG_DROPOUT = ("dropout", "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)",
+                 "return x * Tensor(keep, dtype=x.dtype, requires_grad=False)")
+
+
+def test_chapter_4_forged_checker_loses_exactly_its_wrong_layer(tmp_path):
+    """Unscaled dropout plus a forged Checker: the kernel says all pass, the judge takes test_dropout's 3 points."""
+    course = committed_course(tmp_path / "ch04", chapter="ch04")
+    chapter = course.chapter("ch04")
+    release = nbformat.read(course.notebook("release", chapter), as_version=4)
+    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+    cell, old, new = WRONG_DROPOUT
+    forged = dict(answers)
+    assert old in forged[cell]
+    forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
+    for student, solved in (("perfect", answers), ("forged-checker", forged)):
+        submissions.write_submission(course, chapter, student, submissions.filled(release, solved), "submitted")
+    run_nbgrader(course.root, "autograde", "ch04", "--force")
+    scores = grading.scores(course, chapter)
+    assert total(scores["perfect"]) == CH04_FULL_MARKS and lost(scores["perfect"]) == set()
+    assert lost(scores["forged-checker"]) == {"test_dropout"}
+    assert total(scores["forged-checker"]) == CH04_FULL_MARKS - 3
+
+
+CH04_JUDGED = {"test_linear_init", "test_linear", "test_activations", "test_flatten", "test_dropout", "test_dropout_eval",
+               "test_batchnorm", "test_batchnorm_running", "test_layernorm", "test_mse_loss", "test_logsumexp_forward",
+               "test_logsumexp_backward", "test_softmax_loss"}
+
+
+def test_chapter_4_layers_and_losses_are_judged_from_the_source():
+    plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
+    assert {g for g, p in plans.items() if not p.unjudged} == CH04_JUDGED
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 55
+
+
+def in_process_judgement(namespace, grade_id, secret=7):
+    """Judge one chapter-4 cell against a namespace, the worker called directly: the judge without a kernel."""
+    import json
+    from autograder.grading.judge import worker
+    handlers = {"forward": worker.forward, "backward": worker.backward, "layer": worker.layer}
+
+    def run_probe(code):
+        payload = json.loads(eval(code[code.rindex(f"{SERVE_NAME}(") + len(SERVE_NAME) + 1:code.rindex(", globals())")]))
+        requests = worker.decode(payload)["requests"]
+        replies = [handlers[r["kind"]](r, namespace) for r in requests]
+        return [{"output_type": "display_data", "data": {PROBE_MIME: json.dumps({"replies": replies})}}]
+
+    return Judge(plan_notebook(source_notebook("ch04"), JUDGED_CHECKS), secret=secret).judge_cell(grade_id, run_probe)
+
+
+@pytest.fixture(scope="module")
+def solved_ch04():
+    from solved_code import solved_namespace
+    return solved_namespace("ch04")
+
+
+@pytest.mark.parametrize("secret", [1, 2, 3])
+def test_the_solution_passes_every_judged_chapter_4_cell(solved_ch04, secret):
+    failures = {g: j.message for g in CH04_JUDGED if not (j := in_process_judgement(solved_ch04, g, secret)).passed}
+    assert failures == {}
+
+
+@pytest.mark.parametrize("exercise, cell, old, new, teaches", [
+    ("linear", "test_linear", "out = out + self.bias.broadcast_to(out.shape)", "out = out + self.bias",
+     "bias.grad has shape"),
+    ("dropout", "test_dropout", "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)",
+     "return x * Tensor(keep, dtype=x.dtype, requires_grad=False)", "x / (1 - p)"),
+    ("batchnorm", "test_batchnorm_running", "if self.training:", "if True:", "in evaluation mode"),
+    ("layernorm", "test_layernorm", "return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))",
+     "return normalized", "the output is wrong"),
+    ("softmax_loss", "test_softmax_loss", "return (logsumexp(logits, (1,)) - picked).sum() / n",
+     "return (logsumexp(logits, (1,)) - picked).sum()", "the output is wrong"),
+])
+def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, cell, old, new, teaches):
+    from solved_code import notebook_namespace
+    judgement = in_process_judgement(notebook_namespace("ch04", {exercise: [(old, new)]}), cell)
+    assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message

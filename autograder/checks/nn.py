@@ -117,30 +117,56 @@ def check_linear_init(ns, in_features, out_features):
     no_bias, error2 = construct(label, lambda: make(in_features, out_features, bias=False, seed=0))
     if error or error2:
         return error or error2
-    for name, shape in (("weight", (in_features, out_features)), ("bias", (1, out_features))):
+    found = {}
+    for name in ("weight", "bias"):
         p = getattr(layer, name, None)
-        if not isinstance(p, Parameter):
-            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter (so that parameters() finds it "
+        found[name] = (type_name(p), isinstance(p, Parameter), np.asarray(p.data) if isinstance(p, Parameter) else None)
+    twin_values = [array(getattr(twin, name, None)) for name in ("weight", "bias")]
+    other_weight = None if other is None else array(getattr(other, "weight", None))
+    return linear_init_problem(label, in_features, out_features, found, twin_values, other_weight,
+                               getattr(no_bias, "bias", "missing") is None) \
+        or passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
+
+
+def linear_init_problem(label, in_features, out_features, found, twin_values, other_weight, no_bias_is_none):
+    """What is wrong with a new Linear, or None (shared with the judge). `found`: {name: (type name, is a
+    Parameter, values)}; `twin_values`: weight and bias of a twin made with the same seed; `other_weight`:
+    the weight made with another seed (None if that layer could not be built)."""
+    for name, shape in (("weight", (in_features, out_features)), ("bias", (1, out_features))):
+        kind, is_parameter, values = found[name]
+        if not is_parameter:
+            return failed(f"{label}: .{name} is a {kind}, expected a Parameter (so that parameters() finds it "
                           "and an optimizer trains it).")
-        if tuple(p.shape) != shape:
-            return failed(f"{label}: .{name} has shape {tuple(p.shape)}, expected {shape}.")
-        if p.dtype != np.float32:
-            return failed(f"{label}: .{name} has dtype {p.dtype}, expected float32 (the Tensor default).")
+        if values.shape != shape:
+            return failed(f"{label}: .{name} has shape {values.shape}, expected {shape}.")
+        if values.dtype != np.float32:
+            return failed(f"{label}: .{name} has dtype {values.dtype}, expected float32 (the Tensor default).")
     bound = 1 / np.sqrt(in_features)
-    w = array(layer.weight)
+    w, b = (found[name][2].astype(np.float64) for name in ("weight", "bias"))
     if np.abs(w).max() > bound * (1 + 1e-6) or w.std() < bound / 4:
         return failed(f"{label}: weight values should be uniform in [-1/sqrt(in_features), 1/sqrt(in_features)] = "
                       f"[-{bound:.4g}, {bound:.4g}]; yours range over [{w.min():.4g}, {w.max():.4g}] with std {w.std():.3g}.")
-    if np.abs(array(layer.bias)).max() > bound * (1 + 1e-6):
+    if np.abs(b).max() > bound * (1 + 1e-6):
         return failed(f"{label}: bias values should lie in [-{bound:.4g}, {bound:.4g}] too.")
-    if not np.array_equal(array(layer.weight), array(twin.weight)) or not np.array_equal(array(layer.bias), array(twin.bias)):
+    if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
         return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: draw them from "
                       "np.random.default_rng(seed), one generator per layer.")
-    if other is not None and np.array_equal(array(layer.weight), array(other.weight)):
+    if other_weight is not None and np.array_equal(w, other_weight):
         return failed(f"{label}: seed=0 and seed=1 give the same weights: is the seed passed to the generator?")
-    if getattr(no_bias, "bias", "missing") is not None:
+    if not no_bias_is_none:
         return failed(f"Linear({in_features}, {out_features}, bias=False): .bias should be None.")
-    return passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
+    return None
+
+
+LINEAR_HINT = ("the output is x @ weight + bias, with bias of shape (1, out) broadcast to (batch, out) with "
+               "broadcast_to (elementwise ops do not broadcast in backward).")
+
+
+def linear_weight_shape_problem(label, shape, in_features, out_features):
+    if tuple(shape) != (in_features, out_features):
+        return failed(f"{label}: weight has shape {tuple(shape)}, expected (in_features, out_features) = "
+                      f"{(in_features, out_features)}, so that x @ weight works on rows x of shape (N, in_features).")
+    return None
 
 
 def check_linear(ns, in_features, out_features, batch, bias=True, seed=0):
@@ -152,13 +178,11 @@ def check_linear(ns, in_features, out_features, batch, bias=True, seed=0):
     for name, p in params:
         if not isinstance(p, ns["Tensor"]):
             return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter.")
-    if tuple(layer.weight.shape) != (in_features, out_features):
-        return failed(f"{label}: weight has shape {tuple(layer.weight.shape)}, expected (in_features, out_features) = "
-                      f"{(in_features, out_features)}, so that x @ weight works on rows x of shape (N, in_features).")
-    hint = ("the output is x @ weight + bias, with bias of shape (1, out) broadcast to (batch, out) with "
-            "broadcast_to (elementwise ops do not broadcast in backward).")
+    verdict = linear_weight_shape_problem(label, layer.weight.shape, in_features, out_features)
+    if verdict:
+        return verdict
     return check_layer(ns, label, layer.forward, sample((batch, in_features), "real", seed), params,
-                       formulas.linear, "x @ weight + bias" if bias else "x @ weight", hint, seed)
+                       formulas.linear, "x @ weight + bias" if bias else "x @ weight", LINEAR_HINT, seed)
 
 
 # ── Activations, Sequential, Flatten ─────────────────────────────────────────────────────────────
@@ -221,13 +245,15 @@ def check_sequential(ns, seed=0):
     return passed(f"✔ {label} applies its modules in order; an empty Sequential is the identity")
 
 
+FLATTEN_HINT = "keep the first (batch) axis, merge all the others: reshape to (N, product of the other sizes)."
+
+
 def check_flatten(ns, shape, seed=0):
     module, error = construct("Flatten()", ns["Flatten"])
     if error:
         return error
     return check_layer(ns, "Flatten()", module.forward, sample(shape, "real", seed), [], formulas.flatten,
-                       "x.reshape(N, -1)", "keep the first (batch) axis, merge all the others: reshape to "
-                       "(N, product of the other sizes).", seed)
+                       "x.reshape(N, -1)", FLATTEN_HINT, seed)
 
 
 # ── Dropout ──────────────────────────────────────────────────────────────────────────────────────
@@ -255,6 +281,25 @@ def check_dropout(ns, p, seed=0):
         outputs.append((x, out))
     x, out = outputs[0]
     got = array(out)
+    verdict = dropout_mask_problem(label, p, seed, x_values, got, array(outputs[1][1]), array(outputs[2][1]))
+    if verdict:
+        return verdict
+    upstream = np.random.default_rng(seed + 100).standard_normal(x_values.shape)
+    try:
+        run_quietly(out.backward, Tensor(upstream, dtype=np.float64, requires_grad=False))
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "backward through your forward", error))
+    return compare_gradient(f"{label}, backward with a random out_grad", "x", x.grad, upstream * (got != 0) * (1 / (1 - p)),
+                            DROPOUT_GRADIENT_HINT) or dropout_passed(label, p)
+
+
+DROPOUT_GRADIENT_HINT = ("the gradient is out_grad times the same mask, scaled by 1 / (1 - p); "
+                         "the mask must be a constant Tensor multiplied into x.")
+
+
+def dropout_mask_problem(label, p, seed, x_values, got, second, twin):
+    """What is wrong with three training outputs on x_values (two calls of one layer, then a twin made with the
+    same seed), or None. Shared with the judge, which verifies the same arrays outside the kernel."""
     kept = got != 0
     scale = 1 / (1 - p)
     wrong = kept & ~np.isclose(got, x_values * scale, rtol=1e-5, atol=1e-6)
@@ -270,21 +315,20 @@ def check_dropout(ns, p, seed=0):
         hint = ("\n  Hint: p is the probability of DROPPING an element: keep where rand >= p (or rand > p)."
                 if abs(dropped - (1 - p)) < 0.02 else "")
         return failed(f"{label}: {dropped:.1%} of {kept.size} elements were dropped; expected about {p:.0%}.{hint}")
-    if np.array_equal(array(outputs[1][1]) != 0, kept):
+    if np.array_equal(second != 0, kept):
         return failed(f"{label}: two forward calls dropped exactly the same elements.\n  Hint: draw a new mask at "
                       "every forward call, from a generator made once in __init__ with np.random.default_rng(seed).")
-    if not np.array_equal(array(outputs[2][1]), got):
+    if not np.array_equal(twin, got):
         return failed(f"{label}: two Dropout layers made with seed={seed} drop different elements: the first "
                       "forward call of each should give the same mask.")
-    upstream = np.random.default_rng(seed + 100).standard_normal(x_values.shape)
-    try:
-        run_quietly(out.backward, Tensor(upstream, dtype=np.float64, requires_grad=False))
-    except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "backward through your forward", error))
-    return compare_gradient(f"{label}, backward with a random out_grad", "x", x.grad, upstream * kept * scale,
-                            "the gradient is out_grad times the same mask, scaled by 1 / (1 - p); "
-                            "the mask must be a constant Tensor multiplied into x.") \
-        or passed(f"✔ {label}: drops about {p:.0%}, scales by 1/(1-p), fresh seeded masks, gradient through the mask")
+    return None
+
+
+def dropout_passed(label, p):
+    return passed(f"✔ {label}: drops about {p:.0%}, scales by 1/(1-p), fresh seeded masks, gradient through the mask")
+
+
+DROPOUT_EVAL_HINT = "in evaluation mode (self.training is False) dropout does nothing: return x."
 
 
 def check_dropout_eval(ns, p, seed=0):
@@ -294,8 +338,7 @@ def check_dropout_eval(ns, p, seed=0):
         return error
     layer.training = False
     return check_layer(ns, label, layer.forward, sample((6, 5), "positive", seed), [], formulas.identity,
-                       "the input, unchanged", "in evaluation mode (self.training is False) dropout does "
-                       "nothing: return x.", seed)
+                       "the input, unchanged", DROPOUT_EVAL_HINT, seed)
 
 
 # ── BatchNorm1d and LayerNorm1d ──────────────────────────────────────────────────────────────────
@@ -308,16 +351,47 @@ def randomize(layer, names, dim, seed):
         p.data = np.asarray(rng.uniform(0.5, 1.5, dim), dtype=p.data.dtype)
 
 
+NORM_STARTS = (("weight", 1.0), ("bias", 0.0))        # a new norm layer only normalizes
+RUNNING_STARTS = (("running_mean", 0.0), ("running_var", 1.0))
+
+
 def check_norm_parameters(ns, label, layer, dim):
     Parameter = ns["Parameter"]
-    for name, start in (("weight", 1.0), ("bias", 0.0)):
+    for name, start in NORM_STARTS:
         p = getattr(layer, name, None)
-        if not isinstance(p, Parameter):
-            return failed(f"{label}: .{name} is a {type_name(p)}, expected a Parameter.")
-        if tuple(p.shape) != (dim,):
-            return failed(f"{label}: .{name} has shape {tuple(p.shape)}, expected ({dim},).")
-        if not np.all(array(p) == start):
-            return failed(f"{label}: .{name} should start as all {start:g}s, so that a new layer only normalizes.")
+        verdict = norm_parameter_problem(label, dim, name, start, type_name(p), isinstance(p, Parameter),
+                                         array(p) if isinstance(p, Parameter) else None)
+        if verdict:
+            return verdict
+    return None
+
+
+def norm_parameter_problem(label, dim, name, start, kind, is_parameter, values):
+    """What is wrong with a new norm layer's weight or bias, or None (shared with the judge)."""
+    if not is_parameter:
+        return failed(f"{label}: .{name} is a {kind}, expected a Parameter.")
+    if values.shape != (dim,):
+        return failed(f"{label}: .{name} has shape {values.shape}, expected ({dim},).")
+    if not np.all(values == start):
+        return failed(f"{label}: .{name} should start as all {start:g}s, so that a new layer only normalizes.")
+    return None
+
+
+def running_buffer_problem(label, dim, name, start, kind, is_buffer, values):
+    """What is wrong with a new BatchNorm1d's running_mean or running_var, or None (shared with the judge)."""
+    if not is_buffer:
+        return failed(f"{label}: .{name} should be a buffer (an ndarray or a plain Tensor), not "
+                      f"{kind}: an optimizer must not train it.")
+    if np.shape(values) != (dim,) or not np.all(values == start):
+        return failed(f"{label}: .{name} should start as {dim} {'zeros' if start == 0 else 'ones'}.")
+    return None
+
+
+def running_stats_problem(label, step, name, got, want):
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+        return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
+                      f"expected {np.round(want, 4).tolist()}.\n  Hint: running = (1 - momentum) * running + "
+                      "momentum * (this batch's statistic), with the biased variance (divide by N).")
     return None
 
 
@@ -338,29 +412,35 @@ def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hi
                        lambda x, w, b: formula(x, w, b, eps), description, hint, seed)
 
 
+BATCHNORM_FORMULA = "(x - mean) / sqrt(var + eps) * weight + bias over the batch"
+BATCHNORM_HINT = ("normalize each feature (column) over the batch: (x - mean) / sqrt(var + eps), with the mean and "
+                  "the biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor "
+                  "to (N, dim) explicitly.")
+BATCHNORM_EVAL_FORMULA = "(x - running_mean) / sqrt(running_var + eps) * weight + bias"
+BATCHNORM_EVAL_HINT = ("in evaluation mode, normalize with the running statistics (not the batch's), and do "
+                       "not update them.")
+RUNNING_MOMENTUM = 0.2
+
+
 def check_batchnorm(ns, batch, dim, seed=0):
-    hint = ("normalize each feature (column) over the batch: (x - mean) / sqrt(var + eps), with the mean and the "
-            "biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor to "
-            "(N, dim) explicitly.")
     return check_norm_layer(ns, f"BatchNorm1d({dim}) in training mode", lambda: ns["BatchNorm1d"](dim), batch, dim,
-                            seed, formulas.batchnorm_train, "(x - mean) / sqrt(var + eps) * weight + bias over the batch",
-                            hint, training=True)
+                            seed, formulas.batchnorm_train, BATCHNORM_FORMULA, BATCHNORM_HINT, training=True)
 
 
 def check_batchnorm_running(ns, batch, dim, seed=0):
     Parameter = ns["Parameter"]
-    momentum = 0.2
+    momentum = RUNNING_MOMENTUM
     label = f"BatchNorm1d({dim}, momentum={momentum})"
     layer, error = construct(label, lambda: ns["BatchNorm1d"](dim, momentum=momentum))
     if error:
         return error
-    for name, start in (("running_mean", 0.0), ("running_var", 1.0)):
+    for name, start in RUNNING_STARTS:
         value = getattr(layer, name, None)
-        if value is None or isinstance(value, Parameter):
-            return failed(f"{label}: .{name} should be a buffer (an ndarray or a plain Tensor), not "
-                          f"{type_name(value)}: an optimizer must not train it.")
-        if np.shape(array(value)) != (dim,) or not np.all(array(value) == start):
-            return failed(f"{label}: .{name} should start as {dim} {'zeros' if start == 0 else 'ones'}.")
+        is_buffer = not (value is None or isinstance(value, Parameter))
+        verdict = running_buffer_problem(label, dim, name, start, type_name(value), is_buffer,
+                                         array(value) if is_buffer else None)
+        if verdict:
+            return verdict
     verdict = check_norm_parameters(ns, label, layer, dim)
     if verdict:
         return verdict
@@ -375,11 +455,9 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
         mean = formulas.running_average(mean, x_values.mean(axis=0), momentum)
         var = formulas.running_average(var, x_values.var(axis=0), momentum)
         for name, want in (("running_mean", mean), ("running_var", var)):
-            got = array(getattr(layer, name))
-            if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
-                return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
-                              f"expected {np.round(want, 4).tolist()}.\n  Hint: running = (1 - momentum) * running + "
-                              "momentum * (this batch's statistic), with the biased variance (divide by N).")
+            verdict = running_stats_problem(label, step, name, array(getattr(layer, name)), want)
+            if verdict:
+                return verdict
     layer.training = False
     randomize(layer, ("weight", "bias"), dim, seed)
     eps = getattr(layer, "eps", 1e-5)
@@ -389,23 +467,36 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
 
     verdict = check_layer(ns, f"{label} in evaluation mode", layer.forward, sample((3, dim), "real", seed + 5),
                           [("weight", layer.weight), ("bias", layer.bias)], reference,
-                          "(x - running_mean) / sqrt(running_var + eps) * weight + bias",
-                          "in evaluation mode, normalize with the running statistics (not the batch's), and do "
-                          "not update them.", seed)
+                          BATCHNORM_EVAL_FORMULA, BATCHNORM_EVAL_HINT, seed)
     if verdict.passed and not np.allclose(array(layer.running_mean), mean, rtol=1e-4, atol=1e-5):
-        return failed(f"{label}: evaluation mode changed running_mean; only training batches may update it.")
-    return verdict if not verdict.passed else passed(
-        f"✔ {label}: running statistics updated in training, used (and left alone) in evaluation")
+        return failed(eval_changed_running_mean(label))
+    return verdict if not verdict.passed else running_passed(label)
+
+
+def eval_changed_running_mean(label):
+    return f"{label}: evaluation mode changed running_mean; only training batches may update it."
+
+
+def running_passed(label):
+    return passed(f"✔ {label}: running statistics updated in training, used (and left alone) in evaluation")
+
+
+LAYERNORM_FORMULA = "(x - row mean) / sqrt(row var + eps) * weight + bias"
+LAYERNORM_HINT = ("normalize each sample (row) over its features, axis 1: mean and biased variance per row, reshaped "
+                  "to (N, 1) and broadcast to (N, dim); then * weight + bias, broadcast from (dim,).")
 
 
 def check_layernorm(ns, batch, dim, seed=0):
-    hint = ("normalize each sample (row) over its features, axis 1: mean and biased variance per row, reshaped "
-            "to (N, 1) and broadcast to (N, dim); then * weight + bias, broadcast from (dim,).")
     return check_norm_layer(ns, f"LayerNorm1d({dim})", lambda: ns["LayerNorm1d"](dim), batch, dim, seed,
-                            formulas.layernorm, "(x - row mean) / sqrt(row var + eps) * weight + bias", hint)
+                            formulas.layernorm, LAYERNORM_FORMULA, LAYERNORM_HINT)
 
 
 # ── Losses ───────────────────────────────────────────────────────────────────────────────────────
+
+MSE_FORMULA = "mean((pred - target)²) over every element"
+MSE_HINT = ("average the squared differences over ALL elements (divide by pred.size, not by the batch size), "
+            "and return one number.")
+
 
 def check_mse(ns, shape, seed=0):
     loss_fn, error = construct("MSELoss()", ns["MSELoss"])
@@ -415,9 +506,7 @@ def check_mse(ns, shape, seed=0):
     target_tensor = tensor(ns, target, requires_grad=False)
     return check_layer(ns, "MSELoss()", lambda pred: loss_fn.forward(pred, target_tensor),
                        sample(shape, "real", seed), [], lambda pred: formulas.mse(pred, target),
-                       "mean((pred - target)²) over every element",
-                       "average the squared differences over ALL elements (divide by pred.size, "
-                       "not by the batch size), and return one number.", seed)
+                       MSE_FORMULA, MSE_HINT, seed)
 
 
 def logsumexp_standin(ns):
@@ -444,6 +533,19 @@ def logsumexp_standin(ns):
     return {"LogSumExp": LogSumExp, "logsumexp": logsumexp}
 
 
+def softmax_loss_label(batch, classes, offset, labels_as):
+    return (f"SoftmaxLoss() on logits of shape ({batch}, {classes}){f' around {offset:g}' if offset else ''}, "
+            f"labels as {'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}")
+
+
+def softmax_loss_hint(offset):
+    hint = ("the loss is the mean over the batch of logsumexp(logits_i) - logits_i[label_i]; pick the label's "
+            "logit with a one-hot mask (one_hot(labels, K)), and take logsumexp with the stable LogSumExp.")
+    if offset:
+        hint += " Logits near 1000 overflow exp(): go through logsumexp, never exp(logits) directly."
+    return hint
+
+
 def check_softmax_loss(ns, batch, classes, offset=0.0, labels_as="array", seed=0):
     Tensor = ns["Tensor"]
     loss_fn, error = construct("SoftmaxLoss()", ns["SoftmaxLoss"])
@@ -452,12 +554,7 @@ def check_softmax_loss(ns, batch, classes, offset=0.0, labels_as="array", seed=0
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, classes, batch)
     given = Tensor(labels, requires_grad=False) if labels_as == "tensor" else labels
-    label = f"SoftmaxLoss() on logits of shape ({batch}, {classes}){f' around {offset:g}' if offset else ''}, labels as " \
-            f"{'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}"
-    hint = ("the loss is the mean over the batch of logsumexp(logits_i) - logits_i[label_i]; pick the label's "
-            "logit with a one-hot mask (one_hot(labels, K)), and take logsumexp with the stable LogSumExp.")
-    if offset:
-        hint += " Logits near 1000 overflow exp(): go through logsumexp, never exp(logits) directly."
+    label, hint = softmax_loss_label(batch, classes, offset, labels_as), softmax_loss_hint(offset)
     saved = {name: ns.get(name) for name in ("LogSumExp", "logsumexp")}
     ns.update(logsumexp_standin(ns))
     try:

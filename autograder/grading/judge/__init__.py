@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, operators, ops
+from . import engine, nn, operators, ops
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -28,6 +28,18 @@ JUDGED_CHECKS = {
     "backward": ops.backward,
     "engine": engine.engine,
     "operators": operators.operators,
+    "linear": nn.linear,
+    "linear_init": nn.linear_init,
+    "activation": nn.activation,
+    "flatten": nn.flatten,
+    "dropout": nn.dropout,
+    "dropout_eval": nn.dropout_eval,
+    "batchnorm": nn.batchnorm,
+    "batchnorm_running": nn.batchnorm_running,
+    "layernorm": nn.layernorm,
+    "mse_loss": nn.mse_loss,
+    "softmax_loss": nn.softmax_loss,
+    "logsumexp_forward": nn.logsumexp_forward,
 }
 
 
