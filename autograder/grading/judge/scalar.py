@@ -175,6 +175,8 @@ def order(rng):
 
 def reuse(rng):
     a, k1, k2, k3 = draw(rng), draw(rng), draw(rng), draw(rng)
+    while abs(1 + k2 * k3) < 0.25:        # e = b (1 + k2 k3) near 0 would hide a wrong order: draw again
+        k2, k3 = draw(rng), draw(rng)
     g = Graph(a)
     b = g.add("scale", k1, 0)
     c = g.add("scale", k2, b)
