@@ -1,4 +1,5 @@
-"""The judge (autograder/grading/judge): chapter 3's verdicts cannot be forged from the notebook.
+"""The judge (autograder/grading/judge): verdicts cannot be forged from the notebook (chapter 3 in
+depth; chapters 1, 4 and 5 with one forged wrong exercise each).
 
 Every attack below is first graded without the judge (plain nbgrader Execute) to prove it is real:
 it earns full marks there. Through the course's configuration (JudgedExecute) it must lose exactly
@@ -94,7 +95,7 @@ ATTACKS = {
 
 
 def committed_course(target, judged=True, chapter=CHAPTER):
-    """A course folder with a chapter (3 unless told) as committed (source, release, demo), registered in a
+    """A course folder with one chapter (3 unless told) as committed (source, release, demo), registered in a
     fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("course_config.py", "nbgrader_config.py"):
@@ -126,11 +127,11 @@ def attack_notebooks(course):
     return notebooks
 
 
-def grade(course, notebooks):
-    chapter = course.chapter(CHAPTER)
+def grade(course, notebooks, chapter_id=CHAPTER):
+    chapter = course.chapter(chapter_id)
     for student, notebook in notebooks.items():
         submissions.write_submission(course, chapter, student, notebook, "submitted")
-    run_nbgrader(course.root, "autograde", CHAPTER, "--force")
+    run_nbgrader(course.root, "autograde", chapter_id, "--force")
     return grading.scores(course, chapter)
 
 
@@ -417,3 +418,80 @@ def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, c
     from solved_code import notebook_namespace
     judgement = in_process_judgement(notebook_namespace("ch04", {exercise: [(old, new)]}), cell)
     assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message
+# ── chapters 1 and 5: the scalar Value and the optimizers ──
+
+# chapter: (full marks, a wrong exercise from its catalogue, the forging line appended to that cell)
+FORGED_CHAPTERS = {
+    "ch01": (14, "mul_own_data", FORGE_CHECKER),
+    "ch05": (12, "adam_no_bias_correction", FORGE_VERDICT),
+}
+
+
+def forged_notebooks(course, chapter_id, mistake_name, forge):
+    """perfect, and one wrong exercise whose cell also forges the in-kernel checks."""
+    chapter = course.chapter(chapter_id)
+    release = nbformat.read(course.notebook("release", chapter), as_version=4)
+    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+    mistake = next(m for m in submissions.load_catalog(course, chapter).MISTAKES if m.name == mistake_name)
+    wrong = submissions.with_mistakes(answers, [mistake])
+    cell = mistake.edits[0].cell
+    wrong[cell] = wrong[cell] + "\n" + forge
+    return {"perfect": submissions.filled(release, answers), "forged": submissions.filled(release, wrong)}, mistake
+
+
+@pytest.mark.parametrize("chapter_id", list(FORGED_CHAPTERS))
+def test_a_forged_wrong_exercise_loses_exactly_its_cells_in_chapters_1_and_5(tmp_path, chapter_id):
+    """Without the judge the forgery earns full marks; through it, only the wrong exercise's cells are lost."""
+    full, mistake_name, forge = FORGED_CHAPTERS[chapter_id]
+    plain = committed_course(tmp_path / "plain", judged=False, chapter=chapter_id)
+    notebooks, mistake = forged_notebooks(plain, chapter_id, mistake_name, forge)
+    assert total(grade(plain, {"forged": notebooks["forged"]}, chapter_id)["forged"]) == full
+    course = committed_course(tmp_path / "judged", chapter=chapter_id)
+    scores = grade(course, notebooks, chapter_id)
+    assert total(scores["perfect"]) == full and lost(scores["perfect"]) == set()
+    assert lost(scores["forged"]) == set(mistake.loses)
+    assert total(scores["forged"]) < full
+
+
+@pytest.mark.parametrize("chapter_id, cells", [("ch01", 9), ("ch05", 7)])
+def test_every_chapter_1_and_5_grade_cell_is_judged(chapter_id, cells):
+    plans = plan_notebook(source_notebook(chapter_id), JUDGED_CHECKS)
+    assert len(plans) == cells and all(not p.unjudged for p in plans.values()), \
+        {g: p.unjudged for g, p in plans.items() if p.unjudged}
+
+
+@pytest.mark.parametrize("name", ["order", "reuse", "twice", "long_chain"])
+def test_the_judges_value_graphs_agree_with_finite_differences(name):
+    """The judge's own reverse sweep over a chapter 1 graph: a judge bug would fail right answers."""
+    from autograder.grading.judge.scalar import GRAPHS as VALUE_GRAPHS
+
+    def output(graph, leaves):
+        values = list(leaves)
+        for kind, *args in graph.ops:
+            values.append(args[0] * values[args[1]] if kind == "scale" else
+                          values[args[0]] * values[args[1]] if kind == "times" else values[args[0]] + values[args[1]])
+        return values[-1]
+
+    _, graph, _, report, _ = VALUE_GRAPHS[name](np.random.default_rng(5))
+    grads = graph.grads()
+    assert grads[-1] == 1.0
+    for i, leaf in enumerate(graph.leaves):
+        moved = [list(graph.leaves), list(graph.leaves)]
+        moved[0][i], moved[1][i] = leaf + 1e-6, leaf - 1e-6
+        numeric = (output(graph, moved[0]) - output(graph, moved[1])) / 2e-6
+        assert np.isclose(grads[i], numeric, rtol=1e-5, atol=1e-6), (name, i, grads[i], numeric)
+
+
+@pytest.mark.parametrize("case", ["basic", "more"])
+def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(case):
+    import math
+    from autograder.grading.judge.scalar import FUNCTIONS
+    rng = np.random.default_rng(6)
+    for text, params, body, draw, _, exact, _ in FUNCTIONS[case]:
+        f = eval(f"lambda {params}: {body}", {"math": math})  # noqa: S307
+        xs = draw(rng)
+        for i, want in enumerate(exact(*xs)):
+            plus, minus = list(xs), list(xs)
+            plus[i] += 1e-6
+            minus[i] -= 1e-6
+            assert math.isclose((f(*plus) - f(*minus)) / 2e-6, want, rel_tol=1e-6, abs_tol=1e-6), (text, i)

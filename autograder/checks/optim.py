@@ -100,8 +100,17 @@ def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=3):
     try:
         got = run_student(ns, make, values, grads)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "step", error) + "\n  while running 3 steps on three float64 "
-                      "Parameters (the third has .grad = None: skip it).")
+        return failed(describe_exception(label, "step", error) + STEPS_CONTEXT)
+    return steps_verdict(label, rule, known_mistakes, values, grads, got)
+
+
+STEPS_CONTEXT = "\n  while running 3 steps on three float64 Parameters (the third has .grad = None: skip it)."
+
+
+def steps_verdict(label, rule, known_mistakes, values, grads, got):
+    """The parameters' values after every step (`got`) against the rule; a known wrong rule names the mistake.
+    Shared with the judge, which receives `got` from the kernel."""
+    steps = len(grads)
     difference = first_difference(got, history(rule, values, grads))
     if difference is None:
         return passed(f"✔ {label}: {steps} steps match the NumPy update rule to {TOLERANCE:g}; "
@@ -129,15 +138,24 @@ def check_keeps_dtype(ns, label, make):
     try:
         optimizer = run_quietly(make, [p])
         for _ in range(2):
-            p.grad = np.array([0.1, 0.2, -0.3], dtype=np.float32)
+            p.grad = DTYPE_GRADS.copy()
             run_quietly(optimizer.step)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "step", error))
-    if not isinstance(p.data, np.ndarray) or p.data.dtype != np.float32:
-        return failed(f"{label}: a float32 parameter's .data became {type_name(p.data)} "
-                      f"{getattr(p.data, 'dtype', '')} after two steps.\n  Hint: update in place "
-                      "(p.data -= ...), or keep every buffer in the parameter's dtype (np.zeros_like(p.data)).")
-    return None
+    return dtype_problem(label, type_name(p.data), isinstance(p.data, np.ndarray) and p.data.dtype == np.float32,
+                         getattr(p.data, "dtype", ""))
+
+
+DTYPE_GRADS = np.array([0.1, 0.2, -0.3], dtype=np.float32)
+
+
+def dtype_problem(label, data_type, kept_float32, dtype):
+    """None when a float32 parameter's .data is still a float32 ndarray after two steps; else why it is not."""
+    if kept_float32:
+        return None
+    return failed(f"{label}: a float32 parameter's .data became {data_type} "
+                  f"{dtype} after two steps.\n  Hint: update in place "
+                  "(p.data -= ...), or keep every buffer in the parameter's dtype (np.zeros_like(p.data)).")
 
 
 def rounded(values):
@@ -146,10 +164,13 @@ def rounded(values):
 
 # ── The checks the notebook calls ───────────────────────────────────────────────────────────────
 
-def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-    label = f"SGD(lr={lr}, momentum={momentum}, weight_decay={weight_decay})"
-    make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
-    mistakes = [
+def sgd_label(lr, momentum, weight_decay):
+    return f"SGD(lr={lr}, momentum={momentum}, weight_decay={weight_decay})"
+
+
+def sgd_mistakes(lr, momentum, weight_decay):
+    """(wrong rule, hint) pairs: a student's values matching one of them get its hint."""
+    return [
         (sgd_rule(lr, momentum, weight_decay, ema=True),
          "the momentum buffer is u = momentum * u + g; the (1 - momentum) factor belongs to Adam's averages, not here."),
         (sgd_rule(lr, 0.0, weight_decay),
@@ -159,15 +180,22 @@ def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
         (sgd_rule(lr, momentum, 0.0),
          "weight_decay is ignored: use g + weight_decay * p as the gradient."),
     ]
-    verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay), mistakes, seed)
+
+
+def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+    label = sgd_label(lr, momentum, weight_decay)
+    make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
+    verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
+                              sgd_mistakes(lr, momentum, weight_decay), seed)
     return (check_keeps_dtype(ns, label, make) or verdict) if verdict.passed else verdict
 
 
-def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
-    label = f"Adam(lr={lr}, beta1={beta1}, beta2={beta2}, eps={eps:g}, weight_decay={weight_decay})"
-    make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
-                                     weight_decay=weight_decay)
-    mistakes = [
+def adam_label(lr, beta1, beta2, eps, weight_decay):
+    return f"Adam(lr={lr}, beta1={beta1}, beta2={beta2}, eps={eps:g}, weight_decay={weight_decay})"
+
+
+def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
+    return [
         (adam_rule(lr, beta1, beta2, eps, weight_decay, correct=False),
          "the bias correction is missing: divide m by (1 - beta1**t) and v by (1 - beta2**t), t = 1 at the first step."),
         (adam_rule(lr, beta1, beta2, eps, weight_decay, eps_inside=True),
@@ -175,20 +203,34 @@ def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, 
         (adam_rule(lr, beta1, beta2, eps, 0.0),
          "weight_decay is ignored: use g + weight_decay * p as the gradient, before the averages."),
     ]
-    verdict = check_optimizer(ns, label, make, adam_rule(lr, beta1, beta2, eps, weight_decay), mistakes, seed)
-    if verdict.passed:
-        verdict = check_keeps_dtype(ns, label, make) or verdict
+
+
+def with_adam_hint(verdict):
+    """A failed Adam verdict without a more precise hint gets the rule written out."""
     if not verdict.passed and "Hint" not in verdict.message:
         verdict.message += ("\n  Hint: per parameter, m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g²; "
                             "t counts the calls to step(), starting at 1; each parameter has its own m and v.")
     return verdict
 
 
+def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+    label = adam_label(lr, beta1, beta2, eps, weight_decay)
+    make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
+                                     weight_decay=weight_decay)
+    verdict = check_optimizer(ns, label, make, adam_rule(lr, beta1, beta2, eps, weight_decay),
+                              adam_mistakes(lr, beta1, beta2, eps, weight_decay), seed)
+    if verdict.passed:
+        verdict = check_keeps_dtype(ns, label, make) or verdict
+    return with_adam_hint(verdict)
+
+
+ZERO_GRAD_SHAPES = ((2, 3), (3,), (1, 1))   # the last one has no gradient to forget
+
+
 def check_zero_grad(ns):
     Parameter = ns["Parameter"]
     rng = np.random.default_rng(3)
-    params = [Parameter(rng.standard_normal(s)) for s in ((2, 3), (3,), (1, 1))]
-    label = "Optimizer.zero_grad"
+    params = [Parameter(rng.standard_normal(s)) for s in ZERO_GRAD_SHAPES]
     try:
         optimizer = run_quietly(ns["Optimizer"], iter(params))
         for p in params:
@@ -198,14 +240,24 @@ def check_zero_grad(ns):
         run_quietly(optimizer.zero_grad)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Optimizer", "zero_grad", error))
-    if any(p.grad is not None for p in params):
-        zeros = any(isinstance(p.grad, np.ndarray) for p in params)
-        return failed(f"{label}: after zero_grad(), .grad is {[type_name(p.grad) for p in params]}; expected None "
+    return zero_grad_verdict([type_name(p.grad) for p in params], any(isinstance(p.grad, np.ndarray) for p in params),
+                             all(np.array_equal(v, p.data) for v, p in zip(values, params)))
+
+
+def zero_grad_verdict(grad_types, zeros, values_kept):
+    """After zero_grad(): every .grad None (`grad_types`), the values unchanged. Shared with the judge."""
+    label = "Optimizer.zero_grad"
+    if any(t != "NoneType" for t in grad_types):
+        return failed(f"{label}: after zero_grad(), .grad is {grad_types}; expected None "
                       "for every parameter." + ("\n  Hint: set p.grad = None (not zeros): step() skips parameters "
                                                  "whose .grad is None." if zeros else ""))
-    if any(not np.array_equal(v, p.data) for v, p in zip(values, params)):
+    if not values_kept:
         return failed(f"{label}: zero_grad changed the parameters' values; it must only forget the gradients.")
-    return passed(f"✔ {label} forgets the gradients of all {len(params)} parameters")
+    return passed(f"✔ {label} forgets the gradients of all {len(grad_types)} parameters")
+
+
+TRAIN_STEP_LABEL = "train_step(model, loss_fn, optimizer, x, y)"
+TRAIN_STEP_LR = 0.05      # the recording optimizer's step: w -= TRAIN_STEP_LR * w.grad
 
 
 def check_train_step(ns):
@@ -247,12 +299,11 @@ def check_train_step(ns):
             events.append("step")
             self.seen.append(None if w.grad is None else np.array(w.grad))
             if w.grad is not None:
-                w.data -= 0.05 * w.grad
+                w.data -= TRAIN_STEP_LR * w.grad
 
     optimizer, model = Recorder(), Model()
     optimizer.seen = []
     rng = np.random.default_rng(4)
-    label = "train_step(model, loss_fn, optimizer, x, y)"
     for call in (1, 2):
         x = rng.uniform(-1, 1, (4, 2))
         y = rng.uniform(-1, 1, (4, 1))
@@ -267,23 +318,35 @@ def check_train_step(ns):
         except Exception as error:  # noqa: BLE001
             return failed(describe_exception("train_step", "", error).replace("train_step. ", "train_step ")
                           + f"\n  while running call {call}.")
-        done = f"{label}, call {call}: the calls were {events}"
-        if events.count("step") != 1 or events.count("backward") != 1:
-            return failed(f"{done}.\n  Hint: each call makes exactly one backward() and one optimizer.step().")
-        if events.index("step") < events.index("backward"):
-            return failed(f"{done}.\n  Hint: step() uses the gradients, so it comes after loss.backward().")
-        seen = optimizer.seen[-1]
-        if seen is None:
-            return failed(f"{done}; at step() the gradient was None.\n  Hint: zero_grad() must come before "
-                          "loss.backward(), not between backward() and step().")
-        if not np.allclose(seen, want_grad, rtol=1e-6, atol=1e-9):
-            stale = call == 2 and np.allclose(seen, want_grad + optimizer.seen[0], rtol=1e-6, atol=1e-9)
-            return failed(f"{done}; step() saw w.grad = {rounded(seen)}, the gradient of this "
-                          f"batch is {rounded(want_grad)}."
-                          + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
-                             if stale else "")
-                          + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
-        if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
-            return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
-                          f"{want_loss:.6g}.\n  Hint: return loss.item().")
-    return passed(f"✔ {label}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")
+        problem = train_call_problem(call, list(events), optimizer.seen, want_grad, result, want_loss)
+        if problem:
+            return problem
+    return passed(f"✔ {TRAIN_STEP_LABEL}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")
+
+
+
+def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
+    """What went wrong in one call of train_step, or None: the calls made (`events`), the gradients step()
+    saw at each call so far (the last is this call's), and the value returned. Shared with the judge."""
+    label = TRAIN_STEP_LABEL
+    done = f"{label}, call {call}: the calls were {events}"
+    if events.count("step") != 1 or events.count("backward") != 1:
+        return failed(f"{done}.\n  Hint: each call makes exactly one backward() and one optimizer.step().")
+    if events.index("step") < events.index("backward"):
+        return failed(f"{done}.\n  Hint: step() uses the gradients, so it comes after loss.backward().")
+    seen = seen_so_far[-1]
+    if seen is None:
+        return failed(f"{done}; at step() the gradient was None.\n  Hint: zero_grad() must come before "
+                      "loss.backward(), not between backward() and step().")
+    if np.shape(seen) != np.shape(want_grad) or not np.allclose(seen, want_grad, rtol=1e-6, atol=1e-9):
+        stale = call == 2 and seen_so_far[0] is not None and np.shape(seen) == np.shape(want_grad) \
+            and np.allclose(seen, want_grad + seen_so_far[0], rtol=1e-6, atol=1e-9)
+        return failed(f"{done}; step() saw w.grad = {rounded(seen)}, the gradient of this "
+                      f"batch is {rounded(want_grad)}."
+                      + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
+                         if stale else "")
+                      + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
+    if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
+        return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
+                      f"{want_loss:.6g}.\n  Hint: return loss.item().")
+    return None

@@ -8,6 +8,7 @@ so a wrong `__mul__` costs the `__mul__` exercise only.
 import math
 import operator
 import random
+from dataclasses import dataclass
 
 from ..verdict import failed, passed
 from .describe import number, type_name
@@ -26,23 +27,21 @@ OPS = {
 }
 
 
-def _describe_prev(prev):
-    try:
-        return "{" + ", ".join(f"Value({number(p.data)})" if hasattr(p, "data") else repr(p) for p in prev) + "}"
-    except TypeError:
-        return repr(prev)
-
-
 # ── graph tracking ──────────────────────────────────────────────────────────────────────────
+
+def graph_numbers(seed):
+    """x, y, z for a, b, c and the plain number k: round ones for seed 0, drawn for the others."""
+    rng = random.Random(seed)
+    return (2.0, -3.5, 1.25, 4) if seed == 0 else \
+        (round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), rng.choice([-2, 3, 0.5]))
+
 
 def graph_cases(Value, symbol, fn, seed=0):
     """(expression, thunk building it, inputs that must be parents, expected data, inputs).
 
     Seed 0 uses round numbers a student can redo by hand; other seeds draw them.
     """
-    rng = random.Random(seed)
-    x, y, z, k = (2.0, -3.5, 1.25, 4) if seed == 0 else \
-        (round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), rng.choice([-2, 3, 0.5]))
+    x, y, z, k = graph_numbers(seed)
     a, b, c = Value(x), Value(y), Value(z)
     return [
         (f"a {symbol} b with a = Value({x}), b = Value({y})", lambda: fn(a, b), (a, b), fn(x, y), (a, b), None),
@@ -55,47 +54,105 @@ def graph_cases(Value, symbol, fn, seed=0):
 def check_graph(Value, op, seed=0):
     """`a + b` (or `a * b`) returns a new Value with the right data, `_prev` and `_op`."""
     symbol, method, fn, _ = OPS[op]
-    title = f"Value.{method}"
-    for text, build, parents, want, inputs, number_input in graph_cases(Value, symbol, fn, seed):
+    for text, build, _, want, inputs, number_input in graph_cases(Value, symbol, fn, seed):
         before = [(x.data, x.grad) for x in inputs]
         try:
             out = run_quietly(build)
-        except RecursionError:
-            return failed(f"{title}: `{text}` never returned: Python hit its recursion limit.\n"
-                          f"  Hint: a reflected method such as __r{method[2:]} must not compute `other {symbol} self` "
-                          f"(that calls it again); return `self {symbol} other`.")
         except Exception as error:  # noqa: BLE001 (any student error becomes a message)
-            return failed(describe_exception("Value", method, error) + f"\n  while computing `{text}`."
-                          + ("\n  Hint: a Python number has no .data: wrap it first, e.g. "
-                             "`other = other if isinstance(other, Value) else Value(other)`."
-                             if isinstance(error, AttributeError) else ""))
-        if not isinstance(out, Value):
-            return failed(f"{title}: `{text}` returned a {type_name(out)}, expected a new Value.")
-        if any(out is x for x in inputs):
-            return failed(f"{title}: `{text}` returned one of its inputs; it must build a NEW Value.")
-        if [(x.data, x.grad) for x in inputs] != before:
-            return failed(f"{title}: `{text}` changed its inputs; the inputs must stay as they were.")
-        if not isinstance(out.data, float) or not math.isclose(out.data, want, rel_tol=1e-12, abs_tol=1e-12):
-            return failed(f"{title}: `{text}` has data {out.data!r}, expected {number(want)}.")
-        if out._op != symbol:
-            return failed(f"{title}: `{text}` has _op {out._op!r}, expected {symbol!r}: pass the op's label "
-                          f"as the third argument, Value(data, (self, other), {symbol!r}).")
-        prev = out._prev
-        try:
-            members = list(prev)
-        except TypeError:
-            return failed(f"{title}: `{text}` has _prev = {prev!r}; it must hold the parent Values.")
-        missing = [p for p in parents if not any(m is p for m in members)]
-        strangers = [m for m in members if not isinstance(m, Value)]
-        others = [m for m in members if isinstance(m, Value) and not any(m is p for p in parents)]
-        if missing or strangers or len(set(map(id, members))) > 2 \
-                or any(number_input is None or not math.isclose(m.data, number_input) for m in others):
-            expected = f"{{a, Value({float(number_input)})}}" if number_input is not None else \
-                ("{c}" if len(parents) == 1 else "{a, b}")
-            return failed(f"{title}: `{text}` has _prev = {_describe_prev(members)}, expected {expected} "
-                          f"(the very objects it was computed from).\n  Hint: pass the parents as the "
-                          f"second argument: Value(data, (self, other), {symbol!r}).")
+            return graph_error(op, text, type(error).__name__, describe_exception("Value", method, error))
+        problem = graph_problem(op, text, built(Value, out, inputs, before), want, [x.data for x in inputs],
+                                number_input)
+        if problem:
+            return problem
     return passed(f"✔ Value.{method} and its reflected form build the graph: data, _prev and _op are right")
+
+
+@dataclass
+class Built:
+    """What `a + b` gave back, as plain data: the judge gets the same from the kernel.
+
+    `members`: the `_prev` entries, each ("input", i) for the i-th input object, ("value", data) for
+    another Value, or ("other", repr); None when `_prev` is not iterable (`prev_repr` shows it)."""
+
+    is_value: bool
+    type_name: str
+    is_input: bool = False
+    inputs_changed: bool = False
+    data: float = None          # None unless a float
+    data_repr: str = ""
+    op: str = None              # None unless a str
+    op_repr: str = ""
+    members: list = None
+    distinct: int = 0
+    prev_repr: str = ""
+
+
+def built(Value, out, inputs, before):
+    if not isinstance(out, Value):
+        return Built(False, type_name(out))
+    try:
+        members = list(out._prev)
+    except TypeError:
+        members = None
+    return Built(True, type_name(out), any(out is x for x in inputs), [(x.data, x.grad) for x in inputs] != before,
+                 out.data if isinstance(out.data, float) else None, repr(out.data)[:100],
+                 out._op if isinstance(out._op, str) else None, repr(out._op)[:100],
+                 None if members is None else [member(m, Value, inputs) for m in members],
+                 0 if members is None else len(set(map(id, members))), repr(out._prev)[:200])
+
+
+def member(m, Value, inputs):
+    index = next((i for i, x in enumerate(inputs) if m is x), None)
+    if index is not None:
+        return ("input", index)
+    if isinstance(m, Value):
+        return ("value", m.data if isinstance(m.data, float) else float("nan"))
+    return ("other", repr(m)[:100])
+
+
+def graph_error(op, text, error_type, described):
+    """The message for `a + b` raising: the recursion of a reflected method, or the student's exception."""
+    symbol, method, _, _ = OPS[op]
+    if error_type == "RecursionError":
+        return failed(f"Value.{method}: `{text}` never returned: Python hit its recursion limit.\n"
+                      f"  Hint: a reflected method such as __r{method[2:]} must not compute `other {symbol} self` "
+                      f"(that calls it again); return `self {symbol} other`.")
+    return failed(described + f"\n  while computing `{text}`."
+                  + ("\n  Hint: a Python number has no .data: wrap it first, e.g. "
+                     "`other = other if isinstance(other, Value) else Value(other)`."
+                     if error_type == "AttributeError" else ""))
+
+
+def graph_problem(op, text, seen, want, inputs, number_input):
+    """What is wrong with the Value `text` built (`seen`), or None. `inputs`: the data of the input Values
+    (a, b; or a; or c), each of which must be in _prev; `number_input`: the plain number of `a + 4`."""
+    symbol, method, _, _ = OPS[op]
+    title = f"Value.{method}"
+    if not seen.is_value:
+        return failed(f"{title}: `{text}` returned a {seen.type_name}, expected a new Value.")
+    if seen.is_input:
+        return failed(f"{title}: `{text}` returned one of its inputs; it must build a NEW Value.")
+    if seen.inputs_changed:
+        return failed(f"{title}: `{text}` changed its inputs; the inputs must stay as they were.")
+    if seen.data is None or not math.isclose(seen.data, want, rel_tol=1e-12, abs_tol=1e-12):
+        return failed(f"{title}: `{text}` has data {seen.data_repr}, expected {number(want)}.")
+    if seen.op != symbol:
+        return failed(f"{title}: `{text}` has _op {seen.op_repr}, expected {symbol!r}: pass the op's label "
+                      f"as the third argument, Value(data, (self, other), {symbol!r}).")
+    if seen.members is None:
+        return failed(f"{title}: `{text}` has _prev = {seen.prev_repr}; it must hold the parent Values.")
+    found = {i for kind, i in seen.members if kind == "input"}
+    others = [data for kind, data in seen.members if kind == "value"]
+    if found != set(range(len(inputs))) or any(kind == "other" for kind, _ in seen.members) or seen.distinct > 2 \
+            or any(number_input is None or not math.isclose(data, number_input) for data in others):
+        expected = f"{{a, Value({float(number_input)})}}" if number_input is not None else \
+            ("{c}" if len(inputs) == 1 else "{a, b}")
+        shown = ", ".join(f"Value({number(inputs[d] if kind == 'input' else d)})" if kind != "other" else d
+                          for kind, d in seen.members)
+        return failed(f"{title}: `{text}` has _prev = {{{shown}}}, expected {expected} "
+                      f"(the very objects it was computed from).\n  Hint: pass the parents as the "
+                      f"second argument: Value(data, (self, other), {symbol!r}).")
+    return None
 
 
 # ── the _backward closures ─────────────────────────────────────────────────────────────────
@@ -126,14 +183,13 @@ def backward_cases(seed):
 
 def check_backward(Value, op, seed=0):
     """`out._backward()` of `a + b` (or `a * b`) adds out.grad × the local derivative to each input."""
-    symbol, method, fn, hint = OPS[op]
+    symbol, method, fn, _ = OPS[op]
     title = f"Value.{method}'s _backward"
     for case, x, y, g, grad_a, grad_b in backward_cases(seed):
         same = y is None
         a = Value(x)
         b = a if same else Value(y)
-        expression = f"out = a {symbol} a with a = Value({x})" if same else \
-            f"out = a {symbol} b with a = Value({x}), b = Value({y})"
+        expression = closure_expression(op, x, y)
         try:
             out = run_quietly(fn, a, b)
         except Exception as error:  # noqa: BLE001
@@ -148,17 +204,34 @@ def check_backward(Value, op, seed=0):
             run_quietly(out._backward)
         except Exception as error:  # noqa: BLE001
             return failed(describe_exception("out", "_backward", error) + f"\n  for {expression} and {case}.")
-        da, db = central_difference(fn, x, x if same else y)
-        want = [("a", a, grad_a + g * (da + db if same else da))]
-        if not same:
-            want.append(("b", b, grad_b + g * db))
-        for name, node, expected in want:
-            got = node.grad
-            if not isinstance(got, (int, float)) or not math.isclose(got, expected, rel_tol=TOL, abs_tol=TOL):
-                return failed(f"{title}, for {expression} and {case}:\n"
-                              f"  {name}.grad should be {number(expected)} (finite differences), received {got!r}.\n"
-                              f"  Hint: {closure_hint(hint, case, same, got, expected, g, grad_a, da, db, x, fn)}")
+        problem = closure_problem(op, case, x, y, g, grad_a, grad_b, a.grad, b.grad)
+        if problem:
+            return problem
     return passed(f"✔ Value.{method}'s _backward adds out.grad × the local derivative to each input")
+
+
+def closure_expression(op, x, y):
+    symbol = OPS[op][0]
+    return f"out = a {symbol} a with a = Value({x})" if y is None else \
+        f"out = a {symbol} b with a = Value({x}), b = Value({y})"
+
+
+def closure_problem(op, case, x, y, g, grad_a, grad_b, got_a, got_b):
+    """What is wrong with a.grad and b.grad (`got_*`) after out._backward() of a case, or None.
+    Shared with the judge, which gets the two numbers from the kernel."""
+    _, method, fn, hint = OPS[op]
+    same = y is None
+    title, expression = f"Value.{method}'s _backward", closure_expression(op, x, y)
+    da, db = central_difference(fn, x, x if same else y)
+    want = [("a", got_a, grad_a + g * (da + db if same else da))]
+    if not same:
+        want.append(("b", got_b, grad_b + g * db))
+    for name, got, expected in want:
+        if not isinstance(got, (int, float)) or not math.isclose(got, expected, rel_tol=TOL, abs_tol=TOL):
+            return failed(f"{title}, for {expression} and {case}:\n"
+                          f"  {name}.grad should be {number(expected)} (finite differences), received {got!r}.\n"
+                          f"  Hint: {closure_hint(hint, case, same, got, expected, g, grad_a, da, db, x, fn)}")
+    return None
 
 
 def closure_hint(hint, case, same, got, expected, g, before, da, db, x, fn):
@@ -206,24 +279,45 @@ def plus(Value, x, y):
     return wired(Value, [x, y], [1.0, 1.0], "+")
 
 
+SEED_HINT = "seed the output: d(out)/d(out) = 1, so set self.grad = 1.0 before the walk."
+ORDER_HINT = ("call each node's _backward in REVERSE topological order, output first: a node may pass its "
+              "gradient on only after it has received it.")
+REUSE_HINT = ("a node reached along two paths must be visited ONCE, and only after both paths have delivered "
+              "their share: keep a set of visited nodes, and walk the topological order backwards.")
+TWICE_HINT = ("the closures ADD to .grad, so backward() must first set every node's grad to 0.0 "
+              "(then the output's to 1.0); otherwise a second call adds to the first one's gradients.")
+CHAIN_HINT = "every node on the chain passes its gradient on."
+CHAIN_LENGTH = 2000     # deeper than Python's default recursion limit (1000)
+
+
 def run_backward(title, out):
     try:
         run_quietly(out.backward)
-    except RecursionError:
-        return failed(f"{title}: backward() hit Python's recursion limit (sys.getrecursionlimit() is 1000 by "
-                      "default).\n  Hint: a recursive depth-first search needs one stack frame per node; build "
-                      "the topological order with a loop and an explicit stack (a list) instead.")
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception("Value", "backward", error) + f"\n  while checking: {title}")
+        return backward_error(title, type(error).__name__, describe_exception("Value", "backward", error))
     return None
 
 
+def backward_error(title, error_type, described):
+    if error_type == "RecursionError":
+        return failed(f"{title}: backward() hit Python's recursion limit (sys.getrecursionlimit() is 1000 by "
+                      "default).\n  Hint: a recursive depth-first search needs one stack frame per node; build "
+                      "the topological order with a loop and an explicit stack (a list) instead.")
+    return failed(described + f"\n  while checking: {title}")
+
+
 def compare(title, expectations, hint):
-    for name, node, want in expectations:
-        got = node.grad
+    """(name, .grad received, expected) triples: the first wrong one fails. Shared with the judge."""
+    for name, got, want in expectations:
         if not isinstance(got, (int, float)) or not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-9):
             return failed(f"{title}:\n  {name}.grad should be {number(want)}, received {got!r}.\n  Hint: {hint}")
     return passed(f"✔ {title}")
+
+
+def seed_problem(title, got):
+    if got != 1.0:
+        return failed(f"{title}:\n  out.grad should be 1.0 after out.backward(), received {got!r}.\n  Hint: {SEED_HINT}")
+    return None
 
 
 def check_order(Value):
@@ -232,17 +326,12 @@ def check_order(Value):
     x = times(Value, a, b)
     y = scale(Value, x, 3.0)
     out = times(Value, y, c)
-    error = run_backward(title, out)
+    error = run_backward(title, out) or seed_problem(title, out.grad)
     if error:
         return error
-    if out.grad != 1.0:
-        return failed(f"{title}:\n  out.grad should be 1.0 after out.backward(), received {out.grad!r}.\n"
-                      "  Hint: seed the output: d(out)/d(out) = 1, so set self.grad = 1.0 before the walk.")
-    hint = ("call each node's _backward in REVERSE topological order, output first: a node may pass its "
-            "gradient on only after it has received it.")
     # out = 3abc: d/da = 3bc, d/db = 3ac, d/dc = 3ab
-    return compare(title, [("c", c, 3 * 2.0 * -1.5), ("y", y, 0.5), ("x", x, 1.5),
-                           ("a", a, 3 * -1.5 * 0.5), ("b", b, 3 * 2.0 * 0.5)], hint)
+    return compare(title, [("c", c.grad, 3 * 2.0 * -1.5), ("y", y.grad, 0.5), ("x", x.grad, 1.5),
+                           ("a", a.grad, 3 * -1.5 * 0.5), ("b", b.grad, 3 * 2.0 * 0.5)], ORDER_HINT)
 
 
 def check_reuse(Value):
@@ -257,9 +346,7 @@ def check_reuse(Value):
     if error:
         return error
     # e = 4b = 8a = 4, out = e², d out/d e = 2e = 8, d e/d b = 4, d b/d a = 2
-    hint = ("a node reached along two paths must be visited ONCE, and only after both paths have delivered "
-            "their share: keep a set of visited nodes, and walk the topological order backwards.")
-    return compare(title, [("e", e, 8.0), ("b", b, 32.0), ("a", a, 64.0)], hint)
+    return compare(title, [("e", e.grad, 8.0), ("b", b.grad, 32.0), ("a", a.grad, 64.0)], REUSE_HINT)
 
 
 def check_twice(Value):
@@ -270,19 +357,17 @@ def check_twice(Value):
         error = run_backward(title, out)
         if error:
             return error
-    return compare(title, [("a", a, -1.0), ("b", b, 3.0)],
-                   "the closures ADD to .grad, so backward() must first set every node's grad to 0.0 "
-                   "(then the output's to 1.0); otherwise a second call adds to the first one's gradients.")
+    return compare(title, [("a", a.grad, -1.0), ("b", b.grad, 3.0)], TWICE_HINT)
 
 
-def check_long_chain(Value, length=2000):
+def check_long_chain(Value, length=CHAIN_LENGTH):
     title = f"backward() on a chain of {length:,} nodes, each 1.0 × the one before, so d out/d a = 1"
     a = Value(1.0)
     node = a
     for _ in range(length):
         node = scale(Value, node, 1.0)
     error = run_backward(title, node)
-    return error or compare(title, [("a", a, 1.0)], "every node on the chain passes its gradient on.")
+    return error or compare(title, [("a", a.grad, 1.0)], CHAIN_HINT)
 
 
 ENGINE_CHECKS = {"order": check_order, "reuse": check_reuse, "twice": check_twice, "long_chain": check_long_chain}
@@ -311,25 +396,40 @@ def check_numerical_gradient(numerical_gradient, case="basic"):
     """numerical_gradient(f, xs, h) returns every partial derivative by central differences."""
     for text, f, xs, h, want, tol in numeric_cases(case):
         args = list(xs)
-        call = f"numerical_gradient(f, {args}{'' if h is None else f', h={h}'})"
         try:
             got = run_quietly(lambda: numerical_gradient(f, args) if h is None else numerical_gradient(f, args, h=h))
         except Exception as error:  # noqa: BLE001
-            return failed(describe_call_error("numerical_gradient", error) + f"\n  while computing {call} for {text}.")
-        if args != xs:
-            return failed(f"{call} for {text} changed its input list to {args}.\n"
-                          "  Hint: nudge a copy, or put every x back after nudging it: the caller's list must not change.")
+            return failed(describe_call_error("numerical_gradient", error) + f"\n  while computing {numeric_call(xs, h)} for {text}.")
         try:
             got = [float(v) for v in got]
         except TypeError:
-            return failed(f"{call} returned a {type_name(got)}; return a list of floats, one per input.")
-        if len(got) != len(want):
-            return failed(f"{call} for {text} returned {len(got)} numbers, expected {len(want)}: one per input.")
-        for i, (g, w) in enumerate(zip(got, want)):
-            if not math.isclose(g, w, rel_tol=tol, abs_tol=tol):
-                return failed(f"{call} for {text}: the derivative for input {i} should be {number(w)}, "
-                              f"received {number(g)}.\n  Hint: {numeric_hint(f, xs, i, h or 1e-6, g, w)}")
+            got = type_name(got)
+        problem = numeric_problem(text, f, xs, h, want, tol, args, got)
+        if problem:
+            return problem
     return passed("✔ numerical_gradient matches the exact derivatives")
+
+
+def numeric_call(xs, h):
+    return f"numerical_gradient(f, {list(xs)}{'' if h is None else f', h={h}'})"
+
+
+def numeric_problem(text, f, xs, h, want, tol, args_after, got):
+    """What is wrong with one call's result, or None: `args_after` is the caller's list after the call,
+    `got` the floats returned (or the returned value's type name). Shared with the judge."""
+    call = numeric_call(xs, h)
+    if args_after != list(xs):
+        return failed(f"{call} for {text} changed its input list to {args_after}.\n"
+                      "  Hint: nudge a copy, or put every x back after nudging it: the caller's list must not change.")
+    if isinstance(got, str):
+        return failed(f"{call} returned a {got}; return a list of floats, one per input.")
+    if len(got) != len(want):
+        return failed(f"{call} for {text} returned {len(got)} numbers, expected {len(want)}: one per input.")
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not math.isclose(g, w, rel_tol=tol, abs_tol=tol):
+            return failed(f"{call} for {text}: the derivative for input {i} should be {number(w)}, "
+                          f"received {number(g)}.\n  Hint: {numeric_hint(f, xs, i, h or 1e-6, g, w)}")
+    return None
 
 
 def describe_call_error(name, error):

@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, nn, operators, ops
+from . import engine, nn, operators, ops, optim, scalar
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -40,6 +40,14 @@ JUDGED_CHECKS = {
     "mse_loss": nn.mse_loss,
     "softmax_loss": nn.softmax_loss,
     "logsumexp_forward": nn.logsumexp_forward,
+    "value_graph": scalar.value_graph,
+    "value_backward": scalar.value_backward,
+    "value_engine": scalar.value_engine,
+    "numerical_gradient": scalar.numerical_gradient,
+    "sgd": optim.sgd,
+    "adam": optim.adam,
+    "optimizer_zero_grad": optim.optimizer_zero_grad,
+    "train_step": optim.train_step,
 }
 
 

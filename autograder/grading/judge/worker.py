@@ -22,7 +22,10 @@ def serve(request_json, namespace):
     replies = []
     for request in decode(json.loads(request_json))["requests"]:
         handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators,
-                   "layer": layer}[request["kind"]]
+                   "layer": layer,
+                   "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
+                   "numerical_gradient": numerical_gradient,
+                   "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
