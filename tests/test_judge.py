@@ -22,7 +22,7 @@ from autograder.grading.judge.probes import PROBE_MIME, SERVE_NAME, ProbeFailure
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.nbgrader_cli import run_nbgrader
 
-from conftest import ROOT
+from conftest import ROOT, once_per_run
 
 CHAPTER = "ch03"
 FULL_MARKS = 76
@@ -145,15 +145,21 @@ def lost(cells):
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
-    course = committed_course(tmp_path_factory.mktemp("judged"))
-    return course, grade(course, attack_notebooks(course))
+    """(course, scores): the attacks graded through the judge, once per test run."""
+    def make(folder):
+        course = committed_course(folder)
+        return grade(course, attack_notebooks(course))
+    folder, scores = once_per_run(tmp_path_factory, "judged", make)
+    return Course(folder), scores
 
 
 @pytest.fixture(scope="module")
 def unjudged(tmp_path_factory):
-    course = committed_course(tmp_path_factory.mktemp("unjudged"), judged=False)
-    notebooks = {s: nb for s, nb in attack_notebooks(course).items() if s in ATTACKS}
-    return grade(course, notebooks)
+    """scores: the attacks graded with nbgrader's plain Execute, once per test run."""
+    def make(folder):
+        course = committed_course(folder, judged=False)
+        return grade(course, {s: nb for s, nb in attack_notebooks(course).items() if s in ATTACKS})
+    return once_per_run(tmp_path_factory, "unjudged", make)[1]
 
 
 @pytest.mark.parametrize("student", list(ATTACKS))
@@ -194,10 +200,12 @@ def test_feedback_shows_the_judges_message(judged):
     assert JUDGE_ERROR_NAME in html and "Mul().backward" in html
 
 
-def test_parallel_grading_workers_judge_too(judged):
+def test_parallel_grading_workers_judge_too(judged, tmp_path):
     """`python -m autograder grade` (parallel workers, nbgrader in process) reads the same configuration."""
     from autograder.parallel_grading import grade_chapter
-    course, _ = judged
+    shared, _ = judged
+    shutil.copytree(shared.root, tmp_path / "course")        # the graded course is shared: change a copy
+    course = Course(tmp_path / "course")
     chapter = course.chapter(CHAPTER)
     shutil.rmtree(course.root / "submitted")
     notebooks = attack_notebooks(course)
@@ -207,11 +215,12 @@ def test_parallel_grading_workers_judge_too(judged):
     assert lost(grading.scores(course, chapter)["forged-checker"]) == {"test_mul_backward"}
 
 
-def test_catalogue_scores_exactly_as_before_through_the_judge(tmp_path):
-    """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks."""
-    from grading_support import grade_all
-    course = committed_course(tmp_path / "catalogue")
-    scores, expected = grade_all(course, course.chapter(CHAPTER))        # parallel workers: judged, as above
+def test_catalogue_scores_exactly_as_before_through_the_judge(graded):
+    """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks.
+    The catalogue is the one tests/test_pipeline.py grades (once per run), with the course's configuration."""
+    course, scores, expected = graded(CHAPTER)
+    assert CHAPTER in course.config.JUDGED_CHAPTERS
+    assert "JudgedExecute" in (course.root / "course_config.py").read_text(encoding="utf-8")
     catalog = submissions.load_catalog(course, course.chapter(CHAPTER))
     assert len(catalog.MISTAKES) >= 51 and {s.split("-")[0] for s in expected} >= {"mistakes", "alternatives", "demo"}
     assert total(scores["perfect"]) == FULL_MARKS
