@@ -13,11 +13,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ...checks import slow
+
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
 MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
-WORKER_SOURCE = (Path(__file__).with_name("worker.py")).read_text(encoding="utf-8")
+# The worker, then the course's slow reference loops it builds chapter 10's stand-in ops from (NumPy only).
+WORKER_SOURCE = (Path(__file__).with_name("worker.py").read_text(encoding="utf-8")
+                 + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n")
 
 
 class ProbeFailure(Exception):
