@@ -425,3 +425,20 @@ def in_process(namespace):
             IPython.display.publish_display_data = publish
         return outputs
     return run_probe
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("conv2d_unit_init", "test_conv2d", "Kaiming uniform with fan_in"),
+    ("conv2d_bias_unshaped", "test_conv2d", "output"),
+    ("max_pool2d_default_size", "test_max_pool2d", "output shape"),
+])
+def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id, says):
+    """Conv2d and MaxPool2d judged in process: the judge's own slow.conv / slow.max_pool on its own input."""
+    from solved_code import notebook_namespace
+    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH10)).MISTAKES}
+    replace = {}
+    for edit in catalog[mistake].edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
+    judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH10, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message

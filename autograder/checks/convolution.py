@@ -132,7 +132,7 @@ def output_problem(label, got, want, hint):
     """The verdict on a layer's output array against the expected one, or None when they agree.
     Shared with the judge (autograder/grading/judge/layers.py), so both say the same thing."""
     if tuple(np.shape(got)) != want.shape:
-        return failed(f"{label}: output shape {tuple(np.shape(got))}, expected {want.shape}.")
+        return failed(f"{label}: output shape {tuple(np.shape(got))}, expected {want.shape}.\n  Hint: {hint}")
     mismatch = gradcheck.worst_mismatch(np.asarray(got), want, rtol=1e-4, atol=1e-5)
     if mismatch:
         return failed(f"{label}: {mismatch.count} of {mismatch.size} output values are wrong; worst: "

@@ -35,7 +35,7 @@ JUDGED_CHECKS = {
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
 KERNEL_DECIDES = {
     "vectorized": "counts the Python lines the kernel runs (sys.settrace): a count only the kernel can report",
-    "capstone": "trains the student's network for minutes in the kernel; judging it means training it again",
+    "capstone": "the network trains and classifies in the kernel; with public test labels, reported logits prove nothing",
 }
 
 
