@@ -15,7 +15,7 @@ import pytest
 
 from autograder import grading, submissions
 from autograder.course import Course
-from autograder.grading.judge import JUDGED_CHECKS, Judge
+from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
 from autograder.grading.judge.engine import GRAPHS, expected_grads
 from autograder.grading.judge.plan import OpSpec, plan_notebook
 from autograder.grading.judge.probes import PROBE_MIME, SERVE_NAME, ProbeFailure, encode, reply_from_outputs, returned
@@ -97,6 +97,10 @@ ATTACKS = {
 def committed_course(target, judged=True, chapter=CHAPTER):
     """A course folder with one chapter (3 unless told) as committed (source, release, demo), registered in a
     fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
+
+
+    """A course folder with `chapter` (chapter 3 by default) as committed (source, release, demo), registered
+    in a fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy2(ROOT / name, target / name)
@@ -504,3 +508,109 @@ def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(ca
             plus[i] += 1e-6
             minus[i] -= 1e-6
             assert math.isclose((f(*plus) - f(*minus)) / 2e-6, want, rel_tol=1e-6, abs_tol=1e-6), (text, i)
+
+
+# ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──
+
+CH10 = "ch10"
+CH10_FULL_MARKS = 31
+# conv_backward_no_dilate (right for stride 1 only), with the forged Checker: every in-kernel check passes.
+WRONG_CONV = ("conv", "g = Dilate((2, 3), s - 1).forward(out_grad.data)", "g = out_grad.data")
+
+
+@pytest.fixture(scope="module")
+def judged_ch10(tmp_path_factory):
+    """A right submission and a forged one with a wrong Conv.backward, graded by plain `nbgrader autograde`."""
+    course = committed_course(tmp_path_factory.mktemp("judged-ch10"), chapter=CH10)
+    chapter = course.chapter(CH10)
+    release = nbformat.read(course.notebook("release", chapter), as_version=4)
+    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+    forged = dict(answers)
+    cell, old, new = WRONG_CONV
+    assert old in forged[cell]
+    forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
+    notebooks = {"perfect": submissions.filled(release, answers), "forged-checker": submissions.filled(release, forged)}
+    return course, grade(course, notebooks, CH10)
+
+
+def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_ch10):
+    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate); the cells the
+    kernel decides (check.vectorized, the capstone) keep the forged verdict: docs/judge.md says why."""
+    course, scores = judged_ch10
+    assert lost(scores["forged-checker"]) == {"test_conv_backward"}
+    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 4
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH10), "forged-checker"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_conv_backward")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
+    assert "Conv(2, 0).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
+
+
+def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(judged_ch10):
+    _, scores = judged_ch10
+    assert total(scores["perfect"]) == CH10_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
+    plans = plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_conv_vectorized", "test_capstone_cnn"}
+    hidden = plans["test_conv_backward"].calls[-1]
+    assert hidden.args[0] == OpSpec("Conv", (1, 2)) and hidden.kwargs["isolate"] == ["Flip", "Dilate"]
+    assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward"] * 4   # vectorized: the kernel's
+    expected = plans["test_flip_forward"].calls[0].args[1]
+    assert expected(np.arange(4.0)).tolist() == [3, 2, 1, 0]
+
+
+def test_a_name_bound_to_anything_but_a_literal_is_not_evaluated():
+    source = "helpers = ['Flip']\nhelpers = make()\ncheck.backward(Flip((0,)), shapes=[(3,)], isolate=helpers)\n"
+    from autograder.grading.judge.plan import plan_cell
+    plan = plan_cell("cell", source, JUDGED_CHECKS)
+    assert "helpers" in plan.unjudged and not plan.calls
+
+
+def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
+    """The worker, run in process on chapter 10's solved namespace with a broken Flip: Conv.backward is
+    judged right with the stand-in, and the namespace holds the student's Flip again afterwards."""
+    from solved_code import solved_namespace
+    namespace = solved_namespace(CH10)
+    broken = type("Flip", (namespace["Function"],), {"__init__": lambda self, axes: None,
+                                                     "forward": lambda self, a: a * 0})
+    namespace["Flip"] = broken
+    judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb", secret=3)
+    judgement = judge.judge_cell("test_conv_backward", in_process(namespace))
+    assert judgement.judged and judgement.passed, judgement.message
+    assert namespace["Flip"] is broken and "Dilate" in namespace
+
+
+def in_process(namespace):
+    """run_probe without a kernel: the probe's code run in `namespace`, its display_data collected."""
+    import IPython.display
+
+    def run_probe(code):
+        outputs = []
+        publish = IPython.display.publish_display_data
+        IPython.display.publish_display_data = lambda data, *args, **kwargs: outputs.append(
+            {"output_type": "display_data", "data": data, "metadata": {}})
+        try:
+            exec(compile(code, "<probe>", "exec"), namespace)  # noqa: S102 (the course's own worker)
+        finally:
+            IPython.display.publish_display_data = publish
+        return outputs
+    return run_probe
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("conv2d_unit_init", "test_conv2d", "Kaiming uniform with fan_in"),
+    ("conv2d_bias_unshaped", "test_conv2d", "output"),
+    ("max_pool2d_default_size", "test_max_pool2d", "output shape"),
+])
+def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id, says):
+    """Conv2d and MaxPool2d judged in process: the judge's own slow.conv / slow.max_pool on its own input."""
+    from solved_code import notebook_namespace
+    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH10)).MISTAKES}
+    replace = {}
+    for edit in catalog[mistake].edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
+    judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH10, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message

@@ -128,20 +128,67 @@ def _call(label, module, x):
         return None, failed(describe_exception(label, "forward", error))
 
 
-def _compare(label, got, want):
-    if tuple(got.shape) != want.shape:
-        return failed(f"{label}: output shape {tuple(got.shape)}, expected {want.shape}.")
-    mismatch = gradcheck.worst_mismatch(got.data, want, rtol=1e-4, atol=1e-5)
+def output_problem(label, got, want, hint):
+    """The verdict on a layer's output array against the expected one, or None when they agree.
+    Shared with the judge (autograder/grading/judge/layers.py), so both say the same thing."""
+    if tuple(np.shape(got)) != want.shape:
+        return failed(f"{label}: output shape {tuple(np.shape(got))}, expected {want.shape}.\n  Hint: {hint}")
+    mismatch = gradcheck.worst_mismatch(np.asarray(got), want, rtol=1e-4, atol=1e-5)
     if mismatch:
         return failed(f"{label}: {mismatch.count} of {mismatch.size} output values are wrong; worst: "
-                      f"out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}.")
+                      f"out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}."
+                      f"\n  Hint: {hint}")
     return None
+
+
+CONV2D_HINT = "conv(x, weight, stride, padding), plus the bias reshaped to (1, out_channels, 1, 1) and broadcast."
+MAX_POOL2D_HINT = "forward is MaxPool(kernel_size) applied to x."
+
+
+def conv2d_label(in_channels, out_channels, kernel_size, stride, padding, seed):
+    return f"Conv2d({in_channels}, {out_channels}, {kernel_size}, stride={stride}, padding={padding}, seed={seed})"
+
+
+def parameter_problem(label, name, type_name, is_parameter, shape, want):
+    """`.weight` or `.bias` must be a Parameter of shape `want`; the verdict, or None."""
+    if not is_parameter:
+        return failed(f"{label}: .{name} is a {type_name}, expected a Parameter (so parameters() finds it).")
+    if tuple(shape) != want:
+        return failed(f"{label}: .{name} has shape {tuple(shape)}, expected {want}.")
+    return None
+
+
+def kaiming_problem(label, w, in_channels, kernel_size):
+    """Weights drawn in ±sqrt(6 / fan_in), fan_in = in_channels · kernel_size²; the verdict, or None."""
+    fan_in = in_channels * kernel_size * kernel_size
+    bound = np.sqrt(6.0 / fan_in)
+    if np.abs(w).max() > bound * (1 + 1e-5) or np.abs(w).max() < 0.5 * bound:
+        return failed(f"{label}: weights range over ±{number(np.abs(w).max())}; Kaiming uniform with fan_in = "
+                      f"{in_channels}·{kernel_size}·{kernel_size} = {fan_in} gives ±sqrt(6 / {fan_in}) = ±{number(bound)}.\n"
+                      "  Hint: the fan-in of a convolution is in_channels · kernel_size², the inputs one output sums over.")
+    return None
+
+
+def unseeded(label):
+    return failed(f"{label}: two layers built with the same seed have different weights: pass seed= on to the initializer.")
+
+
+def not_a_tensor(label, type_name):
+    return failed(f"{label}: forward returned a {type_name}, expected a Tensor.")
+
+
+def unreached(label, name):
+    """The output's graph misses a Parameter (`.weight`, `.bias`) or the input (`name` = None)."""
+    if name is None:
+        return failed(f"{label}: the output's graph does not reach the input: use the MaxPool Function.")
+    return failed(f"{label}: the output's graph does not reach .{name}, so it would never learn. "
+                  "Build the output from Tensor operations on the Parameter itself.")
 
 
 def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=0, size=(5, 6), seed=0):
     """Conv2d: Parameters of the right shapes and scale, same seed same weights, and conv(x, W) + b."""
     Tensor, Conv2d, Parameter = namespace["Tensor"], namespace["Conv2d"], namespace["Parameter"]
-    label = f"Conv2d({in_channels}, {out_channels}, {kernel_size}, stride={stride}, padding={padding}, seed={seed})"
+    label = conv2d_label(in_channels, out_channels, kernel_size, stride, padding, seed)
 
     def make():
         return Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, seed=seed)
@@ -152,22 +199,18 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
     weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
     shape = (out_channels, in_channels, kernel_size, kernel_size)
     for name, value, want in (("weight", weight, shape), ("bias", bias, (out_channels,))):
-        if not isinstance(value, Parameter):
-            return failed(f"{label}: .{name} is a {type(value).__name__}, expected a Parameter (so parameters() finds it).")
-        if tuple(value.shape) != want:
-            return failed(f"{label}: .{name} has shape {tuple(value.shape)}, expected {want}.")
-    fan_in = in_channels * kernel_size * kernel_size
-    bound = np.sqrt(6.0 / fan_in)
-    w = np.asarray(weight.data, dtype=np.float64)
-    if np.abs(w).max() > bound * (1 + 1e-5) or np.abs(w).max() < 0.5 * bound:
-        return failed(f"{label}: weights range over ±{number(np.abs(w).max())}; Kaiming uniform with fan_in = "
-                      f"{in_channels}·{kernel_size}·{kernel_size} = {fan_in} gives ±sqrt(6 / {fan_in}) = ±{number(bound)}.\n"
-                      "  Hint: the fan-in of a convolution is in_channels · kernel_size², the inputs one output sums over.")
+        problem = parameter_problem(label, name, type(value).__name__, isinstance(value, Parameter),
+                                    getattr(value, "shape", ()), want)
+        if problem:
+            return problem
+    problem = kaiming_problem(label, np.asarray(weight.data, dtype=np.float64), in_channels, kernel_size)
+    if problem:
+        return problem
     again, error = _build(label, make)
     if error:
         return error
     if not np.array_equal(np.asarray(again.weight.data), np.asarray(weight.data)):
-        return failed(f"{label}: two layers built with the same seed have different weights: pass seed= on to the initializer.")
+        return unseeded(label)
 
     rng = np.random.default_rng(seed + 1)
     x_np = rng.uniform(-1, 1, (2, in_channels) + tuple(size))
@@ -178,17 +221,15 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
     if error:
         return error
     if not isinstance(out, Tensor):
-        return failed(f"{label}: forward returned a {type(out).__name__}, expected a Tensor.")
+        return not_a_tensor(label, type(out).__name__)
     want = slow.conv(stride, padding)(x_np, np.asarray(weight.data, dtype=np.float64)) \
         + np.asarray(bias.data, dtype=np.float64)[None, :, None, None]
-    problem = _compare(f"{label} on x{x_np.shape}", out, want)
+    problem = output_problem(f"{label} on x{x_np.shape}", out.data, want, CONV2D_HINT)
     if problem:
-        problem.message += "\n  Hint: conv(x, weight, stride, padding), plus the bias reshaped to (1, out_channels, 1, 1) and broadcast."
         return problem
     for name, param in (("weight", weight), ("bias", bias)):
         if not reaches(out, param):
-            return failed(f"{label}: the output's graph does not reach .{name}, so it would never learn. "
-                          "Build the output from Tensor operations on the Parameter itself.")
+            return unreached(label, name)
     return passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
 
 
@@ -201,7 +242,7 @@ def check_max_pool2d(namespace, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
         return error
     params = run_quietly(layer.parameters)
     if list(params):
-        return failed(f"{label}: has {len(params)} parameter(s); pooling learns nothing.")
+        return has_parameters(label, len(params))
     x_np = np.random.default_rng(seed).uniform(-1, 1, shape)
     x = Tensor(x_np, dtype=np.float64, requires_grad=True)
     with swapped(namespace, ["MaxPool"]):
@@ -209,11 +250,14 @@ def check_max_pool2d(namespace, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
     if error:
         return error
     if not isinstance(out, Tensor):
-        return failed(f"{label}: forward returned a {type(out).__name__}, expected a Tensor.")
-    problem = _compare(f"{label} on x{shape}", out, slow.max_pool(kernel_size)(x_np))
+        return not_a_tensor(label, type(out).__name__)
+    problem = output_problem(f"{label} on x{shape}", out.data, slow.max_pool(kernel_size)(x_np), MAX_POOL2D_HINT)
     if problem:
-        problem.message += "\n  Hint: forward is MaxPool(kernel_size) applied to x."
         return problem
     if not reaches(out, x):
-        return failed(f"{label}: the output's graph does not reach the input: use the MaxPool Function.")
+        return unreached(label, None)
     return passed(f"✔ {label}: {shapes_label([x_np])} → {tuple(out.shape)}")
+
+
+def has_parameters(label, count):
+    return failed(f"{label}: has {count} parameter(s); pooling learns nothing.")

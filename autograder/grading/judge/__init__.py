@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, nn, operators, ops, optim, scalar
+from . import engine, layers, nn, operators, ops, optim, scalar
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -48,6 +48,14 @@ JUDGED_CHECKS = {
     "adam": optim.adam,
     "optimizer_zero_grad": optim.optimizer_zero_grad,
     "train_step": optim.train_step,
+    "conv2d": layers.conv2d,
+    "max_pool2d": layers.max_pool2d,
+}
+
+# check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
+KERNEL_DECIDES = {
+    "vectorized": "counts the Python lines the kernel runs (sys.settrace): a count only the kernel can report",
+    "capstone": "the network trains and classifies in the kernel; with public test labels, reported logits prove nothing",
 }
 
 
@@ -107,7 +115,7 @@ class Judge:
     def from_source(cls, path, secret=None):
         """A judge for the trusted source notebook at `path` (the course's source/, never a submission)."""
         notebook = nbformat.read(str(path), as_version=4)
-        return cls(plan_notebook(notebook, JUDGED_CHECKS), secret)
+        return cls(plan_notebook(notebook, JUDGED_CHECKS, KERNEL_DECIDES), secret)
 
     @property
     def judged_cells(self):

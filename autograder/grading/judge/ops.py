@@ -9,6 +9,7 @@ answer never fails; what changes is who decides: the numbers come back as data a
 import numpy as np
 
 from ... import gradcheck
+from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
 from ...checks.ops import gradient_mismatch, ignores_out_grad, shape_hint
 from ...hints import BACKWARD
@@ -54,16 +55,24 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
 
 
-def backward(rng, op, shapes, domains="real", seed=0):
+def standins(names):
+    """{op class name: the name of its slow forward in checks/slow.py}, for the worker to build stand-ins from."""
+    return {name: STANDINS[name].__name__ for name in names}
+
+
+def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
     As in the course's check, the reference is the student's own forward (a wrong forward loses the
     forward cell); the judge computes the differences itself from forward values on its perturbed inputs.
+    `isolate`: ops (chapter 10's Flip, Dilate) the kernel swaps for known-right stand-ins meanwhile.
     """
     label = op.label
     arrays = inputs_for(shapes, domains, rng)
     pool = rng.standard_normal(pool_size(op, shapes))
-    reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP}
+    isolate = standins(isolate)
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
+                   "isolate": isolate}
     first = returned(reply.get("forward"))
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
@@ -79,7 +88,7 @@ def backward(rng, op, shapes, domains="real", seed=0):
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
         reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
-                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP}
+                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate}
     answers = returned_list(reply, "grads", len(upstreams))
     perturbed = returned(reply.get("perturbed"))
     results = {}

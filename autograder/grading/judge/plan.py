@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...checks import slow
+
 
 @dataclass(frozen=True)
 class OpSpec:
@@ -49,7 +51,8 @@ class GradeCellPlan:
 
 
 class _OpConstructors(dict):
-    """Names in a test cell: capitalised ones are op classes and build an OpSpec; `np` is NumPy."""
+    """Names in a test cell: the cell's literals first, then capitalised ones are op classes and build an
+    OpSpec; `np` is NumPy."""
 
     def __missing__(self, name):
         if name[:1].isupper():
@@ -73,41 +76,69 @@ def check_calls(source):
     return calls
 
 
-def evaluate(node):
-    """A check's argument, evaluated from the trusted source: literals, lambdas, np.*, op constructors."""
+def evaluate(node, names=None):
+    """A check's argument, evaluated from the trusted source: literals, lambdas, np.*, `slow.*` (the grader's
+    own reference loops, autograder/checks/slow.py), op constructors, and the cell's literal `names`."""
     expression = ast.fix_missing_locations(ast.Expression(node))
-    return eval(compile(expression, "<test cell>", "eval"), {"np": np}, _OpConstructors())  # noqa: S307 (trusted source)
+    return eval(compile(expression, "<test cell>", "eval"), {"np": np, "slow": slow},  # noqa: S307 (trusted source)
+                _OpConstructors(names or {}))
 
 
-def plan_cell(grade_id, source, judged):
+def literal_names(tree, line):
+    """The names the cell binds to a literal (`helpers = ["Flip", "Dilate"]`) before `line`; a name
+    bound to anything else is forgotten, so a call never sees a value the kernel would not."""
+    names = {}
+    for statement in tree.body:
+        if statement.end_lineno >= line:
+            break
+        for target in statement.targets if isinstance(statement, ast.Assign) else ():
+            if isinstance(target, ast.Name):
+                try:
+                    names[target.id] = ast.literal_eval(statement.value)
+                except ValueError:
+                    names.pop(target.id, None)
+    return names
+
+
+def plan_cell(grade_id, source, judged, kernel_decides=None):
     """The plan of one grade cell; unjudged when a call names a check the judge has no implementation of,
-    or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}."""
+    or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}.
+
+    `kernel_decides`: {name: why} of checks the judge knowingly leaves to the kernel; the cell's other
+    checks are still judged (the kernel's outcome counts as well), and a cell of only those is unjudged.
+    """
+    kernel_decides = kernel_decides or {}
     try:
         nodes = check_calls(source)
+        tree = ast.parse(source)
     except SyntaxError as error:
         return GradeCellPlan(grade_id, [], unjudged=f"the source cell does not parse ({error})")
-    calls = []
+    calls, left = [], []
     for node in nodes:
         name = node.func.attr
+        if name in kernel_decides:
+            left.append(f"check.{name}: {kernel_decides[name]}")
+            continue
         if name not in judged:
             return GradeCellPlan(grade_id, [], unjudged=f"check.{name} has no judge-side implementation")
         try:
-            args = tuple(evaluate(a) for a in node.args)
-            kwargs = {k.arg: evaluate(k.value) for k in node.keywords}
+            names = literal_names(tree, node.lineno)
+            args = tuple(evaluate(a, names) for a in node.args)
+            kwargs = {k.arg: evaluate(k.value, names) for k in node.keywords}
             inspect.signature(judged[name]).bind(None, *args, **kwargs)
         except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
             return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
         calls.append(CheckCall(name, args, kwargs, node.lineno))
     if not calls:
-        return GradeCellPlan(grade_id, [], unjudged="no check.NAME(...) call in the cell")
+        return GradeCellPlan(grade_id, [], unjudged="; ".join(dict.fromkeys(left)) or "no check.NAME(...) call in the cell")
     return GradeCellPlan(grade_id, calls)
 
 
-def plan_notebook(notebook, judged):
+def plan_notebook(notebook, judged, kernel_decides=None):
     """{grade_id: GradeCellPlan} for every graded code cell of the source notebook."""
     plans = {}
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id"):
-            plans[meta["grade_id"]] = plan_cell(meta["grade_id"], cell.source, judged)
+            plans[meta["grade_id"]] = plan_cell(meta["grade_id"], cell.source, judged, kernel_decides)
     return plans

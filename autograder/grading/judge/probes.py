@@ -13,14 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ...checks import slow
+
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
 MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
 # The kernel side, run in one scope: worker.py (the protocol and the ops' requests), then each chapter's own
-# requests, which use worker.py's helpers.
+# requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
+# ops are built from (NumPy only).
 WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py")
-WORKER_SOURCE = "\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
+WORKER_SOURCE = ("\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
+                 + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n")
 
 
 class ProbeFailure(Exception):

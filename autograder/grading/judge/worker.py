@@ -5,6 +5,7 @@ nothing from the course and decides nothing: the student can patch anything it c
 trusts only numbers it can verify against its own computation on inputs chosen in secret.
 """
 import base64
+import contextlib
 import io
 import json
 import traceback
@@ -22,7 +23,7 @@ def serve(request_json, namespace):
     replies = []
     for request in decode(json.loads(request_json))["requests"]:
         handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators,
-                   "layer": layer,
+                   "layer": layer, "conv2d": conv2d, "max_pool2d": max_pool2d,
                    "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
                    "numerical_gradient": numerical_gradient,
                    "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step}[request["kind"]]
@@ -101,6 +102,12 @@ def forward(request, namespace):
 
 
 def backward(request, namespace):
+    """`backward_of`, with the ops the request names swapped for stand-ins (`isolated`) meanwhile."""
+    with isolated(namespace, request.get("isolate") or {}):
+        return backward_of(request, namespace)
+
+
+def backward_of(request, namespace):
     """op.forward on the judge's inputs, then op.backward on a node built by hand (as the course's check
     builds it) for an all-ones and a random out_grad, then op.forward on the perturbed inputs.
 
@@ -380,3 +387,81 @@ def layer(request, namespace):
             else:
                 namespace[name] = value
     return {"steps": replies}
+
+
+# ── chapter 10: stand-ins built from the course's slow loops, and the layers ──
+
+SLOW_SOURCE = ""      # the text of autograder/checks/slow.py (NumPy only): probes.py ships it after this file
+_SLOW = {}
+
+
+def slow_forwards():
+    """The slow, obviously right forwards (flip, dilate, conv, ...), compiled once per kernel."""
+    if not _SLOW:
+        exec(compile(SLOW_SOURCE, PROBE_FILE, "exec"), _SLOW)
+    return _SLOW
+
+
+@contextlib.contextmanager
+def isolated(namespace, standins):
+    """The notebook's ops {class name: slow forward's name} replaced by forward-only stand-ins, then restored."""
+    saved = {name: namespace[name] for name in standins if name in namespace}
+    if standins:
+        slow = slow_forwards()
+        namespace.update({name: make_standin(namespace["Function"], name, slow[fn]) for name, fn in standins.items()})
+    try:
+        yield
+    finally:
+        for name in standins:
+            namespace.pop(name, None)
+        namespace.update(saved)
+
+
+def parameter_report(value, Parameter, Tensor):
+    return {"type_name": type(value).__name__, "is_parameter": isinstance(value, Parameter),
+            "value": report(value, Tensor)}
+
+
+def conv2d(request, namespace):
+    """Build Conv2d twice with the same seed, set the bias to the judge's, run it on the judge's x with a
+    stand-in Conv; report both weights, the bias, the output, and whether the graph reaches the parameters."""
+    Tensor, Parameter = namespace["Tensor"], namespace["Parameter"]
+    layers = []
+    for _ in range(2):
+        try:
+            layers.append(quietly(lambda: namespace["Conv2d"](*request["args"], **request["kwargs"])))
+        except Exception as error:  # noqa: BLE001
+            layers.append(error)
+    layer, again = layers
+    if isinstance(layer, Exception):
+        return {"built": error_report(layer)}
+    weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
+    reply = {"built": {"kind": "none"}, "weight": parameter_report(weight, Parameter, Tensor),
+             "bias": parameter_report(bias, Parameter, Tensor),
+             "again": error_report(again) if isinstance(again, Exception)
+             else report(getattr(getattr(again, "weight", None), "data", None), Tensor)}
+    try:
+        bias.data = np.asarray(request["bias"], dtype=bias.data.dtype)
+        x = Tensor(request["x"].copy(), dtype=np.float64, requires_grad=False)
+        with isolated(namespace, request["standins"]):
+            out = quietly(layer, x)
+    except Exception as error:  # noqa: BLE001
+        return dict(reply, out=error_report(error))
+    return dict(reply, out=report(out, Tensor), reaches=[reaches(out, weight), reaches(out, bias)])
+
+
+def max_pool2d(request, namespace):
+    """Build MaxPool2d, count its parameters, run it on the judge's x with a stand-in MaxPool."""
+    Tensor = namespace["Tensor"]
+    try:
+        layer = quietly(namespace["MaxPool2d"], request["kernel_size"])
+    except Exception as error:  # noqa: BLE001
+        return {"built": error_report(error)}
+    try:
+        parameters = len(list(quietly(layer.parameters)))
+        x = Tensor(request["x"].copy(), dtype=np.float64, requires_grad=True)
+        with isolated(namespace, request["standins"]):
+            out = quietly(layer, x)
+    except Exception as error:  # noqa: BLE001
+        return {"built": {"kind": "none"}, "out": error_report(error)}
+    return {"built": {"kind": "none"}, "parameters": parameters, "out": report(out, Tensor), "reaches": reaches(out, x)}
