@@ -38,15 +38,43 @@ def notebook_namespace(chapter_id, replace=None):
     import contextlib
     import io
 
+    import sys
+
+    from IPython.display import display
+
     namespace = solved_namespace(chapter_id, before=True)
-    with contextlib.redirect_stdout(io.StringIO()):
-        for source in solved_cells(chapter_id, replace):
-            try:
-                exec(compile(source, chapter_id, "exec"), namespace)
-            except Exception:  # noqa: BLE001
-                if not replace:
-                    raise            # the solution runs cleanly; a wrong answer may break an example cell
+    namespace["display"] = display                     # a notebook's builtin
+    release = str(ROOT / "release" / chapter_id)       # where the notebook's `import earlier_chapters` looks
+    sys.path.insert(0, release)
+    sys.modules.pop("earlier_chapters", None)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            for source in solved_cells(chapter_id, replace):
+                try:
+                    exec(compile(source, chapter_id, "exec"), namespace)
+                except Exception:  # noqa: BLE001
+                    if not replace:
+                        raise            # the solution runs cleanly; a wrong answer may break an example cell
+    finally:
+        sys.path.remove(release)
+        sys.modules.pop("earlier_chapters", None)
     return namespace
+
+def in_process(namespace):
+    """run_probe without a kernel: the probe's code run in `namespace`, its display_data collected."""
+    import IPython.display
+
+    def run_probe(code):
+        outputs = []
+        publish = IPython.display.publish_display_data
+        IPython.display.publish_display_data = lambda data, *args, **kwargs: outputs.append(
+            {"output_type": "display_data", "data": data, "metadata": {}})
+        try:
+            exec(compile(code, "<probe>", "exec"), namespace)  # noqa: S102 (the course's own worker)
+        finally:
+            IPython.display.publish_display_data = publish
+        return outputs
+    return run_probe
 
 
 def assert_fails(verdict, *parts):

@@ -23,6 +23,8 @@ from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.nbgrader_cli import run_nbgrader
 
 from conftest import ROOT, once_per_run
+from solved_code import in_process
+from soak_judge import soak
 
 CHAPTER = "ch03"
 FULL_MARKS = 76
@@ -390,18 +392,9 @@ def test_chapter_4_layers_and_losses_are_judged_from_the_source():
 
 
 def in_process_judgement(namespace, grade_id, secret=7):
-    """Judge one chapter-4 cell against a namespace, the worker called directly: the judge without a kernel."""
-    import json
-    from autograder.grading.judge import worker
-    handlers = {"forward": worker.forward, "backward": worker.backward, "layer": worker.layer}
-
-    def run_probe(code):
-        payload = json.loads(eval(code[code.rindex(f"{SERVE_NAME}(") + len(SERVE_NAME) + 1:code.rindex(", globals())")]))
-        requests = worker.decode(payload)["requests"]
-        replies = [handlers[r["kind"]](r, namespace) for r in requests]
-        return [{"output_type": "display_data", "data": {PROBE_MIME: json.dumps({"replies": replies})}}]
-
-    return Judge(plan_notebook(source_notebook("ch04"), JUDGED_CHECKS), secret=secret).judge_cell(grade_id, run_probe)
+    """Judge one chapter-4 cell against a namespace, without a kernel (see in_process)."""
+    return Judge(plan_notebook(source_notebook("ch04"), JUDGED_CHECKS), secret=secret).judge_cell(
+        grade_id, in_process(namespace))
 
 
 @pytest.fixture(scope="module")
@@ -520,17 +513,22 @@ WRONG_CONV = ("conv", "g = Dilate((2, 3), s - 1).forward(out_grad.data)", "g = o
 
 @pytest.fixture(scope="module")
 def judged_ch10(tmp_path_factory):
-    """A right submission and a forged one with a wrong Conv.backward, graded by plain `nbgrader autograde`."""
-    course = committed_course(tmp_path_factory.mktemp("judged-ch10"), chapter=CH10)
-    chapter = course.chapter(CH10)
-    release = nbformat.read(course.notebook("release", chapter), as_version=4)
-    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-    forged = dict(answers)
-    cell, old, new = WRONG_CONV
-    assert old in forged[cell]
-    forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
-    notebooks = {"perfect": submissions.filled(release, answers), "forged-checker": submissions.filled(release, forged)}
-    return course, grade(course, notebooks, CH10)
+    """A right submission and a forged one with a wrong Conv.backward, graded by plain `nbgrader autograde`
+    once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH10)
+        chapter = course.chapter(CH10)
+        release = nbformat.read(course.notebook("release", chapter), as_version=4)
+        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+        forged = dict(answers)
+        cell, old, new = WRONG_CONV
+        assert old in forged[cell]
+        forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
+        notebooks = {"perfect": submissions.filled(release, answers),
+                     "forged-checker": submissions.filled(release, forged)}
+        return grade(course, notebooks, CH10)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch10", make)
+    return Course(folder), scores
 
 
 def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_ch10):
@@ -582,23 +580,6 @@ def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
     assert namespace["Flip"] is broken and "Dilate" in namespace
 
 
-def in_process(namespace):
-    """run_probe without a kernel: the probe's code run in `namespace`, its display_data collected."""
-    import IPython.display
-
-    def run_probe(code):
-        outputs = []
-        publish = IPython.display.publish_display_data
-        IPython.display.publish_display_data = lambda data, *args, **kwargs: outputs.append(
-            {"output_type": "display_data", "data": data, "metadata": {}})
-        try:
-            exec(compile(code, "<probe>", "exec"), namespace)  # noqa: S102 (the course's own worker)
-        finally:
-            IPython.display.publish_display_data = publish
-        return outputs
-    return run_probe
-
-
 @pytest.mark.parametrize("mistake, grade_id, says", [
     ("conv2d_unit_init", "test_conv2d", "Kaiming uniform with fan_in"),
     ("conv2d_bias_unshaped", "test_conv2d", "output"),
@@ -614,3 +595,16 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
     judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH10, replace)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+# ── right code, under secrets the fixed-seed checks never drew ──
+
+SOAK_SECRETS = 4       # per chapter in the suite; `tests/soak_judge.py --secrets 200` after changing a judged check
+
+
+@pytest.mark.parametrize("chapter_id", Course(ROOT).config.JUDGED_CHAPTERS)
+def test_right_code_passes_every_judged_cell_under_secret_seeds(chapter_id):
+    """The solution and every catalogued right alternative, judged in process: a secret seed must never
+    fail a right answer (a flaky tolerance or statistic shows up here first)."""
+    failures = soak(chapter_id, range(SOAK_SECRETS))
+    assert failures == [], failures[:3]

@@ -89,6 +89,27 @@ if _os.fork() == 0:                  # the classic double fork: a daemon re-pare
     _os._exit(0)
 print("DAEMONS started")
 '''
+# Appended to the `mul` exercise: Mul.backward stays right for the notebook's own checks, but misbehaves
+# when the judge's probe calls it (its frames come from "<babygrad probe>"): it floods or hangs there.
+def inside_probe(action):
+    return f'''
+import sys as _sys
+_right_backward = Mul.backward
+def _backward(self, out_grad, node):
+    _frame = _sys._getframe(1)
+    while _frame is not None:
+        if _frame.f_code.co_filename == "<babygrad probe>":
+{action}
+        _frame = _frame.f_back
+    return _right_backward(self, out_grad, node)
+Mul.backward = _backward
+'''
+
+
+PROBE_FLOOD = inside_probe("            while True:\n                print('p' * 10_000)")
+PROBE_HANG = inside_probe("            import time\n            while True:\n                try:\n"
+                          "                    time.sleep(1)\n                except KeyboardInterrupt:\n"
+                          "                    pass")
 FLOOD = '''
 for _ in range(9):
     print("y" * 10_000_000)
@@ -139,6 +160,8 @@ STUDENTS = {
                                "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n"
                                "        pass"),
     "memory": appended(MEMORY_BOMB),
+    "probe-flood": appended(PROBE_FLOOD, "mul"),
+    "probe-hang": appended(PROBE_HANG, "mul"),
 }
 # Graded first, in a run of their own: the hostile run must leave their gradebook rows as they were.
 BYSTANDERS = {
@@ -321,6 +344,21 @@ def test_a_200_mb_notebook_is_graded_and_keeps_full_marks(graded_class):
     assert "cell too large to grade" in outputs_text(autograded(graded_class, "huge"))
 
 
+@pytest.mark.parametrize("student", ["probe-flood", "probe-hang"])
+def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_class, student):
+    """Right for the notebook's checks, endless under the judge's probe: the probe is cut at the cell
+    timeout (the kernel killed when it ignores the interrupt, and the notebook re-run without that
+    cell); the student loses test_mul_backward and nothing else, and grading goes on."""
+    notebook = autograded(graded_class, student)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
+    points = cell.metadata["nbgrader"]["points"]
+    assert graded_class["scores"][student] == POINTS - points
+    names = {o.get("ename") for o in cell.outputs if o.output_type == "error"}
+    assert names & {"JudgeVerdict", "KernelDied"}, cell.outputs
+    path = graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK
+    assert path.stat().st_size < 1_000_000
+
+
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
     """Three cells of the student's own kill the kernel (os._exit, a segfault) or make it unusable (an
     endless loop that ignores interrupts): each gets a KernelDied error, and every graded cell keeps its points."""
@@ -394,12 +432,25 @@ def grade_command(root, *options, path):
                           env={**os.environ, "PATH": path})
 
 
-def test_grade_command_grades_sandboxed_on_all_cores(tmp_path):
-    root = course_with(tmp_path, {"intruder": appended(SNOOP)})
+def test_grade_command_grades_the_intruder_sandboxed_and_leaves_everything_else_alone(tmp_path):
+    """`python -m autograder grade`: a bystander graded first, then the intruder in a second run. The
+    intruder keeps its marks and sees nothing; the bystander's gradebook rows, the course tree and the
+    process table are as they were."""
+    root = course_with(tmp_path, {"partial": BYSTANDERS["partial"]})
     done = grade_command(root, "--jobs", "1", path=os.environ["PATH"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    bystander = gradebook_rows(root, ["partial"])
+    hand_in(root, {"intruder": appended(SNOOP)})
+    protected = [ROOT / "autograder", root / "source", root / "course_config.py", root / "nbgrader_config.py"]
+    before = tree_hash(*protected)
+    done = grade_command(root, "--jobs", "1", path=os.environ["PATH"])
+    time.sleep(1)                   # a sandbox's last processes are reaped as it exits
     assert done.returncode == 0 and score(root, "intruder") == POINTS, done.stdout + done.stderr
     text = outputs_text(nbformat.read(root / "autograded" / "intruder" / CHAPTER / NOTEBOOK, as_version=4))
-    assert "SNOOP found 0 notebooks" in text
+    assert "SNOOP found 0 notebooks" in text and "GRADEBOOK WRITTEN" not in text and "PACKAGE WRITTEN" not in text
+    assert gradebook_rows(root, ["partial"]) == bystander
+    assert tree_hash(*protected) == before
+    assert leftovers(root) == []
 
 
 def test_grade_command_refuses_without_bwrap_unless_unsafe(tmp_path):

@@ -25,6 +25,8 @@ from . import sandbox
 from .sandboxed_kernel import SandboxedKernelManager
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
+PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
+DEFAULT_PROBE_SECONDS = 120     # a probe's time when Execute.timeout is None
 STOP_SECONDS = 10      # after a timeout's interrupt, the kernel must answer again within this, or it is killed
 
 
@@ -94,20 +96,51 @@ class SandboxedExecute(Execute):
 
     async def async_run_probe(self, code: str) -> list:
         """Run `code` in the live kernel and return its outputs (NotebookNodes), adding no cell to
-        the notebook and no entry to the kernel's history: how a judge asks the student's kernel for data."""
+        the notebook and no entry to the kernel's history: how a judge asks the student's kernel for data.
+
+        The student's code runs inside, so a probe is bounded like a cell: what it prints is dropped
+        (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
+        after the cell timeout it is interrupted (the kernel killed if it ignores that) and TimeoutError raised.
+        """
         msg_id = await ensure_async(self.kc.execute(code, store_history=False, allow_stdin=False,
                                                     stop_on_error=False))
-        outputs = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.timeout or DEFAULT_PROBE_SECONDS)
+        outputs, kept = [], 0
         while True:
-            msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=self._get_timeout(None)))
+            try:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise Empty
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=left))
+            except Empty:
+                await self._stop_probe(msg_id)
+                raise TimeoutError(f"the probe did not finish within {self.timeout or DEFAULT_PROBE_SECONDS} s") from None
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
-            if msg["msg_type"] in OUTPUT_TYPES:
-                outputs.append(output_from_msg(msg))
+            if msg["msg_type"] in OUTPUT_TYPES and msg["msg_type"] != "stream":
+                output = output_from_msg(msg)
+                kept += output_chars(output)
+                if kept <= PROBE_OUTPUT_CHARS:
+                    outputs.append(output)
         await self.async_wait_for_reply(msg_id)
         return outputs
+
+    async def _stop_probe(self, msg_id):
+        """Interrupt a probe that outran its time; kill the kernel if it does not stop (a death, repaired)."""
+        await ensure_async(self.km.interrupt_kernel())
+        deadline = asyncio.get_running_loop().time() + STOP_SECONDS
+        while (left := deadline - asyncio.get_running_loop().time()) > 0:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
+            except Empty:
+                break
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return
+        self._death_cause = "a judge's probe of this cell ran past the timeout and ignored the interrupt"
+        await ensure_async(self.km.shutdown_kernel(now=True))
 
     run_probe = run_sync(async_run_probe)
 

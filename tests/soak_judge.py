@@ -1,0 +1,64 @@
+"""Right code never fails the judge: the solution and every catalogued right alternative of a judged
+chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds.
+
+The suite soaks a few secrets per chapter (tests/test_judge.py); after changing a judged check, soak more:
+
+    .venv/bin/python tests/soak_judge.py --secrets 200 [ch04 ch10 ...]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autograder import submissions  # noqa: E402
+from autograder.course import Course  # noqa: E402
+from autograder.grading.judge import Judge  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+from solved_code import in_process, notebook_namespace  # noqa: E402
+
+
+def right_answers(chapter_id):
+    """{name: replacements}: the solution (None), and each catalogued right alternative's edits."""
+    course = Course(ROOT)
+    answers = {"solution": None}
+    for alternative in submissions.load_catalog(course, course.chapter(chapter_id)).ALTERNATIVES:
+        replace = {}
+        for edit in alternative.edits:
+            replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+        answers[alternative.name] = replace
+    return answers
+
+
+def soak(chapter_id, secrets):
+    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
+    course = Course(ROOT)
+    source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
+    failures = []
+    for name, replace in right_answers(chapter_id).items():
+        run_probe = in_process(notebook_namespace(chapter_id, replace))
+        for secret in secrets:
+            judge = Judge.from_source(source, secret=secret)
+            for grade_id in judge.judged_cells:
+                judgement = judge.judge_cell(grade_id, run_probe)
+                if not judgement.passed:
+                    failures.append((name, grade_id, secret, judgement.message))
+    return failures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="*", default=Course(ROOT).config.JUDGED_CHAPTERS)
+    parser.add_argument("--secrets", type=int, default=50)
+    args = parser.parse_args()
+    for chapter_id in args.chapters:
+        failures = soak(chapter_id, range(1000, 1000 + args.secrets))
+        print(f"{chapter_id}: {len(right_answers(chapter_id))} right answers x {args.secrets} secrets: "
+              f"{len(failures)} failed judgements")
+        for name, grade_id, secret, message in failures[:20]:
+            print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
+
+
+if __name__ == "__main__":
+    main()
