@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -493,3 +494,54 @@ def test_limit_defaults_are_the_course_configs():
     """`check` outside the course uses SandboxLimits(); grading reads course_config.py: the same values."""
     import course_config
     assert sandbox.SandboxLimits.from_config(course_config) == sandbox.SandboxLimits()
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+INSIDE = r'''
+import os, resource, socket
+try:
+    socket.create_connection(("192.0.2.1", 80), timeout=2)
+    network = "up"
+except OSError as error:
+    network = type(error).__name__
+try:
+    open("/usr/babygrad-was-here", "w")
+    system = "writable"
+except OSError as error:
+    system = type(error).__name__
+print(os.getuid(), resource.getrlimit(resource.RLIMIT_NPROC)[0], os.path.exists("/root"), network, system)
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not SYSTEM_PYTHON.exists(),
+                    reason="needs root (to become an unprivileged user) and a Python anyone may run (/usr/bin/python3)")
+def test_an_unprivileged_grader_starts_the_sandbox_itself(tmp_path):
+    """A grader that is not root (an instructor's own account): bwrap makes the user namespace itself,
+    and the kernel is as closed in as under root. The sandbox module is stdlib-only, so the system
+    Python can load it from a copy of the package that user may read."""
+    folder = Path(tempfile.mkdtemp(prefix="bg-unprivileged-", dir="/tmp"))
+    try:
+        shutil.copytree(ROOT / "autograder", folder / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+        (folder / "work").mkdir()
+        shutil.chown(folder / "work", sandbox.NOBODY, sandbox.NOBODY)
+        os.chmod(folder, 0o755)
+        launcher = f'''
+import importlib.util, subprocess, sys
+sys.path.insert(0, {str(folder)!r})
+spec = importlib.util.spec_from_file_location("sandbox", {str(folder / "autograder/grading/sandbox.py")!r})
+sandbox = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sandbox)
+launch = sandbox.sandbox_launch(["{SYSTEM_PYTHON}", "-c", {INSIDE!r}], {str(folder / "work")!r}, sandbox.SandboxLimits())
+assert "--unshare-user" in launch.argv and "setpriv" not in launch.argv
+done = subprocess.run(launch.argv, capture_output=True, text=True, pass_fds=launch.fds, timeout=60)
+print(done.stdout.strip() or done.stderr.strip()[-500:])
+'''
+        done = subprocess.run(["setpriv", f"--reuid={sandbox.NOBODY}", f"--regid={sandbox.NOBODY}", "--clear-groups",
+                               str(SYSTEM_PYTHON), "-c", launcher], capture_output=True, text=True, timeout=120,
+                              cwd=folder, env={"PATH": "/usr/bin:/bin"})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    uid, processes, sees_root, network, system = done.stdout.split()
+    assert (uid, processes, sees_root) == (str(sandbox.NOBODY), str(sandbox.SandboxLimits().processes), "False")
+    assert network != "up" and system in ("OSError", "PermissionError"), done.stdout

@@ -17,7 +17,7 @@ from ...verdict import failed, passed
 from .ops import describe_error
 from .plan import OpSpec
 from . import ops
-from .probes import ProbeFailure, Returned, returned, returned_list
+from .probes import ProbeFailure, Returned, objects, returned, returned_list
 
 EPS = 1e-5          # the norm layers' eps: the default of the notebook's provided __init__ signature
 MIN_SPREAD = 0.25   # std of each normalized group; near-equal values make a right float32 backward miss by 1e-3
@@ -76,13 +76,6 @@ def layer_steps(x, values, upstreams, extras=(), training=None, report=()):
     if training is not None:
         steps[0]["training"] = training
     steps[-1]["report"] = list(report)
-    return steps
-
-
-def steps_of(reply, count):
-    steps = reply.get("steps")
-    if not isinstance(steps, list) or len(steps) != count or not all(isinstance(s, dict) for s in steps):
-        raise ProbeFailure(f"the layer reply does not hold {count} steps")
     return steps
 
 
@@ -165,7 +158,7 @@ def linear(rng, in_features=3, out_features=4, batch=5, bias=True, seed=0):
     upstreams = upstreams_for((batch, out_features), rng)
     steps = [{"module": 0, "report": list(values)}, *layer_steps(x, values, upstreams)]
     reply = yield layer_request([module("Linear", in_features, out_features, bias=bias, seed=secret_seed(rng))], steps)
-    first, *runs = steps_of(reply, len(steps))
+    first, *runs = objects(reply, "steps", len(steps))
     verdict = not_built(label, first)
     if verdict:
         return verdict
@@ -188,7 +181,7 @@ def linear_init(rng, in_features=3, out_features=4):
                module("Linear", in_features, out_features, bias=False, seed=seed)]
     steps = [{"module": i, "report": names} for i, names in
              enumerate((["weight", "bias"], ["weight", "bias"], ["weight"], ["bias"]))]
-    layer, twin, other, no_bias = steps_of((yield layer_request(modules, steps)), 4)
+    layer, twin, other, no_bias = objects((yield layer_request(modules, steps)), "steps", 4)
     for step in (layer, twin, no_bias):
         verdict = not_built(label, step)
         if verdict:
@@ -209,7 +202,7 @@ def plain_layer(rng, label, spec, x, reference, formula, hint, training=None):
     upstreams = upstreams_for(np.shape(reference(x)), rng)
     steps = layer_steps(x, {}, upstreams, training=training)
     reply = yield layer_request([spec], steps)
-    return layer_verdict(label, steps_of(reply, len(steps)), x, {}, reference, formula, hint, upstreams)
+    return layer_verdict(label, objects(reply, "steps", len(steps)), x, {}, reference, formula, hint, upstreams)
 
 
 def activation(rng, name, shape=(4, 3), seed=0):
@@ -242,7 +235,7 @@ def dropout(rng, p=0.25, seed=0):
              {"module": 0, "forward": {"x": x}},
              {"module": 1, "training": True, "forward": {"x": x}}]
     reply = yield layer_request([module("Dropout", p, seed=secret)] * 2, steps)
-    steps = steps_of(reply, 3)
+    steps = objects(reply, "steps", 3)
     outputs = []
     for step in steps:
         verdict = not_built(label, step)
@@ -286,7 +279,7 @@ def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, t
     if training is not None:
         start["training"] = training
     steps = [start, *layer_steps(x, values, upstreams)]
-    first, *runs = steps_of((yield layer_request([spec], steps)), len(steps))
+    first, *runs = objects((yield layer_request([spec], steps)), "steps", len(steps))
     verdict = not_built(label, first) or norm_parameters_verdict(label, first, dim)
     if verdict:
         return verdict
@@ -316,7 +309,7 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     steps = [{"module": 0, "report": [*running, "weight", "bias"]},
              *({"module": 0, "training": True, "forward": {"x": xb}, "report": running} for xb in batches),
              *layer_steps(x, values, upstreams, training=False, report=["running_mean"])]
-    first, *trained = steps_of((yield layer_request([module("BatchNorm1d", dim, momentum=momentum)], steps)), len(steps))
+    first, *trained = objects((yield layer_request([module("BatchNorm1d", dim, momentum=momentum)], steps)), "steps", len(steps))
     verdict = not_built(label, first)
     if verdict:
         return verdict
@@ -360,7 +353,7 @@ def mse_loss(rng, shape=(5, 1), seed=0):
     upstreams = upstreams_for((), rng)
     steps = layer_steps(pred, {}, upstreams, extras=[{"value": target, "as": "tensor64"}])
     reply = yield layer_request([module("MSELoss")], steps)
-    return layer_verdict("MSELoss()", steps_of(reply, len(steps)), pred, {}, lambda p: formulas.mse(p, target),
+    return layer_verdict("MSELoss()", objects(reply, "steps", len(steps)), pred, {}, lambda p: formulas.mse(p, target),
                          nn.MSE_FORMULA, nn.MSE_HINT, upstreams)
 
 
@@ -372,7 +365,7 @@ def softmax_loss(rng, batch=5, classes=4, offset=0.0, labels_as="array", seed=0)
     extras = [{"value": labels, "as": "tensor" if labels_as == "tensor" else "array"}]
     steps = layer_steps(logits, {}, upstreams, extras=extras)
     reply = yield layer_request([module("SoftmaxLoss")], steps, standin_logsumexp=True)
-    return layer_verdict(nn.softmax_loss_label(batch, classes, offset, labels_as), steps_of(reply, len(steps)), logits,
+    return layer_verdict(nn.softmax_loss_label(batch, classes, offset, labels_as), objects(reply, "steps", len(steps)), logits,
                          {}, lambda z: formulas.softmax_loss(z, labels), "mean cross-entropy",
                          nn.softmax_loss_hint(offset), upstreams)
 

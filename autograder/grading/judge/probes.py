@@ -148,6 +148,14 @@ def returned(data, depth=0):
     return Returned(kind, value, items=[returned(i, depth + 1) for i in items], **text)
 
 
+def objects(data, key, count):
+    """reply[key] as a list of `count` JSON objects (a request kind's own reply records)."""
+    items = data.get(key)
+    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, dict) for i in items):
+        raise ProbeFailure(f"the reply's {key!r} does not hold {count} objects")
+    return items
+
+
 def returned_list(data, key, length=None):
     """reply[key] as a list of `Returned`, of the expected length."""
     items = data.get(key)

@@ -10,19 +10,12 @@ import numpy as np
 from ...checks import scalar as rules
 from ...verdict import failed, passed
 from .ops import describe_error
-from .probes import ProbeFailure, returned
+from .probes import ProbeFailure, objects, returned
 
 
 def secret_seed(rng):
     """A seed for the course's own case generators (never 0, their worked example), from the secret rng."""
     return 1 + int(rng.integers(2 ** 62))
-
-
-def results_of(reply, count):
-    results = reply.get("results")
-    if not isinstance(results, list) or len(results) != count or not all(isinstance(r, dict) for r in results):
-        raise ProbeFailure(f"the reply does not hold {count} results")
-    return results
 
 
 def number_or_shown(value, shown):
@@ -51,7 +44,7 @@ def value_graph(rng, op, seed=0):
              (f"{k} {symbol} a with a = Value({x})", (k, "a", [x]), fn(k, x), k),
              (f"c {symbol} c with c = Value({z})", ("c", "c", [z]), fn(z, z), None)]
     reply = yield {"kind": "value_graph", "symbol": symbol, "cases": [list(c[1]) for c in cases]}
-    for (text, (_, _, inputs), want, number_input), result in zip(cases, results_of(reply, len(cases))):
+    for (text, (_, _, inputs), want, number_input), result in zip(cases, objects(reply, "results", len(cases))):
         if "error" in result:
             outcome = returned(result["error"])
             return rules.graph_error(op, text, outcome.error_type, describe_error("Value", method, outcome))
@@ -102,7 +95,7 @@ def value_backward(rng, op, seed=0):
     cases = rules.backward_cases(secret_seed(rng))
     reply = yield {"kind": "value_closure", "symbol": symbol,
                    "cases": [[x, y, g, grad_a, grad_b] for _, x, y, g, grad_a, grad_b in cases]}
-    for (case, x, y, g, grad_a, grad_b), result in zip(cases, results_of(reply, len(cases))):
+    for (case, x, y, g, grad_a, grad_b), result in zip(cases, objects(reply, "results", len(cases))):
         expression = rules.closure_expression(op, x, y)
         stage = result.get("stage")
         if stage == "build":
@@ -262,7 +255,7 @@ def numerical_gradient(rng, case="basic"):
              in FUNCTIONS[case]]
     reply = yield {"kind": "numerical_gradient",
                    "cases": [{"params": params, "body": body, "xs": xs, "h": h} for _, params, body, xs, h, _, _ in cases]}
-    for (text, params, body, xs, h, exact, tol), result in zip(cases, results_of(reply, len(cases))):
+    for (text, params, body, xs, h, exact, tol), result in zip(cases, objects(reply, "results", len(cases))):
         if "error" in result:
             described = describe_error("numerical_gradient", "", returned(result["error"]))
             return failed(described.replace("numerical_gradient. ", "numerical_gradient ", 1) + f"\n  while computing {rules.numeric_call(xs, h)} for {text}.")
