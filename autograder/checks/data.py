@@ -349,7 +349,7 @@ def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, a
     want = raw[item] / 255.0
     if not np.allclose(image, want, atol=1e-6):
         worst = np.unravel_index(np.argmax(np.abs(image - want)), image.shape)
-        return failed(f"{where}: item {item} pixel {list(worst)} is {float(image[worst]):.4g}, expected "
+        return failed(f"{where}: item {item} pixel {[int(i) for i in worst]} is {float(image[worst]):.4g}, expected "
                       f"{raw[item][worst]} / 255 = {raw[item][worst] / 255:.4g}.\n"
                       "  Hint: pixels are bytes 0..255; scale them to [0, 1] by dividing by 255.")
     value, text, kind = label

@@ -40,7 +40,7 @@ def parsed_problem(got, want, label):
                 "0x0C int32, 0x0D float32, 0x0E float64.")
     if not np.array_equal(got, want):
         flat = int(np.argmax(got.ravel() != want.ravel()))
-        index = list(np.unravel_index(flat, want.shape))
+        index = [int(i) for i in np.unravel_index(flat, want.shape)]
         endian = ("\n  Hint: IDX stores multi-byte numbers big-endian: read them with a '>' dtype such as '>i2'."
                   if want.dtype.itemsize > 1 else "")
         return f"parse_idx on {label}: element {index} is {got.ravel()[flat]}, expected {want.ravel()[flat]}.{endian}"

@@ -30,7 +30,7 @@ def same(label, got, want, hint):
         return failed(f"{label}: output shape {got.shape}, expected {want.shape}.\n  Hint: {hint}")
     if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
         worst = np.unravel_index(np.argmax(np.abs(got - want)), want.shape)
-        return failed(f"{label}: output{list(worst)} = {float(got[worst]):.5g}, expected {float(want[worst]):.5g}.\n  Hint: {hint}")
+        return failed(f"{label}: output{[int(i) for i in worst]} = {float(got[worst]):.5g}, expected {float(want[worst]):.5g}.\n  Hint: {hint}")
     return None
 
 
