@@ -332,23 +332,35 @@ REPR_CASES = {
 }
 
 
+def repr_text(values, dtype, requires_grad, op):
+    return (f"Tensor({values!r}" + (f", dtype={dtype!r}" if dtype != "float32" else "")
+            + f", requires_grad={requires_grad})" + (" made by a Mul op" if op else ""))
+
+
 def check_repr(Tensor, case="basic"):
     """repr(t) reads like the call that builds t, with dtype, requires_grad and op when they matter."""
     with standins(Tensor, keep=("__repr__",)):
         for (values, dtype, requires_grad, op), want in REPR_CASES[case]:
             t = make(Tensor, values, dtype, requires_grad)
             t._op = op
-            text = (f"Tensor({values!r}" + (f", dtype={dtype!r}" if dtype != "float32" else "")
-                    + f", requires_grad={requires_grad})" + (" made by a Mul op" if op else ""))
+            text = repr_text(values, dtype, requires_grad, op)
             got, error = call("Tensor.__repr__", repr, t)
             if error:
                 return failed(error.message + f"\n  for {text}.")
-            if got != want:
-                at = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
-                return failed(f"repr of {text}:\n  expected: {want}\n  received: {got}\n"
-                              f"  first difference at character {at}: expected {want[at:at + 12]!r}, "
-                              f"received {got[at:at + 12]!r}.\n  Hint: {repr_hint(want, got)}")
+            problem = repr_problem(text, got, want)
+            if problem:
+                return problem
     return passed("✔ repr(t) shows values, dtype, requires_grad and op as specified")
+
+
+def repr_problem(text, got, want):
+    """What is wrong with the repr `got` of the tensor `text`, or None."""
+    if got != want:
+        at = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+        return failed(f"repr of {text}:\n  expected: {want}\n  received: {got}\n"
+                      f"  first difference at character {at}: expected {want[at:at + 12]!r}, "
+                      f"received {got[at:at + 12]!r}.\n  Hint: {repr_hint(want, got)}")
+    return None
 
 
 def repr_hint(want, got):

@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import data, engine, layers, nn, operators, ops, optim, scalar
+from . import data, engine, layers, nn, operators, ops, optim, scalar, tensor
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -55,6 +55,9 @@ JUDGED_CHECKS = {
     "transform": data.transform,
     "parse_idx": data.parse_idx,
     "mnist_dataset": data.mnist_dataset,
+    "constructor": tensor.constructor,
+    "factories": tensor.factories,
+    "tensor_repr": tensor.tensor_repr,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
