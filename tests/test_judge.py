@@ -701,3 +701,62 @@ def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_sam
     judgement = ch06_judge.judge_cell("test_data_loader_batches", in_process(namespace))
     assert judgement.judged and not judgement.passed, judgement.message
     assert "come from different samples" in judgement.message or "expected 0, 1, 2" in judgement.message
+
+
+# ── chapter 2: the Tensor constructor, factories and repr ──
+
+CH02 = "ch02"
+CH02_FULL_MARKS = 11
+CH02_UNJUDGED = {"test_properties", "test_conversions"}     # docs/judge.md says why
+
+
+@pytest.fixture(scope="module")
+def judged_ch02(tmp_path_factory):
+    """A right submission and a forged one whose constructor always stores float32 (catalogue:
+    constructor_fixed_float32), graded by plain `nbgrader autograde` once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH02)
+        notebooks, _ = forged_notebooks(course, CH02, "constructor_fixed_float32", FORGE_VERDICT)
+        return grade(course, notebooks, CH02)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch02", make)
+    return Course(folder), scores
+
+
+def test_chapter_2_forged_verdict_loses_exactly_the_wrong_constructor(judged_ch02):
+    course, scores = judged_ch02
+    assert lost(scores["forged"]) == {"test_constructor"}
+    assert total(scores["forged"]) == CH02_FULL_MARKS - 3
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH02), "forged"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_constructor")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # Verdict.passed was forged to be True
+    assert "expected float64" in errors[0].evalue
+
+
+def test_chapter_2_right_submission_keeps_full_marks_through_the_judge(judged_ch02):
+    _, scores = judged_ch02
+    assert total(scores["perfect"]) == CH02_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_2_constructor_factories_and_repr_are_judged_from_the_source():
+    plans = plan_notebook(source_notebook(CH02), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == CH02_UNJUDGED
+    assert len(plans["test_constructor"].calls) == 8
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("constructor_asarray", "test_constructor", "shares memory with the original"),
+    ("constructor_ignores_requires_grad", "test_constructor", ".requires_grad is True, expected False"),
+    ("zeros_unpacks_shape", "test_constant_factories", "np.zeros(shape) takes it whole"),
+    ("rand_is_normal", "test_random_factories", "rand draws uniformly from [0, 1)"),
+    ("repr_no_prefix", "test_repr", "prefix="),
+])
+def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistake, grade_id, says):
+    from solved_code import notebook_namespace
+    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH02)).MISTAKES}
+    replace = {}
+    for edit in catalog[mistake].edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
+    judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
