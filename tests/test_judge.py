@@ -707,7 +707,6 @@ def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_sam
 
 CH02 = "ch02"
 CH02_FULL_MARKS = 11
-CH02_UNJUDGED = {"test_properties", "test_conversions"}     # docs/judge.md says why
 
 
 @pytest.fixture(scope="module")
@@ -738,9 +737,9 @@ def test_chapter_2_right_submission_keeps_full_marks_through_the_judge(judged_ch
     assert total(scores["perfect"]) == CH02_FULL_MARKS and lost(scores["perfect"]) == set()
 
 
-def test_chapter_2_constructor_factories_and_repr_are_judged_from_the_source():
+def test_every_chapter_2_grade_cell_is_judged_from_the_source():
     plans = plan_notebook(source_notebook(CH02), JUDGED_CHECKS, KERNEL_DECIDES)
-    assert {g for g, p in plans.items() if p.unjudged} == CH02_UNJUDGED
+    assert len(plans) == 6 and {g for g, p in plans.items() if p.unjudged} == set()
     assert len(plans["test_constructor"].calls) == 8
 
 
@@ -750,6 +749,9 @@ def test_chapter_2_constructor_factories_and_repr_are_judged_from_the_source():
     ("zeros_unpacks_shape", "test_constant_factories", "np.zeros(shape) takes it whole"),
     ("rand_is_normal", "test_random_factories", "rand draws uniformly from [0, 1)"),
     ("repr_no_prefix", "test_repr", "prefix="),
+    ("shape_as_list", "test_properties", "(list), expected"),
+    ("numpy_no_copy", "test_conversions", "returned t.data itself"),
+    ("detach_loses_dtype", "test_conversions", "expected float64"),
 ])
 def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistake, grade_id, says):
     from solved_code import notebook_namespace

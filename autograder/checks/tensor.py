@@ -210,23 +210,37 @@ PROPERTY_CASES = {
 }
 
 
+PROPERTIES = ("shape", "ndim", "size", "dtype")
+
+
+def properties_text(array):
+    return f"a tensor whose .data has shape {array.shape} and dtype {array.dtype}"
+
+
 def check_properties(Tensor, case="matrix"):
     """shape, ndim, size and dtype describe .data, as NumPy does."""
     values, dtype = PROPERTY_CASES[case]
-    with standins(Tensor, keep=("shape", "ndim", "size", "dtype")):
+    with standins(Tensor, keep=PROPERTIES):
         t = make(Tensor, values(), dtype)
-        array = t.data
-        text = f"a tensor whose .data has shape {array.shape} and dtype {array.dtype}"
-        for name, want in [("shape", array.shape), ("ndim", array.ndim), ("size", array.size), ("dtype", array.dtype)]:
-            got, error = call(f"Tensor.{name}", getattr, t, name)
+        text, got = properties_text(t.data), {}
+        for name in PROPERTIES:
+            value, error = call(f"Tensor.{name}", getattr, t, name)
             if error:
                 return failed(error.message + f"\n  for {text}.")
-            if callable(got) and not isinstance(got, np.dtype):
-                return failed(f"Tensor.{name} for {text} is a method; it must be a property: "
-                              f"put @property under @tensor_method.")
-            if not same_kind(got, want) or got != want:
-                return failed(f"Tensor.{name} for {text}: received {got!r} ({type_name(got)}), "
-                              f"expected {want!r} ({type_name(want)}), what NumPy's array.{name} gives.")
+            got[name] = (value, type_name(value), callable(value) and not isinstance(value, np.dtype))
+        return properties_verdict(text, t.data, got)
+
+
+def properties_verdict(text, array, got):
+    """The verdict on the properties of a tensor over `array`: `got` {name: (value, its type's name, is it a method)}."""
+    for name, want in [("shape", array.shape), ("ndim", array.ndim), ("size", array.size), ("dtype", array.dtype)]:
+        value, kind, method = got[name]
+        if method:
+            return failed(f"Tensor.{name} for {text} is a method; it must be a property: "
+                          f"put @property under @tensor_method.")
+        if not same_kind(value, want) or value != want:
+            return failed(f"Tensor.{name} for {text}: received {value!r} ({kind}), "
+                          f"expected {want!r} ({type_name(want)}), what NumPy's array.{name} gives.")
     return passed(f"✔ shape, ndim, size and dtype are right for {text}")
 
 
@@ -239,27 +253,47 @@ def same_kind(got, want):
     return isinstance(got, (int, np.integer)) and not isinstance(got, bool)
 
 
+CONVERSION_CASES = {"basic": {"numpy": "float32", "item": [[[2.5]]], "detach": "float32", "len": (3, 2)},
+                    "more": {"numpy": "float64", "item": [7, [-1.25]], "detach": "float64", "len": (4,)}}
+
+
 def check_conversions(Tensor, case="basic"):
     """numpy() copies, item() gives a Python number, detach() cuts the history, len() counts rows."""
+    plan = CONVERSION_CASES[case]
     with standins(Tensor, keep=("numpy", "item", "detach", "__len__")):
-        if case == "basic":
-            return check_numpy(Tensor, "float32") or check_item(Tensor, [[2.5]]) or check_detach(Tensor, "float32") \
-                or check_len(Tensor, (3, 2)) or passed("✔ numpy(), item(), detach() and len() work")
-        return check_numpy(Tensor, "float64") or check_item(Tensor, 7) or check_item(Tensor, [-1.25]) \
-            or check_detach(Tensor, "float64") or check_len(Tensor, (4,)) \
-            or passed("✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")
+        problem = check_numpy(Tensor, plan["numpy"])
+        for values in plan["item"]:
+            problem = problem or check_item(Tensor, values)
+        problem = problem or check_detach(Tensor, plan["detach"]) or check_len(Tensor, plan["len"])
+    return problem or passed("✔ numpy(), item(), detach() and len() work" if case == "basic" else
+                             "✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")
+
+
+def numpy_text(values, dtype):
+    return f"t = Tensor({values!r}, dtype={dtype!r})"
+
+
+NUMPY_VALUES = [[1.0, 2.0], [3.0, 4.0]]
 
 
 def check_numpy(Tensor, dtype):
-    t = make(Tensor, [[1.0, 2.0], [3.0, 4.0]], dtype)
-    text = f"t = Tensor([[1., 2.], [3., 4.]], dtype={dtype!r})"
+    t = make(Tensor, NUMPY_VALUES, dtype)
+    text = numpy_text(NUMPY_VALUES, dtype)
     got, error = call("Tensor.numpy", lambda: t.numpy())
     if error:
         return failed(error.message + f"\n  for {text}.")
-    if not isinstance(got, np.ndarray) or got.dtype != np.dtype(dtype) or not np.array_equal(got, t.data):
+    before = shown(got.copy() if isinstance(got, np.ndarray) else got)
+    if isinstance(got, np.ndarray) and got.size and got.flags.writeable:
+        got.flat[0] = 99.0
+    return numpy_problem(text, dtype, NUMPY_VALUES, before, bool(t.data.flat[0] == 99.0))
+
+
+def numpy_problem(text, dtype, values, got, changed):
+    """What is wrong with t.numpy() = `got` (`shown`) for a tensor of `values`, or None; `changed`: writing
+    99 to the result's first element changed the tensor."""
+    if not isinstance(got, np.ndarray) or got.dtype != np.dtype(dtype) or not np.array_equal(got, values):
         return failed(f"t.numpy() for {text} returned {got!r}, expected a {dtype} numpy.ndarray equal to t.data.")
-    got[0, 0] = 99.0
-    if t.data[0, 0] == 99.0:
+    if changed:
         return failed(f"t.numpy() for {text} returned t.data itself: writing to the result changed the tensor.\n"
                       "  Hint: return a copy, self.data.copy().")
     return None
@@ -267,35 +301,54 @@ def check_numpy(Tensor, dtype):
 
 def check_item(Tensor, values):
     t = make(Tensor, values)
-    text = f"t = Tensor({values!r})"
-    want = float(np.asarray(values, dtype=np.float32).item())
     got, error = call("Tensor.item", lambda: t.item())
+    text = f"t = Tensor({values!r})"
     if error:
         return failed(error.message + f"\n  for {text}." + "\n  Hint: ndarray.item() works for any one-element array.")
-    if type(got) is not float or got != want:
-        return failed(f"t.item() for {text} returned {got!r} ({type_name(got)}), expected the Python float {want!r}.\n"
+    return item_problem(text, float(np.asarray(values, dtype=np.float32).item()), type(got) is float,
+                        got if type(got) is float else None, repr(got)[:60], type_name(got))
+
+
+def item_problem(text, want, is_float, value, shown_repr, kind):
+    """What is wrong with t.item() (a Python float `value`, or else told by its repr and type), or None."""
+    if not is_float or value != want:
+        return failed(f"t.item() for {text} returned {shown_repr} ({kind}), expected the Python float {want!r}.\n"
                       "  Hint: ndarray.item() returns a Python number; indexing returns a NumPy scalar.")
     return None
 
 
+def detach_text(values, dtype):
+    return f"t = Tensor({values!r}, dtype={dtype!r}), made by an op"
+
+
 def check_detach(Tensor, dtype):
-    t = make(Tensor, [1.5, -2.0, 3.25], dtype)
+    values = [1.5, -2.0, 3.25]
+    t = make(Tensor, values, dtype)
     t._op, t._inputs = object(), (make(Tensor, [0.0, 0.0, 0.0]),)
-    text = f"t = Tensor([1.5, -2., 3.25], dtype={dtype!r}), made by an op"
+    text = detach_text(values, dtype)
     got, error = call("Tensor.detach", lambda: t.detach())
     if error:
         return failed(error.message + f"\n  for {text}.")
     if not isinstance(got, Tensor) or got is t:
-        return failed(f"t.detach() for {text} returned {'t itself' if got is t else type_name(got)}; expected a NEW Tensor.")
+        return detach_problem(text, t.data, "t itself" if got is t else type_name(got))
+    return detach_problem(text, t.data, None, shown(got.data), got.requires_grad is False, repr(got.requires_grad),
+                          got._op is None and tuple(got._inputs) == ())
+
+
+def detach_problem(text, want, wrong=None, data=None, grad_off=True, grad_repr="", no_history=True):
+    """What is wrong with t.detach() for a tensor of values `want`, or None: `wrong` names what came instead of
+    a new Tensor; else its .data (`shown`), whether requires_grad is False (its repr), whether it has no history."""
+    if wrong:
+        return failed(f"t.detach() for {text} returned {wrong}; expected a NEW Tensor.")
     problems = []
-    if not isinstance(got.data, np.ndarray) or not np.array_equal(got.data, t.data):
-        problems.append(f"its data is {got.data!r}, expected the same values as t")
-    elif got.data.dtype != t.data.dtype:
-        problems.append(f"its dtype is {got.data.dtype}, expected {t.data.dtype} "
+    if not isinstance(data, np.ndarray) or not np.array_equal(data, want):
+        problems.append(f"its data is {data!r}, expected the same values as t")
+    elif data.dtype != want.dtype:
+        problems.append(f"its dtype is {data.dtype}, expected {want.dtype} "
                         "(pass dtype=self.dtype on: the constructor's default is float32)")
-    if got.requires_grad is not False:
-        problems.append(f"requires_grad is {got.requires_grad!r}, expected False")
-    if got._op is not None or tuple(got._inputs) != ():
+    if not grad_off:
+        problems.append(f"requires_grad is {grad_repr}, expected False")
+    if not no_history:
         problems.append("it still has a history (_op, _inputs); a detached tensor has none")
     if problems:
         return failed(f"t.detach() for {text}: " + "; ".join(problems) + ".")
@@ -307,6 +360,10 @@ def check_len(Tensor, shape):
     got, error = call("Tensor.__len__", len, t)
     if error:
         return failed(error.message + f"\n  for a tensor of shape {shape}.")
+    return len_problem(shape, got)
+
+
+def len_problem(shape, got):
     if got != shape[0]:
         return failed(f"len(t) for a tensor of shape {shape} is {got!r}, expected {shape[0]}: the length of the first axis.")
     return None

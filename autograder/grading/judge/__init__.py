@@ -58,6 +58,8 @@ JUDGED_CHECKS = {
     "constructor": tensor.constructor,
     "factories": tensor.factories,
     "tensor_repr": tensor.tensor_repr,
+    "properties": tensor.properties,
+    "conversions": tensor.conversions,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.

@@ -164,3 +164,117 @@ def tensor_repr(rng, case="basic"):
         if problem:
             return problem
     return passed("✔ repr(t) shows values, dtype, requires_grad and op as specified")
+
+
+class Shown:
+    """A value the kernel could only describe: its repr, for the message; equal to nothing."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def member_value(report):
+    """A reported property as the value `rules.properties_verdict` compares: a tuple or list of ints, an int,
+    a dtype, or a `Shown`; and its type's name and whether it is a method."""
+    if not isinstance(report, dict):
+        raise ProbeFailure("a property in the reply is not an object")
+    kind, text = str(report.get("type_name", "?"))[:100], str(report.get("repr", "?"))[:100]
+    value = Shown(text)
+    if report.get("is_dtype") is True:
+        try:
+            value = np.dtype(str(report.get("dtype"))[:40])
+        except TypeError:
+            pass
+    elif isinstance(report.get("int"), int):
+        value = report["int"]
+    elif isinstance(report.get("ints"), list) and all(isinstance(v, int) for v in report["ints"][:32]):
+        value = (tuple if kind == "tuple" else list)(report["ints"][:32])
+    return value, kind, report.get("method") is True
+
+
+PROPERTY_SHAPES = {"matrix": (2,), "scalar": (), "float64": (3,), "empty": (3,)}
+
+
+def properties(rng, case="matrix"):
+    """shape, ndim, size and dtype of a tensor over a secret array of a secret shape."""
+    _, dtype = rules.PROPERTY_CASES[case]
+    shape = [int(s) for s in rng.integers(1, 6, len(PROPERTY_SHAPES[case]))]
+    if case == "empty":
+        shape[int(rng.integers(len(shape)))] = 0
+    array = rng.standard_normal(tuple(shape)).astype(dtype)
+    reply = yield {"kind": "tensor_properties", "values": array, "dtype": dtype}
+    text = rules.properties_text(array)
+    if "error" in reply:
+        return failed(describe_error("Tensor", str(reply.get("name"))[:20], returned(reply["error"])) + f"\n  for {text}.")
+    members = reply.get("members")
+    if not isinstance(members, dict):
+        raise ProbeFailure("the reply's properties are missing")
+    return rules.properties_verdict(text, array, {name: member_value(members.get(name)) for name in rules.PROPERTIES})
+
+
+def conversions(rng, case="basic"):
+    """numpy(), item(), detach() and len() on secret values, shapes and dtypes."""
+    plan = rules.CONVERSION_CASES[case]
+    numpy_values = values(rng, (2, 2))
+    items = [values(rng, (1, 1)), float(np.round(rng.uniform(-10, 10), 2))] if case == "basic" else \
+        [int(rng.integers(-50, 50)), values(rng, 1), float(np.round(rng.uniform(-10, 10), 2))]
+    detach_values = (rng.integers(-40, 40, 3) / 4).tolist()     # exact in float32: a lost dtype shows as the dtype
+    length = tuple(int(s) for s in rng.integers(1, 6, len(plan["len"])))
+    sentinel = float(rng.integers(100, 1000))
+    reply = yield {"kind": "tensor_conversions", "numpy": np.asarray(numpy_values), "numpy_dtype": plan["numpy"],
+                   "sentinel": sentinel, "item": items, "detach": np.asarray(detach_values),
+                   "detach_dtype": plan["detach"], "len": length}
+    text = rules.numpy_text(numpy_values, plan["numpy"])
+    numpy_reply = reply.get("numpy")
+    if not isinstance(numpy_reply, dict):
+        raise ProbeFailure("the reply's numpy() is missing")
+    if "error" in numpy_reply:
+        return failed(describe_error("Tensor", "numpy", returned(numpy_reply["error"])) + f"\n  for {text}.")
+    after = decode_array(numpy_reply.get("after"))
+    problem = rules.numpy_problem(text, plan["numpy"], np.asarray(numpy_values, plan["numpy"]),
+                                  shown_data(numpy_reply.get("before")), bool(after.size and after.flat[0] == sentinel))
+    if problem:
+        return problem
+    got_items = reply.get("item")
+    if not isinstance(got_items, list) or not 1 <= len(got_items) <= len(items):
+        raise ProbeFailure("the reply's item() results are missing")
+    for value, got in zip(items, got_items):
+        text = f"t = Tensor({value!r})"
+        if not isinstance(got, dict):
+            raise ProbeFailure("an item() result in the reply is not an object")
+        if "error" in got:
+            return failed(describe_error("Tensor", "item", returned(got["error"])) + f"\n  for {text}."
+                          + "\n  Hint: ndarray.item() works for any one-element array.")
+        result, kind = got.get("value"), str(got.get("type_name", "?"))[:100]
+        is_float = kind == "float" and isinstance(result, float)
+        problem = rules.item_problem(text, float(np.asarray(value, dtype=np.float32).item()), is_float,
+                                     result if is_float else None, str(got.get("repr", "?"))[:60], kind)
+        if problem:
+            return problem
+    if len(got_items) != len(items):
+        raise ProbeFailure("the reply stops before the last item()")
+    detach = reply.get("detach")
+    want = np.asarray(detach_values, plan["detach"])
+    text = rules.detach_text(detach_values, plan["detach"])
+    if not isinstance(detach, dict):
+        raise ProbeFailure("the reply's detach() is missing")
+    if "error" in detach:
+        return failed(describe_error("Tensor", "detach", returned(detach["error"])) + f"\n  for {text}.")
+    if "wrong" in detach:
+        problem = rules.detach_problem(text, want, str(detach["wrong"])[:100])
+    else:
+        problem = rules.detach_problem(text, want, None, shown_data(detach.get("data")), detach.get("grad_off") is True,
+                                       str(detach.get("grad_repr", "?"))[:60], detach.get("no_history") is True)
+    if problem:
+        return problem
+    count = reply.get("len")
+    if isinstance(count, dict):
+        return failed(describe_error("Tensor", "__len__", returned(count.get("error"))) + f"\n  for a tensor of shape {length}.")
+    if not isinstance(count, (int, str)) or isinstance(count, bool):
+        raise ProbeFailure("the reply's len() is malformed")
+    return rules.len_problem(length, count if isinstance(count, int) else Shown(count)) or passed(
+        "✔ numpy(), item(), detach() and len() work" if case == "basic" else
+        "✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")

@@ -30,7 +30,8 @@ def serve(request_json, namespace):
                    "array_dataset": array_dataset, "data_loader": data_loader, "data_transform": data_transform,
                    "parse_idx": idx_parse, "mnist_dataset": mnist_dataset,
                    "tensor_constructor": tensor_constructor, "tensor_factories": tensor_factories,
-                   "tensor_repr": tensor_repr}[request["kind"]]
+                   "tensor_repr": tensor_repr, "tensor_properties": tensor_properties,
+                   "tensor_conversions": tensor_conversions}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)

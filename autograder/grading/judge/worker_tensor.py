@@ -134,3 +134,75 @@ def tensor_repr(request, namespace):
                 continue
             results.append({"text": str(text)[:2000]})
     return {"results": results}
+
+
+def member_report(value):
+    """A property's value as data: its type's name, and its value when it is an int, a dtype or a sequence of ints."""
+    is_dtype = isinstance(value, np.dtype)
+    reply = {"type_name": type_name(value), "repr": repr(value)[:100], "is_dtype": is_dtype,
+             "method": callable(value) and not is_dtype}
+    if is_dtype:
+        reply["dtype"] = str(value)
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        reply["int"] = int(value)
+    elif isinstance(value, (tuple, list)) and len(value) <= 32 and \
+            all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        reply["ints"] = [int(v) for v in value]
+    return reply
+
+
+def tensor_properties(request, namespace):
+    """shape, ndim, size and dtype of a tensor over the judge's array (the rest of Tensor stood in)."""
+    Tensor = namespace["Tensor"]
+    names = ("shape", "ndim", "size", "dtype")
+    with tensor_standins(Tensor, keep=names):
+        t = Tensor(request["values"].copy(), dtype=request["dtype"])
+        members = {}
+        for name in names:
+            try:
+                members[name] = member_report(quietly(getattr, t, name))
+            except Exception as error:  # noqa: BLE001
+                return {"error": error_report(error), "name": name}
+    return {"members": members}
+
+
+def tensor_conversions(request, namespace):
+    """numpy(), item(), detach() and len() on the judge's tensors (the rest of Tensor stood in)."""
+    Tensor, reply = namespace["Tensor"], {}
+    with tensor_standins(Tensor, keep=("numpy", "item", "detach", "__len__")):
+        try:
+            t = Tensor(request["numpy"].copy(), dtype=request["numpy_dtype"])
+            got = quietly(t.numpy)
+            before = {"value": npy(got)} if isinstance(got, np.ndarray) and got.dtype.kind in "biuf" else \
+                {"type_name": type_name(got)}
+            if isinstance(got, np.ndarray) and got.size and got.flags.writeable:
+                got.flat[0] = request["sentinel"]
+            reply["numpy"] = {"before": before, "after": npy(np.asarray(t.data))}
+        except Exception as error:  # noqa: BLE001
+            return dict(reply, numpy={"error": error_report(error)})
+        reply["item"] = []
+        for values in request["item"]:
+            try:
+                got = quietly(Tensor(np.asarray(values)).item)
+            except Exception as error:  # noqa: BLE001
+                return dict(reply, item=reply["item"] + [{"error": error_report(error)}])
+            reply["item"].append({"type_name": type_name(got), "repr": repr(got)[:60],
+                                  "value": got if type(got) is float else None})
+        try:
+            t = Tensor(request["detach"].copy(), dtype=request["detach_dtype"])
+            t._op, t._inputs = object(), (Tensor(np.zeros(3)),)
+            got = quietly(t.detach)
+            if not isinstance(got, Tensor) or got is t:
+                reply["detach"] = {"wrong": "t itself" if got is t else type_name(got)}
+            else:
+                reply["detach"] = {"data": tensor_data(got.data), "grad_off": got.requires_grad is False,
+                                   "grad_repr": repr(got.requires_grad)[:60],
+                                   "no_history": got._op is None and tuple(got._inputs) == ()}
+        except Exception as error:  # noqa: BLE001
+            return dict(reply, detach={"error": error_report(error)})
+        try:
+            count = quietly(len, Tensor(np.zeros(request["len"])))
+            reply["len"] = count if isinstance(count, int) and not isinstance(count, bool) else repr(count)[:60]
+        except Exception as error:  # noqa: BLE001
+            reply["len"] = {"error": error_report(error)}
+    return reply
