@@ -608,3 +608,157 @@ def test_right_code_passes_every_judged_cell_under_secret_seeds(chapter_id):
     fail a right answer (a flaky tolerance or statistic shows up here first)."""
     failures = soak(chapter_id, range(SOAK_SECRETS))
     assert failures == [], failures[:3]
+
+
+# ── chapter 6: datasets, loaders, transforms and IDX files on the judge's secret data ──
+
+CH06 = "ch06"
+CH06_FULL_MARKS = 25
+
+
+@pytest.fixture(scope="module")
+def judged_ch06(tmp_path_factory):
+    """A right submission and a forged one with an off-by-one RandomCrop (catalogue: crop_off_by_one), graded
+    by plain `nbgrader autograde` once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH06)
+        notebooks, _ = forged_notebooks(course, CH06, "crop_off_by_one", FORGE_CHECKER)
+        return grade(course, notebooks, CH06)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch06", make)
+    return Course(folder), scores
+
+
+def test_chapter_6_forged_checker_loses_exactly_the_wrong_crop(judged_ch06):
+    """The in-kernel checks are forged to pass; the judge, reading the crops the kernel reports, finds the
+    window that never comes up. Every other cell (the real MNIST split included) keeps its points."""
+    course, scores = judged_ch06
+    assert lost(scores["forged"]) == {"test_random_crop"}
+    assert total(scores["forged"]) == CH06_FULL_MARKS - 3
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH06), "forged"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_random_crop")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own check was forged to pass
+    assert "never came up" in errors[0].evalue and "integers(0, H + 2p - size + 1)" in errors[0].evalue
+
+
+def test_chapter_6_right_submission_keeps_full_marks_through_the_judge(judged_ch06):
+    _, scores = judged_ch06
+    assert total(scores["perfect"]) == CH06_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_every_chapter_6_grade_cell_is_judged_and_a_comprehension_is_one_call_per_seed():
+    plans = plan_notebook(source_notebook(CH06), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert len(plans) == 12 and all(not p.unjudged for p in plans.values()), \
+        {g: p.unjudged for g, p in plans.items() if p.unjudged}
+    types = plans["test_parse_idx_types"].calls
+    assert [(c.args, c.kwargs.get("seed")) for c in types] == [(("types",), None)] + [(("types",), s) for s in (11, 12, 13)]
+
+
+@pytest.fixture
+def ch06_judge():
+    """A fresh judge per test: its session remembers the worker installed in one namespace only."""
+    return Judge.from_source(ROOT / "source" / CH06 / "data.ipynb", secret=11)
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("loader_reseeds_every_epoch", "test_data_loader_shuffle", "epoch 1 and epoch 2 came in the same order"),
+    ("loader_float_labels", "test_data_loader_batches", "labels has dtype float32"),
+    ("flip_global_random", "test_random_flip", "the seed must make the sequence of flips reproducible"),
+    ("idx_native_byte_order", "test_parse_idx_types", "big-endian"),
+    ("idx_error_without_file", "test_parse_idx_errors", "does not say which file"),
+    ("mnist_transforms_at_load", "test_mnist_dataset", "while the dataset was built"),
+])
+def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_judge, mistake, grade_id, says):
+    """Judged in process on the judge's secret data: the message is the course check's."""
+    from solved_code import notebook_namespace
+    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH06)).MISTAKES}
+    replace = {}
+    for edit in catalog[mistake].edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    judgement = ch06_judge.judge_cell(grade_id, in_process(notebook_namespace(CH06, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_samples(ch06_judge):
+    """A DataLoader that ignores its dataset's values and yields sample i as (an image filled with i, label i),
+    which is all the in-kernel check's ProbeDataset holds, passes that check; the judge's samples are secret."""
+    from autograder.checks import data as data_checks
+    from solved_code import notebook_namespace
+    namespace = notebook_namespace(CH06)
+    Tensor, real = namespace["Tensor"], namespace["DataLoader"]
+
+    class Imitation(real):
+        def __iter__(self):
+            start = 0
+            for batch in super().__iter__():
+                index = np.arange(start, start + len(np.asarray(batch[1].data)))
+                start += len(index)
+                images = np.broadcast_to(index[:, None, None], (len(index), 2, 3)).astype(np.float32)
+                yield (Tensor(images, dtype=np.float32, requires_grad=False),
+                       Tensor(index, dtype=np.int64, requires_grad=False))
+    namespace["DataLoader"] = Imitation
+    assert data_checks.check_loader_batches(namespace).passed
+    judgement = ch06_judge.judge_cell("test_data_loader_batches", in_process(namespace))
+    assert judgement.judged and not judgement.passed, judgement.message
+    assert "come from different samples" in judgement.message or "expected 0, 1, 2" in judgement.message
+
+
+# ── chapter 2: the Tensor constructor, factories and repr ──
+
+CH02 = "ch02"
+CH02_FULL_MARKS = 11
+
+
+@pytest.fixture(scope="module")
+def judged_ch02(tmp_path_factory):
+    """A right submission and a forged one whose constructor always stores float32 (catalogue:
+    constructor_fixed_float32), graded by plain `nbgrader autograde` once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH02)
+        notebooks, _ = forged_notebooks(course, CH02, "constructor_fixed_float32", FORGE_VERDICT)
+        return grade(course, notebooks, CH02)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch02", make)
+    return Course(folder), scores
+
+
+def test_chapter_2_forged_verdict_loses_exactly_the_wrong_constructor(judged_ch02):
+    course, scores = judged_ch02
+    assert lost(scores["forged"]) == {"test_constructor"}
+    assert total(scores["forged"]) == CH02_FULL_MARKS - 3
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH02), "forged"), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_constructor")
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # Verdict.passed was forged to be True
+    assert "expected float64" in errors[0].evalue
+
+
+def test_chapter_2_right_submission_keeps_full_marks_through_the_judge(judged_ch02):
+    _, scores = judged_ch02
+    assert total(scores["perfect"]) == CH02_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_every_chapter_2_grade_cell_is_judged_from_the_source():
+    plans = plan_notebook(source_notebook(CH02), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert len(plans) == 6 and {g for g, p in plans.items() if p.unjudged} == set()
+    assert len(plans["test_constructor"].calls) == 8
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("constructor_asarray", "test_constructor", "shares memory with the original"),
+    ("constructor_ignores_requires_grad", "test_constructor", ".requires_grad is True, expected False"),
+    ("zeros_unpacks_shape", "test_constant_factories", "np.zeros(shape) takes it whole"),
+    ("rand_is_normal", "test_random_factories", "rand draws uniformly from [0, 1)"),
+    ("repr_no_prefix", "test_repr", "prefix="),
+    ("shape_as_list", "test_properties", "(list), expected"),
+    ("numpy_no_copy", "test_conversions", "returned t.data itself"),
+    ("detach_loses_dtype", "test_conversions", "expected float64"),
+])
+def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistake, grade_id, says):
+    from solved_code import notebook_namespace
+    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH02)).MISTAKES}
+    replace = {}
+    for edit in catalog[mistake].edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
+    judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message

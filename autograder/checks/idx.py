@@ -5,9 +5,12 @@ from pathlib import Path
 import numpy as np
 
 from ..verdict import failed, passed
-from .data import idx_file
+from .data import idx_bytes, idx_file
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+
+
+NOT_IMPLEMENTED = "parse_idx is not implemented yet: replace `raise NotImplementedError()` with your code."
 
 
 def raised(error):
@@ -20,8 +23,14 @@ def compare(parse_idx, path, want, label):
         got = run_quietly(parse_idx, str(path))
     except Exception as error:  # noqa: BLE001
         return raised(error) + f"\n  on {label}."
+    return parsed_problem(got if isinstance(got, np.ndarray) else type_name(got), want, label)
+
+
+def parsed_problem(got, want, label):
+    """What is wrong with the array parse_idx returned for `label` (or the name of the type it returned
+    instead), or None."""
     if not isinstance(got, np.ndarray):
-        return f"parse_idx on {label} returned a {type_name(got)}, expected a numpy array."
+        return f"parse_idx on {label} returned a {got}, expected a numpy array."
     if got.shape != want.shape:
         return (f"parse_idx on {label}: shape {got.shape}, expected {want.shape}.\n"
                 "  Hint: after the 4-byte magic number come ndim sizes, each a 4-byte big-endian integer ('>I').")
@@ -31,73 +40,97 @@ def compare(parse_idx, path, want, label):
                 "0x0C int32, 0x0D float32, 0x0E float64.")
     if not np.array_equal(got, want):
         flat = int(np.argmax(got.ravel() != want.ravel()))
-        index = list(np.unravel_index(flat, want.shape))
+        index = [int(i) for i in np.unravel_index(flat, want.shape)]
         endian = ("\n  Hint: IDX stores multi-byte numbers big-endian: read them with a '>' dtype such as '>i2'."
                   if want.dtype.itemsize > 1 else "")
         return f"parse_idx on {label}: element {index} is {got.ravel()[flat]}, expected {want.ravel()[flat]}.{endian}"
     return None
 
 
-def check_idx_bytes(parse_idx):
-    rng = np.random.default_rng(1)
-    images = rng.integers(0, 256, size=(5, 4, 3), dtype=np.uint8)
-    labels = rng.integers(0, 10, size=9, dtype=np.uint8)
+def bytes_cases(rng, images_shape=(5, 4, 3), labels_count=9):
+    """(name, array, compressed, label) of the uint8 files the `bytes` check reads."""
+    images = rng.integers(0, 256, size=images_shape, dtype=np.uint8)
+    labels = rng.integers(0, 10, size=labels_count, dtype=np.uint8)
+    return [("images-idx3-ubyte", images, False, f"a raw 3-D uint8 file of shape {images.shape}"),
+            ("labels-idx1-ubyte", labels, False, f"a raw 1-D uint8 file of {labels.size} labels"),
+            ("images-idx3-ubyte", images, True, f"a gzip-compressed file (name ending in .gz) of shape {images.shape}")]
+
+
+def types_cases(rng, shapes=((3, 4), (6,), (2, 3, 2), (4,), (2, 5))):
+    """(name, array, compressed, label) of the files of every other type, every other one gzipped."""
+    arrays = [rng.integers(-30000, 30000, size=shapes[0]).astype(np.int16),
+              rng.integers(-2 ** 30, 2 ** 30, size=shapes[1]).astype(np.int32),
+              rng.standard_normal(shapes[2]).astype(np.float32),
+              rng.standard_normal(shapes[3]).astype(np.float64),
+              rng.integers(-128, 128, size=shapes[4]).astype(np.int8)]
+    return [(f"values{i}-idx", want, bool(i % 2), f"a {'gzipped ' if i % 2 else ''}{want.dtype} file of shape {want.shape}")
+            for i, want in enumerate(arrays)]
+
+
+def check_cases(parse_idx, cases):
     with tempfile.TemporaryDirectory() as folder:
-        cases = [(idx_file(folder, "images-idx3-ubyte", images, False), images, "a raw 3-D uint8 file of shape (5, 4, 3)"),
-                 (idx_file(folder, "labels-idx1-ubyte", labels, False), labels, "a raw 1-D uint8 file of 9 labels"),
-                 (idx_file(folder, "images-idx3-ubyte", images, True), images,
-                  "a gzip-compressed file (name ending in .gz) of shape (5, 4, 3)")]
-        for path, want, label in cases:
-            problem = compare(parse_idx, path, want, label)
+        for name, want, compress, label in cases:
+            problem = compare(parse_idx, idx_file(folder, name, want, compress), want, label)
             if problem:
                 return failed(problem)
-    return passed("✔ parse_idx reads uint8 IDX files, raw and gzipped")
+    return None
+
+
+def check_idx_bytes(parse_idx):
+    return check_cases(parse_idx, bytes_cases(np.random.default_rng(1))) or \
+        passed("✔ parse_idx reads uint8 IDX files, raw and gzipped")
 
 
 def check_idx_types(parse_idx, seed=2):
-    rng = np.random.default_rng(seed)
-    arrays = [rng.integers(-30000, 30000, size=(3, 4)).astype(np.int16),
-              rng.integers(-2 ** 30, 2 ** 30, size=(6,)).astype(np.int32),
-              rng.standard_normal((2, 3, 2)).astype(np.float32),
-              rng.standard_normal((4,)).astype(np.float64),
-              rng.integers(-128, 128, size=(2, 5)).astype(np.int8)]
-    with tempfile.TemporaryDirectory() as folder:
-        for i, want in enumerate(arrays):
-            path = idx_file(folder, f"values{i}-idx", want, compress=bool(i % 2))
-            problem = compare(parse_idx, path, want, f"a {'gzipped ' if i % 2 else ''}{want.dtype} file of shape {want.shape}")
-            if problem:
-                return failed(problem)
-    return passed("✔ parse_idx reads big-endian int8, int16, int32, float32 and float64 files")
+    return check_cases(parse_idx, types_cases(np.random.default_rng(seed))) or \
+        passed("✔ parse_idx reads big-endian int8, int16, int32, float32 and float64 files")
 
 
-def broken_files(folder):
+def broken_files(good=np.arange(12, dtype=np.uint8).reshape(3, 4), magic=b"\x01\x02", code=0x07, missing=5, suffix=""):
     """(name, bytes, what is wrong): files parse_idx must refuse."""
-    good = Path(idx_file(folder, "good", np.arange(12, dtype=np.uint8).reshape(3, 4), False)).read_bytes()
-    return [("notes.txt", b"hello, these are not digits\n", "a text file"),
-            ("bad-magic", b"\x01\x02" + good[2:], "a file whose magic number does not start with two zero bytes"),
-            ("bad-type", good[:2] + b"\x07" + good[3:], "a file with the unknown type code 0x07"),
-            ("truncated", good[:-5], "a file with 5 bytes of data missing")]
+    good = idx_bytes(good)
+    return [("notes" + suffix + ".txt", b"hello, these are not digits\n", "a text file"),
+            ("bad-magic" + suffix, magic + good[2:], "a file whose magic number does not start with two zero bytes"),
+            ("bad-type" + suffix, good[:2] + bytes([code]) + good[3:], f"a file with the unknown type code {code:#04x}"),
+            ("truncated" + suffix, good[:-missing], f"a file with {missing} bytes of data missing")]
 
 
 def check_idx_errors(parse_idx):
+    outcomes = []
     with tempfile.TemporaryDirectory() as folder:
-        for name, payload, what in broken_files(folder):
+        for name, payload, what in broken_files():
             path = Path(folder) / name
             path.write_bytes(payload)
             try:
                 result = run_quietly(parse_idx, str(path))
-            except ValueError as error:
-                if name not in str(error):
-                    return failed(f"parse_idx on {what} raised ValueError({str(error)!r}), which does not say which file.\n"
-                                  f"  Hint: name the file in the message, e.g. ValueError(f\"{{path}}: ...\"), so a user "
-                                  "with many files knows which one is broken.")
-                continue
-            except NotImplementedError as error:
-                return failed(raised(error))
+                outcomes.append((name, what, refused(None, result=result)))
             except Exception as error:  # noqa: BLE001
-                return failed(f"parse_idx on {what} raised {type(error).__name__}: {error}\n"
-                              "  expected a ValueError that names the file and says what is wrong.")
-            return failed(f"parse_idx accepted {what} and returned a {type_name(result)} of shape {np.shape(result)}; "
+                outcomes.append((name, what, refused(error)))
+    return refusals_verdict(outcomes)
+
+
+def refused(error, result=None):
+    """What parse_idx did with a broken file, as `refusals_verdict` reads it."""
+    if error is None:
+        return {"accepted": type_name(result), "shape": np.shape(result)}
+    return {"error_type": type(error).__name__, "message": str(error), "value_error": isinstance(error, ValueError)}
+
+
+def refusals_verdict(outcomes):
+    """The verdict on parse_idx over broken files: `outcomes` are (file name, what is wrong, `refused`)."""
+    for name, what, outcome in outcomes:
+        if "accepted" in outcome:
+            return failed(f"parse_idx accepted {what} and returned a {outcome['accepted']} of shape {outcome['shape']}; "
                           "expected a ValueError that names the file.\n  Hint: check the two zero bytes, the type code, "
                           "and that the data has exactly prod(sizes) × itemsize bytes.")
+        if outcome["value_error"]:
+            if name not in outcome["message"]:
+                return failed(f"parse_idx on {what} raised ValueError({outcome['message']!r}), which does not say which file.\n"
+                              f"  Hint: name the file in the message, e.g. ValueError(f\"{{path}}: ...\"), so a user "
+                              "with many files knows which one is broken.")
+        elif outcome["error_type"] == "NotImplementedError":
+            return failed(NOT_IMPLEMENTED)
+        else:
+            return failed(f"parse_idx on {what} raised {outcome['error_type']}: {outcome['message']}\n"
+                          "  expected a ValueError that names the file and says what is wrong.")
     return passed("✔ parse_idx refuses broken files with a ValueError that names the file")

@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, layers, nn, operators, ops, optim, scalar
+from . import data, engine, layers, nn, operators, ops, optim, scalar, tensor
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -50,6 +50,16 @@ JUDGED_CHECKS = {
     "train_step": optim.train_step,
     "conv2d": layers.conv2d,
     "max_pool2d": layers.max_pool2d,
+    "array_dataset": data.array_dataset,
+    "data_loader": data.data_loader,
+    "transform": data.transform,
+    "parse_idx": data.parse_idx,
+    "mnist_dataset": data.mnist_dataset,
+    "constructor": tensor.constructor,
+    "factories": tensor.factories,
+    "tensor_repr": tensor.tensor_repr,
+    "properties": tensor.properties,
+    "conversions": tensor.conversions,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.

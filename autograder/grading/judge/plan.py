@@ -100,6 +100,26 @@ def literal_names(tree, line):
     return names
 
 
+def comprehension_bindings(tree):
+    """{(line, column) of a call: [{name: value}, ...]} for the calls inside a comprehension over a literal:
+    `[check.parse_idx("types", seed=seed) for seed in (11, 12, 13)]` is three calls, one per seed."""
+    bindings = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.ListComp, ast.GeneratorExp)) or len(node.generators) != 1:
+            continue
+        loop = node.generators[0]
+        if not isinstance(loop.target, ast.Name) or loop.ifs:
+            continue
+        try:
+            values = list(ast.literal_eval(loop.iter))
+        except (ValueError, TypeError):
+            continue
+        for inner in ast.walk(node.elt):
+            if isinstance(inner, ast.Call):
+                bindings[(inner.lineno, inner.col_offset)] = [{loop.target.id: v} for v in values]
+    return bindings
+
+
 def plan_cell(grade_id, source, judged, kernel_decides=None):
     """The plan of one grade cell; unjudged when a call names a check the judge has no implementation of,
     or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}.
@@ -111,6 +131,7 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
     try:
         nodes = check_calls(source)
         tree = ast.parse(source)
+        loops = comprehension_bindings(tree)
     except SyntaxError as error:
         return GradeCellPlan(grade_id, [], unjudged=f"the source cell does not parse ({error})")
     calls, left = [], []
@@ -121,14 +142,15 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
             continue
         if name not in judged:
             return GradeCellPlan(grade_id, [], unjudged=f"check.{name} has no judge-side implementation")
-        try:
-            names = literal_names(tree, node.lineno)
-            args = tuple(evaluate(a, names) for a in node.args)
-            kwargs = {k.arg: evaluate(k.value, names) for k in node.keywords}
-            inspect.signature(judged[name]).bind(None, *args, **kwargs)
-        except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
-            return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
-        calls.append(CheckCall(name, args, kwargs, node.lineno))
+        for binding in loops.get((node.lineno, node.col_offset), [{}]):
+            try:
+                names = {**literal_names(tree, node.lineno), **binding}
+                args = tuple(evaluate(a, names) for a in node.args)
+                kwargs = {k.arg: evaluate(k.value, names) for k in node.keywords}
+                inspect.signature(judged[name]).bind(None, *args, **kwargs)
+            except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
+                return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
+            calls.append(CheckCall(name, args, kwargs, node.lineno))
     if not calls:
         return GradeCellPlan(grade_id, [], unjudged="; ".join(dict.fromkeys(left)) or "no check.NAME(...) call in the cell")
     return GradeCellPlan(grade_id, calls)

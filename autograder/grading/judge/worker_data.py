@@ -1,0 +1,238 @@
+"""Kernel side of chapter 6's probes: datasets, loaders, transforms and IDX files on the judge's data.
+
+Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
+(`npy`, `quietly`, `error_report`, `report`, `type_name`) and, like it, imports nothing from the course
+and decides nothing: it reports what the student's classes returned (arrays, lengths, type names,
+the errors raised). The judge's IDX files arrive as bytes and are written to a temporary folder of
+the kernel's own sandbox for the length of the request.
+"""
+import contextlib
+import gzip
+import itertools
+import os
+import tempfile
+
+import numpy as np
+
+MAX_CALLS = 2000            # outputs of one transform run; the judge asks for at most 1,500
+
+
+class JudgeDataset:
+    """Sample i is (images[i], labels[i]) of the judge's secret arrays, as ProbeDataset's types are."""
+
+    def __init__(self, images, labels):
+        self.images, self.labels = images, labels
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self.labels):
+            raise IndexError(f"dataset index {index} out of range 0..{len(self.labels) - 1}")
+        return self.images[index].copy(), np.int64(self.labels[index])
+
+
+def length_report(value):
+    """len() as JSON: an int, or a description of anything else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else {"shown": repr(value)[:60]}
+
+
+def item_values(value, Tensor, depth=0):
+    """A dataset item as data: a tuple's values, and numbers (Python's too) as arrays, with their types' names."""
+    if isinstance(value, tuple) and depth == 0:
+        return {"kind": "sequence", "type_name": "tuple", "items": [item_values(v, Tensor, 1) for v in value[:16]]}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {"kind": "array", "value": npy(np.asarray(value)), "type_name": type_name(value)}
+    return report(value, Tensor, 1)
+
+
+def array_dataset(request, namespace):
+    """ArrayDataset(x, y): len, [item], ArrayDataset(x)[single], and what ArrayDataset(x, y[:-1]) raised."""
+    Tensor, ArrayDataset = namespace["Tensor"], namespace["ArrayDataset"]
+    x, y = request["x"], request["y"]
+    try:
+        ds = quietly(ArrayDataset, x.copy(), y.copy())
+        n = quietly(len, ds)
+        sample = quietly(ds.__getitem__, request["item"])
+        one = quietly(quietly(ArrayDataset, x.copy()).__getitem__, request["single"])
+    except Exception as error:  # noqa: BLE001
+        return {"error": error_report(error)}
+    reply = {"n": length_report(n), "sample": item_values(sample, Tensor), "one": item_values(one, Tensor), "mismatch": None}
+    try:
+        quietly(ArrayDataset, x.copy(), y[:-1].copy())
+    except Exception as error:  # noqa: BLE001
+        reply["mismatch"] = {"error_type": type(error).__name__, "value_error": isinstance(error, ValueError)}
+    return reply
+
+
+def field_report(value, Tensor):
+    if not isinstance(value, Tensor):
+        return {"tensor": False, "type_name": type_name(value)}
+    return {"tensor": True, "type_name": type_name(value), "requires_grad": bool(value.requires_grad),
+            "data": npy(np.asarray(value.data))}
+
+
+def batch_report(batch, Tensor):
+    """A batch as data: its two fields, or the name of what came instead of a pair."""
+    try:
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            return {"type_name": type_name(batch)}
+        return {"fields": [field_report(value, Tensor) for value in batch]}
+    except Exception as error:  # noqa: BLE001
+        return {"error": error_report(error)}
+
+
+def epoch_report(loader, limit, Tensor):
+    """One pass over the loader, at most `limit` batches (a loader that never stops shows as too many)."""
+    return [batch_report(b, Tensor) for b in quietly(lambda: list(itertools.islice(iter(loader), limit)))]
+
+
+def data_loader(request, namespace):
+    """DataLoader over the judge's dataset: each case's batches and len(); `shuffle` runs several epochs
+    of loaders seeded by the judge."""
+    Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
+    images, labels = request["images"], request["labels"]
+    if request["shuffle"]:
+        n, size, (seed, other) = len(labels), request["size"], request["seeds"]
+
+        def epochs(seed, count, drop_last=False):
+            made = quietly(lambda: DataLoader(JudgeDataset(images, labels), batch_size=size, shuffle=True,
+                                              seed=seed, drop_last=drop_last))
+            return [epoch_report(made, n + 2, Tensor) for _ in range(count)]
+        try:
+            return {"epochs": [*epochs(seed, 2), *epochs(seed, 2), *epochs(other, 1), *epochs(seed, 1, True)]}
+        except Exception as error:  # noqa: BLE001
+            return {"error": error_report(error)}
+    runs = []
+    for n, size, drop_last in request["cases"]:
+        try:
+            made = quietly(lambda: DataLoader(JudgeDataset(images[:n], labels[:n]), batch_size=size, drop_last=drop_last))
+            batches = epoch_report(made, n + 2, Tensor)
+            runs.append({"batches": batches, "count": length_report(quietly(len, made))})
+        except Exception as error:  # noqa: BLE001
+            runs.append({"error": error_report(error)})
+            break
+    return {"runs": runs}
+
+
+COMPOSE_STEPS = {"add": lambda k: lambda a: a + k, "mul": lambda k: lambda a: a * k,
+                 "sub": lambda k: lambda a: a - k, "pow": lambda k: lambda a: a ** k}
+
+
+def build_transform(spec, namespace):
+    name, args, kwargs = spec["name"], spec["args"], spec["kwargs"]
+    if name == "Compose":
+        args = [[COMPOSE_STEPS[step](k) for step, k in args[0]]]
+    return namespace[name](*args, **kwargs)
+
+
+def outputs_report(outputs, Tensor):
+    """A run's outputs as data: one stacked array when they are ndarrays of one shape, else each one."""
+    arrays = all(type(o) is np.ndarray and o.dtype.kind in "biuf" for o in outputs)
+    if outputs and arrays and len({(o.shape, o.dtype.str) for o in outputs}) == 1:
+        return {"stacked": npy(np.stack(outputs))}
+    return {"items": [report(o, Tensor, 1) for o in outputs]}
+
+
+def data_transform(request, namespace):
+    """Each run: build the transform the judge names, call it `count` times on copies of the judge's image."""
+    Tensor, runs = namespace["Tensor"], []
+    for run in request["runs"]:
+        try:
+            made = quietly(build_transform, run["build"], namespace)
+            outputs = [quietly(made, run["x"].copy()) for _ in range(min(run["count"], MAX_CALLS))]
+        except Exception as error:  # noqa: BLE001
+            runs.append({"error": error_report(error)})
+            break
+        runs.append(outputs_report(outputs, Tensor))
+    return {"runs": runs}
+
+
+@contextlib.contextmanager
+def judge_files(files):
+    """The judge's files {name: uint8 array of their bytes}, written to a fresh temporary folder: {name: path}."""
+    with tempfile.TemporaryDirectory(prefix="babygrad-judge-") as folder:
+        paths = {}
+        for name, payload in files:
+            path = os.path.join(folder, os.path.basename(name))
+            with open(path, "wb") as f:
+                f.write(payload.tobytes())
+            paths[name] = path
+        yield paths
+
+
+def idx_parse(request, namespace):
+    """parse_idx on each of the judge's files: the array returned, or the error raised."""
+    Tensor, results = namespace["Tensor"], []
+    with judge_files(request["files"]) as paths:
+        for name, _ in request["files"]:
+            try:
+                results.append({"returned": report(quietly(namespace["parse_idx"], paths[name]), Tensor)})
+            except Exception as error:  # noqa: BLE001
+                results.append({"returned": error_report(error), "value_error": isinstance(error, ValueError)})
+    return {"results": results}
+
+
+def standin_parse_idx(path):
+    """A plain IDX reader put in place of the student's parse_idx while MNISTDataset runs, as the course's check does."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    dtype = np.dtype({0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[raw[2]])
+    shape = tuple(int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(raw[3]))
+    return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * raw[3]).reshape(shape).astype(dtype.newbyteorder("="))
+
+
+class CountingTransform:
+    """Doubles an image and counts its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, image):
+        self.calls += 1
+        return image * 2
+
+
+def label_report(label):
+    return {"type_name": type_name(label), "repr": repr(label)[:60],
+            "value": npy(np.asarray(label)) if isinstance(label, (int, float, np.generic, np.ndarray)) else None}
+
+
+def item_report(ds, index, Tensor):
+    image, label = quietly(ds.__getitem__, index)
+    return {"image": report(image, Tensor), "label": label_report(label)}
+
+
+def mnist_dataset(request, namespace):
+    """MNISTDataset on the judge's IDX files, with the stand-in parser; then on a real split when asked."""
+    Tensor, MNISTDataset = namespace["Tensor"], namespace["MNISTDataset"]
+    saved = namespace.get("parse_idx")
+    namespace["parse_idx"] = standin_parse_idx
+    try:
+        with judge_files(request["files"]) as paths:
+            images_path, labels_path = (paths[name] for name, _ in request["files"])
+            try:
+                ds = quietly(MNISTDataset, images_path, labels_path)
+                reply = {"n": length_report(quietly(len, ds)), "item": item_report(ds, request["item"], Tensor)}
+                counter = CountingTransform()
+                augmented = quietly(MNISTDataset, images_path, labels_path, counter)
+                reply["calls_after_init"] = counter.calls
+                reply["other"] = item_report(augmented, request["other"], Tensor)
+                reply["calls"] = counter.calls
+            except Exception as error:  # noqa: BLE001
+                return {"error": error_report(error)}
+        if request.get("real") is None:
+            return reply
+        try:
+            files = quietly(namespace["mnist_files"], request["real"])
+            real = quietly(MNISTDataset, *[str(p) for p in files])
+            reply["real"] = {"n": length_report(quietly(len, real)), "item": item_report(real, request["real_item"], Tensor)}
+        except Exception as error:  # noqa: BLE001
+            reply["real"] = {"error": error_report(error)}
+        return reply
+    finally:
+        if saved is None:
+            namespace.pop("parse_idx", None)
+        else:
+            namespace["parse_idx"] = saved
