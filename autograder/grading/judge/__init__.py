@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, layers, nn, operators, ops, optim, scalar
+from . import engine, initializers, layers, nn, operators, ops, optim, scalar
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -50,12 +50,14 @@ JUDGED_CHECKS = {
     "train_step": optim.train_step,
     "conv2d": layers.conv2d,
     "max_pool2d": layers.max_pool2d,
+    "initializer": initializers.initializer,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
 KERNEL_DECIDES = {
     "vectorized": "counts the Python lines the kernel runs (sys.settrace): a count only the kernel can report",
     "capstone": "the network trains and classifies in the kernel; with public test labels, reported logits prove nothing",
+    "trained_model": "the model trained on MNIST in the kernel; with public test labels, reported logits prove nothing",
 }
 
 

@@ -26,7 +26,8 @@ def serve(request_json, namespace):
                    "layer": layer, "conv2d": conv2d, "max_pool2d": max_pool2d,
                    "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
                    "numerical_gradient": numerical_gradient,
-                   "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step}[request["kind"]]
+                   "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step,
+                   "initializer": initializer}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
