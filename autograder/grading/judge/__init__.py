@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, initializers, layers, nn, operators, ops, optim, scalar
+from . import engine, layers, nn, operators, ops, optim, scalar, training
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -50,7 +50,9 @@ JUDGED_CHECKS = {
     "train_step": optim.train_step,
     "conv2d": layers.conv2d,
     "max_pool2d": layers.max_pool2d,
-    "initializer": initializers.initializer,
+    "initializer": training.initializer,
+    "train_epoch": training.train_epoch,
+    "accuracy": training.accuracy,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
