@@ -608,3 +608,77 @@ def test_right_code_passes_every_judged_cell_under_secret_seeds(chapter_id):
     fail a right answer (a flaky tolerance or statistic shows up here first)."""
     failures = soak(chapter_id, range(SOAK_SECRETS))
     assert failures == [], failures[:3]
+
+
+# ── chapter 7: initializers by their statistics, train_epoch and accuracy on secret batches ──
+
+CH07 = "ch07"
+CH07_FULL_MARKS = 15
+CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average"]
+
+
+@pytest.fixture(scope="module")
+def judged_ch07(tmp_path_factory):
+    """A right submission and one with a wrong kaiming_uniform and a wrong accuracy whose first cell forges
+    the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores, mistakes)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH07)
+        chapter = course.chapter(CH07)
+        release = nbformat.read(course.notebook("release", chapter), as_version=4)
+        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
+        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH07_WRONG])
+        cell = catalog[CH07_WRONG[0]].edits[0].cell
+        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
+        return grade(course, {"perfect": submissions.filled(release, answers),
+                              "forged-checker": submissions.filled(release, wrong)}, CH07)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch07", make)
+    return Course(folder), scores
+
+
+def test_chapter_7_forged_checker_loses_exactly_the_wrong_initializer_and_accuracy(judged_ch07):
+    """The initializer is judged by the statistics of weights drawn on a secret seed, accuracy on secret
+    batches; the trained model's cell is the kernel's (its forged verdict stands, docs/judge.md says why)."""
+    course, scores = judged_ch07
+    assert lost(scores["forged-checker"]) == {"test_kaiming_uniform", "test_accuracy"}
+    assert total(scores["forged-checker"]) == CH07_FULL_MARKS - 4
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH07), "forged-checker"), as_version=4)
+    for grade_id, says in [("test_kaiming_uniform", "times too small"), ("test_accuracy", "per-batch accuracies")]:
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
+        assert says in errors[0].evalue, errors[0].evalue
+
+
+def test_chapter_7_right_submission_keeps_full_marks_through_the_judge(judged_ch07):
+    _, scores = judged_ch07
+    assert total(scores["perfect"]) == CH07_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_7_plan_leaves_only_the_trained_model_to_the_kernel():
+    plans = plan_notebook(source_notebook(CH07), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_mnist_training"}
+
+
+def test_the_judges_gains_are_the_notebooks():
+    """The judge's copy of the provided GAINS table: a student who edits theirs cannot move the target."""
+    from autograder.checks import init
+    from solved_code import solved_namespace
+    assert init.GAINS == pytest.approx(solved_namespace(CH07)["GAINS"])
+
+
+@pytest.mark.parametrize("body, says", [
+    ("return Tensor(np.random.default_rng(seed).uniform(0.0, a, (fan_in, fan_out)))", "mean"),
+    ("return Tensor(np.random.default_rng(seed).uniform(-a, a, (fan_out, fan_in)))", "shape"),
+    ("return Tensor(np.random.uniform(-a, a, (fan_in, fan_out)))", "same seed"),
+    ("return Tensor(np.random.default_rng(seed).normal(0.0, a / np.sqrt(3.0), (fan_in, fan_out)))", "largest |weight|"),
+])
+def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
+    """Kaiming uniform rewritten wrong (off-centre, transposed, unseeded, normal instead of uniform)."""
+    from solved_code import solved_namespace
+    namespace = solved_namespace(CH07)
+    exec("def kaiming_uniform(fan_in, fan_out, nonlinearity='relu', seed=None):\n"
+         "    a = GAINS[nonlinearity] * np.sqrt(3.0 / fan_in)\n    " + body + "\n", namespace)
+    judge = Judge.from_source(ROOT / "source" / CH07 / "init.ipynb")
+    judgement = judge.judge_cell("test_kaiming_uniform", in_process(namespace))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
