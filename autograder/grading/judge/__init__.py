@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import engine, layers, nn, operators, ops, optim, scalar, training
+from . import engine, layers, nn, operators, ops, optim, scalar, trainer, training
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -53,6 +53,9 @@ JUDGED_CHECKS = {
     "initializer": training.initializer,
     "train_epoch": training.train_epoch,
     "accuracy": training.accuracy,
+    "evaluate": trainer.evaluate,
+    "keep_best": trainer.keep_best,
+    "fit": trainer.fit,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.

@@ -27,7 +27,9 @@ def serve(request_json, namespace):
                    "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
                    "numerical_gradient": numerical_gradient,
                    "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step,
-                   "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy}[request["kind"]]
+                   "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
+                   "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
+                   "trainer_fit": trainer_fit}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
