@@ -682,3 +682,84 @@ def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
     judge = Judge.from_source(ROOT / "source" / CH07 / "init.ipynb")
     judgement = judge.judge_cell("test_kaiming_uniform", in_process(namespace))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+# ── chapter 9: the Trainer's evaluate, keep_best and fit on secret weights and scripted numbers ──
+
+CH09 = "ch09"
+CH09_FULL_MARKS = 17
+CH09_WRONG = ["evaluate_mean_of_means", "keep_best_no_file"]
+
+
+@pytest.fixture(scope="module")
+def judged_ch09(tmp_path_factory):
+    """A right submission and one with a wrong evaluate and a keep_best that writes no file, whose evaluate cell
+    forges the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH09)
+        chapter = course.chapter(CH09)
+        release = nbformat.read(course.notebook("release", chapter), as_version=4)
+        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
+        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH09_WRONG])
+        cell = catalog[CH09_WRONG[0]].edits[0].cell
+        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
+        return grade(course, {"perfect": submissions.filled(release, answers),
+                              "forged-checker": submissions.filled(release, wrong)}, CH09)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch09", make)
+    return Course(folder), scores
+
+
+def test_chapter_9_forged_checker_loses_exactly_the_wrong_evaluate_and_keep_best(judged_ch09):
+    """evaluate is judged against the judge's own loss on secret weights; keep_best by the arrays the kernel
+    reads back from its own checkpoint folder; the capstone is the kernel's (docs/judge.md says why)."""
+    course, scores = judged_ch09
+    assert lost(scores["forged-checker"]) == {"test_evaluate", "test_keep_best"}
+    assert total(scores["forged-checker"]) == CH09_FULL_MARKS - 5
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH09), "forged-checker"), as_version=4)
+    for grade_id, says in [("test_evaluate", "mean of the batch means"), ("test_keep_best", "no checkpoint file")]:
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
+        assert says in errors[0].evalue, errors[0].evalue
+
+
+def test_chapter_9_right_submission_keeps_full_marks_through_the_judge(judged_ch09):
+    _, scores = judged_ch09
+    assert total(scores["perfect"]) == CH09_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_9_plan_leaves_only_the_capstone_to_the_kernel():
+    plans = plan_notebook(source_notebook(CH09), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_capstone_mlp"}
+
+
+def solved_with(chapter_id, mistake_name):
+    """The solved namespace of a chapter with one catalogued mistake's edits applied to its exported code."""
+    from autograder import authoring
+    from solved_code import solved_namespace
+    course = Course(ROOT)
+    mistake = next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES
+                   if m.name == mistake_name)
+    script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
+    code = "\n".join(authoring.exported_code(script.read_text()))
+    for edit in mistake.edits:
+        assert edit.old in code, f"{edit.old!r} is not in the exported code of {chapter_id}"
+        code = code.replace(edit.old, edit.new, 1)
+    namespace = solved_namespace(chapter_id, before=True)
+    exec(compile("import numpy as np\n" + code, str(script), "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("evaluate_train_mode", "test_evaluate", "eval()"),
+    ("keep_best_ties_improve", "test_keep_best", "strictly lower"),
+    ("keep_best_no_snapshot", "test_keep_best", "best_state"),
+    ("early_stop_no_reset", "test_early_stopping", "stale"),
+    ("fit_last_batch_loss", "test_fit", "train_loss"),
+    ("fit_no_restore", "test_fit", "best_state"),
+])
+def test_a_wrong_trainer_method_fails_the_judge_in_process(mistake, grade_id, says):
+    judge = Judge.from_source(ROOT / "source" / CH09 / "trainer.ipynb")
+    judgement = judge.judge_cell(grade_id, in_process(solved_with(CH09, mistake)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
