@@ -717,7 +717,7 @@ def test_chapter_9_forged_checker_loses_exactly_the_wrong_evaluate_and_keep_best
     assert lost(scores["forged-checker"]) == {"test_evaluate", "test_keep_best"}
     assert total(scores["forged-checker"]) == CH09_FULL_MARKS - 5
     notebook = nbformat.read(course.notebook("autograded", course.chapter(CH09), "forged-checker"), as_version=4)
-    for grade_id, says in [("test_evaluate", "mean of the batch means"), ("test_keep_best", "no checkpoint file")]:
+    for grade_id, says in [("test_evaluate", "(the mean loss per sample)"), ("test_keep_best", "no checkpoint file")]:
         cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
         errors = [o for o in cell.outputs if o.output_type == "error"]
         assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
