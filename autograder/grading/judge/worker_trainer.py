@@ -92,7 +92,7 @@ def trainer_evaluate(request, namespace):
 def trainer_keep_best(request, namespace):
     """keep_best(epoch, loss) for the judge's losses, the model holding the judge's values of that epoch; after
     each call, what it left: flag, best_epoch, best_loss, best_state's arrays, the checkpoint file's arrays."""
-    records = []
+    records, shapes = [], None
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "best.ckpt") if request["variant"] == "checkpoint" else None
         try:
@@ -105,7 +105,7 @@ def trainer_keep_best(request, namespace):
                 flag = in_headless(trainer.keep_best, epoch, loss)
                 records.append(keep_best_report(trainer, flag, path))
             except Exception as error:  # noqa: BLE001
-                return {"error": error_report(error), "epoch": epoch, "records": records}
+                return {"error": error_report(error), "epoch": epoch, "records": records, "shapes": shapes}
     return {"records": records, "shapes": shapes}
 
 
