@@ -1,5 +1,6 @@
 """Right code never fails the judge: the solution and every catalogued right alternative of a judged
-chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds.
+chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds, in the notebook's namespace
+without its training runs (nothing judged needs them; chapter 7's takes 20 s an answer).
 
 The suite soaks a few secrets per chapter (tests/test_judge.py); after changing a judged check, soak more:
 
@@ -37,7 +38,7 @@ def soak(chapter_id, secrets):
     source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
     failures = []
     for name, replace in right_answers(chapter_id).items():
-        run_probe = in_process(notebook_namespace(chapter_id, replace))
+        run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
         for secret in secrets:
             judge = Judge.from_source(source, secret=secret)
             for grade_id in judge.judged_cells:

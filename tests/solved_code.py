@@ -1,5 +1,6 @@
 """The solved code of a chapter and the chapters before it, run in a fresh namespace, as a notebook would."""
 from autograder import authoring
+from autograder.generated_files import NUMERIC_TAG
 
 from conftest import ROOT
 
@@ -15,14 +16,17 @@ def solved_namespace(chapter_id, before=False):
     return namespace
 
 
-def solved_cells(chapter_id, replace=None):
+def solved_cells(chapter_id, replace=None, training=True):
     """The solved code of a chapter's provided and exercise cells, with `replace` = {cell id: (old, new)}
-    applied to the exercise cells: a student's answer, right or wrong."""
+    applied to the exercise cells: a student's answer, right or wrong. Without `training`, the cells
+    tagged numeric-output (the MNIST training runs and what they plot) are left out."""
     script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
     parts = []
     for cell in authoring.notebook_from_script(script.read_text()).cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type != "code" or meta.get("grade"):
+            continue
+        if not training and NUMERIC_TAG in cell.metadata.get("tags", []):
             continue
         source = "\n".join(line for line in cell.source.splitlines()
                            if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
@@ -33,8 +37,9 @@ def solved_cells(chapter_id, replace=None):
     return parts
 
 
-def notebook_namespace(chapter_id, replace=None):
-    """A chapter's notebook run up to its end, check cells left out (their output is swallowed)."""
+def notebook_namespace(chapter_id, replace=None, training=True):
+    """A chapter's notebook run up to its end, check cells left out (their output is swallowed), and
+    its training runs too unless told not to."""
     import contextlib
     import io
 
@@ -49,7 +54,7 @@ def notebook_namespace(chapter_id, replace=None):
     sys.modules.pop("earlier_chapters", None)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            for source in solved_cells(chapter_id, replace):
+            for source in solved_cells(chapter_id, replace, training):
                 try:
                     exec(compile(source, chapter_id, "exec"), namespace)
                 except Exception:  # noqa: BLE001

@@ -599,7 +599,7 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
 
 # ── right code, under secrets the fixed-seed checks never drew ──
 
-SOAK_SECRETS = 4       # per chapter in the suite; `tests/soak_judge.py --secrets 200` after changing a judged check
+SOAK_SECRETS = 2       # per chapter in the suite; `tests/soak_judge.py --secrets 200` after changing a judged check
 
 
 @pytest.mark.parametrize("chapter_id", Course(ROOT).config.JUDGED_CHAPTERS)
@@ -761,4 +761,153 @@ def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistak
         replace.setdefault(edit.cell, []).append((edit.old, edit.new))
     judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
+
+
+# ── chapter 7: initializers by their statistics, train_epoch and accuracy on secret batches ──
+
+CH07 = "ch07"
+CH07_FULL_MARKS = 15
+CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average"]
+
+
+@pytest.fixture(scope="module")
+def judged_ch07(tmp_path_factory):
+    """A right submission and one with a wrong kaiming_uniform and a wrong accuracy whose first cell forges
+    the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores, mistakes)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH07)
+        chapter = course.chapter(CH07)
+        release = nbformat.read(course.notebook("release", chapter), as_version=4)
+        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
+        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH07_WRONG])
+        cell = catalog[CH07_WRONG[0]].edits[0].cell
+        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
+        return grade(course, {"perfect": submissions.filled(release, answers),
+                              "forged-checker": submissions.filled(release, wrong)}, CH07)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch07", make)
+    return Course(folder), scores
+
+
+def test_chapter_7_forged_checker_loses_exactly_the_wrong_initializer_and_accuracy(judged_ch07):
+    """The initializer is judged by the statistics of weights drawn on a secret seed, accuracy on secret
+    batches; the trained model's cell is the kernel's (its forged verdict stands, docs/judge.md says why)."""
+    course, scores = judged_ch07
+    assert lost(scores["forged-checker"]) == {"test_kaiming_uniform", "test_accuracy"}
+    assert total(scores["forged-checker"]) == CH07_FULL_MARKS - 4
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH07), "forged-checker"), as_version=4)
+    for grade_id, says in [("test_kaiming_uniform", "times too small"), ("test_accuracy", "per-batch accuracies")]:
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
+        assert says in errors[0].evalue, errors[0].evalue
+
+
+def test_chapter_7_right_submission_keeps_full_marks_through_the_judge(judged_ch07):
+    _, scores = judged_ch07
+    assert total(scores["perfect"]) == CH07_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_7_plan_leaves_only_the_trained_model_to_the_kernel():
+    plans = plan_notebook(source_notebook(CH07), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_mnist_training"}
+
+
+def test_the_judges_gains_are_the_notebooks():
+    """The judge's copy of the provided GAINS table: a student who edits theirs cannot move the target."""
+    from autograder.checks import init
+    from solved_code import solved_namespace
+    assert init.GAINS == pytest.approx(solved_namespace(CH07)["GAINS"])
+
+
+@pytest.mark.parametrize("body, says", [
+    ("return Tensor(np.random.default_rng(seed).uniform(0.0, a, (fan_in, fan_out)))", "mean"),
+    ("return Tensor(np.random.default_rng(seed).uniform(-a, a, (fan_out, fan_in)))", "shape"),
+    ("return Tensor(np.random.uniform(-a, a, (fan_in, fan_out)))", "same seed"),
+    ("return Tensor(np.random.default_rng(seed).normal(0.0, a / np.sqrt(3.0), (fan_in, fan_out)))", "largest |weight|"),
+])
+def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
+    """Kaiming uniform rewritten wrong (off-centre, transposed, unseeded, normal instead of uniform)."""
+    from solved_code import solved_namespace
+    namespace = solved_namespace(CH07)
+    exec("def kaiming_uniform(fan_in, fan_out, nonlinearity='relu', seed=None):\n"
+         "    a = GAINS[nonlinearity] * np.sqrt(3.0 / fan_in)\n    " + body + "\n", namespace)
+    judge = Judge.from_source(ROOT / "source" / CH07 / "init.ipynb")
+    judgement = judge.judge_cell("test_kaiming_uniform", in_process(namespace))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+# ── chapter 9: the Trainer's evaluate, keep_best and fit on secret weights and scripted numbers ──
+
+CH09 = "ch09"
+CH09_FULL_MARKS = 17
+CH09_WRONG = ["evaluate_mean_of_means", "keep_best_no_file"]
+
+
+@pytest.fixture(scope="module")
+def judged_ch09(tmp_path_factory):
+    """A right submission and one with a wrong evaluate and a keep_best that writes no file, whose evaluate cell
+    forges the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores)."""
+    def make(folder):
+        course = committed_course(folder, chapter=CH09)
+        chapter = course.chapter(CH09)
+        release = nbformat.read(course.notebook("release", chapter), as_version=4)
+        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
+        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
+        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH09_WRONG])
+        cell = catalog[CH09_WRONG[0]].edits[0].cell
+        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
+        return grade(course, {"perfect": submissions.filled(release, answers),
+                              "forged-checker": submissions.filled(release, wrong)}, CH09)
+    folder, scores = once_per_run(tmp_path_factory, "judged-ch09", make)
+    return Course(folder), scores
+
+
+def test_chapter_9_forged_checker_loses_exactly_the_wrong_evaluate_and_keep_best(judged_ch09):
+    """evaluate is judged against the judge's own loss on secret weights; keep_best by the arrays the kernel
+    reads back from its own checkpoint folder; the capstone is the kernel's (docs/judge.md says why)."""
+    course, scores = judged_ch09
+    assert lost(scores["forged-checker"]) == {"test_evaluate", "test_keep_best"}
+    assert total(scores["forged-checker"]) == CH09_FULL_MARKS - 5
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH09), "forged-checker"), as_version=4)
+    for grade_id, says in [("test_evaluate", "(the mean loss per sample)"), ("test_keep_best", "no checkpoint file")]:
+        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
+        assert says in errors[0].evalue, errors[0].evalue
+
+
+def test_chapter_9_right_submission_keeps_full_marks_through_the_judge(judged_ch09):
+    _, scores = judged_ch09
+    assert total(scores["perfect"]) == CH09_FULL_MARKS and lost(scores["perfect"]) == set()
+
+
+def test_chapter_9_plan_leaves_only_the_capstone_to_the_kernel():
+    plans = plan_notebook(source_notebook(CH09), JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_capstone_mlp"}
+
+
+def solved_with(chapter_id, mistake_name):
+    """The solved namespace of a chapter with one catalogued mistake's edits applied to its exported code."""
+    from solved_code import notebook_namespace
+    course = Course(ROOT)
+    mistake = next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES
+                   if m.name == mistake_name)
+    replace = {}
+    for edit in mistake.edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    return notebook_namespace(chapter_id, replace, training=False)
+
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("evaluate_train_mode", "test_evaluate", "eval()"),
+    ("keep_best_ties_improve", "test_keep_best", "strictly lower"),
+    ("keep_best_no_snapshot", "test_keep_best", "best_state"),
+    ("early_stop_no_reset", "test_early_stopping", "stale"),
+    ("fit_last_batch_loss", "test_fit", "train_loss"),
+    ("fit_no_restore", "test_fit", "best_state"),
+])
+def test_a_wrong_trainer_method_fails_the_judge_in_process(mistake, grade_id, says):
+    judge = Judge.from_source(ROOT / "source" / CH09 / "trainer.ipynb")
+    judgement = judge.judge_cell(grade_id, in_process(solved_with(CH09, mistake)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message

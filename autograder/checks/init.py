@@ -19,6 +19,9 @@ KURTOSIS = {"uniform": 1.8, "normal": 3.0}
 # a uniform one none at all (its bound is sqrt(3) = 1.73 standard deviations).
 NORMAL_TAIL = math.erfc(2 / math.sqrt(2))
 
+# The notebook's provided table of gains (chapters/ch07_init.py): the judge's own copy, since the kernel's can be edited.
+GAINS = {"linear": 1.0, "sigmoid": 1.0, "tanh": 5.0 / 3.0, "relu": math.sqrt(2.0)}
+
 HINTS = {
     "xavier": "Xavier (Glorot) keeps the variance of activations AND gradients: Var(w) = gain² · 2 / (fan_in + fan_out).",
     "kaiming": "Kaiming (He) keeps the variance of the forward signal through ReLUs: Var(w) = gain² / fan_in, gain = √2 for relu.",
@@ -29,37 +32,71 @@ def expected_variance(family, fan_in, fan_out, gain):
     return gain ** 2 * (2.0 / (fan_in + fan_out) if family == "xavier" else 1.0 / fan_in)
 
 
+def drawn_problem(label, fan_in, fan_out, type_name_, is_tensor, shape, dtype, requires_grad):
+    """The message for a draw that is not a trainable float32 Tensor of shape (fan_in, fan_out), else None."""
+    if not is_tensor:
+        return f"{label} returned a {type_name_}, expected a Tensor (wrap the array: Tensor(values))."
+    if tuple(shape) != (fan_in, fan_out):
+        return (f"{label} has shape {tuple(shape)}, expected ({fan_in}, {fan_out}): "
+                "a weight maps fan_in inputs to fan_out outputs, as Linear's weight does.")
+    if dtype != np.float32:
+        return f"{label} has dtype {dtype}, expected float32 (the Tensor default)."
+    if not requires_grad:
+        return f"{label} has requires_grad=False: weights are trained, they need gradients."
+    return None
+
+
 def draw(fn, label, fan_in, fan_out, setting, seed, Tensor):
     """(float64 values, None) or (None, message)."""
     try:
         w = run_quietly(lambda: fn(fan_in, fan_out, *setting, seed=seed))
     except Exception as error:  # noqa: BLE001
         return None, describe_exception(label.split("(")[0], "", error).replace(". ", " ", 1)
-    if not isinstance(w, Tensor):
-        return None, f"{label} returned a {type_name(w)}, expected a Tensor (wrap the array: Tensor(values))."
-    if tuple(w.shape) != (fan_in, fan_out):
-        return None, (f"{label} has shape {tuple(w.shape)}, expected ({fan_in}, {fan_out}): "
-                      "a weight maps fan_in inputs to fan_out outputs, as Linear's weight does.")
-    if w.dtype != np.float32:
-        return None, f"{label} has dtype {w.dtype}, expected float32 (the Tensor default)."
-    if not w.requires_grad:
-        return None, f"{label} has requires_grad=False: weights are trained, they need gradients."
-    return np.asarray(w.data, dtype=np.float64), None
+    is_tensor = isinstance(w, Tensor)
+    problem = drawn_problem(label, fan_in, fan_out, type_name(w), is_tensor, getattr(w, "shape", None) if is_tensor else (),
+                            w.dtype if is_tensor else None, is_tensor and w.requires_grad)
+    return (None, problem) if problem else (np.asarray(w.data, dtype=np.float64), None)
+
+
+def initializer_label(name, fan_in, fan_out, setting, seed):
+    return f"{name}({', '.join([str(fan_in), str(fan_out)] + [repr(s) for s in setting] + [f'seed={seed}'])})"
 
 
 def check_initializer(namespace, name, fan_in=400, fan_out=600, setting=(), seed=0):
     """`name` is xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal; `setting` its gain or nonlinearity."""
-    family, distribution = name.split("_")
     fn, Tensor = namespace[name], namespace["Tensor"]
-    if family == "xavier":
-        gain = float(setting[0]) if setting else 1.0
-    else:
-        gain = float(namespace["GAINS"][setting[0] if setting else "relu"])
-    arguments = ", ".join([str(fan_in), str(fan_out)] + [repr(s) for s in setting] + [f"seed={seed}"])
-    label = f"{name}({arguments})"
+    label = initializer_label(name, fan_in, fan_out, setting, seed)
     w, problem = draw(fn, label, fan_in, fan_out, setting, seed, Tensor)
     if problem:
         return failed(problem)
+    verdict = statistics_verdict(label, name, fan_in, fan_out, setting, w, namespace["GAINS"])
+    if not verdict.passed:
+        return verdict
+    try:
+        again, _ = draw(fn, label, fan_in, fan_out, setting, seed, Tensor)
+        other, _ = draw(fn, label, fan_in, fan_out, setting, seed + 1, Tensor)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(name, "", error))
+    return seeding_problem(label, seed, w, again, other) or verdict
+
+
+def seeding_problem(label, seed, w, again, other):
+    """A failed verdict when the same seed gives other weights or the next seed the same ones, else None."""
+    if again is None or not np.array_equal(w, again):
+        return failed(f"{label} gave different weights on a second call with the same seed.\n"
+                      "  Hint: draw from np.random.default_rng(seed), not from the global np.random.")
+    if other is not None and np.array_equal(w, other):
+        return failed(f"{label}: seeds {seed} and {seed + 1} gave the same weights: pass the seed to default_rng.")
+    return None
+
+
+def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
+    """Mean, variance and shape of the distribution of the float64 values `w`, against the initializer's law."""
+    family, distribution = name.split("_")
+    if family == "xavier":
+        gain = float(setting[0]) if setting else 1.0
+    else:
+        gain = float(gains[setting[0] if setting else "relu"])
     n, var = w.size, expected_variance(family, fan_in, fan_out, gain)
     mean, sample_var = float(w.mean()), float(w.var())
     mean_tol = SIGMAS * math.sqrt(var / n)
@@ -86,15 +123,5 @@ def check_initializer(namespace, name, fan_in=400, fan_out=600, setting=(), seed
         if abs(tail - NORMAL_TAIL) > tail_tol:
             return failed(f"{label}: {tail:.2%} of the weights lie beyond 2 standard deviations; a normal draw has "
                           f"{NORMAL_TAIL:.2%} there.\n  Hint: draw from a normal distribution, rng.normal(0, std, shape).")
-    try:
-        again, _ = draw(fn, label, fan_in, fan_out, setting, seed, Tensor)
-        other, _ = draw(fn, label, fan_in, fan_out, setting, seed + 1, Tensor)
-    except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(name, "", error))
-    if again is None or not np.array_equal(w, again):
-        return failed(f"{label} gave different weights on a second call with the same seed.\n"
-                      "  Hint: draw from np.random.default_rng(seed), not from the global np.random.")
-    if other is not None and np.array_equal(w, other):
-        return failed(f"{label}: seeds {seed} and {seed + 1} gave the same weights: pass the seed to default_rng.")
     return passed(f"✔ {label}: mean {mean:+.1e}, variance {sample_var:.4g} (expected {var:.4g}), "
                   f"{distribution} shape, reproducible")

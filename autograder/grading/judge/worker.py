@@ -31,7 +31,10 @@ def serve(request_json, namespace):
                    "parse_idx": idx_parse, "mnist_dataset": mnist_dataset,
                    "tensor_constructor": tensor_constructor, "tensor_factories": tensor_factories,
                    "tensor_repr": tensor_repr, "tensor_properties": tensor_properties,
-                   "tensor_conversions": tensor_conversions}[request["kind"]]
+                   "tensor_conversions": tensor_conversions,
+                   "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
+                   "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
+                   "trainer_fit": trainer_fit}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
