@@ -63,6 +63,8 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     finally:
         sys.path.remove(release)
         sys.modules.pop("earlier_chapters", None)
+        import matplotlib.pyplot as plt
+        plt.close("all")                               # the notebook's figures, never shown here
     return namespace
 
 def in_process(namespace):
