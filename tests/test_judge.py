@@ -192,9 +192,7 @@ def test_perfect_keeps_full_marks_and_untouched_scores_zero(judged):
 
 def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     course, _ = judged
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CHAPTER), "forged-checker"), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
-    errors = [o for o in cell.outputs if o.output_type == "error"]
+    errors = judge_errors(course, CHAPTER, "forged-checker", "test_mul_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]
     assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
 
@@ -433,16 +431,35 @@ FORGED_CHAPTERS = {
 }
 
 
-def forged_notebooks(course, chapter_id, mistake_name, forge):
-    """perfect, and one wrong exercise whose cell also forges the in-kernel checks."""
+def forged_notebooks(course, chapter_id, mistake_names, forge):
+    """perfect, and "forged": the catalogue's wrong exercises (a name or a list), the first one's cell also
+    forging the in-kernel checks. Returns (notebooks, the first mistake)."""
     chapter = course.chapter(chapter_id)
     release = nbformat.read(course.notebook("release", chapter), as_version=4)
     answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-    mistake = next(m for m in submissions.load_catalog(course, chapter).MISTAKES if m.name == mistake_name)
-    wrong = submissions.with_mistakes(answers, [mistake])
-    cell = mistake.edits[0].cell
+    catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
+    mistakes = [catalog[name] for name in ([mistake_names] if isinstance(mistake_names, str) else mistake_names)]
+    wrong = submissions.with_mistakes(answers, mistakes)
+    cell = mistakes[0].edits[0].cell
     wrong[cell] = wrong[cell] + "\n" + forge
-    return {"perfect": submissions.filled(release, answers), "forged": submissions.filled(release, wrong)}, mistake
+    return {"perfect": submissions.filled(release, answers), "forged": submissions.filled(release, wrong)}, mistakes[0]
+
+
+def judge_errors(course, chapter_id, student, grade_id):
+    """The error outputs of one grade cell of an autograded notebook."""
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return [o for o in cell.outputs if o.output_type == "error"]
+
+
+def catalogue_edits(chapter_id, name):
+    """{cell: [(old, new)]} of one catalogued mistake: a wrong answer for the in-process namespaces."""
+    course = Course(ROOT)
+    mistake = next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES if m.name == name)
+    replace = {}
+    for edit in mistake.edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    return replace
 
 
 @pytest.mark.parametrize("chapter_id", list(FORGED_CHAPTERS))
@@ -537,9 +554,7 @@ def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_
     course, scores = judged_ch10
     assert lost(scores["forged-checker"]) == {"test_conv_backward"}
     assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 4
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH10), "forged-checker"), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_conv_backward")
-    errors = [o for o in cell.outputs if o.output_type == "error"]
+    errors = judge_errors(course, CH10, "forged-checker", "test_conv_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
     assert "Conv(2, 0).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
 
@@ -588,10 +603,7 @@ def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
 def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id, says):
     """Conv2d and MaxPool2d judged in process: the judge's own slow.conv / slow.max_pool on its own input."""
     from solved_code import notebook_namespace
-    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH10)).MISTAKES}
-    replace = {}
-    for edit in catalog[mistake].edits:
-        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    replace = catalogue_edits(CH10, mistake)
     judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH10, replace)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
@@ -613,37 +625,6 @@ def test_right_code_passes_every_judged_cell_under_secret_seeds(chapter_id):
 # ── chapter 6: datasets, loaders, transforms and IDX files on the judge's secret data ──
 
 CH06 = "ch06"
-CH06_FULL_MARKS = 25
-
-
-@pytest.fixture(scope="module")
-def judged_ch06(tmp_path_factory):
-    """A right submission and a forged one with an off-by-one RandomCrop (catalogue: crop_off_by_one), graded
-    by plain `nbgrader autograde` once per test run: (course, scores)."""
-    def make(folder):
-        course = committed_course(folder, chapter=CH06)
-        notebooks, _ = forged_notebooks(course, CH06, "crop_off_by_one", FORGE_CHECKER)
-        return grade(course, notebooks, CH06)
-    folder, scores = once_per_run(tmp_path_factory, "judged-ch06", make)
-    return Course(folder), scores
-
-
-def test_chapter_6_forged_checker_loses_exactly_the_wrong_crop(judged_ch06):
-    """The in-kernel checks are forged to pass; the judge, reading the crops the kernel reports, finds the
-    window that never comes up. Every other cell (the real MNIST split included) keeps its points."""
-    course, scores = judged_ch06
-    assert lost(scores["forged"]) == {"test_random_crop"}
-    assert total(scores["forged"]) == CH06_FULL_MARKS - 3
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH06), "forged"), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_random_crop")
-    errors = [o for o in cell.outputs if o.output_type == "error"]
-    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own check was forged to pass
-    assert "never came up" in errors[0].evalue and "integers(0, H + 2p - size + 1)" in errors[0].evalue
-
-
-def test_chapter_6_right_submission_keeps_full_marks_through_the_judge(judged_ch06):
-    _, scores = judged_ch06
-    assert total(scores["perfect"]) == CH06_FULL_MARKS and lost(scores["perfect"]) == set()
 
 
 def test_every_chapter_6_grade_cell_is_judged_and_a_comprehension_is_one_call_per_seed():
@@ -671,10 +652,7 @@ def ch06_judge():
 def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_judge, mistake, grade_id, says):
     """Judged in process on the judge's secret data: the message is the course check's."""
     from solved_code import notebook_namespace
-    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH06)).MISTAKES}
-    replace = {}
-    for edit in catalog[mistake].edits:
-        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    replace = catalogue_edits(CH06, mistake)
     judgement = ch06_judge.judge_cell(grade_id, in_process(notebook_namespace(CH06, replace)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
 
@@ -706,35 +684,6 @@ def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_sam
 # ── chapter 2: the Tensor constructor, factories and repr ──
 
 CH02 = "ch02"
-CH02_FULL_MARKS = 11
-
-
-@pytest.fixture(scope="module")
-def judged_ch02(tmp_path_factory):
-    """A right submission and a forged one whose constructor always stores float32 (catalogue:
-    constructor_fixed_float32), graded by plain `nbgrader autograde` once per test run: (course, scores)."""
-    def make(folder):
-        course = committed_course(folder, chapter=CH02)
-        notebooks, _ = forged_notebooks(course, CH02, "constructor_fixed_float32", FORGE_VERDICT)
-        return grade(course, notebooks, CH02)
-    folder, scores = once_per_run(tmp_path_factory, "judged-ch02", make)
-    return Course(folder), scores
-
-
-def test_chapter_2_forged_verdict_loses_exactly_the_wrong_constructor(judged_ch02):
-    course, scores = judged_ch02
-    assert lost(scores["forged"]) == {"test_constructor"}
-    assert total(scores["forged"]) == CH02_FULL_MARKS - 3
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH02), "forged"), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_constructor")
-    errors = [o for o in cell.outputs if o.output_type == "error"]
-    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # Verdict.passed was forged to be True
-    assert "expected float64" in errors[0].evalue
-
-
-def test_chapter_2_right_submission_keeps_full_marks_through_the_judge(judged_ch02):
-    _, scores = judged_ch02
-    assert total(scores["perfect"]) == CH02_FULL_MARKS and lost(scores["perfect"]) == set()
 
 
 def test_every_chapter_2_grade_cell_is_judged_from_the_source():
@@ -755,10 +704,7 @@ def test_every_chapter_2_grade_cell_is_judged_from_the_source():
 ])
 def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistake, grade_id, says):
     from solved_code import notebook_namespace
-    catalog = {m.name: m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH02)).MISTAKES}
-    replace = {}
-    for edit in catalog[mistake].edits:
-        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    replace = catalogue_edits(CH02, mistake)
     judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
 
@@ -766,46 +712,7 @@ def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistak
 # ── chapter 7: initializers by their statistics, train_epoch and accuracy on secret batches ──
 
 CH07 = "ch07"
-CH07_FULL_MARKS = 15
 CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average"]
-
-
-@pytest.fixture(scope="module")
-def judged_ch07(tmp_path_factory):
-    """A right submission and one with a wrong kaiming_uniform and a wrong accuracy whose first cell forges
-    the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores, mistakes)."""
-    def make(folder):
-        course = committed_course(folder, chapter=CH07)
-        chapter = course.chapter(CH07)
-        release = nbformat.read(course.notebook("release", chapter), as_version=4)
-        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
-        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH07_WRONG])
-        cell = catalog[CH07_WRONG[0]].edits[0].cell
-        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
-        return grade(course, {"perfect": submissions.filled(release, answers),
-                              "forged-checker": submissions.filled(release, wrong)}, CH07)
-    folder, scores = once_per_run(tmp_path_factory, "judged-ch07", make)
-    return Course(folder), scores
-
-
-def test_chapter_7_forged_checker_loses_exactly_the_wrong_initializer_and_accuracy(judged_ch07):
-    """The initializer is judged by the statistics of weights drawn on a secret seed, accuracy on secret
-    batches; the trained model's cell is the kernel's (its forged verdict stands, docs/judge.md says why)."""
-    course, scores = judged_ch07
-    assert lost(scores["forged-checker"]) == {"test_kaiming_uniform", "test_accuracy"}
-    assert total(scores["forged-checker"]) == CH07_FULL_MARKS - 4
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH07), "forged-checker"), as_version=4)
-    for grade_id, says in [("test_kaiming_uniform", "times too small"), ("test_accuracy", "per-batch accuracies")]:
-        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-        errors = [o for o in cell.outputs if o.output_type == "error"]
-        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
-        assert says in errors[0].evalue, errors[0].evalue
-
-
-def test_chapter_7_right_submission_keeps_full_marks_through_the_judge(judged_ch07):
-    _, scores = judged_ch07
-    assert total(scores["perfect"]) == CH07_FULL_MARKS and lost(scores["perfect"]) == set()
 
 
 def test_chapter_7_plan_leaves_only_the_trained_model_to_the_kernel():
@@ -840,46 +747,7 @@ def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
 # ── chapter 9: the Trainer's evaluate, keep_best and fit on secret weights and scripted numbers ──
 
 CH09 = "ch09"
-CH09_FULL_MARKS = 17
 CH09_WRONG = ["evaluate_mean_of_means", "keep_best_no_file"]
-
-
-@pytest.fixture(scope="module")
-def judged_ch09(tmp_path_factory):
-    """A right submission and one with a wrong evaluate and a keep_best that writes no file, whose evaluate cell
-    forges the in-kernel checks, graded by plain `nbgrader autograde` once per test run: (course, scores)."""
-    def make(folder):
-        course = committed_course(folder, chapter=CH09)
-        chapter = course.chapter(CH09)
-        release = nbformat.read(course.notebook("release", chapter), as_version=4)
-        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-        catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
-        wrong = submissions.with_mistakes(answers, [catalog[name] for name in CH09_WRONG])
-        cell = catalog[CH09_WRONG[0]].edits[0].cell
-        wrong[cell] = wrong[cell] + "\n" + FORGE_CHECKER
-        return grade(course, {"perfect": submissions.filled(release, answers),
-                              "forged-checker": submissions.filled(release, wrong)}, CH09)
-    folder, scores = once_per_run(tmp_path_factory, "judged-ch09", make)
-    return Course(folder), scores
-
-
-def test_chapter_9_forged_checker_loses_exactly_the_wrong_evaluate_and_keep_best(judged_ch09):
-    """evaluate is judged against the judge's own loss on secret weights; keep_best by the arrays the kernel
-    reads back from its own checkpoint folder; the capstone is the kernel's (docs/judge.md says why)."""
-    course, scores = judged_ch09
-    assert lost(scores["forged-checker"]) == {"test_evaluate", "test_keep_best"}
-    assert total(scores["forged-checker"]) == CH09_FULL_MARKS - 5
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(CH09), "forged-checker"), as_version=4)
-    for grade_id, says in [("test_evaluate", "(the mean loss per sample)"), ("test_keep_best", "no checkpoint file")]:
-        cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-        errors = [o for o in cell.outputs if o.output_type == "error"]
-        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]       # the kernel's own checks were forged to pass
-        assert says in errors[0].evalue, errors[0].evalue
-
-
-def test_chapter_9_right_submission_keeps_full_marks_through_the_judge(judged_ch09):
-    _, scores = judged_ch09
-    assert total(scores["perfect"]) == CH09_FULL_MARKS and lost(scores["perfect"]) == set()
 
 
 def test_chapter_9_plan_leaves_only_the_capstone_to_the_kernel():
@@ -888,15 +756,9 @@ def test_chapter_9_plan_leaves_only_the_capstone_to_the_kernel():
 
 
 def solved_with(chapter_id, mistake_name):
-    """The solved namespace of a chapter with one catalogued mistake's edits applied to its exported code."""
+    """The chapter's notebook namespace (without its training runs) with one catalogued mistake."""
     from solved_code import notebook_namespace
-    course = Course(ROOT)
-    mistake = next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES
-                   if m.name == mistake_name)
-    replace = {}
-    for edit in mistake.edits:
-        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
-    return notebook_namespace(chapter_id, replace, training=False)
+    return notebook_namespace(chapter_id, catalogue_edits(chapter_id, mistake_name), training=False)
 
 
 @pytest.mark.parametrize("mistake, grade_id, says", [
@@ -911,3 +773,45 @@ def test_a_wrong_trainer_method_fails_the_judge_in_process(mistake, grade_id, sa
     judge = Judge.from_source(ROOT / "source" / CH09 / "trainer.ipynb")
     judgement = judge.judge_cell(grade_id, in_process(solved_with(CH09, mistake)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+# ── one forged wrong answer per chapter, through plain `nbgrader autograde` ──
+
+# chapter: (full marks, catalogued wrong answers, the line that forges the in-kernel checks, {each cell the
+# forged submission must lose: what the judge's message says there})
+FORGED = {
+    "ch02": (11, ["constructor_fixed_float32"], FORGE_VERDICT, {"test_constructor": "expected float64"}),
+    "ch06": (25, ["crop_off_by_one"], FORGE_CHECKER, {"test_random_crop": "never came up"}),
+    "ch07": (15, CH07_WRONG, FORGE_CHECKER, {"test_kaiming_uniform": "times too small",
+                                             "test_accuracy": "per-batch accuracies"}),
+    "ch09": (17, CH09_WRONG, FORGE_CHECKER, {"test_evaluate": "(the mean loss per sample)",
+                                             "test_keep_best": "no checkpoint file"}),
+}
+
+
+@pytest.fixture(scope="module")
+def forged_run(tmp_path_factory):
+    """run(chapter) -> (course, scores): perfect and forged graded in one real autograde, once per test run."""
+    def run(chapter_id):
+        def make(folder):
+            course = committed_course(folder, chapter=chapter_id)
+            _, wrong, forge, _ = FORGED[chapter_id]
+            notebooks, _ = forged_notebooks(course, chapter_id, wrong, forge)
+            return grade(course, notebooks, chapter_id)
+        folder, scores = once_per_run(tmp_path_factory, f"judged-{chapter_id}", make)
+        return Course(folder), scores
+    return run
+
+
+@pytest.mark.parametrize("chapter_id", list(FORGED))
+def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(forged_run, chapter_id):
+    """The in-kernel checks are forged to pass, so each lost cell's only error is the judge's; the right
+    submission graded beside it keeps full marks. Cells the kernel decides keep the forged verdict."""
+    full, _, _, says = FORGED[chapter_id]
+    course, scores = forged_run(chapter_id)
+    assert total(scores["perfect"]) == full and lost(scores["perfect"]) == set()
+    assert lost(scores["forged"]) == set(says)
+    for grade_id, text in says.items():
+        errors = judge_errors(course, chapter_id, "forged", grade_id)
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME], errors
+        assert text in errors[0].evalue, errors[0].evalue
