@@ -1,4 +1,11 @@
 """The solved code of a chapter and the chapters before it, run in a fresh namespace, as a notebook would."""
+import contextlib
+import io
+import sys
+
+import IPython.display
+import matplotlib.pyplot as plt
+
 from autograder import authoring
 from autograder.generated_files import NUMERIC_TAG
 
@@ -40,15 +47,8 @@ def solved_cells(chapter_id, replace=None, training=True):
 def notebook_namespace(chapter_id, replace=None, training=True):
     """A chapter's notebook run up to its end, check cells left out (their output is swallowed), and
     its training runs too unless told not to."""
-    import contextlib
-    import io
-
-    import sys
-
-    from IPython.display import display
-
     namespace = solved_namespace(chapter_id, before=True)
-    namespace["display"] = display                     # a notebook's builtin
+    namespace["display"] = IPython.display.display     # a notebook's builtin
     release = str(ROOT / "release" / chapter_id)       # where the notebook's `import earlier_chapters` looks
     sys.path.insert(0, release)
     sys.modules.pop("earlier_chapters", None)
@@ -63,14 +63,12 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     finally:
         sys.path.remove(release)
         sys.modules.pop("earlier_chapters", None)
-        import matplotlib.pyplot as plt
         plt.close("all")                               # the notebook's figures, never shown here
     return namespace
 
+
 def in_process(namespace):
     """run_probe without a kernel: the probe's code run in `namespace`, its display_data collected."""
-    import IPython.display
-
     def run_probe(code):
         outputs = []
         publish = IPython.display.publish_display_data

@@ -64,13 +64,13 @@ class JudgedExecute(SandboxedExecute):
         if self.judge is None or cell.cell_type != "code":
             return
         judgement = self.judge.judge_cell(cell.metadata["nbgrader"].get("grade_id", ""), self.run_probe)
-        if not run_sync(self.km.is_alive)():
+        if judgement is None:
+            return
+        if judgement.probes and not run_sync(self.km.is_alive)():
             # A probe killed the kernel (or the student's code did, answering it): a death of this cell,
             # repaired like any other, rather than of the next cell to run.
             self._death_cause = self._death_cause or "the kernel died while the judge checked this cell"
             raise DeadKernelError(self._death_cause)
-        if judgement is None:
-            return
         self.judgements.append(judgement)
         if judgement.judged and not judgement.passed:
             cell.outputs.append(judge_error(judgement.message))

@@ -131,14 +131,8 @@ class SandboxedExecute(Execute):
     async def _stop_probe(self, msg_id):
         """Interrupt a probe that outran its time; kill the kernel if it does not stop (a death, repaired)."""
         await ensure_async(self.km.interrupt_kernel())
-        deadline = asyncio.get_running_loop().time() + STOP_SECONDS
-        while (left := deadline - asyncio.get_running_loop().time()) > 0:
-            try:
-                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
-            except Empty:
-                break
-            if reply["parent_header"].get("msg_id") == msg_id:
-                return
+        if await self._replied_within_stop_seconds(msg_id):
+            return
         self._death_cause = "a judge's probe of this cell ran past the timeout and ignored the interrupt"
         await ensure_async(self.km.shutdown_kernel(now=True))
 
@@ -147,6 +141,10 @@ class SandboxedExecute(Execute):
     async def _async_answers(self) -> bool:
         """Does the kernel finish an empty cell within STOP_SECONDS? Not if it ignores interrupts."""
         msg_id = await ensure_async(self.kc.execute("", store_history=False, silent=True))
+        return await self._replied_within_stop_seconds(msg_id)
+
+    async def _replied_within_stop_seconds(self, msg_id) -> bool:
+        """Does the reply to `msg_id` reach the shell channel within STOP_SECONDS?"""
         deadline = asyncio.get_running_loop().time() + STOP_SECONDS
         while (left := deadline - asyncio.get_running_loop().time()) > 0:
             try:
