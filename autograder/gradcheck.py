@@ -17,7 +17,9 @@ def sample(shape, domain, rng):
 
     `real`: uniform in [-2, 2]; `positive`: [0.5, 2.5] (log, sqrt, powers);
     `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles);
-    `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows.
+    `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows;
+    `rows_apart`: rows from -1000 to 1000, hundreds apart (each ± 2): one max for the whole array
+    instead of one per row leaves the lower rows' exponentials at 0.
     """
     if domain == "real":
         x = rng.uniform(-2.0, 2.0, size=shape)
@@ -29,6 +31,9 @@ def sample(shape, domain, rng):
         x = rng.uniform(998.0, 1002.0, size=shape)
     elif domain == "very_negative":
         x = rng.uniform(-1002.0, -998.0, size=shape)
+    elif domain == "rows_apart":
+        offsets = rng.permutation(np.linspace(-1000.0, 1000.0, shape[0]))
+        x = offsets.reshape((-1,) + (1,) * (len(shape) - 1)) + rng.uniform(-2.0, 2.0, size=shape)
     else:
         raise ValueError(f"unknown domain {domain!r}")
     return np.asarray(x, dtype=np.float32).astype(np.float64)

@@ -128,13 +128,24 @@ assert verdict.passed, verdict.message
 # `tensor_method` wraps that in a decorator. Put `@tensor_method` above a function and it becomes a
 # method of `Tensor`. Put `@property` under it as well and it becomes a property: read without
 # parentheses, `t.shape` rather than `t.shape()`.
+#
+# One detail: a decorator's result is what the function's name is bound to. Chapter 3 gives `Tensor`
+# a `sum` method; if the decorator returned the function, the notebook's global `sum` would become
+# that method and Python's own `sum([1, 2])` would stop working in every later cell. So for a name
+# Python already defines, `tensor_method` hands back Python's own object.
 
 # %% provided export
+import builtins
+
+
 def tensor_method(fn):
-    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell."""
+    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell.
+
+    It hands back what the name meant before, so `@tensor_method def sum` gives Tensor a `sum` method
+    without hiding Python's own `sum` (or `abs`, `max`, ...) from the rest of the notebook."""
     function = fn.fget if isinstance(fn, property) else fn
     setattr(Tensor, function.__name__, fn)
-    return fn
+    return getattr(builtins, function.__name__, fn)
 
 # %% [markdown] locked
 # ### Exercise: the properties (1 point)

@@ -636,7 +636,10 @@ print("shifted: log(sum(exp(z - 1002))) + 1002 =", np.log(np.sum(np.exp(logits -
 # the reduced axes disappear), and its backward has the same shape work: put the reduced axes back
 # with size 1, broadcast `out_grad` to the input's shape, and multiply by the softmax, computed
 # with the output reshaped the same way. It is checked like chapter 3's operations: forward against
-# NumPy, backward by finite differences of your forward, including logits near $\pm 1000$.
+# NumPy, backward by finite differences of your forward, including logits near $\pm 1000$ and rows
+# that lie hundreds apart (one row near $-1000$, the next near $0$, ...): the shift must be each
+# row's own maximum, since one maximum for the whole array leaves a low row with $e^{-1000} = 0$ and
+# a log of zero.
 
 # %% solution id=logsumexp export
 class LogSumExp(Function):
@@ -669,7 +672,8 @@ def logsumexp(a, axes=None):
 
 # %% test id=test_logsumexp_forward points=2
 verdict = check.all(check.logsumexp_forward((1,), shape=(3, 4)),
-                    check.logsumexp_forward((1,), shape=(3, 4), domain="large"))
+                    check.logsumexp_forward((1,), shape=(3, 4), domain="large"),
+                    check.logsumexp_forward((1,), shape=(3, 4), domain="rows_apart"))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.logsumexp_forward(None, shape=(2, 3), seed=11),
@@ -681,7 +685,8 @@ assert verdict.passed, verdict.message
 
 # %% test id=test_logsumexp_backward points=3
 verdict = check.all(check.backward(LogSumExp((1,)), shapes=[(3, 4)]),
-                    check.backward(LogSumExp((1,)), shapes=[(3, 4)], domains="large"))
+                    check.backward(LogSumExp((1,)), shapes=[(3, 4)], domains="large"),
+                    check.backward(LogSumExp((1,)), shapes=[(3, 4)], domains="rows_apart"))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(LogSumExp(), shapes=[(2, 3)], seed=21),

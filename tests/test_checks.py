@@ -195,3 +195,17 @@ def test_nan_never_counts_as_agreement():
     assert gradcheck.worst_mismatch(np.array([1.0, np.nan]), np.array([1.0, 2.0])) is not None
     assert gradcheck.worst_mismatch(np.array([1.0, 2.0]), np.array([1.0, np.nan])) is not None
     assert gradcheck.worst_mismatch(np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-7])) is None
+
+
+@pytest.mark.parametrize("chapter_id", [f"ch{n:02d}" for n in range(1, 11)])
+def test_no_provided_cell_hides_a_python_builtin(chapter_id):
+    """A student's `sum(shares)` must mean Python's sum in every chapter: `@tensor_method def sum`
+    once rebound it to Tensor.sum, and a right engine lost 8 points."""
+    import builtins
+
+    from solved_code import notebook_namespace
+
+    namespace = notebook_namespace(chapter_id, training=False)
+    hidden = sorted(name for name in dir(builtins)
+                    if not name.startswith("_") and name in namespace and namespace[name] is not getattr(builtins, name))
+    assert not hidden, f"{chapter_id}'s cells rebind Python's builtins {hidden}"

@@ -21,14 +21,6 @@ MODULE_CHECKS = {
     "call": module_tree.check_call,
 }
 
-ENGINE_CHECKS = {
-    "product": engine.check_product,
-    "diamond": engine.check_diamond,
-    "reuse": engine.check_reuse,
-    "accumulation": engine.check_accumulation,
-    "explicit_grad": engine.check_explicit_grad,
-    "long_chain": engine.check_long_chain,
-}
 
 LOADER_CHECKS = {"batches": data.check_loader_batches, "shuffle": data.check_loader_shuffle}
 TRANSFORM_CHECKS = {
@@ -75,7 +67,7 @@ class Checker:
 
     def engine(self, name):
         """One property of Tensor.backward: product, diamond, reuse, accumulation, explicit_grad, long_chain."""
-        return self._report(ENGINE_CHECKS[name](self.namespace["Tensor"], self.namespace["Function"]))
+        return self._report(engine.check_engine(self.namespace["Tensor"], self.namespace["Function"], name))
 
     # ── chapter 4: nn ──
 

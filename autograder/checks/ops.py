@@ -119,9 +119,34 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
                           f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, tuple(g.shape), backward_hint(op))}"), None
 
     analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
+    after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
-    message = gradient_mismatch(where, arrays, analytic, numeric, backward_hint(op))
+    message = (gradient_mismatch(where, arrays, analytic, numeric, backward_hint(op))
+               or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
+
+
+def side_effect_problem(where, sent, after):
+    """The first argument backward changed: `sent` and `after` hold out_grad, each input and the output
+    (node), before and after the call. None when backward left them all alone."""
+    names = ["out_grad"] + [f"input {name}" for name in INPUT_NAMES[:len(sent) - 2]] + ["the output (node)"]
+    for name, before, now in zip(names, sent, after):
+        now = np.asarray(now, dtype=np.float64) if isinstance(now, (np.ndarray, np.generic)) else None
+        if now is None or now.shape != np.shape(before):
+            return (f"{where}: after backward, {name}'s data is no longer the array it was "
+                    f"(shape {np.shape(before)}).\n  Hint: {SIDE_EFFECT_RULE}")
+        changed = ~np.isclose(now, before, rtol=1e-6, atol=1e-7, equal_nan=True)
+        if changed.any():
+            index = tuple(int(i) for i in np.argwhere(changed)[0])
+            return (f"{where}: backward changed {name} in place: {int(changed.sum())} of {changed.size} values, "
+                    f"e.g. at {list(index)} it was {number(np.asarray(before)[index])} and is {number(now[index])}.\n"
+                    f"  Hint: {SIDE_EFFECT_RULE}")
+    return None
+
+
+SIDE_EFFECT_RULE = ("backward must leave its arguments as they were and build new arrays: in a graph, Add hands "
+                    "the same out_grad to both of its inputs, and the inputs and the output are read again by "
+                    "other ops' backwards, so a change made in place gives them wrong gradients.")
 
 
 def gradient_mismatch(where, arrays, analytic, numeric, hint):

@@ -5,7 +5,7 @@ with the test cells it must lose (`loses`; empty for a correct alternative). The
 with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
 "partial" student makes the mistakes named in DEMO_PARTIAL.
 """
-from autograder.submissions import right, wrong
+from autograder.submissions import Edit, Mistake, right, wrong
 
 
 
@@ -153,6 +153,14 @@ MISTAKES = [
           "return out_grad * self.scalar * a ** self.scalar", ["test_power_scalar_backward"]),
     wrong("power_scalar_no_n", "a^(n-1), forgetting the factor n", "power_scalar", POWER_SCALAR,
           "return out_grad * a ** (self.scalar - 1)", ["test_power_scalar_backward"]),
+    # Backwards with side effects: the right numbers, but an argument changed in place
+    wrong("relu_zeroes_input", "clips the input in place to build the mask", "relu", RELU,
+          "a.data[a.data < 0] = 0\n        return out_grad * Tensor(a.data > 0, dtype=a.dtype)", ["test_relu_backward"]),
+    wrong("exp_scales_out_grad_in_place", "multiplies out_grad by exp(a) in place and returns it", "exp",
+          "return out_grad * node", "out_grad.data *= node.data\n        return out_grad", ["test_exp_backward"]),
+    wrong("sigmoid_overwrites_output", "turns the output s into s(1 - s) in place", "sigmoid",
+          "return out_grad * node * (1 - node)", "node.data *= 1 - node.data\n        return out_grad * node",
+          ["test_sigmoid_backward"]),
     # Engine
     wrong("engine_recursive_topo", "a recursive depth-first search: fine until 1,000 nodes deep", "engine",
           ENGINE_TOPO, '''    order, visited = [], set()
@@ -176,6 +184,24 @@ MISTAKES = [
           "    if grad is None:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
           "    if True:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
           ["test_engine_explicit_grad"]),
+    wrong("engine_preorder_topo", "appends each node when it is popped (pre-order), then reverses the list", "engine",
+          ENGINE_TOPO, '''    order, visited = [], set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        order.append(node)
+        stack.extend(node._inputs)
+    return order[::-1]''', ["test_engine_diamond"]),
+    wrong("engine_grads_to_constants", "sends gradients to inputs that do not require them", "engine",
+          "            if parent.requires_grad:\n                key", "            if True:\n                key",
+          ["test_engine_product"]),
+    wrong("engine_grad_aliases", "stores out_grad.data itself in .grad, then adds to it in place", "engine",
+          "node.grad = out_grad.data.copy() if node.grad is None else node.grad + out_grad.data",
+          "if node.grad is None:\n            node.grad = out_grad.data\n        else:\n            node.grad += out_grad.data",
+          ["test_engine_accumulation"]),
     wrong("engine_not_reversed", "walks the topological order forwards, leaves first", "engine",
           "for node in reversed(topological_order(self)):", "for node in topological_order(self):", ENGINE_TESTS),
     # Operators
@@ -252,6 +278,18 @@ ALTERNATIVES = [
             if children[id(parent)] == 0:
                 ready.append(parent)
     return backwards[::-1]'''),
+    Mistake("engine_builtin_sum", "collects each node's shares in a list and adds them with Python's sum", (
+        Edit("engine", """    grads = {id(self): grad}
+    for node in reversed(topological_order(self)):
+        out_grad = grads.pop(id(node), None)
+        if out_grad is None:
+            continue""", """    shares = {id(self): [grad]}
+    for node in reversed(topological_order(self)):
+        if id(node) not in shares:
+            continue
+        out_grad = sum(shares.pop(id(node)))"""),
+        Edit("engine", "                key = id(parent)\n                grads[key] = parent_grad if key not in grads else grads[key] + parent_grad",
+             "                shares.setdefault(id(parent), []).append(parent_grad)")), ()),
     right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
           "return AddScalar(other)(Negate()(self))", "return -self + other"),
 ]

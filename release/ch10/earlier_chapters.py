@@ -34,11 +34,17 @@ class Tensor:
 
 
 # ── cell 'cell-010' ──
+import builtins
+
+
 def tensor_method(fn):
-    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell."""
+    """Attach `fn` to the Tensor class as a method (under @property, as a property): lets a notebook grow Tensor cell by cell.
+
+    It hands back what the name meant before, so `@tensor_method def sum` gives Tensor a `sum` method
+    without hiding Python's own `sum` (or `abs`, `max`, ...) from the rest of the notebook."""
     function = fn.fget if isinstance(fn, property) else fn
     setattr(Tensor, function.__name__, fn)
-    return fn
+    return getattr(builtins, function.__name__, fn)
 
 
 # ── cell 'properties' ──

@@ -11,7 +11,7 @@ import numpy as np
 from ... import gradcheck
 from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
-from ...checks.ops import gradient_mismatch, ignores_out_grad, shape_hint
+from ...checks.ops import gradient_mismatch, ignores_out_grad, shape_hint, side_effect_problem
 from ...hints import BACKWARD
 from ...verdict import failed, passed
 from .probes import ProbeFailure, returned, returned_list
@@ -90,10 +90,11 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
         reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
                        "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate}
     answers = returned_list(reply, "grads", len(upstreams))
+    afters = [reported_after(item, len(arrays)) for item in objects_or_lists(reply, "after", len(upstreams))]
     perturbed = returned(reply.get("perturbed"))
     results = {}
-    for (name, upstream), answer in zip(upstreams, answers):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed)
+    for (name, upstream), answer, after in zip(upstreams, answers, afters):
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -124,7 +125,25 @@ def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
     return grads
 
 
-def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed):
+def objects_or_lists(reply, key, count):
+    items = reply.get(key)
+    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, list) for i in items):
+        raise ProbeFailure(f"the reply's {key!r} does not hold {count} lists")
+    return items
+
+
+def reported_after(items, inputs):
+    """out_grad's, each input's and the output's data after backward, as the kernel reports them (an
+    array, or None for anything else); [] when backward raised, and it is not read then."""
+    if not items:
+        return []
+    if len(items) != inputs + 2:
+        raise ProbeFailure("the reply's 'after' has the wrong length")
+    values = [returned(i) for i in items]
+    return [v.value if v.kind == "array" else None for v in values]
+
+
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after):
     """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None)."""
     label = op.label
     hint = BACKWARD.get(op.name, DEFAULT_HINT)
@@ -152,8 +171,11 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed):
         return failed(describe_error(label, "forward", perturbed) + "\n  while computing finite differences of your forward."), None
     if perturbed.kind != "array":
         raise ProbeFailure("the perturbed forward values are not an array")
+    if len(after) != len(arrays) + 2:
+        raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
     analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
-    message = gradient_mismatch(where, arrays, analytic, numeric, hint)
+    message = (gradient_mismatch(where, arrays, analytic, numeric, hint)
+               or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
 
