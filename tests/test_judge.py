@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from autograder import grading, submissions
+from autograder.checks import Checker
 from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
 from autograder.checks.engine import GRAPHS, expected_grads
@@ -251,8 +252,12 @@ def test_every_chapter_3_grade_cell_is_judged_from_the_source():
 
 
 def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
-    plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
-    assert any("no judge-side implementation" in p.unjudged for p in plans.values())
+    notebook = source_notebook("ch04")
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_module_call")
+    cell.source = cell.source.replace('check.module("call")', 'check.not_judged_anywhere("call")')
+    plans = plan_notebook(notebook, JUDGED_CHECKS)
+    assert "no judge-side implementation" in plans["test_module_call"].unjudged
+    assert not plans["test_module_parameters"].unjudged
 
 
 def test_inputs_come_from_a_secret_seed_not_the_cells_seed():
@@ -358,38 +363,40 @@ def value_of(leaves, ops, index):
 # ── chapter 4: layers and losses ──
 
 CH04_FULL_MARKS = 42
-WRONG_DROPOUT = ("dropout", "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)",
-                 "return x * Tensor(keep, dtype=x.dtype, requires_grad=False)")
+# catalogued wrong answers: a Module method, Sequential and a layer; the first one's cell (the Module cell, the
+# chapter's first exercise) also forges the checks, so every later check cell passes in the kernel
+CH04_WRONG = ["parameters_duplicates", "sequential_reversed", "dropout_no_scaling"]
+CH04_SAYS = {"test_module_parameters": "appear twice", "test_sequential": "Affine1, then Affine2",
+             "test_dropout": "x / (1 - p)"}
 
 
 def test_chapter_4_forged_checker_loses_exactly_its_wrong_layer(tmp_path):
-    """Unscaled dropout plus a forged Checker: the kernel says all pass, the judge takes test_dropout's 3 points."""
+    """Tied weights listed twice, a reversed Sequential and unscaled dropout, plus a forged Checker: the kernel
+    says all pass, the judge takes exactly those cells (3 + 2 + 3 points), each with its own message."""
     course = committed_course(tmp_path / "ch04", chapter="ch04")
-    chapter = course.chapter("ch04")
-    release = nbformat.read(course.notebook("release", chapter), as_version=4)
-    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-    cell, old, new = WRONG_DROPOUT
-    forged = dict(answers)
-    assert old in forged[cell]
-    forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
-    for student, solved in (("perfect", answers), ("forged-checker", forged)):
-        submissions.write_submission(course, chapter, student, submissions.filled(release, solved), "submitted")
-    run_nbgrader(course.root, "autograde", "ch04", "--force")
-    scores = grading.scores(course, chapter)
+    notebooks, _ = forged_notebooks(course, "ch04", CH04_WRONG, FORGE_CHECKER)
+    scores = grade(course, notebooks, "ch04")
     assert total(scores["perfect"]) == CH04_FULL_MARKS and lost(scores["perfect"]) == set()
-    assert lost(scores["forged-checker"]) == {"test_dropout"}
-    assert total(scores["forged-checker"]) == CH04_FULL_MARKS - 3
+    assert lost(scores["forged"]) == set(CH04_SAYS)
+    assert total(scores["forged"]) == CH04_FULL_MARKS - 8
+    for grade_id, text in CH04_SAYS.items():
+        errors = judge_errors(course, "ch04", "forged", grade_id)
+        assert [e.ename for e in errors] == [JUDGE_ERROR_NAME], errors
+        assert text in errors[0].evalue, errors[0].evalue
 
 
-CH04_JUDGED = {"test_linear_init", "test_linear", "test_activations", "test_flatten", "test_dropout", "test_dropout_eval",
-               "test_batchnorm", "test_batchnorm_running", "test_layernorm", "test_mse_loss", "test_logsumexp_forward",
-               "test_logsumexp_backward", "test_softmax_loss"}
+CH04_JUDGED = {"test_module_parameters", "test_module_children", "test_module_train_eval", "test_module_zero_grad",
+               "test_module_call", "test_linear_init", "test_linear", "test_activations", "test_sequential",
+               "test_flatten", "test_dropout", "test_dropout_eval", "test_batchnorm", "test_batchnorm_running",
+               "test_layernorm", "test_mse_loss", "test_logsumexp_forward", "test_logsumexp_backward",
+               "test_softmax_loss"}
 
 
 def test_chapter_4_layers_and_losses_are_judged_from_the_source():
     plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
-    assert {g for g, p in plans.items() if not p.unjudged} == CH04_JUDGED
-    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 55
+    assert set(plans) == CH04_JUDGED and all(not p.unjudged for p in plans.values()), \
+        {g: p.unjudged for g, p in plans.items() if p.unjudged}
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 62
 
 
 def in_process_judgement(namespace, grade_id, secret=7):
@@ -839,3 +846,46 @@ def test_a_wrong_engine_loses_exactly_its_cells_under_every_secret_seed(name):
         engine_cells = [g for g in judge.judged_cells if g.startswith("test_engine")]
         lost = {g for g in engine_cells if not judge.judge_cell(g, run_probe).passed}
         assert lost == set(mistake.loses) & set(engine_cells), (secret, sorted(lost))
+
+# ── chapter 4's Module and Sequential: the course's stand-in tree, holding the judge's secret values ──
+
+@pytest.mark.parametrize("mistake, grade_id, says", [
+    ("members_skips_dicts", "test_module_children", "missing ['first'"),
+    ("members_any_tensor", "test_module_parameters", "raised AttributeError: 'Tensor' object has no attribute"),
+    ("parameters_not_recursive", "test_module_parameters", "of the 9 parameters; missing [layers[0].w"),
+    ("parameters_duplicates", "test_module_parameters", "appear twice (11 items, 9 distinct)"),
+    ("eval_not_recursive", "test_module_train_eval", "training is [False, True, True"),
+    ("zero_grad_zeros", "test_module_zero_grad", "rather than filling it with zeros"),
+    ("call_passes_tuple", "test_module_call", "forward saw [(('x',),), (('x', 'y'),)]"),
+    ("sequential_drops_output", "test_sequential", "Affine1, then Affine2"),
+])
+def test_a_wrong_module_method_fails_the_judge_with_the_checks_message(mistake, grade_id, says):
+    """Judged in process: the kernel side names nothing, the judge names each item by its secret values or tag."""
+    from solved_code import notebook_namespace
+    namespace = notebook_namespace("ch04", catalogue_edits("ch04", mistake), training=False)
+    judgement = in_process_judgement(namespace, grade_id)
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+def test_the_module_tree_holds_the_judges_secret_values_not_the_courses():
+    """The tree the kernel builds gets the judge's values of secret shapes and tags: no two runs alike, and
+    nothing the public course's tree (default_rng(5), all 2x2 leaves) holds."""
+    from autograder.grading.judge.module_tree import SecretTree
+    trees = [SecretTree(np.random.default_rng([secret, 1])) for secret in range(3)]
+    assert len({tuple(t.tags) for t in trees}) == 3 and all(len(set(t.tags)) == 7 for t in trees)
+    assert len({tuple(p.shape for p in t.params) for t in trees}) > 1
+    public = np.random.default_rng(5).standard_normal((2, 2)).astype(np.float32)
+    assert not any(p.shape == public.shape and np.array_equal(p, public) for t in trees for p in t.params)
+
+
+def test_a_buffer_listed_as_a_parameter_is_named_by_its_secret_values(solved_ch04, monkeypatch):
+    """A plain Tensor among the parameters: the kernel says only what came back, the judge recognizes the
+    buffer's secret values and tells it as the course's check does."""
+    Module, Tensor = solved_ch04["Module"], solved_ch04["Tensor"]
+    right = Module.parameters
+    monkeypatch.setattr(Module, "parameters",
+                        lambda self: right(self) + [v for v in vars(self).values() if type(v) is Tensor])
+    judgement = in_process_judgement(solved_ch04, "test_module_parameters")
+    assert not judgement.passed and "the list holds a plain Tensor (a buffer)" in judgement.message, judgement.message
+    in_kernel = Checker(solved_ch04, verbose=False).module("parameters")
+    assert in_kernel.message.split(";")[0] == judgement.message.split(";")[0]

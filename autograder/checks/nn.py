@@ -206,6 +206,25 @@ def check_activation(ns, name, shape, seed=0):
                        f"{name.lower()}(x)", hint, seed)
 
 
+SEQUENTIAL_HINT = ("apply the modules one after the other, each to the output of the previous one, in the order "
+                   "they were given.")
+
+
+def sequential_reach_problem(label, reached):
+    """Whether the Sequential's parameters can be found from it (`reached`), as a failed verdict or None."""
+    if reached:
+        return None
+    return failed(f"{label}: the modules' parameters cannot be found from the Sequential.\n  Hint: keep the "
+                  "modules in an attribute (a list), so that parameters() finds them.")
+
+
+def empty_sequential_problem(is_tensor, unchanged):
+    """Sequential() on x: a Tensor equal to x, or a failed verdict."""
+    if is_tensor and unchanged:
+        return None
+    return failed("Sequential() with no modules should return its input unchanged.")
+
+
 def check_sequential(ns, seed=0):
     Module, Parameter = ns["Module"], ns["Parameter"]
 
@@ -230,21 +249,21 @@ def check_sequential(ns, seed=0):
         return failed(describe_exception("Sequential", "__init__", error))
     x_values = sample((3, 2), "real", seed)
     verdict = check_layer(ns, label, seq.forward, x_values, [], lambda x: x * 2 + 3,
-                          "(x * 2) + 3: the modules in order", "apply the modules one after the other, "
-                          "each to the output of the previous one, in the order they were given.", seed)
+                          "(x * 2) + 3: the modules in order", SEQUENTIAL_HINT, seed)
     if not verdict.passed:
         return verdict
-    if not any(p is parts[1].offset for p in reference_parameters(seq, Module, Parameter)):
-        return failed(f"{label}: the modules' parameters cannot be found from the Sequential.\n  Hint: keep the "
-                      "modules in an attribute (a list), so that parameters() finds them.")
+    reached = any(p is parts[1].offset for p in reference_parameters(seq, Module, Parameter))
+    problem = sequential_reach_problem(label, reached)
+    if problem:
+        return problem
     try:
         x = tensor(ns, x_values)
         out = run_quietly(empty.forward, x)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Sequential()", "forward", error))
-    if not isinstance(out, ns["Tensor"]) or not np.array_equal(array(out), x_values):
-        return failed("Sequential() with no modules should return its input unchanged.")
-    return passed(f"✔ {label} applies its modules in order; an empty Sequential is the identity")
+    is_tensor = isinstance(out, ns["Tensor"])
+    return empty_sequential_problem(is_tensor, is_tensor and np.array_equal(array(out), x_values)) or \
+        passed(f"✔ {label} applies its modules in order; an empty Sequential is the identity")
 
 
 FLATTEN_HINT = "keep the first (batch) axis, merge all the others: reshape to (N, product of the other sizes)."

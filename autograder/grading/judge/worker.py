@@ -34,7 +34,8 @@ def serve(request_json, namespace):
                    "tensor_conversions": tensor_conversions,
                    "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
                    "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
-                   "trainer_fit": trainer_fit}[request["kind"]]
+                   "trainer_fit": trainer_fit,
+                   "module_tree": module_tree, "sequential": sequential}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
