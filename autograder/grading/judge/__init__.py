@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import data, engine, layers, nn, operators, ops, optim, scalar, tensor, trainer, training
+from . import data, engine, layers, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -66,6 +66,12 @@ JUDGED_CHECKS = {
     "evaluate": trainer.evaluate,
     "keep_best": trainer.keep_best,
     "fit": trainer.fit,
+    "named_state": persistence.named_state,
+    "state_dict": persistence.state_dict,
+    "load_state_dict": persistence.load_state_dict,
+    "optimizer_state": persistence.optimizer_state,
+    "checkpoint": persistence.checkpoint,
+    "resume_training": persistence.resume_training,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
