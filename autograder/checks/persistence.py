@@ -378,7 +378,7 @@ def changed_problem(label, holders, before):
     return None
 
 
-def load_error_cases(names, shapes, missing, unexpected, resized, wrong_shape, extra):
+def load_error_cases(shapes, missing, unexpected, resized, wrong_shape):
     """The refusal cases of check.load_state_dict("errors"), for a model with these names and shapes:
     [(label, strict, which state: "missing" | "unexpected" | "resized" | "both", kind, words)]."""
     return [
@@ -422,7 +422,7 @@ def check_load_errors(ns):
         shapes = {name: value.shape for name, value in before.items()}
         scenario = ("modules.3.bias", "modules.9.weight", "modules.3.weight", (6, 5), "extra")
         states = load_error_states(good, *scenario)
-        for label, strict, which, kind, words in load_error_cases(list(before), shapes, *scenario):
+        for label, strict, which, kind, words in load_error_cases(shapes, *scenario[:4]):
             label = f"load_state_dict with {label}"
             error = raised_by(lambda: model.load_state_dict(states[which], strict=strict))
             problem = refusal_problem(label, kind, words, error and type(error).__name__,
@@ -621,23 +621,22 @@ def not_checkpoints(folder, kinds):
             f.write(data)
         return path
 
-    if "text" in kinds:
-        files.append(("a text file", write("notes.txt", b"epoch 3: loss 0.12\n")))
-    if "empty" in kinds:
-        files.append(("an empty file", write("empty.ckpt", b"")))
-    if "random" in kinds:
-        files.append(("random bytes", write("noise.ckpt", np.random.default_rng(0).bytes(300))))
-    if "zip" in kinds:
-        files.append(("a zip archive that is not NumPy's", write("other.zip", b"PK\x03\x04" + b"\x00" * 40)))
-    if "npy" in kinds:
-        path = os.path.join(folder, "weights.npy")
-        np.save(path, np.arange(4.0))
-        files.append(("a plain .npy array", path))
-    if "npz" in kinds:
-        path = os.path.join(folder, "arrays.npz")
-        with open(path, "wb") as f:
-            np.savez(f, weight=np.ones(3))
-        files.append(("an .npz archive without the babygrad.checkpoint entry", path))
+    contents = {"text": b"epoch 3: loss 0.12\n", "empty": b"", "random": np.random.default_rng(0).bytes(300),
+                "zip": b"PK\x03\x04" + b"\x00" * 40}
+    for kind in NOT_CHECKPOINTS:
+        if kind not in kinds:
+            continue
+        description, name = NOT_CHECKPOINTS[kind]
+        if kind == "npy":
+            path = os.path.join(folder, name)
+            np.save(path, np.arange(4.0))
+        elif kind == "npz":
+            path = os.path.join(folder, name)
+            with open(path, "wb") as f:
+                np.savez(f, weight=np.ones(3))
+        else:
+            path = write(name, contents[kind])
+        files.append((description, path))
     return files
 
 

@@ -91,7 +91,7 @@ def named_state(rng, variant="flat", seed=0):
     got = []
     for i, pair in enumerate(pairs):
         value = returned(pair.get("value"))
-        own = (pair.get("own") == i and i < len(values) and value.kind in ("array", "tensor")
+        own = (type(pair.get("own")) is int and pair["own"] == i and i < len(values) and value.kind in ("array", "tensor")
                and value.value.shape == values[i].shape and np.array_equal(value.value, values[i]))
         got.append((str(pair.get("name"))[:200], str(pair.get("type_name"))[:100], own))
     return rules.named_state_verdict(got, want)
@@ -138,7 +138,7 @@ def load_errors(rng):
     scenario = (missing, f"modules.{int(rng.integers(4, 10))}.{rng.choice(['weight', 'bias', 'scale'])}",
                 resized, (rows, cols + int(rng.integers(1, 4))), f"extra_{int(rng.integers(10, 1000))}")
     states = rules.load_error_states(good, *scenario)
-    cases = rules.load_error_cases(list(shapes), shapes, *scenario)
+    cases = rules.load_error_cases(shapes, *scenario[:4])
     requests = [{"state": states[which], "strict": strict} for _, strict, which, _, _ in cases]
     reply = yield {"kind": "persist_load_errors", "sizes": sizes, "values": list(before.values()),
                    "cases": requests + [{"state": states["partial"], "strict": False}]}
@@ -310,8 +310,7 @@ def refuses(rng, kinds):
 def resume_training(rng, optimizer="adam", seed=0):
     """Train from secret values on secret batches, checkpoint, train on; new objects resumed from the checkpoint must
     agree bit for bit (as in the kernel's check), and the uninterrupted run must be the judge's own training."""
-    spec_key = optimizer
-    cls, settings, label = rules.OPTIMIZER_SPECS[spec_key]
+    cls, settings, label = rules.OPTIMIZER_SPECS[optimizer]
     sizes = net_sizes(rng)
     values, clone_values = net_values(rng, sizes), net_values(rng, sizes)
     data = [(secret(rng, (8, sizes[0])), rng.integers(0, sizes[2], 8)) for _ in range(7)]

@@ -104,7 +104,7 @@ ALL_COURSE_METHODS = ("named_state", "state_dict", "load_state_dict", "optimizer
 
 # ── stand-in models holding the judge's values ──
 
-def tree_model(namespace, variant, values):
+def persist_tree(namespace, variant, values):
     """probe_model's tree of stand-in modules, its holders made from the judge's arrays in expected order."""
     Tensor, Module, Parameter = namespace["Tensor"], namespace["Module"], namespace["Parameter"]
     pool = iter(values)
@@ -164,28 +164,28 @@ def tree_model(namespace, variant, values):
     return model, holders
 
 
-def small_net(namespace, sizes, seed):
+def persist_net(namespace, sizes, seed):
     """Linear → BatchNorm1d → ReLU → Linear of the judge's sizes, as `checks/persistence.small_net`."""
     a, b, c = sizes
     return namespace["Sequential"](namespace["Linear"](a, b, seed=seed), namespace["BatchNorm1d"](b),
                                    namespace["ReLU"](), namespace["Linear"](b, c, seed=seed + 1))
 
 
-def set_holders(model, namespace, values):
+def persist_set(model, namespace, values):
     """The judge's arrays into the model's holders, in the course's order, in place."""
     for (_, holder), value in zip(ref_named_state(model, namespace["Module"], namespace["Tensor"]), values):
         ref_values(holder)[...] = value
 
 
-def holder_arrays(model, namespace):
+def persist_arrays(model, namespace):
     return [npy(ref_values(h)) for _, h in ref_named_state(model, namespace["Module"], namespace["Tensor"])]
 
 
-def make_optimizer(namespace, spec, params):
+def persist_optimizer_of(namespace, spec, params):
     return namespace[spec["class"]](params, **spec["settings"])
 
 
-def state_report(state):
+def persist_state_report(state):
     """A state dict as data: its type, and each entry's key, type name and array (ndarrays only)."""
     if not isinstance(state, dict):
         return {"type_name": type(state).__name__, "entries": None}
@@ -196,7 +196,7 @@ def state_report(state):
     return {"type_name": "dict", "entries": entries}
 
 
-def raised(fn, *args, **kwargs):
+def persist_raised(fn, *args, **kwargs):
     """None when the call returned, else the exception as data (its type name and the kinds it is)."""
     try:
         quietly(lambda: fn(*args, **kwargs))
@@ -212,7 +212,7 @@ def persist_named_state(request, namespace):
     """named_state() of a tree of stand-in modules holding the judge's arrays: names, values, and which holder."""
     Tensor = namespace["Tensor"]
     try:
-        model, holders = tree_model(namespace, request["variant"], request["values"])
+        model, holders = persist_tree(namespace, request["variant"], request["values"])
         got = quietly(model.named_state)
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
@@ -231,15 +231,15 @@ def persist_state_dict(request, namespace):
     Module, Tensor = namespace["Module"], namespace["Tensor"]
     with course_state_methods(namespace, "named_state"):
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            set_holders(model, namespace, request["values"])
+            model = persist_net(namespace, request["sizes"], 0)
+            persist_set(model, namespace, request["values"])
             got = quietly(model.state_dict)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
-        first = state_report(got)
+        first = persist_state_report(got)
         for _, holder in ref_named_state(model, Module, Tensor):
             ref_values(holder)[...] += 1.0
-    return {"state": first, "after": state_report(got)}
+    return {"state": first, "after": persist_state_report(got)}
 
 
 def persist_load_values(request, namespace):
@@ -247,34 +247,34 @@ def persist_load_values(request, namespace):
     Module, Tensor = namespace["Module"], namespace["Tensor"]
     with course_state_methods(namespace, "named_state", "state_dict"):
         try:
-            target = small_net(namespace, request["sizes"], 5)
-            set_holders(target, namespace, request["values"])
+            target = persist_net(namespace, request["sizes"], 5)
+            persist_set(target, namespace, request["values"])
             objects = [h for _, h in ref_named_state(target, Module, Tensor)]
             params = target.parameters()
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
-        error = raised(target.load_state_dict, {k: v.copy() for k, v in request["state"].items()})
+        error = persist_raised(target.load_state_dict, {k: v.copy() for k, v in request["state"].items()})
         if error:
             return {"error": error}
         after = [h for _, h in ref_named_state(target, Module, Tensor)]
         same = len(after) == len(objects) and all(a is b for a, b in zip(after, objects)) \
             and all(a is b for a, b in zip(target.parameters(), params))
-        return {"holders": holder_arrays(target, namespace), "same": same}
+        return {"holders": persist_arrays(target, namespace), "same": same}
 
 
 def persist_load_errors(request, namespace):
     """load_state_dict on each of the judge's ill-fitting state dicts: what it raised, and the holders after."""
     with course_state_methods(namespace, "named_state", "state_dict"):
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            set_holders(model, namespace, request["values"])
+            model = persist_net(namespace, request["sizes"], 0)
+            persist_set(model, namespace, request["values"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         cases = []
         for case in request["cases"]:
             state = {k: v.copy() for k, v in case["state"].items()}
-            cases.append({"raised": raised(model.load_state_dict, state, strict=case["strict"]),
-                          "holders": holder_arrays(model, namespace)})
+            cases.append({"raised": persist_raised(model.load_state_dict, state, strict=case["strict"]),
+                          "holders": persist_arrays(model, namespace)})
         return {"cases": cases}
 
 
@@ -283,8 +283,8 @@ def persist_optimizer(request, namespace):
     again; then the student's load_state_dict of that dict into a fresh optimizer, whose state is reported."""
     with course_state_methods(namespace, "named_state", "state_dict", "load_state_dict"):
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            optimizer = make_optimizer(namespace, request["optimizer"], model.parameters())
+            model = persist_net(namespace, request["sizes"], 0)
+            optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
             ref_optimizer_load(optimizer, request["state"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
@@ -292,7 +292,7 @@ def persist_optimizer(request, namespace):
             state = quietly(optimizer.state_dict)
         except Exception as error:  # noqa: BLE001
             return {"state_error": error_report(error)}
-        reply = {"state": state_report(state), "ids": [str(id(p)) for p in optimizer.params]}
+        reply = {"state": persist_state_report(state), "ids": [str(id(p)) for p in optimizer.params]}
         if not isinstance(state, dict):
             return reply
         try:
@@ -302,10 +302,10 @@ def persist_optimizer(request, namespace):
                 quietly(optimizer.step)
         except Exception as error:  # noqa: BLE001
             return dict(reply, steps_error=error_report(error))
-        reply["after"] = state_report(state)
-        clone = small_net(namespace, request["sizes"], 9)
-        fresh = make_optimizer(namespace, request["optimizer"], clone.parameters())
-        error = raised(fresh.load_state_dict, state)
+        reply["after"] = persist_state_report(state)
+        clone = persist_net(namespace, request["sizes"], 9)
+        fresh = persist_optimizer_of(namespace, request["optimizer"], clone.parameters())
+        error = persist_raised(fresh.load_state_dict, state)
         if error:
             return dict(reply, load_error=error)
         try:
@@ -322,14 +322,14 @@ def persist_checkpoint(request, namespace):
     reply = {}
     with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, *ALL_COURSE_METHODS):
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            set_holders(model, namespace, request["values"])
-            optimizer = make_optimizer(namespace, request["optimizer"], model.parameters())
+            model = persist_net(namespace, request["sizes"], 0)
+            persist_set(model, namespace, request["values"])
+            optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
             ref_optimizer_load(optimizer, request["state"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         path = os.path.join(folder, request["name"])
-        reply["save"] = raised(save, path, model, optimizer)
+        reply["save"] = persist_raised(save, path, model, optimizer)
         if reply["save"]:
             return reply
         reply["exists"] = os.path.exists(path)
@@ -342,14 +342,14 @@ def persist_checkpoint(request, namespace):
         except Exception as error:  # noqa: BLE001
             reply["unreadable"] = str(error)[:300]
             return reply
-        clone = small_net(namespace, request["sizes"], 4)
-        fresh = make_optimizer(namespace, request["fresh"], clone.parameters())
-        reply["load"] = raised(load, path, clone, fresh)
+        clone = persist_net(namespace, request["sizes"], 4)
+        fresh = persist_optimizer_of(namespace, request["fresh"], clone.parameters())
+        reply["load"] = persist_raised(load, path, clone, fresh)
         if reply["load"]:
             return reply
-        reply["model"] = holder_arrays(clone, namespace)
+        reply["model"] = persist_arrays(clone, namespace)
         reply["loaded"] = {k: npy(v) for k, v in ref_optimizer_state(fresh).items() if v.dtype.kind in "biuf"}
-        reply["no_optimizer"] = raised(load, path, small_net(namespace, request["sizes"], 6))
+        reply["no_optimizer"] = persist_raised(load, path, persist_net(namespace, request["sizes"], 6))
     return reply
 
 
@@ -359,15 +359,15 @@ def persist_refuses(request, namespace):
     results = []
     with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, *ALL_COURSE_METHODS):
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            set_holders(model, namespace, request["values"])
+            model = persist_net(namespace, request["sizes"], 0)
+            persist_set(model, namespace, request["values"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         for name, data in zip(request["names"], request["contents"]):
             path = os.path.join(folder, name)
             with open(path, "wb") as f:
                 f.write(np.asarray(data, dtype=np.uint8).tobytes())
-            results.append({"raised": raised(load, path, model), "holders": holder_arrays(model, namespace)})
+            results.append({"raised": persist_raised(load, path, model), "holders": persist_arrays(model, namespace)})
     return {"results": results}
 
 
@@ -389,18 +389,18 @@ def persist_resume(request, namespace):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "resume.ckpt")
         try:
-            model = small_net(namespace, request["sizes"], 0)
-            set_holders(model, namespace, request["values"])
-            optimizer = make_optimizer(namespace, request["optimizer"], model.parameters())
+            model = persist_net(namespace, request["sizes"], 0)
+            persist_set(model, namespace, request["values"])
+            optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
             quietly(persist_train, namespace, model, optimizer, first)
             quietly(save, path, model, optimizer)
             quietly(persist_train, namespace, model, optimizer, second)
             model.eval()
             x = Tensor(second[0][0], requires_grad=False)
             original_out = np.array(quietly(model, x).data)
-            clone = small_net(namespace, request["sizes"], 42)
-            set_holders(clone, namespace, request["clone_values"])
-            resumed = make_optimizer(namespace, request["optimizer"], clone.parameters())
+            clone = persist_net(namespace, request["sizes"], 42)
+            persist_set(clone, namespace, request["clone_values"])
+            resumed = persist_optimizer_of(namespace, request["optimizer"], clone.parameters())
             quietly(load, path, clone, resumed)
             quietly(persist_train, namespace, clone, resumed, second)
             clone.eval()
@@ -408,6 +408,6 @@ def persist_resume(request, namespace):
             ours, theirs = quietly(model.state_dict), quietly(clone.state_dict)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
-    return {"original": state_report(ours), "resumed": state_report(theirs),
+    return {"original": persist_state_report(ours), "resumed": persist_state_report(theirs),
             "original_out": npy(original_out), "resumed_out": npy(resumed_out),
-            "holders": holder_arrays(model, namespace)}
+            "holders": persist_arrays(model, namespace)}
