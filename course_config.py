@@ -86,7 +86,7 @@ CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
 # Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
 # catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
-JUDGED_CHAPTERS = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch09", "ch10"]
+JUDGED_CHAPTERS = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
 # Notebook repair (autograder/grading/repair.py): a submitted cell longer than this is not run, a stub
 # saying why takes its place. The longest cell of any solution is under 4,000 characters.

@@ -125,3 +125,13 @@ def test_probe_model_names_are_unique(ns):
         _, expected = persistence.probe_model(ns, variant=variant)
         names = [name for name, _ in expected]
         assert len(names) == len(set(names))
+
+
+def test_the_judges_names_and_shapes_are_those_of_the_checks_models(ns):
+    """The judge builds the same stand-ins in the kernel from TREE_NAMES and net_shapes: they must not drift."""
+    for variant in ("flat", "nested"):
+        _, expected = persistence.probe_model(ns, variant=variant)
+        assert [name for name, _ in expected] == persistence.TREE_NAMES[variant]
+    walk = persistence.reference_named_state(persistence.small_net(ns, seed=0), ns["Module"], ns["Tensor"])
+    assert {name: persistence.values_of(h).shape for name, h in walk} == persistence.net_shapes((4, 6, 3))
+    assert [name for name, _ in walk] == list(persistence.net_shapes((4, 6, 3)))

@@ -796,6 +796,8 @@ FORGED = {
                                              "test_accuracy": "per-batch accuracies"}),
     "ch09": (17, CH09_WRONG, FORGE_CHECKER, {"test_evaluate": "(the mean loss per sample)",
                                              "test_keep_best": "no checkpoint file"}),
+    "ch08": (20, ["state_dict_aliases", "load_no_mark"], FORGE_CHECKER, {"test_state_dict": "is not a snapshot",
+                                                                          "test_checkpoint_refuses": "raised KeyError"}),
 }
 
 
@@ -889,3 +891,37 @@ def test_a_buffer_listed_as_a_parameter_is_named_by_its_secret_values(solved_ch0
     assert not judgement.passed and "the list holds a plain Tensor (a buffer)" in judgement.message, judgement.message
     in_kernel = Checker(solved_ch04, verbose=False).module("parameters")
     assert in_kernel.message.split(";")[0] == judgement.message.split(";")[0]
+
+# ── chapter 8 in process: the catalogue's cells, and the judge's own training behind resume_training ──
+
+CH08 = "ch08"
+CH08_MISTAKES = submissions.load_catalog(Course(ROOT), Course(ROOT).chapter(CH08)).MISTAKES
+
+
+@pytest.mark.parametrize("mistake", CH08_MISTAKES, ids=lambda m: m.name)
+def test_a_wrong_persistence_answer_loses_exactly_its_cells_to_the_judge_in_process(mistake):
+    judge = Judge.from_source(ROOT / "source" / CH08 / "persistence.ipynb", secret=2026)
+    run_probe = in_process(solved_with(CH08, mistake.name))
+    lost_cells = {g for g in judge.judged_cells if not judge.judge_cell(g, run_probe).passed}
+    assert lost_cells == set(mistake.loses)
+
+
+def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_training():
+    """A kernel whose Adam steps 5 % too far resumes bit for bit, and still fails: the judge trained it too."""
+    from solved_code import notebook_namespace
+    namespace = notebook_namespace(CH08, None, training=False)
+    judge = Judge.from_source(ROOT / "source" / CH08 / "persistence.ipynb", secret=5)
+    assert judge.judge_cell("test_resume_training", in_process(namespace)).passed
+    adam_step = namespace["Adam"].step
+
+    def longer_step(self):
+        self.lr *= 1.05
+        adam_step(self)
+        self.lr /= 1.05
+
+    namespace["Adam"].step = longer_step
+    try:
+        judgement = judge.judge_cell("test_resume_training", in_process(namespace))
+    finally:
+        namespace["Adam"].step = adam_step
+    assert not judgement.passed and "the judge's own training" in judgement.message, judgement.message
