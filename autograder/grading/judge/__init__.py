@@ -15,11 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-<<<<<<< HEAD
-from . import data, engine, layers, module_tree, nn, operators, ops, optim, scalar, tensor, trainer, training
-=======
-from . import data, engine, layers, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
->>>>>>> ch08
+from . import data, engine, layers, module_tree, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -70,17 +66,14 @@ JUDGED_CHECKS = {
     "evaluate": trainer.evaluate,
     "keep_best": trainer.keep_best,
     "fit": trainer.fit,
-<<<<<<< HEAD
     "module": module_tree.module,
     "sequential": module_tree.sequential,
-=======
     "named_state": persistence.named_state,
     "state_dict": persistence.state_dict,
     "load_state_dict": persistence.load_state_dict,
     "optimizer_state": persistence.optimizer_state,
     "checkpoint": persistence.checkpoint,
     "resume_training": persistence.resume_training,
->>>>>>> ch08
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.

@@ -35,14 +35,11 @@ def serve(request_json, namespace):
                    "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
                    "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
                    "trainer_fit": trainer_fit,
-<<<<<<< HEAD
-                   "module_tree": module_tree, "sequential": sequential}[request["kind"]]
-=======
+                   "module_tree": module_tree, "sequential": sequential,
                    "persist_named_state": persist_named_state, "persist_state_dict": persist_state_dict,
                    "persist_load_values": persist_load_values, "persist_load_errors": persist_load_errors,
                    "persist_optimizer": persist_optimizer, "persist_checkpoint": persist_checkpoint,
                    "persist_refuses": persist_refuses, "persist_resume": persist_resume}[request["kind"]]
->>>>>>> ch08
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
