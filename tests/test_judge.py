@@ -830,6 +830,7 @@ def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(forged_run, 
 
 
 ENGINE_MISTAKES = ["engine_preorder_topo", "engine_grads_to_constants", "engine_grad_aliases", "engine_overwrites",
+                   "engine_grad_not_accumulated",
                    "engine_not_reversed"]
 
 

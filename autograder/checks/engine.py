@@ -107,12 +107,12 @@ def values(rng, shape, low=-2.0, high=2.0):
 # ── the graphs: each returns (title, Graph, hint) ────────────────────────────────────────────────
 
 def product(rng):
-    """c = a * b, and d = a * k with a constant k, which must get no gradient."""
-    g = Graph([values(rng, (2, 2)), values(rng, (2, 2)), values(rng, (2, 2))], constants=[2])
-    g.calls = [(g.add("times", 0, 1), None), (g.add("times", 0, 2), None)]
-    g.report, g.names = [0, 1, 2], ["a", "b", "k (a constant)"]
-    return ("two inputs: c = a * b, so a.grad = b and b.grad = a; then d = a * k with a constant k "
-            "(requires_grad=False): a.grad gains k, k.grad stays None"), g, \
+    """c = a * b; and, on their own leaves, d = m * k with a constant k, which must get no gradient."""
+    g = Graph([values(rng, (2, 2)) for _ in range(4)], constants=[3])
+    g.calls = [(g.add("times", 0, 1), None), (g.add("times", 2, 3), None)]
+    g.report, g.names = [0, 1, 2, 3], ["a", "b", "m", "k (a constant)"]
+    return ("two inputs: c = a * b, so a.grad = b and b.grad = a; and d = m * k with a constant k "
+            "(requires_grad=False), so m.grad = k and k.grad stays None"), g, \
         "an op's backward returns one gradient per input, in the order of node._inputs; each belongs to its own input."
 
 
