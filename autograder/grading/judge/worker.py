@@ -34,7 +34,8 @@ def serve(request_json, namespace):
                    "tensor_conversions": tensor_conversions,
                    "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
                    "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
-                   "trainer_fit": trainer_fit}[request["kind"]]
+                   "trainer_fit": trainer_fit,
+                   "model_walk": model_walk, "model_predict": model_predict}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
