@@ -18,7 +18,7 @@ from autograder.checks import Checker
 from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
 from autograder.checks.engine import GRAPHS, expected_grads
-from autograder.grading.judge.plan import OpSpec, plan_notebook
+from autograder.grading.judge.plan import NotebookName, OpSpec, plan_notebook
 from autograder.grading.judge.probes import PROBE_MIME, SERVE_NAME, ProbeFailure, encode, reply_from_outputs, returned
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.nbgrader_cli import run_nbgrader
@@ -559,24 +559,30 @@ def judged_ch10(tmp_path_factory):
 
 
 def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_ch10):
-    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate); the cells the
-    kernel decides (check.vectorized, the capstone) keep the forged verdict: docs/judge.md says why."""
+    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate); check.vectorized, which
+    the kernel decides, keeps the forged verdict (docs/judge.md says why). The forged check.capstone trained
+    nothing, and the judge finds no trained model in the kernel."""
     course, scores = judged_ch10
-    assert lost(scores["forged-checker"]) == {"test_conv_backward"}
-    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 4
+    assert lost(scores["forged-checker"]) == {"test_conv_backward", "test_capstone_cnn"}
+    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 4 - 7
     errors = judge_errors(course, CH10, "forged-checker", "test_conv_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
     assert "Conv(2, 0).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
+    errors = judge_errors(course, CH10, "forged-checker", "test_capstone_cnn")
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME] and "no model trained" in errors[0].evalue
 
 
 def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(judged_ch10):
-    _, scores = judged_ch10
+    """The capstone cell is judged (the plan) and the right CNN passes it: the judge's own forward."""
+    course, scores = judged_ch10
     assert total(scores["perfect"]) == CH10_FULL_MARKS and lost(scores["perfect"]) == set()
+    assert not plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)["test_capstone_cnn"].unjudged
+    assert judge_errors(course, CH10, "perfect", "test_capstone_cnn") == []
 
 
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
     plans = plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)
-    assert {g for g, p in plans.items() if p.unjudged} == {"test_conv_vectorized", "test_capstone_cnn"}
+    assert {g for g, p in plans.items() if p.unjudged} == {"test_conv_vectorized"}
     hidden = plans["test_conv_backward"].calls[-1]
     assert hidden.args[0] == OpSpec("Conv", (1, 2)) and hidden.kwargs["isolate"] == ["Flip", "Dilate"]
     assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward"] * 4   # vectorized: the kernel's
@@ -722,12 +728,15 @@ def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistak
 # ── chapter 7: initializers by their statistics, train_epoch and accuracy on secret batches ──
 
 CH07 = "ch07"
-CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average"]
+# the last one breaks training (train_epoch returns after one batch): the judge measures the model itself
+CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average", "train_epoch_returns_early"]
 
 
-def test_chapter_7_plan_leaves_only_the_trained_model_to_the_kernel():
+def test_every_chapter_7_grade_cell_is_judged_and_the_model_is_a_notebook_name():
     plans = plan_notebook(source_notebook(CH07), JUDGED_CHECKS, KERNEL_DECIDES)
-    assert {g for g, p in plans.items() if p.unjudged} == {"test_mnist_training"}
+    assert {g for g, p in plans.items() if p.unjudged} == set()
+    call = plans["test_mnist_training"].calls[0]
+    assert call.args == (NotebookName("model"), NotebookName("test_loader")) and call.kwargs == {"minimum": 0.9}
 
 
 def test_the_judges_gains_are_the_notebooks():
@@ -760,9 +769,9 @@ CH09 = "ch09"
 CH09_WRONG = ["evaluate_mean_of_means", "keep_best_no_file"]
 
 
-def test_chapter_9_plan_leaves_only_the_capstone_to_the_kernel():
+def test_every_chapter_9_grade_cell_is_judged():
     plans = plan_notebook(source_notebook(CH09), JUDGED_CHECKS, KERNEL_DECIDES)
-    assert {g for g, p in plans.items() if p.unjudged} == {"test_capstone_mlp"}
+    assert {g for g, p in plans.items() if p.unjudged} == set()
 
 
 def solved_with(chapter_id, mistake_name):
@@ -793,9 +802,13 @@ FORGED = {
     "ch02": (11, ["constructor_fixed_float32"], FORGE_VERDICT, {"test_constructor": "expected float64"}),
     "ch06": (25, ["crop_off_by_one"], FORGE_CHECKER, {"test_random_crop": "never came up"}),
     "ch07": (15, CH07_WRONG, FORGE_CHECKER, {"test_kaiming_uniform": "times too small",
-                                             "test_accuracy": "per-batch accuracies"}),
+                                             "test_accuracy": "per-batch accuracies",
+                                             "test_train_epoch": "expected once per batch",
+                                             "test_mnist_training": "of the held-out digits right; at least 90%"}),
+    # the forged check.capstone trains nothing: the judge finds no trained model in the kernel
     "ch09": (17, CH09_WRONG, FORGE_CHECKER, {"test_evaluate": "(the mean loss per sample)",
-                                             "test_keep_best": "no checkpoint file"}),
+                                             "test_keep_best": "no checkpoint file",
+                                             "test_capstone_mlp": "no model trained by this cell's check"}),
     "ch08": (20, ["state_dict_aliases", "load_no_mark"], FORGE_CHECKER, {"test_state_dict": "is not a snapshot",
                                                                           "test_checkpoint_refuses": "raised KeyError"}),
 }
@@ -926,3 +939,145 @@ def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_tra
     finally:
         namespace["Adam"].step = adam_step
     assert not judgement.passed and "the judge's own training" in judgement.message, judgement.message
+
+# ── the trained models (chapters 7, 9, 10): the judge's own forward on the weights the kernel reports ──
+
+def trained_briefly(namespace, model, image_shape, digits=2000):
+    """`model` after one epoch of the capstone recipe on the first `digits` training digits: weights with the
+    near-ties of a real model, in seconds."""
+    from autograder.checks import capstone as course
+    from autograder.checks.fitting import quiet
+    x, y = course.mnist("train", image_shape)
+    loader = namespace["DataLoader"](namespace["ArrayDataset"](x[:digits], y[:digits]), batch_size=64, shuffle=True, seed=0)
+    trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["Adam"](model.parameters(), lr=0.002))
+    quiet(trainer.fit, loader, None, 1)
+    return model
+
+
+def walked(namespace, where):
+    """The judge's forward of the model the worker reports, run in process."""
+    from autograder.grading.judge import Kernel, capstone
+    from autograder.grading.judge.forward import model_from_record
+    from autograder.grading.judge.probes import decode_array
+    [reply] = Kernel(in_process(namespace), {}).ask_all([{"kind": "model_walk", "where": where,
+                                                          "max_array": capstone.MAX_ARRAY, "max_total": capstone.MAX_TOTAL}])
+    return model_from_record(reply["model"], decode_array)
+
+
+@pytest.fixture(scope="module")
+def capstone_ch09():
+    """Chapter 9's namespace and the solution's MLP, briefly trained (the capstone's own 10 s training is the
+    autograde's, in the forged runs): (namespace, model)."""
+    from solved_code import notebook_namespace
+    namespace = notebook_namespace(CH09, training=False)
+    return namespace, trained_briefly(namespace, namespace["build_mlp"](), (784,))
+
+
+def norms_model(ns):
+    """Every layer the judge knows, nested Sequentials included, for a flattened digit."""
+    return ns["Sequential"](ns["Linear"](784, 64, seed=1), ns["BatchNorm1d"](64), ns["ReLU"](), ns["Dropout"](0.2, seed=2),
+                            ns["Sequential"](ns["Linear"](64, 32, seed=3), ns["LayerNorm1d"](32), ns["Tanh"]()),
+                            ns["Identity"](), ns["Linear"](32, 16, bias=False, seed=4), ns["Sigmoid"](),
+                            ns["Flatten"](), ns["Linear"](16, 10, seed=5))
+
+
+@pytest.mark.parametrize("kind", ["mlp", "norms", "cnn"])
+def test_the_judges_forward_agrees_with_the_course_on_trained_weights(capstone_ch09, kind):
+    """Same weights, same logits (float32 rounding apart) and the same count of right digits, to the digit, as the
+    course's held_out_accuracy: the solution's MLP, a model of every known layer (batch norm's running statistics
+    included) and the solution's CNN (ch10's Conv2d, MaxPool2d), each briefly trained."""
+    from autograder.checks import capstone as course
+    from solved_code import notebook_namespace
+    if kind == "mlp":
+        (namespace, model), shape = capstone_ch09, (784,)
+    elif kind == "norms":
+        namespace = capstone_ch09[0]
+        model, shape = trained_briefly(namespace, norms_model(namespace), (784,)), (784,)
+    else:
+        namespace = notebook_namespace(CH10, training=False)
+        model, shape = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 1000), (1, 28, 28)
+    namespace["model_under_test"] = model
+    forward = walked(namespace, {"global": "model_under_test"})
+    x, y = course.mnist("test", shape)
+    theirs = np.asarray(model.eval()(namespace["Tensor"](x[:500], requires_grad=False)).data)
+    ours = forward(x[:500])
+    assert ours.dtype == np.float32 and np.allclose(ours, theirs, rtol=1e-4, atol=1e-4)
+    predicted = np.concatenate([forward(x[i:i + 500]).argmax(axis=1) for i in range(0, len(x), 500)])
+    assert np.mean(predicted == y) == course.held_out_accuracy(namespace, model, x, y)
+
+
+def test_the_capstone_is_judged_on_the_model_its_check_trained(capstone_ch09):
+    """The model in the check's slot is measured by the judge: the course's verdict on the course's own count, to
+    the digit; an untrained model there (a forger's) fails; an empty slot (the check never ran) fails too."""
+    from autograder.checks import capstone as course
+    namespace, model = capstone_ch09
+    judge = Judge.from_source(ROOT / "source" / CH09 / "trainer.ipynb")
+    x, y = course.mnist("test", (784,))
+    saved = dict(course.TRAINED)
+    try:
+        course.TRAINED["mlp"] = {"model": model, "seconds": 1.0}
+        judgement = judge.judge_cell("test_capstone_mlp", in_process(namespace))
+        expected = course.capstone_verdict("mlp", course.held_out_accuracy(namespace, model, x, y))
+        assert not expected.passed          # briefly trained: below 95%, so the message, numbers and all, is compared
+        assert judgement.judged and not judgement.passed and judgement.message == expected.message, judgement.message
+        course.TRAINED["mlp"] = {"model": namespace["build_mlp"]()}
+        judgement = judge.judge_cell("test_capstone_mlp", in_process(namespace))
+        assert not judgement.passed and "of the 10,000 test digits right after training; the capstone asks for 95%" \
+            in judgement.message and "secret order" not in judgement.message, judgement.message
+        course.TRAINED.clear()
+        judgement = judge.judge_cell("test_capstone_mlp", in_process(namespace))
+        assert not judgement.passed and "no model trained by this cell's check" in judgement.message
+    finally:
+        course.TRAINED.clear()
+        course.TRAINED.update(saved)
+
+
+def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_order(capstone_ch09, caplog):
+    """A custom Module (a trained MLP inside) is counted the weaker way, to the same accuracy, and says so;
+    a model that answers the public test labels in their public order fails: the judge sent the digits shuffled."""
+    from autograder.checks import capstone as course
+    from autograder.checks.training import trained_model_verdict
+    namespace = dict(capstone_ch09[0])
+    Module, Tensor = namespace["Module"], namespace["Tensor"]
+    _, labels = course.mnist_pixels("test")
+
+    class Wrapped(Module):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)
+
+    class PublicLabels(Module):
+        seen = 0
+
+        def forward(self, x):
+            n = x.shape[0]
+            out = np.eye(10, dtype=np.float32)[labels[PublicLabels.seen:PublicLabels.seen + n]]
+            PublicLabels.seen += n
+            return Tensor(out, requires_grad=False)
+
+    judge = Judge.from_source(ROOT / "source" / CH07 / "init.ipynb")
+    namespace["model"] = Wrapped(capstone_ch09[1])
+    x, y = course.mnist("test", (784,))
+    expected = trained_model_verdict(course.held_out_accuracy(namespace, capstone_ch09[1], x, y), 0.9, 10_000)
+    judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
+    assert not expected.passed          # briefly trained: below 90%, so the message, numbers and all, is compared
+    assert not judgement.passed and judgement.message.startswith(expected.message + "\n")
+    assert "in a secret order" in judgement.message and "a weaker proof" in judgement.message
+    assert "a weaker proof" in caplog.text and "Wrapped" in caplog.text
+    namespace["model"] = PublicLabels()
+    judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
+    assert not judgement.passed and "secret order" in judgement.message, judgement.message
+
+
+def test_chapter_7s_model_is_the_notebooks_global(capstone_ch09):
+    """trained_model(model, ...): the notebook's `model`, measured by the judge; none there: the course's message."""
+    namespace = dict(capstone_ch09[0])
+    judge = Judge.from_source(ROOT / "source" / CH07 / "init.ipynb")
+    namespace["model"] = namespace["build_mlp"]()
+    judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
+    assert not judgement.passed and "of the held-out digits right; at least 90%" in judgement.message
+    del namespace["model"]
+    judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
+    assert not judgement.passed and "there is no trained model" in judgement.message

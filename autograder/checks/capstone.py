@@ -21,6 +21,11 @@ CNN_ACCURACY = 0.97
 
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
+# The model the last check_capstone trained, per kind, with its training time: the judge asks the kernel
+# for it after the cell (judge/capstone.py), so the model is trained once. A forged slot gains nothing:
+# the judge measures whatever model it finds there on the test digits itself.
+TRAINED = {}
+
 
 @dataclass(frozen=True)
 class Recipe:
@@ -39,8 +44,8 @@ RECIPES = {
 }
 
 
-def mnist(split, image_shape):
-    """Normalized float32 images in `image_shape` and int64 labels, read from the IDX files with NumPy."""
+def mnist_pixels(split):
+    """The split's uint8 images (N, 28, 28) and uint8 labels, read from the IDX files with NumPy."""
     import gzip
 
     def read(path):
@@ -51,10 +56,25 @@ def mnist(split, image_shape):
         return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
 
     images_path, labels_path = mnist_files(split)
-    images = read(images_path).astype(np.float32)
-    images *= np.float32(1 / (255.0 * MNIST_STD))
-    images -= np.float32(MNIST_MEAN / MNIST_STD)
-    return images.reshape((len(images),) + tuple(image_shape)), read(labels_path).astype(np.int64)
+    return read(images_path), read(labels_path)
+
+
+# normalized = pixels * SCALE - SHIFT, in float32: (pixels / 255 - mean) / std in two roundings
+SCALE, SHIFT = 1 / (255.0 * MNIST_STD), MNIST_MEAN / MNIST_STD
+
+
+def normalized(pixels, image_shape):
+    """uint8 images as the models see them: float32, normalized, in `image_shape`."""
+    images = pixels.astype(np.float32)
+    images *= np.float32(SCALE)
+    images -= np.float32(SHIFT)
+    return images.reshape((len(images),) + tuple(image_shape))
+
+
+def mnist(split, image_shape):
+    """Normalized float32 images in `image_shape` and int64 labels, read from the IDX files with NumPy."""
+    pixels, labels = mnist_pixels(split)
+    return normalized(pixels, image_shape), labels.astype(np.int64)
 
 
 def held_out_accuracy(ns, model, images, labels, batch_size=500):
@@ -72,6 +92,7 @@ def held_out_accuracy(ns, model, images, labels, batch_size=500):
 def check_capstone(ns, kind, build):
     recipe = RECIPES[kind]
     label = f"the {recipe.name} capstone"
+    TRAINED.pop(kind, None)
     try:
         model = run_quietly(build)
     except Exception as error:  # noqa: BLE001
@@ -103,11 +124,27 @@ def check_capstone(ns, kind, build):
     except Exception as error:  # noqa: BLE001
         return failed(f"{label}: training raised an error.\n  " + describe_exception("Trainer", "fit", error))
     seconds = time.perf_counter() - start
+    TRAINED[kind] = {"model": model, "seconds": seconds}
     accuracy = run_quietly(held_out_accuracy, ns, model, test_x, test_y)
+    return capstone_verdict(kind, accuracy, seconds)
+
+
+def no_trained_capstone(kind):
+    """The judge's verdict when the kernel holds no model trained by check_capstone (the check never ran)."""
+    return failed(f"the {RECIPES[kind].name} capstone: there is no model trained by this cell's check in the kernel.\n"
+                  f"  Hint: the cell itself trains the model your build_{kind}() returns; run it as it is.")
+
+
+def capstone_verdict(kind, accuracy, seconds=None):
+    """The verdict on the held-out `accuracy` of the trained model (the kernel's check and the judge both
+    give it); `seconds`, the training time, when known."""
+    recipe = RECIPES[kind]
+    label = f"the {recipe.name} capstone"
     if not accuracy >= recipe.threshold:
+        took = "" if seconds is None else f" (Training took {seconds:.0f} s.)"
         return failed(
             f"{label}: {accuracy:.2%} of the 10,000 test digits right after training; the capstone asks for "
-            f"{recipe.threshold:.0%}. (Training took {seconds:.0f} s.)\n"
+            f"{recipe.threshold:.0%}.{took}\n"
             f"  Recipe: {recipe.epochs} epoch over 60,000 digits, batches of {recipe.batch_size}, Adam(lr={recipe.lr}).\n"
             "  Hint: about 10% means nothing was learned (a gradient that does not flow: check the layers' "
             "backward); a few points short means the model is too small or badly initialized.")

@@ -209,16 +209,24 @@ def held_out_accuracy(model, loader):
     return right / total
 
 
+NO_TRAINED_MODEL = "there is no trained model: run the training cell above first (and fix any error it shows)."
+
+
 def check_trained_model(model, loader, minimum):
     if model is None:
-        return failed("there is no trained model: run the training cell above first (and fix any error it shows).")
+        return failed(NO_TRAINED_MODEL)
     try:
         score = run_quietly(held_out_accuracy, model, loader)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("model", "forward", error) + "\n  while measuring the held-out accuracy.")
+    return trained_model_verdict(score, minimum, len(loader.dataset) if hasattr(loader, "dataset") else "")
+
+
+def trained_model_verdict(score, minimum, count):
+    """The verdict on a trained model's held-out accuracy `score` over `count` digits (the kernel's check
+    and the judge both give it)."""
     if score < minimum:
         return failed(f"the trained model classifies {score:.1%} of the held-out digits right; at least {minimum:.0%} "
                       "expected. A model that learned nothing scores about 10%.\n  Hint: look at the loss curve: if the "
                       "loss did not fall, check train_epoch (does it call train_step on every batch?).")
-    return passed(f"✔ the trained model classifies {score:.1%} of the {len(loader.dataset) if hasattr(loader, 'dataset') else ''} "
-                  "held-out digits right")
+    return passed(f"✔ the trained model classifies {score:.1%} of the {count} held-out digits right")

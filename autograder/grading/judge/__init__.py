@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 
 from ...verdict import failed
-from . import data, engine, layers, module_tree, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
+from . import capstone, data, engine, layers, module_tree, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -74,13 +74,13 @@ JUDGED_CHECKS = {
     "optimizer_state": persistence.optimizer_state,
     "checkpoint": persistence.checkpoint,
     "resume_training": persistence.resume_training,
+    "trained_model": capstone.trained_model,
+    "capstone": capstone.capstone,
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
 KERNEL_DECIDES = {
     "vectorized": "counts the Python lines the kernel runs (sys.settrace): a count only the kernel can report",
-    "capstone": "the network trains and classifies in the kernel; with public test labels, reported logits prove nothing",
-    "trained_model": "the model trained on MNIST in the kernel; with public test labels, reported logits prove nothing",
 }
 
 

@@ -5,6 +5,7 @@ whose arguments are evaluated here, in the grader: op constructors become `OpSpe
 judge never holds a student's object), lambdas and NumPy functions are trusted expected functions.
 """
 import ast
+import builtins
 import inspect
 from dataclasses import dataclass, field
 
@@ -29,6 +30,14 @@ class OpSpec:
 
     def request(self):
         return {"name": self.name, "args": tuple(self.args), "kwargs": dict(self.kwargs)}
+
+
+@dataclass(frozen=True)
+class NotebookName:
+    """A notebook global passed to a check by name, `check.trained_model(model, ...)`: only the kernel holds
+    its value, so the judge can only ask the kernel about it, by this name."""
+
+    name: str
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,14 @@ def evaluate(node, names=None):
                 _OpConstructors(names or {}))
 
 
+def argument(node, names, bound):
+    """A check's argument: a bare name the cell never binds is a NotebookName; anything else is `evaluate`d."""
+    if isinstance(node, ast.Name) and node.id not in bound and node.id not in ("np", "slow") \
+            and node.id[:1].islower() and not hasattr(builtins, node.id):
+        return NotebookName(node.id)
+    return evaluate(node, names)
+
+
 def literal_names(tree, line):
     """The names the cell binds to a literal (`helpers = ["Flip", "Dilate"]`) before `line`; a name
     bound to anything else is forgotten, so a call never sees a value the kernel would not."""
@@ -132,6 +149,7 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
         nodes = check_calls(source)
         tree = ast.parse(source)
         loops = comprehension_bindings(tree)
+        bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     except SyntaxError as error:
         return GradeCellPlan(grade_id, [], unjudged=f"the source cell does not parse ({error})")
     calls, left = [], []
@@ -145,8 +163,8 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
         for binding in loops.get((node.lineno, node.col_offset), [{}]):
             try:
                 names = {**literal_names(tree, node.lineno), **binding}
-                args = tuple(evaluate(a, names) for a in node.args)
-                kwargs = {k.arg: evaluate(k.value, names) for k in node.keywords}
+                args = tuple(argument(a, names, bound) for a in node.args)
+                kwargs = {k.arg: argument(k.value, names, bound) for k in node.keywords}
                 inspect.signature(judged[name]).bind(None, *args, **kwargs)
             except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
                 return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")

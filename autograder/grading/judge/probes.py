@@ -23,7 +23,8 @@ NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradien
 # requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
 # ops are built from (NumPy only).
 WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data.py", "worker_tensor.py",
-                "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py")
+                "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
+                "worker_capstone.py")
 WORKER_SOURCE = ("\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n")
 

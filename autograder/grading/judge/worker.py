@@ -39,7 +39,8 @@ def serve(request_json, namespace):
                    "persist_named_state": persist_named_state, "persist_state_dict": persist_state_dict,
                    "persist_load_values": persist_load_values, "persist_load_errors": persist_load_errors,
                    "persist_optimizer": persist_optimizer, "persist_checkpoint": persist_checkpoint,
-                   "persist_refuses": persist_refuses, "persist_resume": persist_resume}[request["kind"]]
+                   "persist_refuses": persist_refuses, "persist_resume": persist_resume,
+                   "model_walk": model_walk, "model_predict": model_predict}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)

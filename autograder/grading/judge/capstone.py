@@ -1,0 +1,95 @@
+"""Judge-side checks of the trained models (chapter 7's `trained_model`, the capstones of chapters 9 and 10).
+
+MNIST's test labels are public, so predictions the kernel reports prove nothing. The judge asks the kernel for
+the trained model's layers and weights as data and counts the held-out accuracy itself, with its own NumPy
+forward (`forward.py`) on the 10,000 test digits it reads. A model it cannot walk (a layer it does not know,
+arrays that do not fit the layer's configuration) is measured the weaker way: the kernel classifies the test
+images, sent in a secret order, and the judge counts the answers against its own labels; a lookup of the
+public test set defeats that, which the verdict's message and the log say.
+"""
+import base64
+import logging
+import zlib
+
+import numpy as np
+
+from ...checks import capstone as course
+from ...checks.training import NO_TRAINED_MODEL, trained_model_verdict
+from ...verdict import failed
+from .forward import NotWalkable, model_from_record
+from .probes import ProbeFailure, decode_array, returned
+
+log = logging.getLogger(__name__)
+
+MLP_SHAPE = (784,)            # chapter 7's test_loader: Normalize(0.1307, 0.3081), then FlattenImage
+BATCH_SIZE = 500              # as the course's held_out_accuracy
+MAX_ARRAY = 1_000_000         # probes.MAX_ARRAY_ELEMENTS: a larger array is measured the weaker way
+MAX_TOTAL = 6_000_000         # ~32 MB of base64 float32, within probes.MAX_REPLY_CHARS
+WEAKER = ("counted from the predictions your kernel returned for the test digits in a secret order, because the "
+          "judge could not rebuild your model from its layers ({why}); a weaker proof than the judge's own forward")
+
+
+def trained_model(rng, model, loader, minimum):
+    """check.trained_model(model, test_loader, minimum): chapter 7's notebook global `model`."""
+    where = {"global": model.name}
+    counted = yield from held_out(rng, where, MLP_SHAPE)
+    if counted is None:
+        return failed(NO_TRAINED_MODEL)
+    if isinstance(counted, str):
+        return failed(f"the trained model: {counted}")
+    accuracy, note = counted
+    return with_note(trained_model_verdict(accuracy, minimum, 10_000), note)
+
+
+def capstone(rng, kind, build):
+    """check.capstone(kind, build_KIND): the model the cell's check trained, which it left in its slot."""
+    recipe = course.RECIPES[kind]
+    counted = yield from held_out(rng, {"capstone": kind}, recipe.image_shape)
+    if counted is None:
+        return course.no_trained_capstone(kind)
+    if isinstance(counted, str):
+        return failed(f"the {recipe.name} capstone: {counted}")
+    accuracy, note = counted
+    return with_note(course.capstone_verdict(kind, accuracy), note)
+
+
+def held_out(rng, where, image_shape):
+    """(accuracy, note) of the kernel's trained model on the test digits; None when there is no model, a
+    message (str) when it cannot be measured. The note is empty unless the weaker count was used."""
+    walk = yield {"kind": "model_walk", "where": where, "max_array": MAX_ARRAY, "max_total": MAX_TOTAL}
+    if not walk.get("found"):
+        return None
+    pixels, labels = course.mnist_pixels("test")
+    try:
+        if "error" in walk:
+            raise NotWalkable(f"reading the model raised {returned(walk['error']).error_type}")
+        forward = model_from_record(walk.get("model"), decode_array)
+        images = course.normalized(pixels, image_shape)
+        predicted = np.concatenate([forward(images[start:start + BATCH_SIZE]).argmax(axis=1)
+                                    for start in range(0, len(images), BATCH_SIZE)])
+        return float(np.mean(predicted == labels)), ""
+    except NotWalkable as why:
+        log.warning("judge: the trained model is not walkable (%s): counting the kernel's predictions, a weaker proof", why)
+        reason = str(why)
+    order = rng.permutation(len(pixels))
+    reply = yield {"kind": "model_predict", "where": where, "shape": list(image_shape), "batch_size": BATCH_SIZE,
+                   "scale": course.SCALE, "shift": course.SHIFT,
+                   "pixels": base64.b64encode(zlib.compress(pixels[order].tobytes(), 6)).decode("ascii")}
+    if not reply.get("found"):
+        return None
+    if "error" in reply:
+        error = returned(reply["error"])
+        return f"the model raised {error.error_type} on the test digits: {error.message}"
+    if "logits_shape" in reply:
+        return f"the model returned logits of shape {tuple(reply['logits_shape'])} for a batch of test digits"
+    predicted = decode_array(reply.get("predicted"))
+    if predicted.shape != order.shape:
+        raise ProbeFailure(f"the kernel returned {predicted.size} predictions for {order.size} digits")
+    return float(np.mean(predicted == labels[order])), WEAKER.format(why=reason)
+
+
+def with_note(verdict, note):
+    """The verdict, its message followed by how the accuracy was counted when it was the weaker way."""
+    if note:
+        verdict.message = f"{verdict.message}\n  ({note}.)"
+    return verdict
