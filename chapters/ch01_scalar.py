@@ -37,7 +37,7 @@
 #   tests**: other inputs, other random seeds, and gradients compared with finite differences (you
 #   write finite differences yourself in section 1.5). Code that passes the visible checks for the
 #   right reason passes the hidden ones too; code tuned to the visible inputs does not.
-# * **Earlier chapters are provided.** From chapter 2 on, a notebook starts by loading a finished copy
+# * **Earlier chapters are provided.** From chapter 3 on, a notebook starts by loading a finished copy
 #   of what earlier chapters built, so a mistake in one chapter never costs points in the next.
 #
 # This chapter is worth 14 points.
@@ -385,8 +385,9 @@ assert verdict.passed, verdict.message
 # difference is $0.120601 / 0.01 = 12.0601$, six hundred times further off.
 #
 # $h$ cannot be tiny either: a float carries about 16 digits, and subtracting two nearly equal
-# values of $f$ loses most of them. With $h = 10^{-6}$ in double precision the two errors balance
-# at about $10^{-10}$.
+# values of $f$ loses most of them: that error grows like $10^{-16} / h$ while the other shrinks like
+# $h^2$. In double precision they balance near $h = 10^{-5}$, at about $10^{-10}$, and that is the
+# $h$ this course's checks use.
 #
 # For a function of several inputs, nudge **one input at a time**, leaving the others as they are:
 # that gives the partial derivative for that input. This is how the hidden tests check every

@@ -59,7 +59,10 @@ print("as float32:", x.astype(np.float32).dtype, "| one number:", np.array(2.5).
 # `float32` has about 7 and takes 4. Training never needs 16 digits (the gradient steps are far
 # noisier than that), while halving the memory doubles the model that fits, and graphics cards run
 # `float32` many times faster. So `float32` is babygrad's default, as in PyTorch, and `float64` is
-# there when you ask for it, for example to check gradients precisely.
+# there when you ask for it. Keep one thing in mind for chapter 3: an operation's result is made with
+# the default dtype, so `float64` survives only as far as the arrays you pass around yourself. That is
+# why the course's gradient checks call an op's `forward` directly, on `float64` arrays, rather than
+# going through tensors.
 #
 # **What a tensor holds.** Five fields, set by the constructor:
 #

@@ -312,6 +312,12 @@ assert verdict.passed, verdict.message
 # Write gradients with Tensor operations (`out_grad * b`, `out_grad / (node * 2)`) or wrap NumPy
 # results in a `Tensor(...)`: both are accepted, as long as `backward` returns Tensors.
 #
+# **Read the arguments, never write them.** `backward` must leave `out_grad`, the inputs and `node`
+# exactly as they were. `Add` hands the very same `out_grad` to both of its inputs, and other
+# operations' backwards read the same inputs and outputs again, so a change made in place (assigning
+# into `.data[...]`, or `*=` on an array) corrupts gradients somewhere else in the graph, silently.
+# The checks compare all three before and after your `backward`.
+#
 # **How your backward is checked.** For one input element $x_i$, nudge it both ways by a tiny $h$ and
 # call your `forward`:
 #
@@ -842,7 +848,7 @@ assert verdict.passed, verdict.message
 # $t(a) = \tanh a$ squeezes into $(-1, 1)$. With $\tanh = \sinh / \cosh$ and the quotient rule,
 # $t' = (\cosh^2 - \sinh^2) / \cosh^2 = 1 - t^2$: the output again.
 #
-# *Example.* $a = 0.5$: $t \approx 0.4621$ and $t' \approx 1 - 0.2135 = 0.7864$.
+# *Example.* $a = 0.5$: $t \approx 0.4621$, $t^2 \approx 0.2136$ and $t' \approx 1 - 0.2136 = 0.7864$.
 
 # %% solution id=tanh export
 class Tanh(Function):
@@ -1083,7 +1089,8 @@ assert verdict.passed, verdict.message
 # `BroadcastTo(shape)` stretches a tensor to a bigger shape by repeating it, the way NumPy lines
 # shapes up when you add a bias vector to every row of a batch. NumPy right-aligns the two shapes and
 # does two things: it **prepends** axes of size 1 until the input has as many axes as the target, then
-# it **stretches** every axis of size 1 to the target's size by copying. Here is an input of shape
+# it **stretches** every axis of size 1 to the target's size, as if the values were copied (NumPy
+# copies nothing: it returns a view that reads the same values again). Here is an input of shape
 # $(3, 1)$ broadcast to $(2, 3, 4)$, each element in its own colour:
 
 # %% provided
@@ -1375,9 +1382,9 @@ assert verdict.passed, verdict.message
 # **The order.** A node may pass its gradient on only once it has *all* of it. In a diamond,
 #
 # ```
-#        ┌──[×3]── c ──┐
-#   a ── b             ├──[+]── e          e = b + c = b + 3b,   de/db = 1 + 3 = 4
-#        └─────────────┘
+#              ┌──[×3]── c ──┐
+#   a ──[×2]── b             ├──[+]── e      b = 2a,  e = b + c = b + 3b,  de/db = 1 + 3 = 4
+#              └─────────────┘
 # ```
 #
 # `b` gets one share of its gradient from `e` directly and another through `c`; if `b` passed its

@@ -72,6 +72,16 @@ MISTAKES = [
             (Edit("backward", VISITED, "        else:"),
              Edit("backward", PUSH_PARENTS, "stack.extend((parent, False) for parent in node._prev)")),
             ("test_backward_reuse",)),
+    wrong("backward_preorder_topo", "appends each node when it is popped (pre-order), then reverses the list",
+          "backward", TOPO, '''    order, visited, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if node in visited:
+            continue
+        visited.add(node)
+        order.append(node)
+        stack.extend(node._prev)
+    return order[::-1]''', ["test_backward_reuse"]),
     wrong("backward_breadth_first", "breadth-first from the output: a node can run before all its users have",
           "backward", TOPO, '''    order, seen, queue = [], {root}, [root]
     while queue:

@@ -79,6 +79,15 @@ MISTAKES = [
     wrong("max_pool_backward_cropped", "returns the gradient of the cropped input: the wrong shape when H or W is "
           "not a multiple of k", "max_pool", "grad = np.zeros(a.shape, dtype=out_grad.data.dtype)",
           "grad = np.zeros(a.shape[:2] + (rows, cols), dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
+    wrong("max_pool_backward_marks_input", "marks each claimed maximum by writing -inf into the input", "max_pool",
+          "                is_max = unclaimed & (a[:, :, i:rows:k, j:cols:k] == out)\n"
+          "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)\n"
+          "                unclaimed &= ~is_max",
+          "                window = a[:, :, i:rows:k, j:cols:k]\n"
+          "                is_max = window == out\n"
+          "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)\n"
+          "                window[is_max] = -np.inf      # claimed: an equal value further on is not a maximum",
+          ["test_max_pool_backward"]),
     wrong("max_pool_backward_ones", "puts 1 at the maximum, forgetting out_grad", "max_pool", POOL_GRAD,
           "grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, 1.0, 0)", ["test_max_pool_backward", "test_capstone_cnn"]),
     # Layers
