@@ -167,8 +167,13 @@ def max_pool2d(layer):
     k = int(k)
 
     def forward(x):
-        n, c, rows, cols = x.shape[0], x.shape[1], x.shape[2] // k, x.shape[3] // k
-        return x[:, :, :rows * k, :cols * k].reshape(n, c, rows, k, cols, k).max(axis=(3, 5))
+        # the maximum of k·k strided views: a reduction over reshaped axes of a transposed array is ~20x slower
+        rows, cols = x.shape[2] // k * k, x.shape[3] // k * k
+        out = x[:, :, 0:rows:k, 0:cols:k].copy()
+        for i in range(k):
+            for j in range(k):
+                np.maximum(out, x[:, :, i:rows:k, j:cols:k], out=out)
+        return out
     return forward
 
 
