@@ -264,25 +264,6 @@ def engine(request, namespace):
     return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
 
 
-STANDINS = {
-    "Add": lambda: lambda a, b: a + b,
-    "Sub": lambda: lambda a, b: a - b,
-    "Mul": lambda: lambda a, b: a * b,
-    "Div": lambda: lambda a, b: a / b,
-    "Pow": lambda: lambda a, b: np.power(a, b),
-    "Negate": lambda: lambda a: -a,
-    "MatMul": lambda: lambda a, b: a @ b,
-    "AddScalar": lambda s: lambda a: a + s,
-    "MulScalar": lambda s: lambda a: a * s,
-    "DivScalar": lambda s: lambda a: a / s,
-    "PowerScalar": lambda s: lambda a: np.power(a, s),
-    "Reshape": lambda shape: lambda a: np.reshape(a, shape),
-    "Transpose": lambda axes=None: lambda a: np.swapaxes(a, -1, -2) if axes is None else np.transpose(a, axes),
-    "Summation": lambda axes=None: lambda a: np.sum(a, axis=axes),
-    "BroadcastTo": lambda shape: lambda a: np.broadcast_to(a, shape),
-}
-
-
 def make_standin(Function, name, make_forward):
     def __init__(self, *args, **kwargs):
         self._forward = make_forward(*args, **kwargs)
@@ -306,10 +287,12 @@ def reaches(result, leaf):
 
 
 def operators(request, namespace):
-    """Each operator expression on the judge's arrays, with the op classes swapped for known-right stand-ins."""
+    """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
+    (checks/course_ops.py, the stand-ins of the course's operators check)."""
     Tensor, Function = namespace["Tensor"], namespace["Function"]
-    saved = {name: namespace[name] for name in STANDINS if name in namespace}
-    standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
+    course = course_ops_module()
+    saved = {name: namespace[name] for name in course["FORWARDS"] if name in namespace}
+    standins = {name: course["standin"](Function, name) for name in course["FORWARDS"]}
     results = []
     namespace.update(standins)
     try:
@@ -324,6 +307,8 @@ def operators(request, namespace):
                             "standin": isinstance(getattr(result, "_op", None), tuple(standins.values())),
                             "reaches": reaches(result, a)})
     finally:
+        for name in standins:
+            namespace.pop(name, None)
         namespace.update(saved)
     return {"results": results}
 
@@ -450,12 +435,17 @@ COURSE_OPS_SOURCE = ""   # the text of autograder/checks/course_ops.py (NumPy on
 _COURSE_OPS = {}
 
 
+def course_ops_module():
+    """The course's own chapter-3 ops and operators (checks/course_ops.py), compiled once per kernel."""
+    if not _COURSE_OPS:
+        exec(compile(COURSE_OPS_SOURCE, PROBE_FILE, "exec"), _COURSE_OPS)
+    return _COURSE_OPS
+
+
 @contextlib.contextmanager
 def course_ops(namespace, keep):
     """The notebook's chapter-3 ops but `keep`, and the Tensor operators, as the course's (course_ops.swapped)."""
-    if not _COURSE_OPS:
-        exec(compile(COURSE_OPS_SOURCE, PROBE_FILE, "exec"), _COURSE_OPS)
-    with _COURSE_OPS["swapped"](namespace, keep):
+    with course_ops_module()["swapped"](namespace, keep):
         yield
 
 
