@@ -154,7 +154,9 @@ def __radd__(self, other):          # other + self, when other is a Python numbe
 #
 # `reshape`, `transpose`, `sum` and `broadcast_to` take the same arguments as `Reshape(shape)`,
 # `Transpose(axes=None)`, `Summation(axes=None)` and `BroadcastTo(shape)`. The check replaces
-# every operation with a stand-in that is known to be right, so it tests only your wiring.
+# every operation with a stand-in that is known to be right, so it tests only your wiring. It works
+# the other way round too: the checks of the operations below run with the course's own operators,
+# so a slip here never costs them points.
 
 # %% solution id=operators export
 @tensor_method
@@ -326,6 +328,12 @@ assert verdict.passed, verdict.message
 # where $g$ is the `out_grad`. This *central difference* is accurate to about $h^2$. The checks use
 # $h = 10^{-5}$ in float64, and two kinds of $g$: all ones, and random numbers (so a `backward` that
 # forgets to multiply by `out_grad` is caught). Your `backward`'s answer must agree element by element.
+#
+# **Each operation is graded on its own.** A `backward` written with Tensor operations (`out_grad * b`,
+# `1 - node`, `log(a)`, `.broadcast_to(...)`) calls other exercises. While an operation's checks run,
+# every *other* operation of this chapter, and the Tensor operators of section 3.3, are the course's
+# own versions, known to be right. So use any of them, even one you have not written yet: a mistake
+# in one exercise costs that exercise only.
 #
 # ## 3.5 Elementwise operations
 #
@@ -631,7 +639,8 @@ assert verdict.passed, verdict.message
 #
 # *Example.* $a = 2$, $b = 3$, `out_grad` $= 1$: $f = 8$, the gradients are $3 \cdot 2^2 = 12$ and
 # $8 \ln 2 \approx 5.545$. The second one needs $\ln a$: build it with `log(a)`, from the `Log`
-# you just wrote. The checks keep $a$ positive, where $\ln a$ exists.
+# you just wrote (the check of `Pow` uses the course's own `Log`, so a slip in yours costs `Log`
+# only). The checks keep $a$ positive, where $\ln a$ exists.
 
 # %% solution id=pow export
 class Pow(Function):
@@ -1031,6 +1040,11 @@ assert verdict.passed, verdict.message
 # ($(3,) \to (1, 3)$), then **broadcast** it to the input's shape ($(1, 3) \to (2, 3)$). For an input of
 # shape $(2, 3, 4)$ and `axes=(0, -1)`, `out_grad` has shape $(3,)$, goes to $(1, 3, 1)$, then to
 # $(2, 3, 4)$. Normalize negative axes with `axis % ndim`.
+#
+# The broadcast step is the next exercise, `BroadcastTo`, which you have not written yet. Use
+# `.broadcast_to(shape)` here anyway: while this check runs, the course's own `BroadcastTo` (and
+# `Reshape`) stand in for yours, so `Summation` is graded on its own whether yours is written or not.
+# Once you have written `BroadcastTo`, the two work together in your library.
 
 # %% solution id=summation export
 class Summation(Function):

@@ -191,6 +191,56 @@ def test_operators_check_catches_wrong_wiring_and_restores_the_ops(ns):
     assert Checker(ns, verbose=False).operators().passed
 
 
+def unwritten(ns, name):
+    """Op class `name` as a student has it before starting its exercise."""
+    def skeleton(self, *args):
+        raise NotImplementedError()
+    return type(name, (ns["Function"],), {"__init__": lambda self, *args: None, "forward": skeleton, "backward": skeleton})
+
+
+def wrong_forward(ns, name, forward):
+    return type(name, (ns[name],), {"forward": lambda self, *arrays: forward(*arrays)})
+
+
+def test_each_backward_is_graded_with_the_courses_other_ops(ns):
+    """Summation.backward calls broadcast_to, Pow.backward log, Sigmoid.backward `1 - node`: a helper that is
+    missing or wrong never costs the op under test, and the notebook's own helpers are back afterwards."""
+    Tensor = ns["Tensor"]
+    helpers = {"BroadcastTo": unwritten(ns, "BroadcastTo"), "Log": wrong_forward(ns, "Log", np.log10),
+               "Reshape": wrong_forward(ns, "Reshape", lambda a: a)}
+    patched = {**ns, **helpers}
+    methods = {name: Tensor.__dict__[name] for name in ("broadcast_to", "__rsub__", "reshape")}
+    Tensor.broadcast_to = unwritten(ns, "X").forward
+    Tensor.__rsub__ = lambda self, other: self - other
+    try:
+        check = Checker(patched, verbose=False)
+        for op, shapes, domains in [(ns["Summation"](0), [(2, 3)], "real"), (ns["Summation"]((0, -1)), [(2, 3, 4)], "real"),
+                                    (ns["Pow"](), [(2, 3), (2, 3)], ("positive", "real")),
+                                    (ns["Sigmoid"](), [(2, 3)], "real"), (ns["Tanh"](), [(2, 3)], "real")]:
+            verdict = check.backward(op, shapes, domains)
+            assert verdict.passed, verdict.message
+        assert not check.backward(patched["BroadcastTo"](), [(3,)]).passed      # its own exercise still fails
+        assert not check.backward(patched["Log"](), [(3,)], "positive").passed
+    finally:
+        for name, method in methods.items():
+            setattr(Tensor, name, method)
+    assert all(patched[name] is helper for name, helper in helpers.items())
+    assert all(Tensor.__dict__[name] is method for name, method in methods.items())
+
+
+def test_an_unwritten_helper_is_named_not_blamed_on_the_op(ns, check):
+    def helper(x):
+        raise NotImplementedError()
+
+    def backward(self, out_grad, node):
+        return helper(out_grad)
+    verdict = check.backward(subclass(ns, "Exp", backward)(), [(2, 3)])
+    assert not verdict.passed and "calls `" in verdict.message and "helper" in verdict.message
+    assert "MyExp().backward is not implemented yet" not in verdict.message
+    own = check.backward(unwritten(ns, "Exp")(), [(2, 3)])
+    assert "Exp().forward is not implemented yet: replace" in own.message
+
+
 def test_nan_never_counts_as_agreement():
     assert gradcheck.worst_mismatch(np.array([1.0, np.nan]), np.array([1.0, 2.0])) is not None
     assert gradcheck.worst_mismatch(np.array([1.0, 2.0]), np.array([1.0, np.nan])) is not None

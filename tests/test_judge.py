@@ -611,6 +611,55 @@ def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
     assert namespace["Flip"] is broken and "Dilate" in namespace
 
 
+def test_the_judge_grades_each_chapter_3_op_with_the_courses_other_ops():
+    """The worker, in process on chapter 3's solved namespace with BroadcastTo not written, a wrong Log and a
+    wrong `__rsub__`: Summation, Pow and Sigmoid keep their cells, as in the kernel's check; BroadcastTo's own
+    cell says its skeleton is unwritten; and the notebook's ops and operators are back afterwards."""
+    from solved_code import solved_namespace
+
+    def skeleton(self, *args):
+        raise NotImplementedError()
+
+    namespace = solved_namespace(CHAPTER)
+    Tensor = namespace["Tensor"]
+    unwritten = type("BroadcastTo", (namespace["Function"],),
+                     {"__init__": lambda self, shape: None, "forward": skeleton, "backward": skeleton})
+    wrong_log = type("Log", (namespace["Log"],), {"forward": lambda self, a: np.log10(a)})
+    namespace.update(BroadcastTo=unwritten, Log=wrong_log)
+    rsub, wrong_rsub = Tensor.__dict__["__rsub__"], (lambda self, other: self - other)
+    Tensor.__rsub__ = wrong_rsub
+    try:
+        judge = Judge.from_source(ROOT / "source" / CHAPTER / "autodiff.ipynb", secret=5)
+        for grade_id in ("test_summation_backward", "test_pow_backward", "test_sigmoid_backward", "test_tanh_backward"):
+            judgement = judge.judge_cell(grade_id, in_process(namespace))
+            assert judgement.judged and judgement.passed, (grade_id, judgement.message)
+        own = judge.judge_cell("test_broadcast_to_backward", in_process(namespace))
+        assert not own.passed and "BroadcastTo((3, 4)).forward is not implemented yet: replace" in own.message
+        assert not judge.judge_cell("test_log_backward", in_process(namespace)).passed
+        assert namespace["BroadcastTo"] is unwritten and namespace["Log"] is wrong_log
+        assert Tensor.__dict__["__rsub__"] is wrong_rsub
+    finally:
+        Tensor.__rsub__ = rsub
+
+
+def test_the_judge_names_an_unwritten_helper_as_the_kernel_does():
+    """A backward that calls a helper still raising NotImplementedError: both say `calls helper`, not the op."""
+    from solved_code import solved_namespace
+    namespace = solved_namespace(CHAPTER)
+
+    def helper(x):
+        raise NotImplementedError()
+
+    namespace["helper"] = helper
+    namespace["Exp"] = type("Exp", (namespace["Exp"],), {"backward": lambda self, out_grad, node: helper(out_grad)})
+    judge = Judge.from_source(ROOT / "source" / CHAPTER / "autodiff.ipynb", secret=5)
+    judgement = judge.judge_cell("test_exp_backward", in_process(namespace))
+    kernel = Checker(namespace, verbose=False).backward(namespace["Exp"](), shapes=[(2, 3)])
+    for message in (judgement.message, kernel.message):
+        assert "Exp().backward calls `" in message and "helper" in message, message
+        assert "backward is not implemented yet" not in message
+
+
 @pytest.mark.parametrize("mistake, grade_id, says", [
     ("conv2d_unit_init", "test_conv2d", "Kaiming uniform with fan_in"),
     ("conv2d_bias_unshaped", "test_conv2d", "output"),

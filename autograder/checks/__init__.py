@@ -9,8 +9,8 @@ re-runs a cell is checked against what the notebook holds now.
 """
 from ..verdict import passed
 from . import (
-    capstone, convolution, data, engine, fitting, idx, init, module_tree, nn, operators, ops, optim, persistence,
-    scalar, tensor, training, transforms,
+    capstone, convolution, course_ops, data, engine, fitting, idx, init, module_tree, nn, operators, ops, optim,
+    persistence, scalar, tensor, training, transforms,
 )
 
 MODULE_CHECKS = {
@@ -44,16 +44,20 @@ class Checker:
         return verdict
 
     def forward(self, op, expected, shapes, domains="real", seed=0):
-        """op.forward against NumPy's `expected` on random inputs of these shapes."""
-        return self._report(ops.check_forward(op, expected, shapes, domains, seed))
+        """op.forward against NumPy's `expected` on random inputs of these shapes, with the course's
+        own versions of every other chapter-3 op and of the Tensor operators meanwhile (`course_ops`)."""
+        with course_ops.swapped(self.namespace, keep=[type(op).__name__]):
+            return self._report(ops.check_forward(op, expected, shapes, domains, seed))
 
     def backward(self, op, shapes, domains="real", seed=0, isolate=()):
         """op.backward against finite differences of op.forward, with all-ones and random out_grad.
 
-        `isolate` names ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins meanwhile,
-        so that a backward built from them is graded on its own.
+        Meanwhile every other chapter-3 op and the Tensor operators are the course's (`course_ops`), and
+        `isolate` names further ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins,
+        so that a backward built from other ops is graded on its own.
         """
-        with convolution.swapped(self.namespace, isolate):
+        with course_ops.swapped(self.namespace, keep=[type(op).__name__]), \
+                convolution.swapped(self.namespace, isolate):
             return self._report(ops.check_backward(self.namespace["Tensor"], op, shapes, domains, seed))
 
     def all(self, *verdicts):

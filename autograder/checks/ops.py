@@ -21,13 +21,39 @@ def run_quietly(fn, *args):
         return fn(*args)
 
 
-def describe_exception(label, method, error):
-    """A student's exception, told with the line of their code that raised it."""
-    if isinstance(error, NotImplementedError):
+def not_implemented(label, method, helper=""):
+    """`label.method` raised NotImplementedError: its own skeleton, or (`helper`, the function that raised
+    it) code it calls. Shared with the judge, so a helper's unwritten skeleton is never blamed on the op."""
+    if not helper:
         return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+    return (f"{label}.{method} calls `{helper}`, which is not implemented yet (it still raises "
+            f"NotImplementedError).\n  That is another exercise: write it, or compute this one without it.")
+
+
+def raised_elsewhere(error, own):
+    """The name of the function that raised `error`, when it is not `own` (the method under test); "" when it is."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code, own_code = (tb.tb_frame.f_code if tb is not None else None), getattr(own, "__code__", None)
+    if own_code is None or code is None or code is own_code:
+        return ""
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def describe_exception(label, method, error, own=None):
+    """A student's exception, told with the line of their code that raised it. `own`: the function under
+    test, so that a NotImplementedError raised by something it calls is told as that."""
+    if isinstance(error, NotImplementedError):
+        return not_implemented(label, method, raised_elsewhere(error, own))
     frames = [f for f in traceback.extract_tb(error.__traceback__) if "autograder" not in f.filename]
     where = f"\n  at: {frames[-1].line}" if frames and frames[-1].line else ""
     return f"{label}.{method} raised {type(error).__name__}: {error}{where}"
+
+
+def own_method(op, name):
+    """The function of `op`'s class behind `op.name` (None if there is none): the code under test."""
+    return getattr(type(op), name, None)
 
 
 def inputs_for(shapes, domains, seed):
@@ -44,7 +70,7 @@ def check_forward(op, expected, shapes, domains="real", seed=0):
     try:
         got = run_quietly(op.forward, *[a.copy() for a in arrays])
     except Exception as error:  # noqa: BLE001 (any student error becomes a message)
-        return failed(describe_exception(label, "forward", error))
+        return failed(describe_exception(label, "forward", error, own_method(op, "forward")))
     where = f"{label}.forward on inputs {shapes_label(arrays)}"
     if not isinstance(got, (np.ndarray, np.generic)):
         hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
@@ -68,7 +94,7 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0):
     try:
         out = np.asarray(run_quietly(op.forward, *[a.copy() for a in arrays]), dtype=np.float64)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "forward", error) + "\n  (backward is checked against your forward: fix forward first.)")
+        return failed(describe_exception(label, "forward", error, own_method(op, "forward")) + "\n  (backward is checked against your forward: fix forward first.)")
     if not np.all(np.isfinite(out)):
         return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
                       f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
@@ -100,7 +126,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
     try:
         returned = run_quietly(op.backward, out_grad, node)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "backward", error) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"), None
+        return failed(describe_exception(label, "backward", error, own_method(op, "backward")) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"), None
 
     grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if returned is None:

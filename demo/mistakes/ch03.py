@@ -19,6 +19,16 @@ SUMMATION = "return out_grad.reshape(kept).broadcast_to(shape)"
 BROADCAST = "        grad = out_grad.sum(stretched) if stretched else out_grad\n        return grad.reshape(in_shape)"
 MATMUL_AXES = "axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)\n                                               if n == 1 and grad.shape[extra + i] != 1)"
 POWER_SCALAR = "return out_grad * self.scalar * a ** (self.scalar - 1)"
+BROADCAST_BODY = "        in_shape = node._inputs[0].shape\n        prepended" \
+    " = len(self.shape) - len(in_shape)\n        stretched = tuple(i for i, n in enumerate(self.shape)\n" \
+    "                          if i < prepended or (in_shape[i - prepended] == 1 and n != 1))\n" + BROADCAST
+OPERATOR_BODIES = [f"    if isinstance(other, Tensor):\n        return {op}()(self, other)\n    return {scalar}(other)(self)"
+                   for op, scalar in (("Mul", "MulScalar"), ("Div", "DivScalar"), ("Pow", "PowerScalar"))] + [
+    "    if isinstance(other, Tensor):\n        return Sub()(self, other)\n    return AddScalar(-other)(self)",
+    "    return self * other", "    return Negate()(self)", "    return AddScalar(other)(Negate()(self))",
+    "    return MulScalar(other)(PowerScalar(-1)(self))", "    return MatMul()(self, other)",
+    "    return MatMul()(self, other)", "    return Reshape(tuple(shape))(self)", "    return Transpose(axes)(self)",
+    "    return Summation(axes)(self)", "    return BroadcastTo(tuple(shape))(self)"]
 ENGINE_ACCUMULATE = "grads[key] = parent_grad if key not in grads else grads[key] + parent_grad"
 ENGINE_TOPO = '''    order, visited = [], set()
     stack = [(root, False)]
@@ -207,10 +217,23 @@ MISTAKES = [
     # Operators
     wrong("rsub_backwards", "2 - a computed as a - 2", "operators",
           "return AddScalar(other)(Negate()(self))", "return AddScalar(-other)(self)",
-          ["test_operators", "test_sigmoid_backward", "test_tanh_backward"]),
+          ["test_operators"]),          # Sigmoid's and Tanh's `1 - node` are checked with the course's operators
     wrong("truediv_scalar_as_tensor", "a / 2 sent to Div with a Python number", "operators",
           "    if isinstance(other, Tensor):\n        return Div()(self, other)\n    return DivScalar(other)(self)",
-          "    return Div()(self, other)", ["test_operators", "test_div_scalar_backward"]),
+          "    return Div()(self, other)", ["test_operators"]),   # DivScalar's `out_grad / c` too
+    Mistake("operators_not_started", "skips the operators exercise: every method still raises NotImplementedError",
+            tuple(Edit("operators", body, "    raise NotImplementedError()") for body in OPERATOR_BODIES),
+            ("test_operators",)),
+    # Each op stands alone: a helper that is wrong or not written yet costs its own cells, not its callers'
+    Mistake("broadcast_to_not_started", "has not reached BroadcastTo yet, which Summation.backward calls", (
+        Edit("broadcast_to", "return np.broadcast_to(a, self.shape)", "raise NotImplementedError()"),
+        Edit("broadcast_to", BROADCAST_BODY, "        raise NotImplementedError()")),
+        ("test_broadcast_to_forward", "test_broadcast_to_backward")),
+    wrong("broadcast_to_forward_tiles", "forward tiles the input instead of broadcasting it", "broadcast_to",
+          "return np.broadcast_to(a, self.shape)", "return np.tile(a, (2,) * len(self.shape))",
+          ["test_broadcast_to_forward", "test_broadcast_to_backward"]),
+    wrong("log_forward_base_10", "forward takes log base 10, which Pow.backward calls through log(a)", "log",
+          "return np.log(a)", "return np.log10(a)", ["test_log_forward", "test_log_backward"]),
 ]
 
 ALTERNATIVES = [

@@ -11,7 +11,7 @@ import numpy as np
 from ... import gradcheck
 from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
-from ...checks.ops import gradient_mismatch, ignores_out_grad, shape_hint, side_effect_problem
+from ...checks.ops import gradient_mismatch, ignores_out_grad, not_implemented, shape_hint, side_effect_problem
 from ...hints import BACKWARD
 from ...verdict import failed, passed
 from .probes import ProbeFailure, returned, returned_list
@@ -22,7 +22,7 @@ DEFAULT_HINT = "compare your local derivative with one you work out by hand on a
 def describe_error(label, method, outcome):
     """A student's exception, reported by the kernel, told as the in-kernel checks tell it."""
     if outcome.error_type == "NotImplementedError":
-        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+        return not_implemented(label, method, outcome.helper)
     where = f"\n  at: {outcome.line}" if outcome.line else ""
     return f"{label}.{method} raised {outcome.error_type}: {outcome.message}{where}"
 
@@ -36,7 +36,8 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
     """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here."""
     arrays = inputs_for(shapes, domains, rng)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
-    got = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays]}), "results", 1)[0]
+    got = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name]}),
+                        "results", 1)[0]
     if got.failed:
         return failed(describe_error(op.label, "forward", got))
     where = f"{op.label}.forward on inputs {shapes_label(arrays)}"
@@ -65,14 +66,16 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
 
     As in the course's check, the reference is the student's own forward (a wrong forward loses the
     forward cell); the judge computes the differences itself from forward values on its perturbed inputs.
-    `isolate`: ops (chapter 10's Flip, Dilate) the kernel swaps for known-right stand-ins meanwhile.
+    As in the course's check, the kernel swaps every other chapter-3 op and the Tensor operators for the
+    course's meanwhile (`keep`: the op under test; checks/course_ops.py), and `isolate`: further ops
+    (chapter 10's Flip, Dilate) for known-right stand-ins.
     """
     label = op.label
     arrays = inputs_for(shapes, domains, rng)
     pool = rng.standard_normal(pool_size(op, shapes))
     isolate = standins(isolate)
     reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
-                   "isolate": isolate}
+                   "isolate": isolate, "keep": [op.name]}
     first = returned(reply.get("forward"))
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
@@ -88,7 +91,8 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
         reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
-                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate}
+                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
+                       "keep": [op.name]}
     answers = returned_list(reply, "grads", len(upstreams))
     afters = [reported_after(item, len(arrays)) for item in objects_or_lists(reply, "after", len(upstreams))]
     perturbed = returned(reply.get("perturbed"))

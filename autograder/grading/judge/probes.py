@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...checks import slow
+from ...checks import course_ops, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
@@ -21,12 +21,13 @@ MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few t
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
 # The kernel side, run in one scope: worker.py (the protocol and the ops' requests), then each chapter's own
 # requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
-# ops are built from (NumPy only).
+# ops are built from, and the course's own chapter-3 ops and operators that keep each op's check alone (NumPy only).
 WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data.py", "worker_tensor.py",
                 "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
                 "worker_capstone.py")
 WORKER_SOURCE = ("\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
-                 + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n")
+                 + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n"
+                 + f"\nCOURSE_OPS_SOURCE = {Path(course_ops.__file__).read_text(encoding='utf-8')!r}\n")
 
 
 class ProbeFailure(Exception):
@@ -118,7 +119,8 @@ class Returned:
     """What one call of student code gave back, as the kernel reported it.
 
     kind: "array" (an ndarray or number), "tensor" (its .data in `value`), "none", "error"
-    (`error_type`, `message`, `line`), "sequence" (`items`), or "other" (`type_name` only).
+    (`error_type`, `message`, `line`, and `helper`: the function that raised a NotImplementedError when it
+    is not the one under test), "sequence" (`items`), or "other" (`type_name` only).
     """
 
     kind: str
@@ -127,6 +129,7 @@ class Returned:
     error_type: str = ""
     message: str = ""
     line: str = ""
+    helper: str = ""
     items: list = field(default_factory=list)
 
     @property
@@ -142,7 +145,7 @@ def returned(data, depth=0):
     if not isinstance(data, dict) or data.get("kind") not in KINDS or depth > 3:
         raise ProbeFailure("a returned value in the reply is malformed")
     kind = data["kind"]
-    text = {k: str(data.get(k, ""))[:2000] for k in ("type_name", "error_type", "message", "line")}
+    text = {k: str(data.get(k, ""))[:2000] for k in ("type_name", "error_type", "message", "line", "helper")}
     value = decode_array(data.get("value")) if kind in ("array", "tensor") else None
     items = data.get("items", []) if kind == "sequence" else []
     if not isinstance(items, list) or len(items) > 16:

@@ -72,10 +72,31 @@ def quietly(fn, *args):
         return fn(*args)
 
 
-def error_report(error):
+def error_report(error, own=None):
+    """A student's exception as data; `own`: the function under test, so that a NotImplementedError raised
+    by code it calls names that code (`helper`), as the course's describe_exception does."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != PROBE_FILE]
-    return {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000],
-            "line": (frames[-1].line or "") if frames else ""}
+    report = {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000],
+              "line": (frames[-1].line or "") if frames else ""}
+    if isinstance(error, NotImplementedError):
+        report["helper"] = raised_elsewhere(error, own)
+    return report
+
+
+def raised_elsewhere(error, own):
+    """The name of the function that raised `error`, when it is not `own`; "" when it is (or `own` is unknown)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code, own_code = (tb.tb_frame.f_code if tb is not None else None), getattr(own, "__code__", None)
+    if own_code is None or code is None or code is own_code:
+        return ""
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def own_method(namespace, spec, name):
+    """The function behind `name` (forward, backward) of the op class the request names, or None."""
+    return getattr(namespace.get(spec["name"]), name, None)
 
 
 def type_name(value):
@@ -105,19 +126,23 @@ def make_op(namespace, spec):
 
 
 def forward(request, namespace):
+    """op.forward on each of the judge's inputs, with the course's chapter-3 ops but `keep` meanwhile."""
     results = []
-    for arrays in request["inputs"]:
-        try:
-            op = make_op(namespace, request["op"])
-            results.append(report(quietly(op.forward, *[a.copy() for a in arrays]), namespace["Tensor"]))
-        except Exception as error:  # noqa: BLE001
-            results.append(error_report(error))
+    with course_ops(namespace, request.get("keep") or ()):
+        own = own_method(namespace, request["op"], "forward")
+        for arrays in request["inputs"]:
+            try:
+                op = make_op(namespace, request["op"])
+                results.append(report(quietly(op.forward, *[a.copy() for a in arrays]), namespace["Tensor"]))
+            except Exception as error:  # noqa: BLE001
+                results.append(error_report(error, own))
     return {"results": results}
 
 
 def backward(request, namespace):
-    """`backward_of`, with the ops the request names swapped for stand-ins (`isolated`) meanwhile."""
-    with isolated(namespace, request.get("isolate") or {}):
+    """`backward_of`, with the course's chapter-3 ops and operators (all but `keep`, the op under test) and the
+    stand-ins the request names (`isolated`) in the notebook's place meanwhile, as the course's check does."""
+    with course_ops(namespace, request.get("keep") or ()), isolated(namespace, request.get("isolate") or {}):
         return backward_of(request, namespace)
 
 
@@ -128,12 +153,13 @@ def backward_of(request, namespace):
     The random out_grad is the start of the judge's `pool`, or `upstreams` when the judge sends them.
     """
     Tensor, arrays = namespace["Tensor"], request["arrays"]
+    own_forward, own_backward = (own_method(namespace, request["op"], name) for name in ("forward", "backward"))
     out = request.get("out")
     if out is None:
         try:
             first = quietly(make_op(namespace, request["op"]).forward, *[a.copy() for a in arrays])
         except Exception as error:  # noqa: BLE001
-            return {"forward": error_report(error)}
+            return {"forward": error_report(error, own_forward)}
         reply = {"forward": report(first, Tensor)}
         if not isinstance(first, (np.ndarray, np.generic)):
             return reply
@@ -155,7 +181,7 @@ def backward_of(request, namespace):
             grads.append(report(quietly(op.backward, out_grad, node), Tensor))
             after.append([report(t.data, Tensor) for t in (out_grad, *inputs, node)])
         except Exception as error:  # noqa: BLE001
-            grads.append(error_report(error))
+            grads.append(error_report(error, own_backward))
             after.append([])
     try:
         op = make_op(namespace, request["op"])
@@ -168,7 +194,7 @@ def backward_of(request, namespace):
                     values.append(np.asarray(quietly(op.forward, *moved), dtype=np.float64))
         perturbed = {"kind": "array", "value": npy(np.stack(values) if values else np.zeros((0,) + out.shape))}
     except Exception as error:  # noqa: BLE001
-        perturbed = error_report(error)
+        perturbed = error_report(error, own_forward)
     return dict(reply, grads=grads, after=after, perturbed=perturbed)
 
 
@@ -238,25 +264,6 @@ def engine(request, namespace):
     return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
 
 
-STANDINS = {
-    "Add": lambda: lambda a, b: a + b,
-    "Sub": lambda: lambda a, b: a - b,
-    "Mul": lambda: lambda a, b: a * b,
-    "Div": lambda: lambda a, b: a / b,
-    "Pow": lambda: lambda a, b: np.power(a, b),
-    "Negate": lambda: lambda a: -a,
-    "MatMul": lambda: lambda a, b: a @ b,
-    "AddScalar": lambda s: lambda a: a + s,
-    "MulScalar": lambda s: lambda a: a * s,
-    "DivScalar": lambda s: lambda a: a / s,
-    "PowerScalar": lambda s: lambda a: np.power(a, s),
-    "Reshape": lambda shape: lambda a: np.reshape(a, shape),
-    "Transpose": lambda axes=None: lambda a: np.swapaxes(a, -1, -2) if axes is None else np.transpose(a, axes),
-    "Summation": lambda axes=None: lambda a: np.sum(a, axis=axes),
-    "BroadcastTo": lambda shape: lambda a: np.broadcast_to(a, shape),
-}
-
-
 def make_standin(Function, name, make_forward):
     def __init__(self, *args, **kwargs):
         self._forward = make_forward(*args, **kwargs)
@@ -280,10 +287,12 @@ def reaches(result, leaf):
 
 
 def operators(request, namespace):
-    """Each operator expression on the judge's arrays, with the op classes swapped for known-right stand-ins."""
+    """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
+    (checks/course_ops.py, the stand-ins of the course's operators check)."""
     Tensor, Function = namespace["Tensor"], namespace["Function"]
-    saved = {name: namespace[name] for name in STANDINS if name in namespace}
-    standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
+    course = course_ops_module()
+    saved = {name: namespace[name] for name in course["FORWARDS"] if name in namespace}
+    standins = {name: course["standin"](Function, name) for name in course["FORWARDS"]}
     results = []
     namespace.update(standins)
     try:
@@ -298,6 +307,8 @@ def operators(request, namespace):
                             "standin": isinstance(getattr(result, "_op", None), tuple(standins.values())),
                             "reaches": reaches(result, a)})
     finally:
+        for name in standins:
+            namespace.pop(name, None)
         namespace.update(saved)
     return {"results": results}
 
@@ -418,6 +429,24 @@ def slow_forwards():
     if not _SLOW:
         exec(compile(SLOW_SOURCE, PROBE_FILE, "exec"), _SLOW)
     return _SLOW
+
+
+COURSE_OPS_SOURCE = ""   # the text of autograder/checks/course_ops.py (NumPy only): probes.py ships it after this file
+_COURSE_OPS = {}
+
+
+def course_ops_module():
+    """The course's own chapter-3 ops and operators (checks/course_ops.py), compiled once per kernel."""
+    if not _COURSE_OPS:
+        exec(compile(COURSE_OPS_SOURCE, PROBE_FILE, "exec"), _COURSE_OPS)
+    return _COURSE_OPS
+
+
+@contextlib.contextmanager
+def course_ops(namespace, keep):
+    """The notebook's chapter-3 ops but `keep`, and the Tensor operators, as the course's (course_ops.swapped)."""
+    with course_ops_module()["swapped"](namespace, keep):
+        yield
 
 
 @contextlib.contextmanager

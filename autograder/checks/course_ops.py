@@ -1,0 +1,127 @@
+"""The course's own chapter-3 ops and Tensor operators, forward only, so that each op is graded alone.
+
+While op X's forward or backward is checked (`swapped`), every other chapter-3 op class in the
+notebook and every Tensor operator (`a * b`, `1 - a`, `a.sum(axes)`, `a.broadcast_to(shape)`, ...)
+is the course's: a Summation.backward written with `broadcast_to` is graded the same whether the
+student's BroadcastTo and `broadcast_to` are right, wrong or not written yet. A backward's result is
+only read as values, so no stand-in needs a backward of its own.
+
+NumPy only, no course imports: the judge ships this file as text to the kernel (as it ships
+`slow.py`), so the kernel's check and the judge's probe swap exactly the same things.
+"""
+import contextlib
+
+import numpy as np
+
+# op class name -> its settings -> a NumPy forward known to be right
+FORWARDS = {
+    "Add": lambda: lambda a, b: a + b,
+    "Sub": lambda: lambda a, b: a - b,
+    "Mul": lambda: lambda a, b: a * b,
+    "Div": lambda: lambda a, b: a / b,
+    "Pow": lambda: lambda a, b: np.power(a, b),
+    "Negate": lambda: lambda a: -a,
+    "Log": lambda: lambda a: np.log(a),
+    "Exp": lambda: lambda a: np.exp(a),
+    "Sqrt": lambda: lambda a: np.sqrt(a),
+    "Abs": lambda: lambda a: np.abs(a),
+    "ReLU": lambda: lambda a: np.maximum(a, 0),
+    "Sigmoid": lambda: lambda a: 1 / (1 + np.exp(-a)),
+    "Tanh": lambda: lambda a: np.tanh(a),
+    "MatMul": lambda: lambda a, b: a @ b,
+    "AddScalar": lambda scalar: lambda a: a + scalar,
+    "MulScalar": lambda scalar: lambda a: a * scalar,
+    "DivScalar": lambda scalar: lambda a: a / scalar,
+    "PowerScalar": lambda scalar: lambda a: np.power(a, scalar),
+    "Reshape": lambda shape: lambda a: np.reshape(a, shape),
+    "Transpose": lambda axes=None: lambda a: np.swapaxes(a, -1, -2) if axes is None else np.transpose(a, axes),
+    "Summation": lambda axes=None: lambda a: np.sum(a, axis=axes),
+    "BroadcastTo": lambda shape: lambda a: np.broadcast_to(a, shape),
+}
+
+MISSING = object()
+
+
+def standin(Function, name):
+    """A forward-only op class named `name`, on the notebook's own Function (so its __call__ records the graph)."""
+    make_forward = FORWARDS[name]
+
+    def __init__(self, *args, **kwargs):
+        self._forward = make_forward(*args, **kwargs)
+
+    def forward(self, *arrays):
+        return self._forward(*arrays)
+
+    return type(name, (Function,), {"__init__": __init__, "forward": forward})
+
+
+def operator_methods(Tensor, ops):
+    """The Tensor operators as the course writes them, building the op classes `ops` (name -> class)."""
+
+    def binary(tensor_op, scalar_op):
+        def method(self, other):
+            return ops[tensor_op]()(self, other) if isinstance(other, Tensor) else ops[scalar_op](other)(self)
+        return method
+
+    def __sub__(self, other):
+        return ops["Sub"]()(self, other) if isinstance(other, Tensor) else ops["AddScalar"](-other)(self)
+
+    def transpose(self, axes=None):
+        return ops["Transpose"](axes)(self)
+
+    def total(self, axes=None):
+        return ops["Summation"](axes)(self)
+
+    return {
+        "__add__": binary("Add", "AddScalar"),
+        "__radd__": lambda self, other: ops["AddScalar"](other)(self),
+        "__mul__": binary("Mul", "MulScalar"),
+        "__rmul__": lambda self, other: ops["MulScalar"](other)(self),
+        "__neg__": lambda self: ops["Negate"]()(self),
+        "__sub__": __sub__,
+        "__rsub__": lambda self, other: ops["AddScalar"](other)(ops["Negate"]()(self)),
+        "__truediv__": binary("Div", "DivScalar"),
+        "__rtruediv__": lambda self, other: ops["MulScalar"](other)(ops["PowerScalar"](-1)(self)),
+        "__pow__": binary("Pow", "PowerScalar"),
+        "__matmul__": lambda self, other: ops["MatMul"]()(self, other),
+        "matmul": lambda self, other: ops["MatMul"]()(self, other),
+        "reshape": lambda self, shape: ops["Reshape"](tuple(shape))(self),
+        "transpose": transpose,
+        "sum": total,
+        "broadcast_to": lambda self, shape: ops["BroadcastTo"](tuple(shape))(self),
+    }
+
+
+def is_op(value, Function):
+    return isinstance(value, type) and issubclass(value, Function)
+
+
+@contextlib.contextmanager
+def swapped(namespace, keep=()):
+    """The notebook's chapter-3 op classes but those named in `keep` (the op under test), and all the
+    Tensor operators, replaced by the course's for the length of the block, then restored.
+
+    Only names that hold an op class are swapped (chapter 4's `ReLU` module keeps its name); a
+    namespace without `Function` and `Tensor` (chapters 1 and 2) is left alone.
+    """
+    Function, Tensor = namespace.get("Function"), namespace.get("Tensor")
+    if not (isinstance(Function, type) and isinstance(Tensor, type)):
+        yield
+        return
+    ops = {name: standin(Function, name) for name in FORWARDS}
+    names = [name for name in FORWARDS if name not in keep and is_op(namespace.get(name), Function)]
+    saved_names = {name: namespace[name] for name in names}
+    methods = operator_methods(Tensor, ops)
+    saved_methods = {name: Tensor.__dict__.get(name, MISSING) for name in methods}
+    namespace.update({name: ops[name] for name in names})
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+    try:
+        yield
+    finally:
+        namespace.update(saved_names)
+        for name, method in saved_methods.items():
+            if method is MISSING:
+                delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, method)
