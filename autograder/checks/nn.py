@@ -349,7 +349,8 @@ def dropout_passed(label, p):
     return passed(f"✔ {label}: drops about {p:.0%}, scales by 1/(1-p), fresh seeded masks, gradient through the mask")
 
 
-DROPOUT_EVAL_HINT = "in evaluation mode (self.training is False) dropout does nothing: return x."
+DROPOUT_EVAL_HINT = ("in evaluation mode (self.training is False) dropout does nothing: its output is its input, "
+                     "neither masked nor scaled.")
 
 
 def check_dropout_eval(ns, p, seed=0):
@@ -411,8 +412,9 @@ def running_buffer_problem(label, dim, name, start, kind, is_buffer, values):
 def running_stats_problem(label, step, name, got, want):
     if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
         return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
-                      f"expected {np.round(want, 4).tolist()}.\n  Hint: running = (1 - momentum) * running + "
-                      "momentum * (this batch's statistic), with the biased variance (divide by N).")
+                      f"expected {np.round(want, 4).tolist()}.\n  Hint: each training batch moves a running statistic the "
+                      "fraction momentum of the way towards this batch's statistic (an exponential moving average); "
+                      "the variance is the biased one (divide by N).")
     return None
 
 
