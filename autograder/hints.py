@@ -46,9 +46,9 @@ BACKWARD = {
     "DivScalar": "the derivative of a / c with respect to a is the constant 1/c; the gradient is out_grad times it.",
     "PowerScalar": "power rule: the derivative of aⁿ is n·aⁿ⁻¹, evaluated at the input a; "
                    "the gradient is out_grad times it.",
-    "LogSumExp": "the derivative of logsumexp over the reduced axes is the softmax of a over those axes; put the "
-                 "reduced axes back as size 1 so out_grad broadcasts against it, and build the softmax from "
-                 "a − logsumexp(a), since exp of a large a overflows.",
+    "LogSumExp": "the derivative of logsumexp over the reduced axes is softmax(a) = exp(a - logsumexp(a)) over those "
+                 "axes, which stays finite where exp(a) alone overflows (large a); put the reduced axes back as "
+                 "size 1 so out_grad broadcasts against it.",
     "Flip": "flipping moves values without changing them, so the gradient moves out_grad back: a flip along the "
             "same axes is its own inverse.",
     "Dilate": "each input value went to one position of the output and the inserted zeros depend on no input, so "

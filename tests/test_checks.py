@@ -226,6 +226,20 @@ def test_engine_checks_pass_on_the_solution(check):
         assert verdict.passed, verdict.message
 
 
+def test_an_engine_that_takes_grad_only_as_a_tensor_fails_the_explicit_grad_check(ns, monkeypatch):
+    """Section 3.8: grad may be a Tensor or a NumPy array of the output's shape."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def tensor_only(self, grad=None):
+        if grad is not None:
+            grad.requires_grad                          # an array has none: AttributeError
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", tensor_only)
+    verdict = Checker(ns, verbose=False).engine("explicit_grad")
+    assert not verdict.passed and "AttributeError" in verdict.message and "NumPy array" in verdict.message
+
+
 def test_recursive_engine_fails_only_the_long_chain(ns):
     Tensor = ns["Tensor"]
     original = Tensor.backward

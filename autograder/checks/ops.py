@@ -26,10 +26,31 @@ def run_quietly(fn, *args):
 def describe_exception(label, method, error):
     """A student's exception, told with the line of their code that raised it."""
     if isinstance(error, NotImplementedError):
-        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+        return not_implemented(label, method)
     line = student_line(error.__traceback__)
     where = f"\n  at: {line}" if line else ""
-    return f"{label}.{method} raised {type(error).__name__}: {error}{where}"
+    return f"{method_of(label, method)} raised {type(error).__name__}: {error}{where}"
+
+
+# A label that says more than the call that built the object: `Dropout(p=0.25, seed=0) in training mode`.
+LABEL_WITH_CONTEXT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\(.*\)\s+\S")
+
+
+def method_of(label, method):
+    """`Mul().forward`, or for a label with context `Dropout.__init__ (checked on Dropout(p=0.25, seed=0) in
+    training mode)`, which reads as a sentence. Shared with the judge's describe_error."""
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return f"{context['name']}.{method} (checked on {label})"
+    return f"{label}.{method}"
+
+
+def not_implemented(label, method):
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return (f"{context['name']}.{method} is not implemented yet (checked on {label}): "
+                "replace `raise NotImplementedError()` with your code.")
+    return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
 
 
 # The file names IPython gives notebook cells: `/tmp/ipykernel_NNN/NNNN.py` (ipykernel 6, also under nbgrader's

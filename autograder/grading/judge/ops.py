@@ -12,7 +12,7 @@ from ... import gradcheck
 from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
 from ...checks import slips
-from ...checks.ops import gradient_mismatch, ignores_out_grad, side_effect_problem
+from ...checks.ops import gradient_mismatch, ignores_out_grad, method_of, not_implemented, side_effect_problem
 from ...hints import rule
 from ...verdict import failed, passed
 from .probes import ProbeFailure, returned, returned_list
@@ -21,9 +21,9 @@ from .probes import ProbeFailure, returned, returned_list
 def describe_error(label, method, outcome):
     """A student's exception, reported by the kernel, told as the in-kernel checks tell it."""
     if outcome.error_type == "NotImplementedError":
-        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+        return not_implemented(label, method)
     where = f"\n  at: {outcome.line}" if outcome.line else ""
-    return f"{label}.{method} raised {outcome.error_type}: {outcome.message}{where}"
+    return f"{method_of(label, method)} raised {outcome.error_type}: {outcome.message}{where}"
 
 
 def inputs_for(shapes, domains, rng):

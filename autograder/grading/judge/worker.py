@@ -235,10 +235,13 @@ def engine(request, namespace):
                 nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
     except Exception as error:  # noqa: BLE001
         return {"built": False, "error": error_report(error)}
-    for node_index, grad in graph["calls"]:
+    plain = set(graph.get("plain", []))         # calls whose gradient is passed as a NumPy array
+    for index, (node_index, grad) in enumerate(graph["calls"]):
         try:
             if grad is None:
                 quietly(nodes[node_index].backward)
+            elif index in plain:
+                quietly(nodes[node_index].backward, np.array(grad, dtype=np.float64))
             else:
                 quietly(nodes[node_index].backward, Tensor(grad, dtype=np.float64, requires_grad=False))
         except BaseException as error:  # noqa: BLE001 (RecursionError included)
