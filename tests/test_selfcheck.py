@@ -99,6 +99,15 @@ def test_a_run_that_stops_says_why_in_the_rows_it_never_reached(tmp_path):
     assert "DeadKernelError" in result.message and "earlier cell stopped" not in result.message
 
 
+def test_a_kernel_that_never_starts_is_named_in_every_row(tmp_path):
+    path = notebook_whose_kernel_dies(tmp_path / "nokernel.ipynb")
+    notebook = nbformat.read(path, 4)
+    notebook.metadata["kernelspec"]["name"] = "no-such-kernel"
+    nbformat.write(notebook, path)
+    (result,) = selfcheck.run_checks(path, timeout=60)
+    assert result.message.startswith("not reached (the kernel could not run the notebook at all: NoSuchKernel")
+
+
 def test_short_prints_one_line_per_check(tmp_path):
     chapter = COURSE.chapter("ch03")
     path = student_folder(tmp_path, chapter)
