@@ -33,11 +33,12 @@ def main(argv=None):
     p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
                                           "(exit code 0 only when all pass)")
     p.add_argument("notebook")
+    p.add_argument("--short", action="store_true", help="one line per check instead of each failure's whole message")
     args = parser.parse_args(argv)
 
     if args.command == "check":                 # needs neither the course folder nor nbgrader
         from . import selfcheck
-        sys.exit(selfcheck.main(args.notebook))
+        sys.exit(selfcheck.main(args.notebook, short=args.short))
 
     from . import build, grading
     from .course import Course

@@ -1,36 +1,83 @@
-"""The usual mistake for each op, said the way a teaching assistant would say it."""
+"""The rule behind each op's backward, said the way a teaching assistant would say it: which derivative,
+evaluated where, never the line to type (a hint that can be pasted teaches nothing).
+
+A hint that names a specific mistake comes from `checks/slips.py`, and only when the evidence matches.
+"""
 
 BACKWARD = {
-    "Add": "both inputs get out_grad unchanged.",
-    "Mul": "each input's gradient is out_grad times the OTHER input: (out_grad * b, out_grad * a).",
-    "Sub": "a - b: a gets out_grad, b gets -out_grad. A missing minus sign is the usual slip.",
-    "Div": "a / b: a gets out_grad / b, b gets -out_grad * a / b**2 (mind the minus and the square).",
-    "Pow": "a ** b: a gets out_grad * b * a**(b-1); b gets out_grad * a**b * log(a).",
-    "Negate": "-a: the gradient is -out_grad.",
-    "Log": "log(a): the gradient is out_grad / a, with a the INPUT (node._inputs[0]), not the output node.",
-    "Exp": "exp(a) is its own derivative: out_grad * exp(a), and exp(a) is the output, `node`.",
-    "Sqrt": "sqrt(a): the gradient is out_grad / (2 * sqrt(a)), and sqrt(a) is the output, `node`.",
-    "Abs": "|a|: the gradient is out_grad * sign(a), with a the input.",
-    "ReLU": "relu(a): out_grad where the INPUT is positive, 0 elsewhere; the mask comes from the input, not from out_grad.",
-    "Sigmoid": "sigmoid: out_grad * s * (1 - s), where s is the OUTPUT (node), not the input.",
-    "Tanh": "tanh: out_grad * (1 - t**2), where t is the OUTPUT (node).",
-    "Reshape": "reshape out_grad back to the input's shape: node._inputs[0].shape.",
-    "Transpose": "undo the permutation: transpose out_grad with np.argsort(axes) (a permutation is not always its own inverse); with axes=None swap the last two axes again.",
-    "Summation": "put the summed axes back as size 1 (negative axes count from the end; an int is one axis), then broadcast to the input's shape.",
-    "BroadcastTo": "did you sum over the broadcast axes? Sum out_grad over the axes that were prepended and over those where the input had size 1, then reshape to the input's shape.",
-    "MatMul": "grad_a = out_grad @ b^T and grad_b = a^T @ out_grad (transpose the last two axes); when a batch axis was broadcast, sum it away so each gradient has its input's shape.",
-    "AddScalar": "a + c: the gradient is out_grad unchanged.",
-    "MulScalar": "a * c: the gradient is out_grad * c.",
-    "DivScalar": "a / c: the gradient is out_grad / c.",
-    "PowerScalar": "a ** n: the gradient is out_grad * n * a**(n-1).",
-    "LogSumExp": "the gradient is out_grad (with the reduced axes put back as size 1, then broadcast) times "
-                 "softmax(a) = exp(a - logsumexp(a)); exp(a) / sum(exp(a)) overflows for large a.",
+    "Add": "a + b grows one-for-one with each input (both partial derivatives are 1), so each input's gradient "
+           "is the upstream gradient, out_grad, as it is.",
+    "Mul": "chain rule: each input's gradient is out_grad times the partial derivative of a·b with respect to "
+           "that input, taken with the other input held constant.",
+    "Sub": "the partial derivatives of a − b are +1 with respect to a and −1 with respect to b; each input's "
+           "gradient is out_grad times its own partial derivative.",
+    "Div": "chain rule with the partial derivatives of a / b: with respect to a it is 1/b; with respect to b, "
+           "differentiate a·b⁻¹ by the power rule (mind the sign and the power of b).",
+    "Pow": "a^b has two partial derivatives: with b held constant it is the power rule; with a held constant it is "
+           "an exponential in b, whose derivative brings down ln(a). Each gradient is out_grad times its own.",
+    "Negate": "the derivative of −a is −1 everywhere; the gradient is out_grad times it.",
+    "Log": "d log(a)/da = 1/a, evaluated at the input a (node._inputs), not at the output node; "
+           "the gradient is out_grad times it.",
+    "Exp": "exp is its own derivative, so the local derivative is the output node you already computed; "
+           "the gradient is out_grad times it.",
+    "Sqrt": "d√a/da = 1/(2√a), and √a is the output node you already computed; the gradient is out_grad times it.",
+    "Abs": "d|a|/da is the sign of the input: +1 where a > 0, −1 where a < 0; the gradient is out_grad times it.",
+    "ReLU": "relu's derivative is 1 where the INPUT is positive and 0 elsewhere: the mask comes from the input, "
+            "not from out_grad or the output; the gradient is out_grad times the mask.",
+    "Sigmoid": "dσ/da = s(1 − s), where s = σ(a) is the OUTPUT (node), not the input; the gradient is out_grad times it.",
+    "Tanh": "d tanh(a)/da = 1 − t², where t = tanh(a) is the OUTPUT (node), not the input; "
+            "the gradient is out_grad times it.",
+    "Reshape": "reshape moves no values, so the gradient is out_grad laid out in the INPUT's shape "
+               "(self.shape is the output's shape).",
+    "Transpose": "transpose moves values, so the gradient moves them back: transpose out_grad by the INVERSE "
+                 "permutation, the one that sends every axis back to where it came from (a permutation is its own "
+                 "inverse only when it is a swap); with axes=None the last two axes were swapped.",
+    "Summation": "each summed element contributed once to its sum, so its gradient is that sum's out_grad: put the "
+                 "summed axes back as size 1 (negative axes count from the end; an int is one axis), then "
+                 "broadcast to the input's shape.",
+    "BroadcastTo": "each input element was copied to many places of the output, so its gradient is the sum of "
+                   "out_grad over those places: the prepended axes and the axes where the input had size 1; "
+                   "then restore the input's shape.",
+    "MatMul": "each gradient has its input's shape: out_grad (…, n, p) must meet b (…, m, p) to give a's "
+              "(…, n, m), and a (…, n, m) must meet out_grad to give b's (…, m, p), which decides which factor is "
+              "transposed (last two axes) and on which side it goes; when a batch axis was broadcast, sum it away.",
+    "AddScalar": "a + c grows one-for-one with a: the gradient is out_grad as it is.",
+    "MulScalar": "the derivative of c·a with respect to a is the constant c; the gradient is out_grad times it.",
+    "DivScalar": "the derivative of a / c with respect to a is the constant 1/c; the gradient is out_grad times it.",
+    "PowerScalar": "power rule: the derivative of aⁿ is n·aⁿ⁻¹, evaluated at the input a; "
+                   "the gradient is out_grad times it.",
+    "LogSumExp": "the derivative of logsumexp over the reduced axes is softmax(a) = exp(a - logsumexp(a)) over those "
+                 "axes, which stays finite where exp(a) alone overflows (large a); put the reduced axes back as "
+                 "size 1 so out_grad broadcasts against it.",
+    "Flip": "flipping moves values without changing them, so the gradient moves out_grad back: a flip along the "
+            "same axes is its own inverse.",
+    "Dilate": "each input value went to one position of the output and the inserted zeros depend on no input, so "
+              "each input's gradient is out_grad at the position its value went to.",
+    "Undilate": "undilating keeps some positions and drops the rest: a kept position's gradient is out_grad there, "
+                "a dropped position's is 0 (it did not reach the output), in the input's shape.",
+    "Conv": "a gradient adds up, over every place where an input value met a weight, out_grad at that output "
+            "position times the value it was multiplied with there; padding and stride decide those places, and "
+            "each gradient has its input's shape.",
+    "MaxPool": "each window's output is its largest input, so out_grad flows to that input only; the other inputs "
+               "of the window get 0, and an input in several windows adds up what each sends.",
 }
+
+DEFAULT = "work out the local derivative by hand on a 1-element input and compare it with what your backward returns."
+
+
+def rule(name):
+    """The rule for the op class called `name`."""
+    return BACKWARD.get(name, DEFAULT)
+
+
+def op_name(op):
+    """The name of `op`'s class, or of the nearest course op it derives from (a student's subclass)."""
+    for cls in type(op).__mro__:
+        if cls.__name__ in BACKWARD:
+            return cls.__name__
+    return type(op).__name__
 
 
 def backward_hint(op):
-    """The hint for `op`'s class, or for the nearest course op it derives from."""
-    for cls in type(op).__mro__:
-        if cls.__name__ in BACKWARD:
-            return BACKWARD[cls.__name__]
-    return "compare your local derivative with one you work out by hand on a 1-element input."
+    """The rule for `op`, without evidence (when backward raised before returning a gradient)."""
+    return rule(op_name(op))

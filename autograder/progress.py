@@ -15,7 +15,7 @@ from dataclasses import dataclass
 HEADER = re.compile(r"^# Check (?P<id>\S+) · (?P<points>\d+) points?\b")
 PASSED, FAILED, NOT_RUN = "passed", "FAILED", "not run"
 
-_outcomes = {}          # check id -> (passed, first line of the message): what the kernel saw last
+_outcomes = {}          # check id -> (passed, the teaching message): what the kernel saw last
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,24 @@ def header(check_id, points):
     return f"# Check {check_id} · {points} point{'' if points == 1 else 's'}"
 
 
-def teaching_line(ename, evalue):
-    """What a learner reads first: a failed check's teaching message (first line), or the error and its message."""
+def teaching_message(ename, evalue):
+    """A failed check's whole teaching message (an assertion's text), or the error's name and message."""
     text = str(evalue).strip()
-    line = text.splitlines()[0] if text else ""
     if ename == "AssertionError":
-        return line or "AssertionError (the check gave no message)"
-    return f"{ename}: {line}" if line else ename
+        return text or "AssertionError (the check gave no message)"
+    return f"{ename}: {text}" if text else ename
+
+
+def teaching_line(message):
+    """The message in one line: its first line, and when that line only announces what follows (it ends
+    with a colon), the first thing that follows too."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        rest = f" (and {len(lines) - 2} more)" if len(lines) > 2 else ""
+        return f"{lines[0]} {lines[1].lstrip('- ')}{rest}"
+    return lines[0]
 
 
 def record(result):
@@ -53,7 +64,7 @@ def record(result):
         if not match:
             return
         error = result.error_in_exec or result.error_before_exec
-        _outcomes[match["id"]] = (error is None, "" if error is None else teaching_line(type(error).__name__, error))
+        _outcomes[match["id"]] = (error is None, "" if error is None else teaching_message(type(error).__name__, error))
     except Exception:  # noqa: BLE001 (a hook that raises would write to stderr, which zeroes a graded cell)
         pass
 
@@ -84,12 +95,18 @@ def results_seen(points):
     return results
 
 
-def format_table(title, results):
-    """The table a student reads: exercise, status, points, first line of the message, then a total."""
+def format_table(title, results, short=False):
+    """The table a student reads: exercise, status, points and message, then a total. A failure's whole
+    message is shown, its further lines (the worst element, the hint) indented under its row; `short`
+    keeps one line per check."""
     width = max([len(r.exercise) for r in results] + [len("exercise")])
     lines = [title, f"{'exercise':<{width}}  {'status':<7}  {'points':>6}  message"]
     for r in results:
-        lines.append(f"{r.exercise:<{width}}  {r.status:<7}  {f'{r.earned}/{r.points}':>6}  {r.message}".rstrip())
+        first, *more = r.message.splitlines() or [""]
+        if short:
+            first, more = teaching_line(r.message), []
+        lines.append(f"{r.exercise:<{width}}  {r.status:<7}  {f'{r.earned}/{r.points}':>6}  {first}".rstrip())
+        lines.extend(f"    {line.rstrip()}" for line in more if line.strip())
     lines.append(summary(results))
     return "\n".join(lines)
 
@@ -102,6 +119,6 @@ def summary(results):
             "Visible checks only: the hidden tests run when your notebook is graded.")
 
 
-def show_progress(title, points):
+def show_progress(title, points, short=False):
     """Print where the student stands on the checks {id: points} (the notebook's last cell)."""
-    print(format_table(title, results_seen(points)))
+    print(format_table(title, results_seen(points), short))

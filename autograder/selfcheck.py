@@ -3,7 +3,7 @@
 The notebook is executed as saved on disk (in its own folder, so `earlier_chapters.py` is found) by
 a fresh kernel, in the grading sandbox when this machine has one (Linux with bubblewrap), otherwise
 unsandboxed, as the first line says; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
-it ran without an error; otherwise the first line of its error is the check's teaching message.
+it ran without an error; otherwise its error is the check's teaching message, shown whole (`--short`: one line).
 """
 import warnings
 from pathlib import Path
@@ -11,20 +11,32 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_line
+from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
 
 # Per cell, as course_config.CELL_TIMEOUT_SECONDS for grading; a student's copy has no course_config.
 TIMEOUT_SECONDS = 120
 
 
-def outcome(cell):
-    """(status, message) of an executed test cell, from its outputs."""
+def outcome(cell, stopped=None):
+    """(status, message) of an executed test cell, from its outputs; `stopped` says why the run ended
+    early (see `stop_reason`), for the cells it never reached."""
     if cell.get("execution_count") is None:
-        return NOT_RUN, "not reached (an earlier cell stopped the run)"
+        return NOT_RUN, f"not reached ({stopped or 'an earlier cell stopped the run'})"
     for output in cell.get("outputs", []):
         if output.output_type == "error":
-            return FAILED, teaching_line(output.ename, output.evalue)
+            return FAILED, teaching_message(output.ename, output.evalue)
     return PASSED, ""
+
+
+def stop_reason(error, notebook):
+    """Why the run stopped before the end, in words, from what client.execute() raised: a cell that ran too
+    long, a kernel that died, or one that never started (then no cell ran at all)."""
+    text = " ".join(str(error).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    said = f"{type(error).__name__}{': ' + text if text else ''}"
+    if not any(c.get("execution_count") for c in notebook.cells if c.cell_type == "code"):
+        return f"the kernel could not run the notebook at all: {said}"
+    return f"the run stopped early: {said}"
 
 
 def sandbox_kernel_manager():
@@ -48,23 +60,25 @@ def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
     chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}}, **chosen)
+    stopped = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             client.execute()
-        except Exception:  # noqa: BLE001 (a timeout or a dead kernel: the cells not reached say so)
-            pass
+        except Exception as error:  # noqa: BLE001 (a timeout, a dead kernel: the cells not reached say so)
+            stopped = stop_reason(error, notebook)
     results = []
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade"):
-            status, message = outcome(cell)
+            status, message = outcome(cell, stopped)
             results.append(CheckResult(meta["grade_id"], int(meta.get("points", 0)), status, message))
     return results
 
 
-def main(path, timeout=TIMEOUT_SECONDS, out=print):
-    """Print the table; return the exit code: 0 only when every visible check passed."""
+def main(path, timeout=TIMEOUT_SECONDS, out=print, short=False):
+    """Print the table (a failure's whole message, or one line per check when `short`); return the exit
+    code: 0 only when every visible check passed."""
     path = Path(path)
     if not path.is_file():
         out(f"{path}: no such notebook")
@@ -76,5 +90,5 @@ def main(path, timeout=TIMEOUT_SECONDS, out=print):
     if not results:
         out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
         return 2
-    out(format_table(f"{path}: visible checks", results))
+    out(format_table(f"{path}: visible checks", results, short))
     return 0 if all(r.status == PASSED for r in results) else 1

@@ -1418,8 +1418,9 @@ assert verdict.passed, verdict.message
 # the gradient collected so far, and **add** each new share to it; overwriting would drop shares.
 #
 # **The start.** The gradient of `y` with respect to itself is 1: with `grad=None` start from a
-# tensor of ones shaped like `y` (for a scalar loss, just $1$). A caller may pass `grad` explicitly;
-# then start from it. That is how you differentiate a non-scalar output.
+# tensor of ones shaped like `y` (for a scalar loss, just $1$). A caller may pass `grad` explicitly,
+# with `y`'s shape, as a Tensor or as a NumPy array (wrap an array in a Tensor with
+# `requires_grad=False`); then start from it. That is how you differentiate a non-scalar output.
 #
 # **`.grad` accumulates.** `backward()` *adds* to a `.grad` that is already there (or sets it, when
 # it is `None`). Calling `backward()` twice doubles the gradients. This is on purpose, and it is why

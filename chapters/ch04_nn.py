@@ -472,9 +472,10 @@ assert verdict.passed, verdict.message
 # flows through $\mu$ and $\sigma^2$ too, since both depend on $x$; your graph handles that.
 #
 # **BatchNorm at evaluation.** A model in use sees one example at a time, and a batch of one has no
-# variance. So during training `BatchNorm1d` also keeps **running averages** of the batch statistics,
-# as plain arrays (buffers, not Parameters: no optimizer should train them), starting at zeros (mean)
-# and ones (variance):
+# variance. So during training `BatchNorm1d` also keeps **running averages** of the batch statistics
+# in two attributes, `self.running_mean` (starting at zeros) and `self.running_var` (starting at
+# ones), each of shape `(dim,)`, as plain arrays (buffers, not Parameters: no optimizer should train
+# them):
 #
 # $$\text{running} \leftarrow (1 - m)\cdot\text{running} + m \cdot \text{batch statistic}, \qquad m = \texttt{momentum} = 0.1 ,$$
 #
@@ -551,7 +552,7 @@ class LayerNorm1d(Module):
         ### END SOLUTION
 
 # %% test id=test_layernorm points=3
-verdict = check.layernorm(batch=4, dim=5)
+verdict = check.all(check.layernorm(batch=4, dim=5), check.layernorm(batch=3, dim=4, seed=5, scale=0.003))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.layernorm(batch=1, dim=6, seed=1), check.layernorm(batch=7, dim=2, seed=2))
@@ -589,7 +590,7 @@ class MSELoss(Module):
         ### END SOLUTION
 
 # %% test id=test_mse_loss points=2
-verdict = check.mse_loss((5, 1))
+verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.mse_loss((3, 4), seed=1), check.mse_loss((6,), seed=2))

@@ -1,9 +1,14 @@
 """The checks that notebooks call: right answers always pass, wrong ones fail with a message that teaches."""
+import linecache
+
 import numpy as np
 import pytest
 
 from autograder import gradcheck
-from autograder.checks import Checker
+from autograder.checks import Checker, slips
+from autograder.checks.ops import describe_exception
+from autograder.grading.judge.worker import error_report
+from autograder.hints import BACKWARD
 
 from solved_code import solved_namespace
 
@@ -77,7 +82,7 @@ def test_wrong_backward_fails_with_a_message_that_teaches(ns, check):
     verdict = check.backward(subclass(ns, "Mul", backward)(), [(2, 3), (2, 3)])
     assert not verdict.passed
     for part in ["MyMul().backward", "a(2, 3), b(2, 3)", "worst element a[", "your backward gives",
-                 "finite differences give", "Hint:", "OTHER input"]:
+                 "finite differences give", "Hint:", "that same input", "the other input"]:
         assert part in verdict.message, part
 
 
@@ -111,6 +116,74 @@ def test_transpose_backward_must_invert_the_permutation(ns, check):
     wrong = subclass(ns, "Transpose", backward)
     assert check.backward(wrong((1, 0)), [(3, 5)]).passed                 # a swap is its own inverse...
     assert not check.backward(wrong((1, 2, 0)), [(3, 2, 5)]).passed       # ...a 3-cycle is not
+
+
+# Wrong backwards whose gradient a known slip computes: the hint names it. (op, args, backward, shapes,
+# domains, words of the hint naming the mistake).
+NAMED_SLIPS = [
+    ("Transpose", ((1, 2, 0),), lambda self, g, node: g.transpose(self.axes), [(3, 2, 5)], "real", "same permutation"),
+    ("Transpose", ((2, 0, 1),), lambda self, g, node: g.transpose(), [(2, 3, 4)], "real", "swaps the last two axes"),
+    ("Log", (), lambda self, g, node: g / node, [(2, 3)], "positive", "by the output log(a)"),
+    ("Sigmoid", (), lambda self, g, node: g * node._inputs[0] * (1 - node._inputs[0]), [(2, 3)], "real",
+     "with s the input"),
+    ("Tanh", (), lambda self, g, node: g * (1 - node._inputs[0] * node._inputs[0]), [(2, 3)], "real", "a the input"),
+    ("Exp", (), lambda self, g, node: g * node._inputs[0], [(2, 3)], "real", "by the input a"),
+    ("Div", (), lambda self, g, node: (g / node._inputs[1], -g * node._inputs[0] / node._inputs[1]), [(2, 3), (2, 3)],
+     ("real", "nonzero"), "b squared"),
+]
+
+
+@pytest.mark.parametrize("name, args, backward, shapes, domains, words", NAMED_SLIPS, ids=lambda x: str(x)[:20])
+def test_a_known_slip_is_named_when_the_gradient_matches_it(ns, check, name, args, backward, shapes, domains, words):
+    verdict = check.backward(subclass(ns, name, backward)(*args), shapes, domains)
+    assert not verdict.passed and words in verdict.message, verdict.message
+
+
+def test_relu_mask_from_out_grad_is_named(ns, check):
+    def from_out_grad(self, g, node):
+        return g * ns["Tensor"](g.data > 0, dtype=g.dtype)
+    verdict = check.backward(subclass(ns, "ReLU", from_out_grad)(), [(2, 3)], "nonzero")
+    assert "mask keeps the places where out_grad is positive" in verdict.message, verdict.message
+
+    def passes_through(self, g, node):
+        return g
+    verdict = check.backward(subclass(ns, "ReLU", passes_through)(), [(2, 3)], "nonzero", seed=1)
+    assert "out_grad unchanged, also where the input is negative" in verdict.message, verdict.message
+
+
+def test_a_mistake_no_slip_explains_gets_the_rule_not_a_named_slip(ns, check):
+    def wrong_transpose(self, g, node):
+        return g.transpose(self.axes) * 2                     # the same permutation, and doubled
+    verdict = check.backward(subclass(ns, "Transpose", wrong_transpose)((1, 2, 0)), [(3, 2, 5)])
+    assert "same permutation" not in verdict.message and "INVERSE" in verdict.message
+    assert "reshape" not in verdict.message.lower(), "reshape is never right for a transpose"
+
+    def wrong_log(self, g, node):
+        return g / node * 2
+    verdict = check.backward(subclass(ns, "Log", wrong_log)(), [(2, 3)], "positive")
+    assert "by the output" not in verdict.message and "evaluated at the input a" in verdict.message
+
+
+def test_the_judge_reads_an_ops_settings_from_its_constructor_call():
+    assert slips.params_of_call("Transpose", ((1, 2, 0),), ()) == {"axes": (1, 2, 0)}
+    assert slips.params_of_call("Transpose", (), (("axes", (1, 0)),)) == {"axes": (1, 0)}
+    assert slips.params_of_call("DivScalar", (0.5,), ()) == {"scalar": 0.5}
+    upstream = np.arange(24.0).reshape(2, 3, 4)
+    case = slips.Case("Transpose", slips.params_of_call("Transpose", ((1, 2, 0),), ()), [np.zeros((4, 2, 3))],
+                      np.zeros((2, 3, 4)), upstream)
+    assert "same permutation" in slips.shape_hint(case, [upstream.transpose(1, 2, 0)], 0)
+    assert "same permutation" not in slips.shape_hint(case, [upstream.transpose(2, 1, 0)], 0)
+
+
+CODE_IN_A_HINT = ["return ", "out_grad *", "out_grad /", "np.", "._inputs[", "+=", "argsort", "(out_grad", ".transpose(",
+                  ".reshape(", ".sum(", "broadcast_to("]
+
+
+def test_no_backward_hint_holds_a_line_to_type():
+    texts = list(BACKWARD.values()) + [slip.says for ops in slips.SLIPS.values() for slip in ops]
+    for text in texts:
+        for code in CODE_IN_A_HINT:
+            assert code not in text, (code, text)
 
 
 def test_exception_in_student_code_is_reported_with_its_line(ns, check):
@@ -151,6 +224,20 @@ def test_engine_checks_pass_on_the_solution(check):
     for name in ["product", "diamond", "reuse", "accumulation", "explicit_grad", "long_chain"]:
         verdict = check.engine(name)
         assert verdict.passed, verdict.message
+
+
+def test_an_engine_that_takes_grad_only_as_a_tensor_fails_the_explicit_grad_check(ns, monkeypatch):
+    """Section 3.8: grad may be a Tensor or a NumPy array of the output's shape."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def tensor_only(self, grad=None):
+        if grad is not None:
+            grad.requires_grad                          # an array has none: AttributeError
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", tensor_only)
+    verdict = Checker(ns, verbose=False).engine("explicit_grad")
+    assert not verdict.passed and "AttributeError" in verdict.message and "NumPy array" in verdict.message
 
 
 def test_recursive_engine_fails_only_the_long_chain(ns):
@@ -259,3 +346,33 @@ def test_no_provided_cell_hides_a_python_builtin(chapter_id):
     hidden = sorted(name for name in dir(builtins)
                     if not name.startswith("_") and name in namespace and namespace[name] is not getattr(builtins, name))
     assert not hidden, f"{chapter_id}'s cells rebind Python's builtins {hidden}"
+
+
+def raised_in_a_cell(filename):
+    """An exception raised inside NumPy, called from a function compiled as if it were a notebook cell."""
+    code = compile("def student_backward(x):\n    return np.broadcast_to(x, (2, 4))\n", filename, "exec")
+    namespace = {"np": np}
+    exec(code, namespace)
+    linecache.cache[filename] = (0, None, ["def student_backward(x):\n", "    return np.broadcast_to(x, (2, 4))\n"],
+                                 filename)
+    try:
+        namespace["student_backward"](np.zeros(3))
+    except ValueError as error:
+        return error
+
+
+@pytest.mark.parametrize("filename", ["/tmp/ipykernel_4242/1234567.py", "<ipython-input-3-abcdef>"])
+def test_the_at_line_is_the_students_own_line_not_numpys(filename):
+    error = raised_in_a_cell(filename)
+    try:
+        assert describe_exception("Op", "backward", error).endswith("at: return np.broadcast_to(x, (2, 4))")
+        assert error_report(error)["line"] == "return np.broadcast_to(x, (2, 4))"
+    finally:
+        linecache.cache.pop(filename, None)
+
+
+def test_the_at_line_falls_back_to_the_deepest_frame_outside_a_notebook():
+    error = raised_in_a_cell("/somewhere/else.py")
+    line = describe_exception("Op", "backward", error).split("at: ")[-1]
+    linecache.cache.pop("/somewhere/else.py", None)
+    assert "broadcast_to(x, (2, 4))" not in line, "NumPy's own line, as before, when no frame is in a cell"

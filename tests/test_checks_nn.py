@@ -25,7 +25,7 @@ def test_correct_layers_never_fail(check, seed):
         check.sequential(seed=seed), check.flatten((2, 3, 2), seed=seed),
         check.dropout(p=0.25, seed=seed), check.dropout(p=0.8, seed=seed), check.dropout_eval(seed=seed),
         check.batchnorm(6, 3, seed=seed), check.batchnorm(2, 1, seed=seed), check.batchnorm_running(5, 2, seed=seed),
-        check.layernorm(4, 5, seed=seed), check.layernorm(1, 2, seed=seed),
+        check.layernorm(4, 5, seed=seed), check.layernorm(1, 2, seed=seed), check.layernorm(3, 4, seed=seed, scale=0.003),
         check.mse_loss((4, 2), seed=seed),
         check.softmax_loss(5, 4, seed=seed), check.softmax_loss(3, 2, offset=1000.0, labels_as="tensor", seed=seed),
         check.softmax_loss(4, 3, offset=-1000.0, seed=seed),
@@ -173,6 +173,46 @@ def test_mse_divided_by_the_batch_only_fails_on_wider_targets(ns, check, monkeyp
     monkeypatch.setattr(ns["MSELoss"], "forward", per_batch)
     assert check.mse_loss((5, 1)).passed                # the same number when there is one column...
     assert_fails(check.mse_loss((3, 4)), "ALL elements")  # ...and not otherwise
+
+
+def test_layernorm_with_eps_outside_the_root_fails_on_rows_of_small_variance(ns, check, monkeypatch):
+    def eps_outside(self, x):
+        n, d = x.shape
+        mean = (x.sum((1,)) / d).reshape((n, 1)).broadcast_to((n, d))
+        centred = x - mean
+        var = ((centred * centred).sum((1,)) / d).reshape((n, 1)).broadcast_to((n, d))
+        return centred / (var ** 0.5 + self.eps) * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+    monkeypatch.setattr(ns["LayerNorm1d"], "forward", eps_outside)
+    assert check.layernorm(4, 5).passed                 # eps is too small to matter on a spread of about 1...
+    assert_fails(check.layernorm(3, 4, seed=5, scale=0.003), "variance is near eps", "inside the square root")
+
+
+def test_the_visible_mse_check_has_a_wide_target(ns, check, monkeypatch):
+    def per_batch(self, pred, target):
+        diff = pred - target
+        return (diff * diff).sum() / diff.shape[0]
+    monkeypatch.setattr(ns["MSELoss"], "forward", per_batch)
+    assert_fails(check.mse_loss((5, 3), seed=3), "ALL elements")
+
+
+def test_a_missing_running_statistic_is_called_missing(ns, check, monkeypatch):
+    original = ns["BatchNorm1d"].__init__
+
+    def misnamed(self, dim, eps=1e-5, momentum=0.1):
+        original(self, dim, eps, momentum)
+        self.mean_running = self.__dict__.pop("running_mean")
+    monkeypatch.setattr(ns["BatchNorm1d"], "__init__", misnamed)
+    verdict = check.batchnorm_running(6, 3)
+    assert_fails(verdict, "has no attribute .running_mean", "__init__ must create it")
+    assert "NoneType" not in verdict.message
+
+
+def test_an_exercise_not_started_is_named_for_people(ns, check, monkeypatch):
+    def not_yet(self, *args, **kwargs):
+        raise NotImplementedError()
+    monkeypatch.setattr(ns["Dropout"], "__init__", not_yet)
+    assert_fails(check.dropout(p=0.25), "Dropout.__init__ is not implemented yet (checked on Dropout(p=0.25, seed=0) "
+                                        "in training mode)")
 
 
 def test_naive_logsumexp_fails_forward_and_backward_near_1000(ns, check, monkeypatch):

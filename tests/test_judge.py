@@ -396,7 +396,7 @@ def test_chapter_4_layers_and_losses_are_judged_from_the_source():
     plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
     assert set(plans) == CH04_JUDGED and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
-    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 64
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 66
 
 
 def in_process_judgement(namespace, grade_id, secret=7):
@@ -427,11 +427,32 @@ def test_the_solution_passes_every_judged_chapter_4_cell(solved_ch04, secret):
      "return normalized", "the output is wrong"),
     ("softmax_loss", "test_softmax_loss", "return (logsumexp(logits, (1,)) - picked).sum() / n",
      "return (logsumexp(logits, (1,)) - picked).sum()", "the output is wrong"),
+    ("layernorm", "test_layernorm", "normalized = centred / (var + self.eps) ** 0.5",
+     "normalized = centred / (var ** 0.5 + self.eps)", "rows whose variance is near eps"),
+    ("mse_loss", "test_mse_loss", "return (diff * diff).sum() / diff.size", "return (diff * diff).sum() / diff.shape[0]",
+     "ALL elements"),
+    ("batchnorm", "test_batchnorm_running", "self.running_mean = np.zeros(dim, dtype=np.float32)",
+     "self.mean = np.zeros(dim, dtype=np.float32)", "the layer has no attribute .running_mean"),
 ])
 def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, cell, old, new, teaches):
     from solved_code import notebook_namespace
     judgement = in_process_judgement(notebook_namespace("ch04", {exercise: [(old, new)]}), cell)
     assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message
+@pytest.mark.parametrize("exercise, old, new, teaches", [
+    ("transpose", "return out_grad.transpose(tuple(int(i) for i in np.argsort(self.axes)))",
+     "return out_grad.transpose(self.axes)", "applies the same permutation again"),
+    ("log", "return out_grad / node._inputs[0]", "return out_grad / node", "by the output log(a)"),
+    ("log", "return out_grad / node._inputs[0]", "return out_grad / node * 2", "evaluated at the input a (node._inputs)"),
+])
+def test_the_judge_names_a_slip_from_the_same_evidence_as_the_kernel(exercise, old, new, teaches):
+    from solved_code import notebook_namespace
+    judgement = Judge(plan_notebook(source_notebook("ch03"), JUDGED_CHECKS), secret=7).judge_cell(
+        f"test_{exercise}_backward", in_process(notebook_namespace("ch03", {exercise: [(old, new)]})))
+    assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message
+    if "* 2" in new:
+        assert "by the output" not in judgement.message
+
+
 # ── chapters 1 and 5: the scalar Value and the optimizers ──
 
 # chapter: (full marks, a wrong exercise from its catalogue, the forging line appended to that cell)

@@ -32,7 +32,7 @@ def test_hook_records_passing_failing_and_crashing_checks(shell):
     results = progress.results_seen({"test_a": 1, "test_b": 2, "test_c": 3, "test_d": 1})
     assert results == [
         CheckResult("test_a", 1, "passed", ""),
-        CheckResult("test_b", 2, "FAILED", "Mul().backward: the gradient for a is wrong"),
+        CheckResult("test_b", 2, "FAILED", "Mul().backward: the gradient for a is wrong\n  Hint: ..."),
         CheckResult("test_c", 3, "FAILED", "NameError: name 'undefined_name' is not defined"),
         CheckResult("test_d", 1, "not run", "run this check's cell"),
     ]
@@ -68,3 +68,23 @@ def test_percent_reaches_100_only_when_everything_passes():
 def test_outside_ipython_watching_is_a_no_op(monkeypatch):
     monkeypatch.setattr("IPython.get_ipython", lambda: None)
     assert watch_checks() is False
+
+
+MESSAGE = "Mul().backward: the gradient for a is wrong.\n  worst element a[0]: ...\n  Hint: the rule"
+LIST = "2 of 3 Tensor operators are not wired right:\n  - `a * b` calls Add\n  - `a - b` calls Add"
+
+
+def test_a_failures_whole_message_is_shown_under_its_row():
+    table = format_table("t", [CheckResult("test_b", 2, "FAILED", MESSAGE), CheckResult("test_a", 1, "passed")])
+    lines = table.splitlines()
+    assert lines[2].endswith("Mul().backward: the gradient for a is wrong.")
+    assert lines[3] == "      worst element a[0]: ..." and lines[4] == "      Hint: the rule"
+    assert lines[5].split() == ["test_a", "passed", "1/1"]
+
+
+def test_short_keeps_one_line_per_check_without_a_dangling_colon():
+    lines = format_table("t", [CheckResult("test_b", 2, "FAILED", MESSAGE),
+                               CheckResult("test_ops", 4, "FAILED", LIST)], short=True).splitlines()
+    assert lines[2].endswith("Mul().backward: the gradient for a is wrong.") and lines[3].startswith("test_ops")
+    assert lines[3].endswith("not wired right: `a * b` calls Add (and 1 more)")
+    assert lines[4].startswith("Progress:")

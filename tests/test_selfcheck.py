@@ -80,3 +80,40 @@ def test_command_and_progress_cell_show_the_same_table(tmp_path, chapter_id, mon
 def test_missing_notebook_is_reported(tmp_path):
     done = check_command(tmp_path / "nope.ipynb")
     assert done.returncode == 2 and "no such notebook" in done.stdout
+
+
+def notebook_whose_kernel_dies(path):
+    """A first cell that ends the kernel, then a check cell that can never run."""
+    cells = [nbformat.v4.new_code_cell("import os\nos._exit(1)"), nbformat.v4.new_code_cell("assert True")]
+    cells[1].metadata["nbgrader"] = {"grade": True, "grade_id": "test_x", "points": 1, "solution": False,
+                                     "locked": True, "schema_version": 3}
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_a_run_that_stops_says_why_in_the_rows_it_never_reached(tmp_path):
+    (result,) = selfcheck.run_checks(notebook_whose_kernel_dies(tmp_path / "dies.ipynb"), timeout=60)
+    assert result.status == "not run" and result.message.startswith("not reached (the run stopped early: ")
+    assert "DeadKernelError" in result.message and "earlier cell stopped" not in result.message
+
+
+def test_a_kernel_that_never_starts_is_named_in_every_row(tmp_path):
+    path = notebook_whose_kernel_dies(tmp_path / "nokernel.ipynb")
+    notebook = nbformat.read(path, 4)
+    notebook.metadata["kernelspec"]["name"] = "no-such-kernel"
+    nbformat.write(notebook, path)
+    (result,) = selfcheck.run_checks(path, timeout=60)
+    assert result.message.startswith("not reached (the kernel could not run the notebook at all: NoSuchKernel")
+
+
+def test_short_prints_one_line_per_check(tmp_path):
+    chapter = COURSE.chapter("ch03")
+    path = student_folder(tmp_path, chapter)
+    lines = []
+    assert selfcheck.main(path, out=lines.append, short=True) == 1
+    table = lines[-1].splitlines()
+    assert all(not line.startswith(" ") for line in table), "no indented detail lines"
+    operators = next(line for line in table if line.startswith("test_operators"))
+    assert not operators.endswith(":")

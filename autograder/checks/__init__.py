@@ -114,8 +114,9 @@ class Checker:
         """BatchNorm1d's running statistics, and evaluation mode."""
         return self._report(nn.check_batchnorm_running(self.namespace, batch, dim, seed))
 
-    def layernorm(self, batch=4, dim=5, seed=0):
-        return self._report(nn.check_layernorm(self.namespace, batch, dim, seed))
+    def layernorm(self, batch=4, dim=5, seed=0, scale=1.0):
+        """LayerNorm1d: output and gradients; `scale` shrinks the inputs to rows whose variance is near eps."""
+        return self._report(nn.check_layernorm(self.namespace, batch, dim, seed, scale))
 
     def mse_loss(self, shape=(5, 1), seed=0):
         return self._report(nn.check_mse(self.namespace, tuple(shape), seed))

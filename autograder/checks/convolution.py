@@ -141,8 +141,9 @@ def output_problem(label, got, want, hint):
     return None
 
 
-CONV2D_HINT = "conv(x, weight, stride, padding), plus the bias reshaped to (1, out_channels, 1, 1) and broadcast."
-MAX_POOL2D_HINT = "forward is MaxPool(kernel_size) applied to x."
+CONV2D_HINT = ("the layer is this chapter's convolution of x with its weight, at its stride and padding, plus one "
+               "bias per output channel, added at every sample and position (shape it to broadcast over them).")
+MAX_POOL2D_HINT = "the layer is this chapter's max-pooling Function, with the layer's kernel size, on the whole input."
 
 
 def conv2d_label(in_channels, out_channels, kernel_size, stride, padding, seed):

@@ -232,7 +232,8 @@ def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped)
     where = shuffle_label(n, size, seeds[0])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
-                      "  Hint: shuffle a permutation of the indices, np.random.Generator.permutation(len(dataset)).")
+                      "  Hint: an epoch visits every sample exactly once, so shuffle the order of the indices (a permutation); "
+                      "drawing indices at random repeats some and misses others.")
     if first == list(range(n)):
         return failed(f"{where}: the samples came in order 0, 1, 2, ...: shuffle=True must shuffle them.")
     if first == second:
@@ -241,7 +242,8 @@ def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped)
                       "a generator re-created from the seed in __iter__ repeats the same order.")
     if [first, second] != again:
         return failed(f"{where}: two loaders with the same seed gave different orders ({first[:6]}... and {again[0][:6]}...).\n"
-                      "  Hint: use np.random.default_rng(seed), not the global np.random functions, so a seed reproduces the run.")
+                      "  Hint: draw from a generator made from the seed (NumPy's default_rng), not from the global np.random "
+                      "functions, whose state other code shares, so a seed reproduces the run.")
     if first == other:
         return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
     kept = n // size * size

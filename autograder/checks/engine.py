@@ -32,7 +32,8 @@ RECURSION_HINT = ("a recursive depth-first search needs one stack frame per node
 class Graph:
     """Leaves (arrays; those in `constants` have requires_grad=False), then ops in topological order:
     ("scale", k, i), ("plus", i, j), ("times", i, j), ("chain", factors, i) for a chain of Scale ops;
-    `calls` are (node, upstream or None) backward() calls; `report` the nodes whose .grad is compared,
+    `calls` are (node, upstream or None) backward() calls, the upstream given as a Tensor, or as a plain
+    NumPy array for the calls numbered in `plain`; `report` the nodes whose .grad is compared,
     named in `names`; `listing` says how the graph was built, for the message."""
 
     leaves: list
@@ -42,6 +43,7 @@ class Graph:
     names: list = field(default_factory=list)
     constants: list = field(default_factory=list)
     listing: list = field(default_factory=list)
+    plain: list = field(default_factory=list)
 
     def add(self, *op):
         self.ops.append(op)
@@ -49,7 +51,7 @@ class Graph:
 
     def request(self):
         return {"leaves": self.leaves, "constants": list(self.constants), "ops": [list(op) for op in self.ops],
-                "calls": [[n, g] for n, g in self.calls], "report": self.report}
+                "calls": [[n, g] for n, g in self.calls], "report": self.report, "plain": list(self.plain)}
 
 
 def expected_grads(graph, overwrite=False):
@@ -195,12 +197,15 @@ def accumulation(rng):
 
 
 def explicit_grad(rng):
-    k = factor(rng)
-    g = Graph([values(rng, (2, 3))])
-    g.calls = [(g.add("scale", k, 0), values(rng, (2, 3)))]
-    g.report, g.names = [0], ["a"]
-    return (f"a non-scalar output with an explicit gradient: y = {k:g}a, y.backward(g) gives a.grad = {k:g}g", g,
-            "backward(grad) starts from `grad` when one is given; only grad=None means all ones.")
+    """An explicit gradient, given as a Tensor, then as a NumPy array (section 3.8 accepts both)."""
+    k, k2 = factor(rng), factor(rng)
+    g = Graph([values(rng, (2, 3)), values(rng, (3,))])
+    g.calls = [(g.add("scale", k, 0), values(rng, (2, 3))), (g.add("scale", k2, 1), values(rng, (3,)))]
+    g.report, g.names, g.plain = [0, 1], ["a", "b"], [1]
+    return (f"a non-scalar output with an explicit gradient: y = {k:g}a, y.backward(g) gives a.grad = {k:g}g; "
+            f"z = {k2:g}b, z.backward(h) with h a NumPy array gives b.grad = {k2:g}h", g,
+            "backward(grad) starts from `grad` when one is given, a Tensor or a NumPy array of the output's shape "
+            "(wrap an array in a Tensor); only grad=None means all ones.")
 
 
 def long_chain(rng, length=10_000):
@@ -332,8 +337,9 @@ def check_engine(Tensor, Function, name):
     """One property of the student's Tensor.backward, on the course's graph `name` (a fixed seed)."""
     title, graph, hint = GRAPHS[name](np.random.default_rng(CHECK_SEEDS[name]))
     nodes = build(graph, Tensor, Function)
-    for node, upstream in graph.calls:
-        args = () if upstream is None else (Tensor(upstream, dtype=np.float64, requires_grad=False),)
+    for index, (node, upstream) in enumerate(graph.calls):
+        args = () if upstream is None else (np.array(upstream, dtype=np.float64),) if index in graph.plain else \
+            (Tensor(upstream, dtype=np.float64, requires_grad=False),)
         try:
             run_quietly(nodes[node].backward, *args)
         except RecursionError:

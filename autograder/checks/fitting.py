@@ -128,7 +128,7 @@ def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_me
             hint = ("\n  That is the mean of the batch means: weigh each batch's mean loss by its size, and divide the "
                     "total by the number of samples.")
         elif training:
-            hint = "\n  Hint: call self.model.eval() first: dropout is still dropping units."
+            hint = "\n  Hint: the model is still in training mode, so dropout is dropping units: evaluate in evaluation mode."
         return failed(f"{where}: loss {loss:.6g}, expected {want['loss']:.6g} (the mean loss per sample).{hint}")
     if not np.isclose(acc, want["accuracy"], atol=1e-9):
         return failed(f"{where}: accuracy {acc:.6g}, expected {want['accuracy']:.6g} "

@@ -208,7 +208,8 @@ def call_verdict(seen, gave):
     if list(seen) != CALLS or list(gave) != RESULTS:
         return failed(f"Module.__call__: module(x) and module(x, y) should call forward(x) and forward(x, y) and "
                       f"return what forward returns; forward saw {seen}, the calls returned {gave[0]!r} and "
-                      f"{gave[1]!r}.\n  Hint: def __call__(self, *args): return self.forward(*args)")
+                      f"{gave[1]!r}.\n  Hint: __call__ hands every argument it receives on to forward, in the same order, "
+                      "and gives back what forward returned.")
     return passed("✔ module(*args) returns module.forward(*args)")
 
 

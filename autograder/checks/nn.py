@@ -349,7 +349,8 @@ def dropout_passed(label, p):
     return passed(f"✔ {label}: drops about {p:.0%}, scales by 1/(1-p), fresh seeded masks, gradient through the mask")
 
 
-DROPOUT_EVAL_HINT = "in evaluation mode (self.training is False) dropout does nothing: return x."
+DROPOUT_EVAL_HINT = ("in evaluation mode (self.training is False) dropout does nothing: its output is its input, "
+                     "neither masked nor scaled.")
 
 
 def check_dropout_eval(ns, p, seed=0):
@@ -374,13 +375,15 @@ def randomize(layer, names, dim, seed):
 
 NORM_STARTS = (("weight", 1.0), ("bias", 0.0))        # a new norm layer only normalizes
 RUNNING_STARTS = (("running_mean", 0.0), ("running_var", 1.0))
+MISSING = "missing"     # the `kind` of an attribute the layer does not have
 
 
 def check_norm_parameters(ns, label, layer, dim):
     Parameter = ns["Parameter"]
     for name, start in NORM_STARTS:
         p = getattr(layer, name, None)
-        verdict = norm_parameter_problem(label, dim, name, start, type_name(p), isinstance(p, Parameter),
+        kind = type_name(p) if hasattr(layer, name) else MISSING
+        verdict = norm_parameter_problem(label, dim, name, start, kind, isinstance(p, Parameter),
                                          array(p) if isinstance(p, Parameter) else None)
         if verdict:
             return verdict
@@ -388,7 +391,11 @@ def check_norm_parameters(ns, label, layer, dim):
 
 
 def norm_parameter_problem(label, dim, name, start, kind, is_parameter, values):
-    """What is wrong with a new norm layer's weight or bias, or None (shared with the judge)."""
+    """What is wrong with a new norm layer's weight or bias, or None (shared with the judge). `kind`: the
+    attribute's type name, or MISSING."""
+    if kind == MISSING:
+        return failed(f"{label}: the layer has no attribute .{name}: __init__ must create it, a Parameter of shape "
+                      f"({dim},).")
     if not is_parameter:
         return failed(f"{label}: .{name} is a {kind}, expected a Parameter.")
     if values.shape != (dim,):
@@ -399,7 +406,12 @@ def norm_parameter_problem(label, dim, name, start, kind, is_parameter, values):
 
 
 def running_buffer_problem(label, dim, name, start, kind, is_buffer, values):
-    """What is wrong with a new BatchNorm1d's running_mean or running_var, or None (shared with the judge)."""
+    """What is wrong with a new BatchNorm1d's running_mean or running_var, or None (shared with the judge).
+    `kind`: the attribute's type name, or MISSING."""
+    if kind == MISSING:
+        return failed(f"{label}: the layer has no attribute .{name}: __init__ must create it, a buffer (an ndarray) of "
+                      f"{dim} {'zeros' if start == 0 else 'ones'}, under exactly that name (the text of section 4.6 "
+                      "names both running statistics).")
     if not is_buffer:
         return failed(f"{label}: .{name} should be a buffer (an ndarray or a plain Tensor), not "
                       f"{kind}: an optimizer must not train it.")
@@ -411,13 +423,20 @@ def running_buffer_problem(label, dim, name, start, kind, is_buffer, values):
 def running_stats_problem(label, step, name, got, want):
     if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
         return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
-                      f"expected {np.round(want, 4).tolist()}.\n  Hint: running = (1 - momentum) * running + "
-                      "momentum * (this batch's statistic), with the biased variance (divide by N).")
+                      f"expected {np.round(want, 4).tolist()}.\n  Hint: each training batch moves a running statistic the "
+                      "fraction momentum of the way towards this batch's statistic (an exponential moving average); "
+                      "the variance is the biased one (divide by N).")
     return None
 
 
-def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hint, training=None):
-    """A normalization layer's start, output and gradients against `formula(x, weight, bias, eps)`."""
+def scaled(x, scale):
+    """Inputs shrunk by `scale` (rows of small variance, where eps matters), held exactly by a float32 Tensor."""
+    return x if scale == 1 else np.asarray(x * scale, dtype=np.float32).astype(np.float64)
+
+
+def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hint, training=None, scale=1.0):
+    """A normalization layer's start, output and gradients against `formula(x, weight, bias, eps)`, on inputs
+    shrunk by `scale`."""
     layer, error = construct(label, make)
     if error:
         return error
@@ -428,7 +447,7 @@ def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hi
         return verdict
     randomize(layer, ("weight", "bias"), dim, seed)
     eps = getattr(layer, "eps", 1e-5)
-    return check_layer(ns, label, layer.forward, sample((batch, dim), "real", seed),
+    return check_layer(ns, label, layer.forward, scaled(sample((batch, dim), "real", seed), scale),
                        [("weight", layer.weight), ("bias", layer.bias)],
                        lambda x, w, b: formula(x, w, b, eps), description, hint, seed)
 
@@ -458,7 +477,8 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
     for name, start in RUNNING_STARTS:
         value = getattr(layer, name, None)
         is_buffer = not (value is None or isinstance(value, Parameter))
-        verdict = running_buffer_problem(label, dim, name, start, type_name(value), is_buffer,
+        kind = type_name(value) if hasattr(layer, name) else MISSING
+        verdict = running_buffer_problem(label, dim, name, start, kind, is_buffer,
                                          array(value) if is_buffer else None)
         if verdict:
             return verdict
@@ -504,12 +524,18 @@ def running_passed(label):
 
 LAYERNORM_FORMULA = "(x - row mean) / sqrt(row var + eps) * weight + bias"
 LAYERNORM_HINT = ("normalize each sample (row) over its features, axis 1: mean and biased variance per row, reshaped "
-                  "to (N, 1) and broadcast to (N, dim); then * weight + bias, broadcast from (dim,).")
+                  "to (N, 1) and broadcast to (N, dim); eps is added to the variance, inside the square root; then "
+                  "scale by weight and shift by bias, broadcast from (dim,).")
 
 
-def check_layernorm(ns, batch, dim, seed=0):
-    return check_norm_layer(ns, f"LayerNorm1d({dim})", lambda: ns["LayerNorm1d"](dim), batch, dim, seed,
-                            formulas.layernorm, LAYERNORM_FORMULA, LAYERNORM_HINT)
+def layernorm_label(dim, scale=1.0):
+    """`LayerNorm1d(5)`; with shrunk inputs, says that their rows have a variance near eps (shared with the judge)."""
+    return f"LayerNorm1d({dim})" + ("" if scale == 1 else f" with inputs × {scale:g} (rows whose variance is near eps)")
+
+
+def check_layernorm(ns, batch, dim, seed=0, scale=1.0):
+    return check_norm_layer(ns, layernorm_label(dim, scale), lambda: ns["LayerNorm1d"](dim), batch, dim, seed,
+                            formulas.layernorm, LAYERNORM_FORMULA, LAYERNORM_HINT, scale=scale)
 
 
 # ── Losses ───────────────────────────────────────────────────────────────────────────────────────

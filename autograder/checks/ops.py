@@ -3,14 +3,16 @@
 A backward is called directly as `op.backward(out_grad, node)` on a node built by hand, so a broken
 engine or a broken `Function.__call__` never costs an op its points.
 """
+import re
 import traceback
 import warnings
 
 import numpy as np
 
 from .. import gradcheck
-from ..hints import backward_hint
+from ..hints import backward_hint, op_name
 from ..verdict import failed, passed
+from . import slips
 from .describe import INPUT_NAMES, index_label, number, op_label, shapes_label, type_name
 
 
@@ -24,10 +26,14 @@ def run_quietly(fn, *args):
 def not_implemented(label, method, helper=""):
     """`label.method` raised NotImplementedError: its own skeleton, or (`helper`, the function that raised
     it) code it calls. Shared with the judge, so a helper's unwritten skeleton is never blamed on the op."""
-    if not helper:
-        return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
-    return (f"{label}.{method} calls `{helper}`, which is not implemented yet (it still raises "
-            f"NotImplementedError).\n  That is another exercise: write it, or compute this one without it.")
+    if helper:
+        return (f"{method_of(label, method)} calls `{helper}`, which is not implemented yet (it still raises "
+                f"NotImplementedError).\n  That is another exercise: write it, or compute this one without it.")
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return (f"{context['name']}.{method} is not implemented yet (checked on {label}): "
+                "replace `raise NotImplementedError()` with your code.")
+    return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
 
 
 def raised_elsewhere(error, own):
@@ -46,9 +52,36 @@ def describe_exception(label, method, error, own=None):
     test, so that a NotImplementedError raised by something it calls is told as that."""
     if isinstance(error, NotImplementedError):
         return not_implemented(label, method, raised_elsewhere(error, own))
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "autograder" not in f.filename]
-    where = f"\n  at: {frames[-1].line}" if frames and frames[-1].line else ""
-    return f"{label}.{method} raised {type(error).__name__}: {error}{where}"
+    line = student_line(error.__traceback__)
+    where = f"\n  at: {line}" if line else ""
+    return f"{method_of(label, method)} raised {type(error).__name__}: {error}{where}"
+
+
+# A label that says more than the call that built the object: `Dropout(p=0.25, seed=0) in training mode`.
+LABEL_WITH_CONTEXT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\(.*\)\s+\S")
+
+
+def method_of(label, method):
+    """`Mul().forward`, or for a label with context `Dropout.__init__ (checked on Dropout(p=0.25, seed=0) in
+    training mode)`, which reads as a sentence. Shared with the judge's describe_error."""
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return f"{context['name']}.{method} (checked on {label})"
+    return f"{label}.{method}"
+
+
+# The file names IPython gives notebook cells: `/tmp/ipykernel_NNN/NNNN.py` (ipykernel 6, also under nbgrader's
+# nbclient) or `<ipython-input-N-...>` (older kernels). The judge's worker keeps its own copy of this pattern.
+NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
+
+
+def student_line(tb):
+    """The source line to show for a traceback: the deepest frame in a notebook cell (the student's own code),
+    else the deepest frame outside the autograder, as before; "" when there is none."""
+    frames = [f for f in traceback.extract_tb(tb) if "autograder" not in f.filename]
+    in_cells = [f for f in frames if NOTEBOOK_CELL.search(f.filename)]
+    chosen = (in_cells or frames)[-1:]
+    return chosen[0].line if chosen and chosen[0].line else ""
 
 
 def own_method(op, name):
@@ -119,6 +152,7 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
 def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
     """One call of op.backward; returns (verdict, gradients as float64 arrays or None)."""
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
     inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, inputs
@@ -142,12 +176,13 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
             return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
         if tuple(g.shape) != arrays[i].shape:
             return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
-                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, tuple(g.shape), backward_hint(op))}"), None
+                          f"(the shape of input {name}).\n  Hint: "
+                          f"{slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)}"), None
 
     analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
-    message = (gradient_mismatch(where, arrays, analytic, numeric, backward_hint(op))
+    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
 
@@ -189,12 +224,3 @@ def gradient_mismatch(where, arrays, analytic, numeric, hint):
                     f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
                     f"  Hint: {hint}")
     return None
-
-
-def shape_hint(expected, received, fallback):
-    """What a gradient of the wrong shape usually means; `fallback` when neither usual cause fits."""
-    if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
-        return "did you sum over the broadcast axes? The gradient must be reduced back to the input's shape."
-    if int(np.prod(received)) == int(np.prod(expected)):
-        return "same number of elements, different layout: reshape (or transpose) back to the input's shape."
-    return fallback

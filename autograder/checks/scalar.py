@@ -20,10 +20,11 @@ TOL = 1e-6
 # name: (symbol, method, Python operator, the hint for its closure)
 OPS = {
     "add": ("+", "__add__", operator.add,
-            "the local derivative of a + b is 1 for both inputs: self.grad += out.grad and other.grad += out.grad."),
+            "the local derivative of a + b is 1 for both inputs, so each input's gradient grows by out.grad "
+            "times 1 (added to its .grad, not replacing it)."),
     "mul": ("*", "__mul__", operator.mul,
-            "the local derivative of a * b for a is b, and for b it is a: "
-            "self.grad += other.data * out.grad and other.grad += self.data * out.grad."),
+            "the local derivative of a * b with respect to a is b's value, and with respect to b it is a's: "
+            "each input's gradient grows by out.grad times its local derivative (added to its .grad)."),
 }
 
 
@@ -279,7 +280,7 @@ def plus(Value, x, y):
     return wired(Value, [x, y], [1.0, 1.0], "+")
 
 
-SEED_HINT = "seed the output: d(out)/d(out) = 1, so set self.grad = 1.0 before the walk."
+SEED_HINT = "seed the output: d(out)/d(out) = 1, so the output's own gradient is 1.0 before the walk starts."
 ORDER_HINT = ("call each node's _backward in REVERSE topological order, output first: a node may pass its "
               "gradient on only after it has received it.")
 REUSE_HINT = ("a node reached along two paths must be visited ONCE, and only after both paths have delivered "

@@ -182,7 +182,7 @@ def accuracy_verdict(batches, result, result_type, trained):
     where = (f"accuracy(model, loader of batches of {sizes} samples with "
              f"{round(right * count)} of {count} predictions right)")
     if trained:
-        return failed(f"{where}: the model ran in training mode.\n  Hint: call model.eval() first: dropout and batch norm "
+        return failed(f"{where}: the model ran in training mode.\n  Hint: measure in evaluation mode: dropout and batch norm "
                       "must behave as they will when the model is used.")
     if result is None:
         return failed(f"{where} returned a {result_type}, expected a float.")

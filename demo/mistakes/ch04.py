@@ -108,6 +108,9 @@ MISTAKES = [
           ["test_layernorm"]),
     wrong("layernorm_no_affine", "normalizes but forgets weight and bias", "layernorm", LN_OUT,
           "return normalized", ["test_layernorm"]),
+    wrong("layernorm_eps_outside_sqrt", "adds eps to the standard deviation instead of to the variance", "layernorm",
+          "normalized = centred / (var + self.eps) ** 0.5", "normalized = centred / (var ** 0.5 + self.eps)",
+          ["test_layernorm"]),
     # MSELoss
     wrong("mse_sum", "sums the squared errors instead of averaging them", "mse_loss",
           "return (diff * diff).sum() / diff.size", "return (diff * diff).sum()", ["test_mse_loss"]),

@@ -97,6 +97,11 @@ def attribute(step, name):
     return got, data.get("parameter") is True and got.kind == "tensor"
 
 
+def kind_of(step, name, got):
+    """The attribute's type name for the shared verdicts, or nn.MISSING when the layer has no such attribute."""
+    return nn.MISSING if step["attributes"][name].get("missing") else (got.type_name or got.kind)
+
+
 def numbers(got):
     """An attribute's values as float64, or a nan scalar when it holds no numbers (fails every comparison)."""
     return np.asarray(got.value, dtype=np.float64) if got.kind in ("array", "tensor") else np.asarray(np.nan)
@@ -263,17 +268,18 @@ def dropout(rng, p=0.25, seed=0):
 def norm_parameters_verdict(label, step, dim):
     for name, start in nn.NORM_STARTS:
         got, is_parameter = attribute(step, name)
-        verdict = nn.norm_parameter_problem(label, dim, name, start, got.type_name or got.kind, is_parameter,
+        verdict = nn.norm_parameter_problem(label, dim, name, start, kind_of(step, name, got), is_parameter,
                                             numbers(got) if is_parameter else None)
         if verdict:
             return verdict
     return None
 
 
-def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, training=None):
-    """A norm layer's start (weight ones, bias zeros), then output and gradients with random weight and bias."""
+def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, training=None, scale=1.0):
+    """A norm layer's start (weight ones, bias zeros), then output and gradients with random weight and bias,
+    on inputs shrunk by `scale` (as the course's check)."""
     values = {name: float32(rng.uniform(0.5, 1.5, dim)) for name in ("weight", "bias")}
-    x = spread_sample((batch, dim), axis, rng)
+    x = nn.scaled(spread_sample((batch, dim), axis, rng), scale)
     upstreams = upstreams_for((batch, dim), rng)
     start = {"module": 0, "report": ["weight", "bias"]}
     if training is not None:
@@ -291,9 +297,9 @@ def batchnorm(rng, batch=6, dim=3, seed=0):
                                   formulas.batchnorm_train, nn.BATCHNORM_FORMULA, nn.BATCHNORM_HINT, training=True))
 
 
-def layernorm(rng, batch=4, dim=5, seed=0):
-    return (yield from norm_layer(rng, f"LayerNorm1d({dim})", module("LayerNorm1d", dim), batch, dim, 1,
-                                  formulas.layernorm, nn.LAYERNORM_FORMULA, nn.LAYERNORM_HINT))
+def layernorm(rng, batch=4, dim=5, seed=0, scale=1.0):
+    return (yield from norm_layer(rng, nn.layernorm_label(dim, scale), module("LayerNorm1d", dim), batch, dim, 1,
+                                  formulas.layernorm, nn.LAYERNORM_FORMULA, nn.LAYERNORM_HINT, scale=scale))
 
 
 def batchnorm_running(rng, batch=6, dim=3, seed=0):
@@ -316,7 +322,7 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     for name, start in nn.RUNNING_STARTS:
         got, is_parameter = attribute(first, name)
         is_buffer = got.kind != "none" and not is_parameter
-        verdict = nn.running_buffer_problem(label, dim, name, start, got.type_name or got.kind, is_buffer, numbers(got))
+        verdict = nn.running_buffer_problem(label, dim, name, start, kind_of(first, name, got), is_buffer, numbers(got))
         if verdict:
             return verdict
     verdict = norm_parameters_verdict(label, first, dim)

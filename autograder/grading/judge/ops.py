@@ -11,12 +11,11 @@ import numpy as np
 from ... import gradcheck
 from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
-from ...checks.ops import gradient_mismatch, ignores_out_grad, not_implemented, shape_hint, side_effect_problem
-from ...hints import BACKWARD
+from ...checks import slips
+from ...checks.ops import gradient_mismatch, ignores_out_grad, method_of, not_implemented, side_effect_problem
+from ...hints import rule
 from ...verdict import failed, passed
 from .probes import ProbeFailure, returned, returned_list
-
-DEFAULT_HINT = "compare your local derivative with one you work out by hand on a 1-element input."
 
 
 def describe_error(label, method, outcome):
@@ -24,7 +23,7 @@ def describe_error(label, method, outcome):
     if outcome.error_type == "NotImplementedError":
         return not_implemented(label, method, outcome.helper)
     where = f"\n  at: {outcome.line}" if outcome.line else ""
-    return f"{label}.{method} raised {outcome.error_type}: {outcome.message}{where}"
+    return f"{method_of(label, method)} raised {outcome.error_type}: {outcome.message}{where}"
 
 
 def inputs_for(shapes, domains, rng):
@@ -150,10 +149,10 @@ def reported_after(items, inputs):
 def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after):
     """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None)."""
     label = op.label
-    hint = BACKWARD.get(op.name, DEFAULT_HINT)
+    case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
     if answer.failed:
-        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {hint}"), None
+        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"), None
     if answer.kind == "none":
         return failed(f"{where} returned None: did you forget `return`?"), None
     grads = answer.items if answer.kind == "sequence" else [answer]
@@ -170,7 +169,8 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
             return failed(f"{where}: the gradient for {name} is a {kind}, but backward must return Tensors.{fix}"), None
         if g.value.shape != arrays[i].shape:
             return failed(f"{where}: the gradient for {name} has shape {g.value.shape}, expected {arrays[i].shape} "
-                          f"(the shape of input {name}).\n  Hint: {shape_hint(arrays[i].shape, g.value.shape, hint)}"), None
+                          f"(the shape of input {name}).\n  Hint: "
+                          f"{slips.shape_hint(case, [v.value if v.kind == 'tensor' else None for v in grads], i)}"), None
     if perturbed.failed:
         return failed(describe_error(label, "forward", perturbed) + "\n  while computing finite differences of your forward."), None
     if perturbed.kind != "array":
@@ -179,7 +179,7 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
     analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
-    message = (gradient_mismatch(where, arrays, analytic, numeric, hint)
+    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
 
