@@ -13,6 +13,10 @@ from nbclient import NotebookClient
 
 from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
 
+# The kernel's own log stays quiet: on a laptop ipykernel warns at every start that it "is running over
+# TCP without encryption", which is true of every local Jupyter kernel and tells a student nothing.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
 # Per cell, as course_config.CELL_TIMEOUT_SECONDS for grading; a student's copy has no course_config.
 TIMEOUT_SECONDS = 120
 
@@ -59,7 +63,8 @@ def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
     kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}}, **chosen)
+                            resources={"metadata": {"path": str(path.parent)}}, extra_arguments=QUIET_KERNEL,
+                            **chosen)
     stopped = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

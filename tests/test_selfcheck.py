@@ -10,7 +10,7 @@ import pytest
 from autograder import selfcheck
 from autograder.course import Course
 from autograder.frame import PROGRESS_ID
-from autograder.progress import format_table
+from autograder.progress import NOT_RUN, format_table
 
 from conftest import ROOT
 
@@ -117,3 +117,11 @@ def test_short_prints_one_line_per_check(tmp_path):
     assert all(not line.startswith(" ") for line in table), "no indented detail lines"
     operators = next(line for line in table if line.startswith("test_operators"))
     assert not operators.endswith(":")
+
+
+def test_a_kernel_on_a_laptop_starts_without_its_encryption_warning(tmp_path, capfd):
+    """Unsandboxed (a laptop, Colab), ipykernel warns at every start that it runs over TCP without encryption:
+    true of every local kernel, and noise in front of a student's table."""
+    results = selfcheck.run_checks(student_folder(tmp_path, COURSE.chapter("ch01")), kernel_manager_class=None)
+    assert results and all(r.status != NOT_RUN for r in results)
+    assert "without encryption" not in capfd.readouterr().err
