@@ -851,7 +851,7 @@ def solved_with(chapter_id, mistake_name):
 
 
 @pytest.mark.parametrize("mistake, grade_id, says", [
-    ("evaluate_train_mode", "test_evaluate", "eval()"),
+    ("evaluate_train_mode", "test_evaluate", "evaluation mode"),
     ("keep_best_ties_improve", "test_keep_best", "strictly lower"),
     ("keep_best_no_snapshot", "test_keep_best", "best_state"),
     ("early_stop_no_reset", "test_early_stopping", "stale"),
