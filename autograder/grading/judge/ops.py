@@ -93,7 +93,8 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
                        "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
                        "keep": [op.name]}
     answers = returned_list(reply, "grads", len(upstreams))
-    afters = [reported_after(item, len(arrays)) for item in objects_or_lists(reply, "after", len(upstreams))]
+    afters = [reported_after(item, [upstream, *arrays, out])
+              for item, (_, upstream) in zip(objects_or_lists(reply, "after", len(upstreams)), upstreams)]
     perturbed = returned(reply.get("perturbed"))
     results = {}
     for (name, upstream), answer, after in zip(upstreams, answers, afters):
@@ -135,15 +136,16 @@ def objects_or_lists(reply, key, count):
     return items
 
 
-def reported_after(items, inputs):
-    """out_grad's, each input's and the output's data after backward, as the kernel reports them (an
-    array, or None for anything else); [] when backward raised, and it is not read then."""
+def reported_after(items, sent):
+    """out_grad's, each input's and the output's data after backward: what the judge `sent` where the
+    kernel reports it untouched (null), else the value it reports (an array, or None for anything else);
+    [] when backward raised, and it is not read then. Only changed arguments travel, to keep probes small."""
     if not items:
         return []
-    if len(items) != inputs + 2:
+    if len(items) != len(sent):
         raise ProbeFailure("the reply's 'after' has the wrong length")
-    values = [returned(i) for i in items]
-    return [v.value if v.kind == "array" else None for v in values]
+    values = [None if i is None else returned(i) for i in items]
+    return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
 
 
 def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after):
