@@ -32,13 +32,14 @@ def outcome(cell, stopped=None):
     return PASSED, ""
 
 
-def stop_reason(error, notebook):
+def stop_reason(error, started):
     """Why the run stopped before the end, in words, from what client.execute() raised: a cell that ran too
-    long, a kernel that died, or one that never started (then no cell ran at all)."""
+    long, a kernel that died, or one that never started (then no cell was `started`). Whether a cell started
+    comes from nbclient's hook, not from execution counts: a kernel that dies at once never sends one."""
     text = " ".join(str(error).split())
     text = text if len(text) <= 200 else text[:197] + "..."
     said = f"{type(error).__name__}{': ' + text if text else ''}"
-    if not any(c.get("execution_count") for c in notebook.cells if c.cell_type == "code"):
+    if not started:
         return f"the kernel could not run the notebook at all: {said}"
     return f"the run stopped early: {said}"
 
@@ -62,16 +63,17 @@ def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
     notebook = nbformat.read(path, as_version=4)
     kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
+    started = []
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
                             resources={"metadata": {"path": str(path.parent)}}, extra_arguments=QUIET_KERNEL,
-                            **chosen)
+                            on_cell_execute=lambda cell, cell_index: started.append(cell_index), **chosen)
     stopped = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             client.execute()
         except Exception as error:  # noqa: BLE001 (a timeout, a dead kernel: the cells not reached say so)
-            stopped = stop_reason(error, notebook)
+            stopped = stop_reason(error, started)
     results = []
     for cell in notebook.cells:
         meta = cell.metadata.get("nbgrader", {})

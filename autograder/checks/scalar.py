@@ -336,18 +336,25 @@ def check_order(Value):
 
 
 def check_reuse(Value):
-    title = "backward() with reuse: b = 2a, c = 3b, d = 1c, e = b + d, out = e * e with a = 0.5"
+    title = ("backward() with reuse: b = 2a, c = 3b, d = 1c, e = b + d, out1 = e * e with a = 0.5; and "
+             "x = 1.5u, p = 2x, q = 3(0.5x), out2 = p + q with u = -1; out = out1 + out2")
     a = Value(0.5)
     b = scale(Value, a, 2.0)
     c = scale(Value, b, 3.0)
     d = scale(Value, c, 1.0)        # b is one step from e directly, three steps through c and d
     e = plus(Value, b, d)
-    out = times(Value, e, e)
+    # x feeds both branches of out2, at different depths: a wrong order gets x wrong whichever branch
+    # a search happens to take first (a Value's _prev is a set, so that choice follows memory addresses)
+    u = Value(-1.0)
+    x = scale(Value, u, 1.5)
+    out2 = plus(Value, scale(Value, x, 2.0), scale(Value, scale(Value, x, 0.5), 3.0))
+    out = plus(Value, times(Value, e, e), out2)
     error = run_backward(title, out)
     if error:
         return error
-    # e = 4b = 8a = 4, out = e², d out/d e = 2e = 8, d e/d b = 4, d b/d a = 2
-    return compare(title, [("e", e.grad, 8.0), ("b", b.grad, 32.0), ("a", a.grad, 64.0)], REUSE_HINT)
+    # e = 4b = 8a = 4, out1 = e², d out/d e = 2e = 8, d e/d b = 4, d b/d a = 2; d out2/d x = 2 + 1.5 = 3.5
+    return compare(title, [("e", e.grad, 8.0), ("b", b.grad, 32.0), ("a", a.grad, 64.0),
+                           ("x", x.grad, 3.5), ("u", u.grad, 5.25)], REUSE_HINT)
 
 
 def check_twice(Value):

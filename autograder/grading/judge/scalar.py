@@ -167,17 +167,25 @@ def order(rng):
 
 
 def reuse(rng):
-    a, k1, k2, k3 = draw(rng), draw(rng), draw(rng), draw(rng)
+    """As the course's check: e = b + d with b reused three steps deeper, and x feeding both branches of
+    out2 at different depths, so that a wrong order fails whichever branch a search takes first."""
+    a, u, k1, k2, k3, k4, k5, k6, k7 = (draw(rng) for _ in range(9))
     while abs(1 + k2 * k3) < 0.25:        # e = b (1 + k2 k3) near 0 would hide a wrong order: draw again
         k2, k3 = draw(rng), draw(rng)
-    g = Graph(a)
+    while abs(k5 + k6 * k7) < 0.25:       # the same for x's two shares
+        k6, k7 = draw(rng), draw(rng)
+    g = Graph(a, u)
     b = g.add("scale", k1, 0)
     c = g.add("scale", k2, b)
     d = g.add("scale", k3, c)         # b is one step from e directly, three steps through c and d
     e = g.add("plus", b, d)
-    g.add("times", e, e)
-    title = f"backward() with reuse: b = {k1:g}a, c = {k2:g}b, d = {k3:g}c, e = b + d, out = e * e with a = {a:g}"
-    return title, g, 1, [("e", e), ("b", b), ("a", 0)], rules.REUSE_HINT
+    out1 = g.add("times", e, e)
+    x = g.add("scale", k4, 1)
+    out2 = g.add("plus", g.add("scale", k5, x), g.add("scale", k6, g.add("scale", k7, x)))
+    g.add("plus", out1, out2)
+    title = (f"backward() with reuse: b = {k1:g}a, c = {k2:g}b, d = {k3:g}c, e = b + d, out1 = e * e with a = {a:g}; "
+             f"and x = {k4:g}u, p = {k5:g}x, q = {k6:g}({k7:g}x), out2 = p + q with u = {u:g}; out = out1 + out2")
+    return title, g, 1, [("e", e), ("b", b), ("a", 0), ("x", x), ("u", 1)], rules.REUSE_HINT
 
 
 def twice(rng):
