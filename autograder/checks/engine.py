@@ -11,6 +11,7 @@ import numpy as np
 
 from ..verdict import failed, passed
 from .describe import type_name
+from .engine_graph import build
 from .ops import describe_exception, run_quietly
 
 ORDER_HINT = ("a node's backward may only run after every path into it has delivered its gradient: "
@@ -277,66 +278,13 @@ RECURSION_MESSAGE = ("backward() hit Python's recursion limit (sys.getrecursionl
 
 # ── the course's check, in the notebook ───────────────────────────────────────────────────────────
 
-def probe_ops(Function, Tensor):
-    """Scale, Plus and Times: tiny ops with NumPy backwards, subclassing the notebook's Function. Plus
-    hands both inputs the very same out_grad, as the course's Add does."""
-
-    def tensor(x):
-        return Tensor(x, dtype=np.float64, requires_grad=False)
-
-    class Scale(Function):
-        def __init__(self, k):
-            self.k = k
-
-        def forward(self, a):
-            return a * self.k
-
-        def backward(self, out_grad, node):
-            return tensor(out_grad.data * self.k)
-
-    class Plus(Function):
-        def forward(self, a, b):
-            return a + b
-
-        def backward(self, out_grad, node):
-            return out_grad, out_grad
-
-    class Times(Function):
-        def forward(self, a, b):
-            return a * b
-
-        def backward(self, out_grad, node):
-            a, b = node._inputs
-            return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
-
-    return Scale, Plus, Times
-
-
-def build(graph, Tensor, Function):
-    """The graph's tensors, made with the notebook's Tensor and the private ops."""
-    Scale, Plus, Times = probe_ops(Function, Tensor)
-    nodes = [Tensor(np.asarray(v, dtype=np.float64), dtype=np.float64, requires_grad=i not in graph.constants)
-             for i, v in enumerate(graph.leaves)]
-    for kind, *args in graph.ops:
-        if kind == "scale":
-            nodes.append(Scale(args[0])(nodes[args[1]]))
-        elif kind == "chain":
-            y = nodes[args[1]]
-            for k in args[0]:
-                y = Scale(float(k))(y)
-            nodes.append(y)
-        else:
-            nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
-    return nodes
-
-
 CHECK_SEEDS = {"product": 1, "diamond": 2, "reuse": 3, "accumulation": 4, "explicit_grad": 5, "long_chain": 6}
 
 
 def check_engine(Tensor, Function, name):
     """One property of the student's Tensor.backward, on the course's graph `name` (a fixed seed)."""
     title, graph, hint = GRAPHS[name](np.random.default_rng(CHECK_SEEDS[name]))
-    nodes = build(graph, Tensor, Function)
+    nodes = build(graph.leaves, graph.constants, graph.ops, Tensor, Function)
     for index, (node, upstream) in enumerate(graph.calls):
         args = () if upstream is None else (np.array(upstream, dtype=np.float64),) if index in graph.plain else \
             (Tensor(upstream, dtype=np.float64, requires_grad=False),)

@@ -15,7 +15,7 @@ from ...checks import slips
 from ...checks.ops import gradient_mismatch, ignores_out_grad, method_of, not_implemented, side_effect_problem
 from ...hints import rule
 from ...verdict import failed, passed
-from .probes import ProbeFailure, returned, returned_list
+from .probes import ProbeFailure, objects, returned, returned_list
 
 
 def describe_error(label, method, outcome):
@@ -94,7 +94,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
                        "keep": [op.name]}
     answers = returned_list(reply, "grads", len(upstreams))
     afters = [reported_after(item, [upstream, *arrays, out])
-              for item, (_, upstream) in zip(objects_or_lists(reply, "after", len(upstreams)), upstreams)]
+              for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
     perturbed = returned(reply.get("perturbed"))
     results = {}
     for (name, upstream), answer, after in zip(upstreams, answers, afters):
@@ -127,13 +127,6 @@ def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
         grads.append(((pairs[:, 0] - pairs[:, 1]) / (2 * step)).reshape(a.shape))
         start += 2 * a.size
     return grads
-
-
-def objects_or_lists(reply, key, count):
-    items = reply.get(key)
-    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, list) for i in items):
-        raise ProbeFailure(f"the reply's {key!r} does not hold {count} lists")
-    return items
 
 
 def reported_after(items, sent):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...checks import course_ops, slow
+from ...checks import course_ops, engine_graph, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
@@ -21,13 +21,15 @@ MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few t
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
 # The kernel side, run in one scope: worker.py (the protocol and the ops' requests), then each chapter's own
 # requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
-# ops are built from, and the course's own chapter-3 ops and operators that keep each op's check alone (NumPy only).
+# ops are built from, the course's own chapter-3 ops and operators that keep each op's check alone, and the
+# engine checks' private ops and graph builder (SHIPPED: NumPy only, compiled on first use).
 WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data.py", "worker_tensor.py",
                 "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
                 "worker_capstone.py")
+SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph}   # worker.shipped(name)
 WORKER_SOURCE = ("\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
-                 + f"\nSLOW_SOURCE = {Path(slow.__file__).read_text(encoding='utf-8')!r}\n"
-                 + f"\nCOURSE_OPS_SOURCE = {Path(course_ops.__file__).read_text(encoding='utf-8')!r}\n")
+                 + "\nSHIPPED_SOURCES = "
+                 + repr({name: Path(module.__file__).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
 
 
 class ProbeFailure(Exception):
@@ -153,11 +155,11 @@ def returned(data, depth=0):
     return Returned(kind, value, items=[returned(i, depth + 1) for i in items], **text)
 
 
-def objects(data, key, count):
-    """reply[key] as a list of `count` JSON objects (a request kind's own reply records)."""
+def objects(data, key, count, kind=dict):
+    """reply[key] as a list of `count` JSON objects (a request kind's own reply records), or of lists."""
     items = data.get(key)
-    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, dict) for i in items):
-        raise ProbeFailure(f"the reply's {key!r} does not hold {count} objects")
+    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, kind) for i in items):
+        raise ProbeFailure(f"the reply's {key!r} does not hold {count} {'objects' if kind is dict else 'lists'}")
     return items
 
 

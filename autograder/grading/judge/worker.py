@@ -212,59 +212,13 @@ def backward_of(request, namespace):
     return dict(reply, grads=grads, after=after, perturbed=perturbed)
 
 
-def private_ops(Function, Tensor):
-    """Scale, Plus, Times: tiny ops with NumPy backwards, so only the student's engine is exercised."""
-
-    def tensor(x):
-        return Tensor(x, dtype=np.float64, requires_grad=False)
-
-    class Scale(Function):
-        def __init__(self, k):
-            self.k = k
-
-        def forward(self, a):
-            return a * self.k
-
-        def backward(self, out_grad, node):
-            return tensor(out_grad.data * self.k)
-
-    class Plus(Function):
-        def forward(self, a, b):
-            return a + b
-
-        def backward(self, out_grad, node):
-            return out_grad, out_grad       # the very same out_grad for both, as the course's Add
-
-    class Times(Function):
-        def forward(self, a, b):
-            return a * b
-
-        def backward(self, out_grad, node):
-            a, b = node._inputs
-            return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
-
-    return Scale, Plus, Times
-
-
 def engine(request, namespace):
     """Build the judge's graph from private ops, run the student's Tensor.backward, report the grads."""
     Tensor = namespace["Tensor"]
     graph = request["graph"]
     try:
-        Scale, Plus, Times = private_ops(namespace["Function"], Tensor)
-        constants = set(graph.get("constants", []))
-        nodes = [Tensor(np.asarray(v, dtype=np.float64), dtype=np.float64, requires_grad=i not in constants)
-                 for i, v in enumerate(graph["leaves"])]
-        for kind, *args in graph["ops"]:
-            if kind == "scale":
-                nodes.append(Scale(args[0])(nodes[args[1]]))
-            elif kind == "chain":
-                y = nodes[args[1]]
-                for k in args[0]:
-                    y = Scale(float(k))(y)
-                nodes.append(y)
-            else:
-                nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
+        nodes = shipped("engine_graph")["build"](graph["leaves"], graph.get("constants", []), graph["ops"],
+                                                 Tensor, namespace["Function"])
     except Exception as error:  # noqa: BLE001
         return {"built": False, "error": error_report(error)}
     plain = set(graph.get("plain", []))         # calls whose gradient is passed as a NumPy array
@@ -307,7 +261,7 @@ def operators(request, namespace):
     """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
     (checks/course_ops.py, the stand-ins of the course's operators check)."""
     Tensor, Function = namespace["Tensor"], namespace["Function"]
-    course = course_ops_module()
+    course = shipped("course_ops")
     saved = {name: namespace[name] for name in course["FORWARDS"] if name in namespace}
     standins = {name: course["standin"](Function, name) for name in course["FORWARDS"]}
     results = []
@@ -437,32 +391,23 @@ def layer(request, namespace):
 
 # ── chapter 10: stand-ins built from the course's slow loops, and the layers ──
 
-SLOW_SOURCE = ""      # the text of autograder/checks/slow.py (NumPy only): probes.py ships it after this file
-_SLOW = {}
+SHIPPED_SOURCES = {}   # name -> the text of a NumPy-only course file (probes.SHIPPED), set after these files
+_SHIPPED = {}
 
 
-def slow_forwards():
-    """The slow, obviously right forwards (flip, dilate, conv, ...), compiled once per kernel."""
-    if not _SLOW:
-        exec(compile(SLOW_SOURCE, PROBE_FILE, "exec"), _SLOW)
-    return _SLOW
-
-
-COURSE_OPS_SOURCE = ""   # the text of autograder/checks/course_ops.py (NumPy only): probes.py ships it after this file
-_COURSE_OPS = {}
-
-
-def course_ops_module():
-    """The course's own chapter-3 ops and operators (checks/course_ops.py), compiled once per kernel."""
-    if not _COURSE_OPS:
-        exec(compile(COURSE_OPS_SOURCE, PROBE_FILE, "exec"), _COURSE_OPS)
-    return _COURSE_OPS
+def shipped(name):
+    """A course file shipped as text (slow.py's forwards, course_ops.py, engine_graph.py), compiled once per kernel."""
+    if name not in _SHIPPED:
+        scope = {}
+        exec(compile(SHIPPED_SOURCES[name], PROBE_FILE, "exec"), scope)
+        _SHIPPED[name] = scope
+    return _SHIPPED[name]
 
 
 @contextlib.contextmanager
 def course_ops(namespace, keep):
     """The notebook's chapter-3 ops but `keep`, and the Tensor operators, as the course's (course_ops.swapped)."""
-    with course_ops_module()["swapped"](namespace, keep):
+    with shipped("course_ops")["swapped"](namespace, keep):
         yield
 
 
@@ -471,7 +416,7 @@ def isolated(namespace, standins):
     """The notebook's ops {class name: slow forward's name} replaced by forward-only stand-ins, then restored."""
     saved = {name: namespace[name] for name in standins if name in namespace}
     if standins:
-        slow = slow_forwards()
+        slow = shipped("slow")
         namespace.update({name: make_standin(namespace["Function"], name, slow[fn]) for name, fn in standins.items()})
     try:
         yield
