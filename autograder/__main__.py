@@ -11,9 +11,13 @@ def main(argv=None):
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("demo", help="build, then autograde the shipped demo submissions and print the scores")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on all cores")
+    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on a Dask cluster "
+                                           "(default: this machine's cores)")
     p.add_argument("chapter")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: one per core)")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="submissions graded at once on this machine (default: one per core)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", default=None,
+                   help="grade on the Dask cluster of this scheduler instead of this machine")
     p.add_argument("--force", action="store_true", help="regrade students whose submission was graded already")
     p.add_argument("--serial", action="store_true", help="plain `nbgrader autograde --force`, one after another")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
@@ -96,7 +100,7 @@ def grade(course, chapter, args):
         from .parallel_grading import grade_chapter
         try:
             run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet,
-                               unsafe=args.unsafe)
+                                unsafe=args.unsafe, scheduler=args.scheduler)
         except KeyboardInterrupt:
             sys.exit("interrupted: the students graded so far are kept; run the same command again to resume")
         print(f"{chapter.id}: graded {len(run.graded)}, already graded {len(run.skipped)}, "

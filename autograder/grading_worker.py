@@ -1,16 +1,20 @@
-"""One parallel-grading worker: a private copy of the course in which nbgrader autogrades one
-student at a time, in process (nbgrader's `NbGraderAPI.autograde`), so the few seconds it takes to
-import nbgrader are paid once per worker instead of once per student.
+"""The grading process: nbgrader autogrades one student at a time in it, in process (nbgrader's
+`NbGraderAPI.autograde`), so the seconds it takes to import nbgrader are paid once per process instead
+of once per student. A Dask task (grading_task) feeds it and stops it when a submission overruns.
 
-The worker owns a folder with the chapter's source files and a SQLite gradebook seeded from the
-course gradebook; the parent process merges each graded submission back (see parallel_grading).
-Both are laid out afresh for every student, and what a student's kernel left running is killed
-before the next one: nothing one submission does in the worker reaches the next submission.
+The process owns a folder with the chapter's source files and a SQLite gradebook seeded from the
+chapter's kit (see parallel_grading.chapter_kit); the instructor's machine merges each graded
+submission back. Both are laid out afresh for every student, and what a student's kernel left running
+is killed before the next one: nothing one submission does here reaches the next submission.
 """
 import ctypes
+import json
 import os
 import re
 import shutil
+import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -20,13 +24,16 @@ import psutil
 from .grading.repair_log import read_student_repairs
 from .nbgrader_cli import nbgrader_env
 
+KIT_GRADEBOOK = "gradebook.db"     # the chapter's kit holds its gradebook under this name
 
-def course_settings(course_root, worker_root, unsafe=False):
-    """The course's own nbgrader_config.py, pointed at the worker's folder and gradebook (and, only when
-    the instructor said --unsafe, allowed to run kernels unsandboxed where bwrap is unusable)."""
+
+def course_settings(kit_root, worker_root, unsafe=False):
+    """The course's own nbgrader_config.py (the kit's copy), pointed at the worker's folder and gradebook
+    (and, only when the instructor said --unsafe, allowed to run kernels unsandboxed where bwrap is
+    unusable)."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course_root)).load_config()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(kit_root)).load_config()
     config.CourseDirectory.root = str(worker_root)
     config.CourseDirectory.db_url = f"sqlite:///{worker_root / 'gradebook.db'}"
     if unsafe:
@@ -34,24 +41,25 @@ def course_settings(course_root, worker_root, unsafe=False):
     return config
 
 
-def prepare(course_root, worker_root, template_gradebook, chapter_id, source_dir):
-    """Lay out the worker's folder: the chapter's source files, and a copy of the run's template
-    gradebook, which knows the chapter (made once by the parent: a new gradebook costs seconds).
+def prepare(kit_root, worker_root, chapter_id, source_dir):
+    """Lay out the worker's folder: the chapter's source files, and a copy of the kit's gradebook,
+    which knows the chapter (made once by the instructor's side: a new gradebook costs seconds).
     Called before every student, so a submission that changed them changes nothing for the next."""
     shutil.rmtree(worker_root, ignore_errors=True)
-    shutil.copytree(course_root / source_dir / chapter_id, worker_root / source_dir / chapter_id,
+    shutil.copytree(kit_root / source_dir / chapter_id, worker_root / source_dir / chapter_id,
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
-    shutil.copy(template_gradebook, worker_root / "gradebook.db")
+    shutil.copy(kit_root / KIT_GRADEBOOK, worker_root / "gradebook.db")
 
 
 def grade_one(api, task, paths):
-    """Autograde one student's submission in a freshly laid-out worker folder; say how it went."""
+    """Autograde one student's submission (the folder task["submission"]) in a freshly laid-out worker
+    folder; say how it went."""
     from nbgrader.api import Gradebook
 
     student, chapter_id = task["student"], task["chapter"]
-    prepare(paths["course"], paths["worker"], paths["template_gradebook"], chapter_id, paths["source"])
+    prepare(paths["kit"], paths["worker"], chapter_id, paths["source"])
     submitted = paths["worker"] / paths["submitted"] / student
-    shutil.copytree(paths["course"] / paths["submitted"] / student / chapter_id, submitted / chapter_id)
+    shutil.copytree(task["submission"], submitted / chapter_id)
     with Gradebook(api.coursedir.db_url, course_id=api.coursedir.course_id) as gb:
         if task.get("extension") is not None:
             gb.update_or_create_student(student)
@@ -63,8 +71,8 @@ def grade_one(api, task, paths):
     output = paths["worker"] / paths["autograded"] / student / chapter_id
     problem = diagnose(log, output, task["notebook"], task["cell_timeout"])
     repairs = read_student_repairs(paths["worker"] / paths["ledger"], chapter_id, student)
-    # Hand the gradebook and notebook over in a folder of their own: the worker's folder is laid out
-    # afresh for the next student while the parent may still be merging this one.
+    # Hand the gradebook and notebook over in a folder of their own, outside the folder that is laid
+    # out afresh for the next student.
     handoff = paths["worker"].parent / f"{paths['worker'].name}-done-{os.urandom(4).hex()}"
     handoff.mkdir()
     shutil.move(paths["worker"] / "gradebook.db", handoff / "gradebook.db")
@@ -124,6 +132,20 @@ def become_subreaper():
         pass
 
 
+def die_with_parent():
+    """End, with everything below, as soon as the process that started this one is gone, even killed:
+    a Dask worker that dies takes its grading along, so no grading outlives its worker. (Watched, not
+    PR_SET_PDEATHSIG, which fires when the starting *thread* ends: a Dask worker's threads come and go.)"""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        end_leftovers()
+        os._exit(1)
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
 def end_leftovers():
     """Kill every process this worker still has below it: what the last student's kernel started."""
     children = psutil.Process().children(recursive=True)
@@ -135,23 +157,23 @@ def end_leftovers():
     psutil.wait_procs(children, timeout=10)
 
 
-def run(conn, course_root, worker_root, settings):
-    """The worker's loop: grade each student the parent sends, in a fresh folder, until it sends None."""
-    os.setsid()                                   # the parent can stop this worker and its kernels together
+def run(conn, kit_root, worker_root, settings):
+    """The process's loop: grade each student the parent sends, in a fresh folder, until it sends None."""
+    die_with_parent()
+    os.setsid()                                   # the parent can stop this process and its kernels together
     become_subreaper()
     os.environ.update(nbgrader_env())
-    course_root, worker_root = Path(course_root), Path(worker_root)
+    kit_root, worker_root = Path(kit_root), Path(worker_root)
     try:
-        prepare(course_root, worker_root, settings["template_gradebook"], settings["chapter"], settings["source"])
+        prepare(kit_root, worker_root, settings["chapter"], settings["source"])
         from nbgrader.apps import NbGraderAPI
-        api = NbGraderAPI(config=course_settings(course_root, worker_root, settings.get("unsafe", False)))
+        api = NbGraderAPI(config=course_settings(kit_root, worker_root, settings.get("unsafe", False)))
     except Exception as error:                    # the parent reports it; nothing can be graded here
         conn.send({"fatal": f"{type(error).__name__}: {error}"})
         return
     conn.send({"ready": True})
-    paths = {"course": course_root, "worker": worker_root, "submitted": settings["submitted"],
-             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"],
-             "template_gradebook": settings["template_gradebook"]}
+    paths = {"kit": kit_root, "worker": worker_root, "submitted": settings["submitted"],
+             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"]}
     while True:
         task = conn.recv()
         if task is None:
@@ -164,3 +186,16 @@ def run(conn, course_root, worker_root, settings):
                       "problem": ("error", f"grading failed: {type(error).__name__}: {said}")}
         end_leftovers()
         conn.send(result)
+
+
+def main(argv):
+    """`python -m autograder.grading_worker FD KIT_ROOT WORKER_ROOT SETTINGS_JSON`, as grading_task starts it:
+    FD is its end of a socket pair to the task's thread."""
+    from multiprocessing.connection import Connection
+
+    fd, kit_root, worker_root, settings = argv
+    run(Connection(int(fd)), kit_root, worker_root, json.loads(settings))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

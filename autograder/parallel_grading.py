@@ -1,34 +1,44 @@
-"""Autograde every submission of a chapter on all cores, into the course gradebook.
+"""Autograde every submission of a chapter on a Dask cluster, into the course gradebook.
 
-nbgrader grades one submission after another (jupyter/nbgrader#174). Here each core runs a worker
-(grading_worker) that autogrades one student at a time with nbgrader's own API in a private course
-folder and SQLite gradebook; this process merges each result into the course gradebook (SQLite or
-PostgreSQL) through nbgrader's API and moves the autograded notebook into `autograded/`. The scores
-are those serial `nbgrader autograde` writes. A submission that crashes, hangs or is corrupt is
-recorded for its student (zero points, a reason in the ledger) and never stops the run; the ledger
-makes a re-run resume where an interrupted one stopped.
+nbgrader grades one submission after another (jupyter/nbgrader#174). Here each submission is one Dask
+task (grading_task.grade_submission): it receives the chapter's kit and the student's files as bytes,
+grades them with nbgrader's own API in a private folder and SQLite gradebook on whichever worker runs
+it, and returns the gradebook and the autograded notebook as bytes. This process merges each result
+into the course gradebook (SQLite or PostgreSQL) through nbgrader's API and writes the autograded
+notebook into `autograded/`. The scores are those serial `nbgrader autograde` writes.
+
+The cluster is a LocalCluster sized to this machine, or an existing one (`--scheduler tcp://HOST:8786`,
+started with `dask scheduler` and `dask worker`, or through dask-jobqueue or dask-kubernetes). A
+submission that crashes, hangs or is corrupt is recorded for its student (zero points, a reason in the
+ledger) and never stops the run; a worker that dies has its tasks run again elsewhere by Dask; the
+ledger makes a re-run resume where an interrupted one stopped.
 """
-import multiprocessing
+import logging
 import os
-import queue
 import shutil
 import tempfile
-import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
-from . import grading_worker
+from . import __version__, file_bundle
 from .gradebook_merge import (
     copy_assignment, create_like, extension, late_penalty_rule, merge_submission, record_ungraded, submitted_timestamp,
 )
+from .gradescope import write_grading_course
 from .grading import register
 from .grading.repair_log import Repair, record_student_repairs
+from .grading_task import GradingSetupError, grade_submission
+from .grading_worker import KIT_GRADEBOOK
 from .ledger import Ledger, fingerprint
 from .nbgrader_cli import nbgrader_env
+
+# Submissions sent ahead per thread of the cluster: enough to keep every worker busy, few enough that
+# a class of thousands is never all in memory at once.
+AHEAD_PER_THREAD = 4
 
 
 @dataclass
@@ -39,10 +49,7 @@ class GradingRun:
     skipped: list = field(default_factory=list)
     problems: dict = field(default_factory=dict)
     problems_csv: Path = None
-
-
-class GradingSetupError(RuntimeError):
-    """The course, not a submission, is at fault (no assignment in the gradebook, say)."""
+    dashboard: str = None
 
 
 def submitted_students(course, chapter):
@@ -50,16 +57,18 @@ def submitted_students(course, chapter):
     return sorted(p.name for p in base.iterdir() if (p / chapter.id).is_dir()) if base.is_dir() else []
 
 
-def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None, unsafe=False):
-    """Autograde the chapter's submissions in `submitted/` with `jobs` workers; return a GradingRun.
-    `unsafe` lets kernels run unsandboxed where bwrap is unusable (SandboxedExecute.unsafe)."""
+def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None, unsafe=False,
+                  scheduler=None):
+    """Autograde the chapter's submissions in `submitted/` on the Dask cluster at `scheduler` (default: a
+    LocalCluster of `jobs` threads, one per core); return a GradingRun. `unsafe` lets kernels run
+    unsandboxed where bwrap is unusable (SandboxedExecute.unsafe)."""
     cfg = course.config
     os.environ.update(nbgrader_env())        # a new gradebook runs `alembic`, found on PATH
-    jobs = max(1, jobs or os.cpu_count() or 1)
     submission_timeout = submission_timeout or cfg.SUBMISSION_TIMEOUT_SECONDS
     ledger = Ledger(course, chapter)
     students = submitted_students(course, chapter)
-    prints = {s: fingerprint(course.root / cfg.SUBMITTED_DIR / s / chapter.id) for s in students}
+    submitted = {s: course.root / cfg.SUBMITTED_DIR / s / chapter.id for s in students}
+    prints = {s: fingerprint(submitted[s]) for s in students}
     run = GradingRun()
     register(course, chapter)                # the chapter's cells, in the course gradebook
     with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as gradebook:
@@ -69,35 +78,107 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
             raise GradingSetupError(f"{chapter.id} is not in the gradebook {course.gradebook_url}") from None
         todo = [s for s in students if force or not _already_graded(course, chapter, gradebook, ledger, s, prints[s])]
         run.skipped = [s for s in students if s not in todo]
-        tasks = [{"student": s, "chapter": chapter.id, "notebook": chapter.notebook,
-                  "cell_timeout": cfg.CELL_TIMEOUT_SECONDS, "extension": extension(gradebook, chapter.id, s)}
-                 for s in todo]
-        if tasks:
-            with tempfile.TemporaryDirectory(prefix=f"babygrad-{chapter.id}-") as scratch:
-                template = Path(scratch) / "template-gradebook.db"
-                create_like(gradebook, f"sqlite:///{template}")
-                with Gradebook(f"sqlite:///{template}", course_id=cfg.COURSE_ID) as worker_gb:
-                    copy_assignment(gradebook, worker_gb, chapter.id)
-                pool = WorkerPool(course, chapter, Path(scratch), min(jobs, len(tasks)), submission_timeout, unsafe)
-                late_rule = late_penalty_rule(course.root)
-                bar = tqdm(total=len(tasks), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
+        if todo:
+            kit = chapter_kit(course, chapter, gradebook, unsafe)
+            late_rule = late_penalty_rule(course.root)
+            with grading_client(scheduler, jobs or os.cpu_count() or 1, dashboard=progress) as client:
+                run.dashboard = client.dashboard_link if progress else None
+                if run.dashboard:
+                    print(f"Dask dashboard: {run.dashboard}", flush=True)
+                bar = tqdm(total=len(todo), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
                 try:
-                    for result in pool.results(tasks):
-                        _keep(course, chapter, gradebook, ledger, result, prints[result["student"]], late_rule)
-                        run.graded.append(result["student"])
+                    for student, result in _graded(client, kit, course, chapter, gradebook, todo, submitted,
+                                                   submission_timeout):
+                        _keep(course, chapter, gradebook, ledger, result, prints[student], late_rule)
+                        run.graded.append(student)
                         bar.update(1)
                         bar.set_postfix(problems=len(ledger.problems(set(run.graded))))
-                except BaseException:                # Ctrl-C or a setup error: what is merged stays
-                    pool.stop(now=True)
-                    raise
-                else:
-                    pool.stop(now=False)
                 finally:
                     bar.close()
     run.problems = ledger.problems(set(students))
     run.problems_csv = ledger.write_problems(set(students))
     return run
 
+
+@contextmanager
+def grading_client(scheduler, threads, dashboard=True):
+    """A Dask client: of the cluster at `scheduler`, or of a LocalCluster with `threads` threads in this
+    process. Local threads are enough: each grades in a process of its own (grading_task)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as client:
+            yield client
+        return
+    with LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
+                      dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
+        with Client(cluster) as client:
+            yield client
+
+
+def chapter_kit(course, chapter, gradebook, unsafe=False):
+    """What every grading task needs besides the submission, as bytes: the chapter's autograde source
+    and support files, nbgrader_config.py, course_config.py without its secrets (gradescope's
+    write_grading_course: a remote worker never sees solutions or the gradebook's password), and a
+    gradebook that knows the chapter."""
+    cfg = course.config
+    with tempfile.TemporaryDirectory(prefix=f"babygrad-kit-{chapter.id}-") as scratch:
+        folder = Path(scratch) / "kit"
+        write_grading_course(course, chapter, folder)
+        url = f"sqlite:///{folder / KIT_GRADEBOOK}"
+        create_like(gradebook, url)
+        with Gradebook(url, course_id=cfg.COURSE_ID) as kit_gradebook:
+            copy_assignment(gradebook, kit_gradebook, chapter.id)
+        files = file_bundle.pack(folder)
+    settings = {"chapter": chapter.id, "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR,
+                "autograded": cfg.AUTOGRADED_DIR, "ledger": cfg.LEDGER_DIR, "unsafe": unsafe}
+    return {"version": __version__, "settings": settings, "files": files}
+
+
+def _graded(client, kit, course, chapter, gradebook, students, submitted, timeout):
+    """Yield (student, result) as the cluster finishes them, keeping a bounded number in flight. A task
+    whose worker died is run again by Dask elsewhere; one that killed workers again and again
+    (KilledWorker) is reported for its student like a crash."""
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    shared_kit = client.scatter(kit, broadcast=True, hash=False)
+    waiting, owner = iter(students), {}
+
+    def submit(student):
+        task = {"student": student, "chapter": chapter.id, "notebook": chapter.notebook,
+                "cell_timeout": course.config.CELL_TIMEOUT_SECONDS,
+                "extension": extension(gradebook, chapter.id, student)}
+        future = client.submit(grade_submission, shared_kit, task, file_bundle.pack(submitted[student]), timeout,
+                               key=f"grade-{chapter.id}-{student}-{os.urandom(4).hex()}", pure=False)
+        owner[future.key] = student
+        return future
+
+    ahead = AHEAD_PER_THREAD * max(1, sum(client.nthreads().values()))
+    finished = as_completed([submit(s) for _, s in zip(range(ahead), waiting)])
+    try:
+        for future in finished:
+            student = owner.pop(future.key)
+            try:
+                result = future.result()
+            except KilledWorker:
+                result = {"student": student, "success": False, "problem": (
+                    "crash", "every worker that ran this submission died (out of memory?); no exercise was scored")}
+            except GradingSetupError:
+                raise
+            except Exception as error:
+                said = " ".join(str(error).split())[:300]
+                result = {"student": student, "success": False,
+                          "problem": ("error", f"grading failed: {type(error).__name__}: {said}")}
+            future.release()
+            following = next(waiting, None)
+            if following is not None:
+                finished.add(submit(following))
+            yield student, result
+    except BaseException:                     # Ctrl-C or a setup error: what is merged stays
+        client.cancel(list(finished.futures))
+        raise
 
 def _already_graded(course, chapter, gradebook, ledger, student, print_):
     """The same files were graded before, and their grades and autograded notebook are in place."""
@@ -112,167 +193,40 @@ def _already_graded(course, chapter, gradebook, ledger, student, print_):
 
 
 def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
-    """Put one worker result in the course: gradebook first, then the autograded notebook, then the ledger.
+    """Put one result in the course: gradebook first, then the autograded notebook, then the ledger.
 
-    The worker's gradebook is untrusted (see gradebook_merge): only this student's scores for the
-    course's cells are read, clamped; a gradebook that cannot even be read leaves the student ungraded.
+    The result's gradebook sat next to a kernel that ran student code, so it is untrusted (see
+    gradebook_merge): only this student's scores for the course's cells are read, clamped; a gradebook
+    that cannot even be read leaves the student ungraded.
     """
     student = result["student"]
-    worker_db = result.get("gradebook")
     problem = result.get("problem")
     merged = False
-    if worker_db:
-        try:
-            with Gradebook(worker_db, course_id=course.config.COURSE_ID) as worker_gb:
-                worker_gb.find_submission(chapter.id, student)
-                notes = merge_submission(worker_gb, gradebook, chapter.id, student,
-                                         submitted_timestamp(course, chapter.id, student), late_rule)
-            merged = True
-            if notes and problem is None:
-                problem = ("tampered", notes.describe())
-        except MissingEntry:
-            gradebook.db.rollback()
-        except Exception as error:                       # a gradebook the kernel could have corrupted
-            gradebook.db.rollback()
-            said = " ".join(str(error).split())[:300]
-            problem = problem or ("error", f"the worker's gradebook could not be read ({type(error).__name__}: "
-                                           f"{said}); no exercise was scored")
+    if result.get("gradebook"):
+        with tempfile.TemporaryDirectory(prefix="babygrad-merge-") as scratch:
+            url = f"sqlite:///{Path(scratch) / KIT_GRADEBOOK}"
+            (Path(scratch) / KIT_GRADEBOOK).write_bytes(result["gradebook"])
+            try:
+                with Gradebook(url, course_id=course.config.COURSE_ID) as worker_gb:
+                    worker_gb.find_submission(chapter.id, student)
+                    notes = merge_submission(worker_gb, gradebook, chapter.id, student,
+                                             submitted_timestamp(course, chapter.id, student), late_rule)
+                merged = True
+                if notes and problem is None:
+                    problem = ("tampered", notes.describe())
+            except MissingEntry:
+                gradebook.db.rollback()
+            except Exception as error:                       # a gradebook the kernel could have corrupted
+                gradebook.db.rollback()
+                said = " ".join(str(error).split())[:300]
+                problem = problem or ("error", f"the worker's gradebook could not be read ({type(error).__name__}: "
+                                               f"{said}); no exercise was scored")
     if not merged:
         record_ungraded(gradebook, chapter.id, student)
     target = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
     shutil.rmtree(target, ignore_errors=True)
     if result.get("autograded"):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(result["autograded"], target)
+        file_bundle.unpack(result["autograded"], target)
     record_student_repairs(ledger.folder, chapter.id, student,
                            [Repair.from_row(row) for row in result.get("repairs", [])])
-    if result.get("handoff"):
-        shutil.rmtree(result["handoff"], ignore_errors=True)
     ledger.record(student, print_, problem)
-
-
-class WorkerPool:
-    """`jobs` worker processes fed from one queue by one thread each; a worker that overruns the
-    submission timeout or dies is stopped (with its kernels) and replaced, and its student recorded."""
-
-    def __init__(self, course, chapter, scratch, jobs, submission_timeout, unsafe=False):
-        self.course, self.chapter, self.scratch, self.unsafe = course, chapter, scratch, unsafe
-        self.jobs, self.timeout = jobs, submission_timeout
-        # Workers fork from a clean server process that has imported nbgrader once (seconds saved
-        # per worker), and never from this process, whose threads make forking unsafe.
-        self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(["autograder.parallel_grading", "autograder.grading", "autograder.build"])
-        self.live = {}
-        self.stopping = threading.Event()
-        self.lock = threading.Lock()
-        self.threads = []
-
-    def results(self, tasks):
-        """Yield one result per task, in the order they finish."""
-        pending, done = queue.Queue(), queue.Queue()
-        for task in tasks:
-            pending.put(task)
-        self.threads = [threading.Thread(target=self._serve, args=(k, pending, done), daemon=True)
-                        for k in range(self.jobs)]
-        for thread in self.threads:
-            thread.start()
-        for _ in tasks:
-            result = done.get()
-            if "fatal" in result:
-                raise GradingSetupError(f"a grading worker could not start: {result['fatal']}")
-            yield result
-
-    def _serve(self, slot, pending, done):
-        worker = None
-        try:
-            while not self.stopping.is_set():
-                try:
-                    task = pending.get_nowait()
-                except queue.Empty:
-                    return
-                if worker is None:
-                    worker, fatal = self._start(slot)
-                    if fatal:
-                        done.put({"fatal": fatal})
-                        return
-                result, worker = self._ask(worker, task)
-                if worker is None:       # a worker that had to be stopped leaves no gradebook: its student is ungraded
-                    result["gradebook"] = None
-                done.put(result)
-        finally:
-            if worker is not None:
-                self._stop(worker, gently=True)
-
-    def _start(self, slot):
-        cfg = self.course.config
-        root = self.scratch / f"worker-{slot}-{os.urandom(4).hex()}"
-        parent_end, child_end = self.context.Pipe()
-        settings = {"template_gradebook": str(self.scratch / "template-gradebook.db"), "chapter": self.chapter.id,
-                    "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR, "autograded": cfg.AUTOGRADED_DIR,
-                    "ledger": cfg.LEDGER_DIR, "unsafe": self.unsafe}
-        process = self.context.Process(target=_worker_main,
-                                       args=(child_end, str(self.course.root), str(root), settings), daemon=True)
-        process.start()
-        child_end.close()
-        worker = {"process": process, "conn": parent_end, "root": root}
-        with self.lock:
-            self.live[slot] = worker
-        try:
-            hello = parent_end.recv() if parent_end.poll(600) else {"fatal": "no answer within 600 s"}
-        except EOFError:
-            hello = {"fatal": "the worker exited while starting"}
-        return worker, hello.get("fatal")
-
-    def _ask(self, worker, task):
-        """Send one task; the result, and the worker (None if it had to be stopped)."""
-        student = task["student"]
-        try:
-            worker["conn"].send(task)
-            if worker["conn"].poll(self.timeout):
-                return worker["conn"].recv(), worker
-            problem = ("timeout", f"grading took longer than {self.timeout} s (SUBMISSION_TIMEOUT_SECONDS) and "
-                                  "was stopped; no exercise was scored")
-        except (EOFError, OSError):
-            problem = ("crash", "the grading process died on this submission; no exercise was scored")
-        self._stop(worker)
-        return {"student": student, "success": False, "autograded": None, "problem": problem}, None
-
-    def _stop(self, worker, gently=False):
-        process = worker["process"]
-        if gently and process.is_alive():
-            try:
-                worker["conn"].send(None)
-                process.join(10)
-            except (OSError, BrokenPipeError):
-                pass
-        if process.is_alive():
-            try:
-                for child in psutil.Process(process.pid).children(recursive=True):
-                    child.kill()
-            except psutil.Error:
-                pass
-            process.kill()
-        process.join()
-        worker["conn"].close()
-        with self.lock:
-            self.live = {k: w for k, w in self.live.items() if w is not worker}
-
-    def stop(self, now):
-        """At the end of a run, let each worker finish and exit; on Ctrl-C (now), stop them at once."""
-        self.stopping.set()
-        if not now:
-            for thread in self.threads:
-                thread.join()
-        with self.lock:
-            workers = list(self.live.values())
-        for worker in workers:
-            self._stop(worker)
-
-
-def _worker_main(conn, course_root, worker_root, settings):
-    """The worker process: its output goes to a log file, so the progress bar stays readable."""
-    Path(worker_root).mkdir(parents=True, exist_ok=True)
-    log = os.open(Path(worker_root).parent / f"{Path(worker_root).name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    grading_worker.run(conn, course_root, worker_root, settings)
