@@ -5,9 +5,7 @@ environment with the course's pinned stack, and the unprivileged user the studen
 and `run_autograder` (run for each submission: the real `nbgrader autograde`, then
 `results/results.json`; see gradescope_runner). Next to them: the course package and, in `course/`,
 what nbgrader needs to grade the chapter and nothing more. Gradescope is a machine outside the
-course, so no solution and no credential goes there: the chapter's notebook is its *autograde
-source* (solutions replaced by the students' stubs, hidden tests kept: nbgrader grades with them),
-and course_config.py is rewritten without secrets (grading.runner_config).
+course, so no solution and no credential goes there (grading_kit, as for a Dask worker).
 """
 import shutil
 import stat
@@ -15,14 +13,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import nbformat
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import ClearSolutions
-from traitlets.config.loader import PyFileConfigLoader
 
-from .build import support_files
 from .gradebook_merge import copy_assignment, create_like
-from .grading.runner_config import runner_config
+from .grading_kit import write_grading_course
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
@@ -87,32 +81,6 @@ def build_autograder_zip(course, chapter, gradebook_url=None):
                     with open(path, "rb") as handle:
                         archive.writestr(info, handle.read(), zipfile.ZIP_DEFLATED)
     return target
-
-
-def write_grading_course(course, chapter, folder):
-    """folder/: the runner's course_config.py (no secrets), nbgrader_config.py, and the chapter's
-    autograde source with its support files. The gradebook is added by the caller."""
-    cfg = course.config
-    folder.mkdir(parents=True)
-    config = runner_config((course.root / "course_config.py").read_text(encoding="utf-8"), cfg)
-    (folder / "course_config.py").write_text(config.text, encoding="utf-8")
-    shutil.copy2(course.root / "nbgrader_config.py", folder / "nbgrader_config.py")
-    source = course.notebook(cfg.SOURCE_DIR, chapter)
-    target = folder / cfg.SOURCE_DIR / chapter.id
-    target.mkdir(parents=True)
-    nbformat.write(autograde_source(course, chapter), target / source.name)
-    for name in support_files(course, chapter):
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source.parent / name, target / name)
-
-
-def autograde_source(course, chapter):
-    """The source notebook with every solution region replaced by the release stub, by nbgrader's own
-    ClearSolutions with the course's settings; hidden tests and cell metadata stay as they are."""
-    notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
-    settings = PyFileConfigLoader("nbgrader_config.py", path=str(course.root)).load_config()
-    notebook, _ = ClearSolutions(config=settings).preprocess(notebook, {})
-    return notebook
 
 
 def _write_script(path, text):

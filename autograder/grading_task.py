@@ -22,7 +22,8 @@ from pathlib import Path
 
 import psutil
 
-from . import __version__, file_bundle, grading_worker
+from . import __version__, file_bundle
+from .grading_kit import KIT_GRADEBOOK
 
 
 class GradingSetupError(RuntimeError):
@@ -76,8 +77,8 @@ def _as_bytes(result):
     gradebook, autograded = result.pop("gradebook", None), result.pop("autograded", None)
     result["gradebook"] = result["autograded"] = None
     if handoff:
-        if gradebook and Path(handoff, grading_worker.KIT_GRADEBOOK).is_file():
-            result["gradebook"] = Path(handoff, grading_worker.KIT_GRADEBOOK).read_bytes()
+        if gradebook and Path(handoff, KIT_GRADEBOOK).is_file():
+            result["gradebook"] = Path(handoff, KIT_GRADEBOOK).read_bytes()
         if autograded:
             result["autograded"] = file_bundle.pack(autograded)
         shutil.rmtree(handoff, ignore_errors=True)

@@ -3,7 +3,7 @@
 of once per student. A Dask task (grading_task) feeds it and stops it when a submission overruns.
 
 The process owns a folder with the chapter's source files and a SQLite gradebook seeded from the
-chapter's kit (see parallel_grading.chapter_kit); the instructor's machine merges each graded
+chapter's kit (grading_kit.chapter_kit); the instructor's machine merges each graded
 submission back. Both are laid out afresh for every student, and what a student's kernel left running
 is killed before the next one: nothing one submission does here reaches the next submission.
 """
@@ -22,9 +22,8 @@ import nbformat
 import psutil
 
 from .grading.repair_log import read_student_repairs
+from .grading_kit import KIT_GRADEBOOK
 from .nbgrader_cli import nbgrader_env
-
-KIT_GRADEBOOK = "gradebook.db"     # the chapter's kit holds its gradebook under this name
 
 
 def course_settings(kit_root, worker_root, unsafe=False):

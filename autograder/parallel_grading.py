@@ -24,15 +24,14 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
 
-from . import __version__, file_bundle
+from . import file_bundle
 from .gradebook_merge import (
-    copy_assignment, create_like, extension, late_penalty_rule, merge_submission, record_ungraded, submitted_timestamp,
+    extension, late_penalty_rule, merge_submission, record_ungraded, submitted_timestamp,
 )
-from .gradescope import write_grading_course
 from .grading import register
 from .grading.repair_log import Repair, record_student_repairs
 from .grading_task import GradingSetupError, grade_submission
-from .grading_worker import KIT_GRADEBOOK
+from .grading_kit import KIT_GRADEBOOK, chapter_kit
 from .ledger import Ledger, fingerprint
 from .nbgrader_cli import nbgrader_env
 
@@ -115,25 +114,6 @@ def grading_client(scheduler, threads, dashboard=True):
                       scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
         with Client(cluster) as client:
             yield client
-
-
-def chapter_kit(course, chapter, gradebook, unsafe=False):
-    """What every grading task needs besides the submission, as bytes: the chapter's autograde source
-    and support files, nbgrader_config.py, course_config.py without its secrets (gradescope's
-    write_grading_course: a remote worker never sees solutions or the gradebook's password), and a
-    gradebook that knows the chapter."""
-    cfg = course.config
-    with tempfile.TemporaryDirectory(prefix=f"babygrad-kit-{chapter.id}-") as scratch:
-        folder = Path(scratch) / "kit"
-        write_grading_course(course, chapter, folder)
-        url = f"sqlite:///{folder / KIT_GRADEBOOK}"
-        create_like(gradebook, url)
-        with Gradebook(url, course_id=cfg.COURSE_ID) as kit_gradebook:
-            copy_assignment(gradebook, kit_gradebook, chapter.id)
-        files = file_bundle.pack(folder)
-    settings = {"chapter": chapter.id, "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR,
-                "autograded": cfg.AUTOGRADED_DIR, "ledger": cfg.LEDGER_DIR, "unsafe": unsafe}
-    return {"version": __version__, "settings": settings, "files": files}
 
 
 def _graded(client, kit, course, chapter, gradebook, students, submitted, timeout):

@@ -1,5 +1,5 @@
-"""A `course_config.py` for a grading machine outside the course (Gradescope): the course's settings
-without its secrets.
+"""A `course_config.py` for a grading machine outside the course (Gradescope, a Dask worker): the
+course's settings without its secrets.
 
 The course's own file may hold a PostgreSQL password in GRADEBOOK_URL, and a runner that read it
 would grade into the live course database. This writes a new file from the course's *values*: every
@@ -37,7 +37,7 @@ def runner_config(source_text, module):
     tree = ast.parse(source_text)
     withheld = [name for name in _constants(tree) if _is_secret(name, getattr(module, name, None))]
     kept_constants = {name for name in _constants(tree) if name not in withheld} | {"GRADEBOOK_URL"}
-    parts = ['"""Generated for the Gradescope runner from the course\'s course_config.py, without its\n'
+    parts = ['"""Generated for a grading machine from the course\'s course_config.py, without its\n'
              f'secrets (withheld: {", ".join(withheld) or "none"}). Do not edit; rebuild the zip."""']
     dropped = _functions_needing(tree, set(withheld) - {"GRADEBOOK_URL"})
     for node in tree.body:
