@@ -313,8 +313,10 @@ assert verdict.passed, verdict.message
 # $$\text{grad\_filters} = g \cdot \text{patches}^\top, \quad \text{shape } (O, C·k_h·k_w) \to (O, C, k_h, k_w) .$$
 #
 # **The input, in one dimension first.** The gradient for the patches would be
-# $\text{filters}^\top g$, but every pixel sits in up to $k_h k_w$ patches, and folding the columns
-# back into an image, summing the overlaps, is a slow scatter. A convolution does it instead. Take
+# $\text{filters}^\top g$, but every pixel sits in up to $k_h k_w$ patches, so those columns would have
+# to be folded back into an image, summing the overlaps. A convolution does it instead, with the
+# operation you already have, and shows what the gradient of a convolution is. (Folding, one strided
+# addition per kernel offset, is right too, and in NumPy somewhat faster: the checks accept either.) Take
 # $\text{out}[y] = \sum_i w[i]\, x[y + i]$ (stride 1, no padding), with $x$ of length 4 and
 # $w = [1, 2]$: $\text{out}$ has 3 elements. Input $x[j]$ meets weight $w[j - y]$ in output $y$, so
 #
