@@ -10,12 +10,14 @@ draws as `Linear`, `Conv2d` and `kaiming_uniform`), the same loss (mean softmax 
 Adam, in the same dtype as the inputs. `tests/test_numpy_floor.py` checks the gradients against
 babygrad's on the same weights and batch.
 
-The CNN keeps its activations channels-last, (N, H, W, C): there im2col is one strided copy, a
-convolution is one matrix product, and col2im is kh·kw strided adds. It flattens in babygrad's
-(C, H, W) order, so the last layer's weights mean the same thing.
+The CNN keeps its activations batch-last, (C, H, W, N): there each of im2col's kh·kw strided copies
+and col2im's kh·kw strided adds moves whole rows of W·N values, a convolution is one matrix product,
+and the features it flattens are already in babygrad's (C, H, W) order. The input gradient is
+col2im (folding the patches' gradient back), the cheapest route in NumPy.
 """
+import time
+
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 
 def uniform_linear(fan_in, fan_out, seed, dtype):
@@ -28,7 +30,8 @@ def uniform_linear(fan_in, fan_out, seed, dtype):
 
 
 def kaiming_conv(in_channels, out_channels, k, seed, dtype):
-    """babygrad's `Conv2d(...)` filters as a (in_channels·k·k, out_channels) matrix, and a zero bias."""
+    """babygrad's `Conv2d(...)` filters as kaiming_uniform draws them, (in_channels·k·k, out_channels),
+    and a zero bias."""
     fan_in = in_channels * k * k
     bound = np.sqrt(2.0) * np.sqrt(3.0 / fan_in)       # kaiming_uniform, gain of relu
     weight = np.random.default_rng(seed).uniform(-bound, bound, (fan_in, out_channels)).astype(dtype)
@@ -50,7 +53,8 @@ def softmax_cross_entropy(logits, labels):
 
 
 class Adam:
-    """babygrad's Adam (no weight decay), updating the arrays of `params` in place."""
+    """babygrad's Adam (no weight decay), updating the arrays of `params` in place. `step` uses up the
+    gradient arrays it is given (they become scratch space)."""
 
     def __init__(self, params, lr, beta1=0.9, beta2=0.999, eps=1e-8):
         self.params, self.lr, self.beta1, self.beta2, self.eps = params, lr, beta1, beta2, eps
@@ -215,7 +219,6 @@ NETWORKS = {"mlp": MLP, "cnn": CNN}
 def train_epoch(kind, images, labels, batch_size, lr, seed=0, dtype=np.float32):
     """A fresh network trained for one epoch over `images` in babygrad's DataLoader order
     (default_rng(seed).permutation, the last batch short); returns the network and the seconds it took."""
-    import time
     network = NETWORKS[kind](dtype)
     optimizer = Adam(network.params, lr)
     order = np.random.default_rng(seed).permutation(len(images))

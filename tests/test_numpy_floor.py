@@ -20,8 +20,8 @@ def babygrad_float64():
     namespace = {"__name__": "babygrad"}
     for script in sorted((ROOT / "chapters").glob("ch*.py")):
         code = "import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text(encoding="utf-8")))
-        namespace_code = code.replace('DEFAULT_DTYPE = "float32"', 'DEFAULT_DTYPE = "float64"')
-        exec(compile(namespace_code, str(script), "exec"), namespace)  # noqa: S102 (the course's own code)
+        code = code.replace('DEFAULT_DTYPE = "float32"', 'DEFAULT_DTYPE = "float64"')
+        exec(compile(code, str(script), "exec"), namespace)  # noqa: S102 (the course's own code)
     assert namespace["DEFAULT_DTYPE"] == "float64"
     return namespace
 
@@ -59,9 +59,10 @@ def test_floor_matches_babygrad(bg, kind):
     optimizer = bg["Adam"](params, lr=recipe.lr)
     network = numpy_floor.NETWORKS[kind](np.float64)
     floor_optimizer = numpy_floor.Adam(network.params, recipe.lr)
-    for name, ours, theirs in zip("initial weights", network.params, as_floor(kind, params)):
+    assert len(network.params) == len(params), f"{kind}: {len(network.params)} parameters in NumPy, {len(params)} in babygrad"
+    for i, (ours, theirs) in enumerate(zip(network.params, as_floor(kind, params))):
         assert ours.dtype == theirs.dtype == np.float64
-        np.testing.assert_array_equal(ours, theirs, err_msg=f"{kind}: initial weights differ")
+        np.testing.assert_array_equal(ours, theirs, err_msg=f"{kind}: initial values of parameter {i} differ")
 
     for first in range(0, len(images), recipe.batch_size):
         x, y = images[first:first + recipe.batch_size], labels[first:first + recipe.batch_size]
