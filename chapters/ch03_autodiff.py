@@ -1195,6 +1195,10 @@ assert verdict.passed, verdict.message
 # and they must be summed: $A^\top G$ has shape $(5, n, p)$ and $B$ has shape $(n, p)$. So finish
 # each gradient the way `BroadcastTo.backward` does: sum over the batch axes its input was broadcast
 # along, then reshape to the input's shape.
+#
+# The course's solution takes one shortcut, which you may leave out: when `a.requires_grad` is False,
+# as for the batch of images that chapter 4's `Linear` multiplies, no one uses the gradient for `a`,
+# so it returns zeros for it instead of computing $G B^\top$, a product as large as the forward's.
 
 # %% solution id=matmul export
 class MatMul(Function):
@@ -1214,6 +1218,8 @@ class MatMul(Function):
                                                if n == 1 and grad.shape[extra + i] != 1)
             return (grad.sum(axes) if axes else grad).reshape(shape)
 
+        if not a.requires_grad:     # a batch of data: no one uses its gradient, so skip its product
+            return Tensor(np.zeros_like(a.data), dtype=a.dtype), sum_to_shape(a.transpose() @ out_grad, b.shape)
         return (sum_to_shape(out_grad @ b.transpose(), a.shape),
                 sum_to_shape(a.transpose() @ out_grad, b.shape))
         ### END SOLUTION

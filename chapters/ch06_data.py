@@ -136,6 +136,11 @@ assert verdict.passed, verdict.message
 # stream, so it differs from epoch 1, and a new loader with the same seed replays the same stream.
 #
 # `__iter__` is easiest to write as a *generator*: a method that `yield`s one batch at a time.
+#
+# The course's solution adds a shortcut you need not write: when the dataset is an `ArrayDataset`,
+# whose samples are rows of arrays, it takes a whole batch with one fancy index per array,
+# `np.asarray(a)[order[start:stop]]`, instead of calling `dataset[i]` once per sample. The batches
+# are the same, and chapter 9's MLP trains about a tenth faster.
 
 # %% solution id=data_loader export
 def collate(values):
@@ -169,6 +174,11 @@ class DataLoader:
         n = len(self.dataset)
         order = self.rng.permutation(n) if self.shuffle else np.arange(n)
         for start in range(0, len(self) * self.batch_size, self.batch_size):
+            if type(self.dataset) is ArrayDataset:      # rows of arrays: one fancy index per array, no per-sample calls
+                rows = order[start:start + self.batch_size]
+                yield tuple(Tensor(batch, dtype=batch.dtype, requires_grad=False)
+                            for batch in (np.asarray(a)[rows] for a in self.dataset.arrays))
+                continue
             samples = [self.dataset[int(i)] for i in order[start:start + self.batch_size]]
             yield tuple(collate(field) for field in zip(*samples))
         ### END SOLUTION

@@ -25,13 +25,16 @@ ADAM_COUNT = """        self.t += 1
             if p.grad is None:
                 continue
 """
-ADAM_MOMENTS = """            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * g
-            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * g * g
-            self.m[id(p)], self.v[id(p)] = m, v"""
+ADAM_MOMENTS = """            m = self.m.setdefault(id(p), np.zeros_like(p.data))
+            v = self.v.setdefault(id(p), np.zeros_like(p.data))
+            m *= self.beta1                      # m and v updated in place: no new arrays per step
+            m += (1 - self.beta1) * g
+            v *= self.beta2
+            v += (1 - self.beta2) * g * g"""
 ADAM_CORRECTION = """            m_hat = m / (1 - self.beta1 ** self.t)
             v_hat = v / (1 - self.beta2 ** self.t)"""
 ADAM_UPDATE = "p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"
-ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data\n" + ADAM_MOMENTS + "\n"
+ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n" + ADAM_MOMENTS + "\n"
              + ADAM_CORRECTION + "\n            " + ADAM_UPDATE)
 
 MISTAKES = [

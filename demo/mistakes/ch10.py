@@ -24,7 +24,7 @@ IM2COL_PAD = "    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))\n"
 CONV_GRAD_W = "grad_w = (g @ patches.T).reshape(w.shape)"
 CONV_FLIP = "w_flipped = Flip((2, 3)).forward(w).transpose(1, 0, 2, 3)"
 CONV_DILATE = "g = Dilate((2, 3), s - 1).forward(out_grad.data)"
-POOL_GRAD = "grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)"
+POOL_GRAD = "np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])"
 POOL_FORWARD = '''        out = a[:, :, 0:rows:k, 0:cols:k].copy()
         for i in range(k):
             for j in range(k):
@@ -80,16 +80,17 @@ MISTAKES = [
           "not a multiple of k", "max_pool", "grad = np.zeros(a.shape, dtype=out_grad.data.dtype)",
           "grad = np.zeros(a.shape[:2] + (rows, cols), dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
     wrong("max_pool_backward_marks_input", "marks each claimed maximum by writing -inf into the input", "max_pool",
-          "                is_max = unclaimed & (a[:, :, i:rows:k, j:cols:k] == out)\n"
-          "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)\n"
-          "                unclaimed &= ~is_max",
+          "                is_max = a[:, :, i:rows:k, j:cols:k] == out\n"
+          "                is_max &= unclaimed\n"
+          "                np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])\n"
+          "                unclaimed ^= is_max",
           "                window = a[:, :, i:rows:k, j:cols:k]\n"
           "                is_max = window == out\n"
           "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)\n"
           "                window[is_max] = -np.inf      # claimed: an equal value further on is not a maximum",
           ["test_max_pool_backward"]),
     wrong("max_pool_backward_ones", "puts 1 at the maximum, forgetting out_grad", "max_pool", POOL_GRAD,
-          "grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, 1.0, 0)", ["test_max_pool_backward", "test_capstone_cnn"]),
+          "np.multiply(is_max, 1.0, out=grad[:, :, i:rows:k, j:cols:k])", ["test_max_pool_backward", "test_capstone_cnn"]),
     # Layers
     wrong("conv2d_bias_unshaped", "adds the bias without reshaping it to (1, out_channels, 1, 1)", "conv2d", CONV2D_BIAS,
           "return out + self.bias.broadcast_to(out.shape)", ["test_conv2d", "test_capstone_cnn"]),

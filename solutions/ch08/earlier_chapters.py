@@ -515,6 +515,8 @@ class MatMul(Function):
                                                if n == 1 and grad.shape[extra + i] != 1)
             return (grad.sum(axes) if axes else grad).reshape(shape)
 
+        if not a.requires_grad:     # a batch of data: no one uses its gradient, so skip its product
+            return Tensor(np.zeros_like(a.data), dtype=a.dtype), sum_to_shape(a.transpose() @ out_grad, b.shape)
         return (sum_to_shape(out_grad @ b.transpose(), a.shape),
                 sum_to_shape(a.transpose() @ out_grad, b.shape))
 
@@ -956,10 +958,13 @@ class Adam(Optimizer):
         for p in self.params:
             if p.grad is None:
                 continue
-            g = p.grad + self.weight_decay * p.data
-            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * g
-            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * g * g
-            self.m[id(p)], self.v[id(p)] = m, v
+            g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
+            m = self.m.setdefault(id(p), np.zeros_like(p.data))
+            v = self.v.setdefault(id(p), np.zeros_like(p.data))
+            m *= self.beta1                      # m and v updated in place: no new arrays per step
+            m += (1 - self.beta1) * g
+            v *= self.beta2
+            v += (1 - self.beta2) * g * g
             m_hat = m / (1 - self.beta1 ** self.t)
             v_hat = v / (1 - self.beta2 ** self.t)
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
@@ -1022,6 +1027,11 @@ class DataLoader:
         n = len(self.dataset)
         order = self.rng.permutation(n) if self.shuffle else np.arange(n)
         for start in range(0, len(self) * self.batch_size, self.batch_size):
+            if type(self.dataset) is ArrayDataset:      # rows of arrays: one fancy index per array, no per-sample calls
+                rows = order[start:start + self.batch_size]
+                yield tuple(Tensor(batch, dtype=batch.dtype, requires_grad=False)
+                            for batch in (np.asarray(a)[rows] for a in self.dataset.arrays))
+                continue
             samples = [self.dataset[int(i)] for i in order[start:start + self.batch_size]]
             yield tuple(collate(field) for field in zip(*samples))
 

@@ -515,6 +515,8 @@ class MatMul(Function):
                                                if n == 1 and grad.shape[extra + i] != 1)
             return (grad.sum(axes) if axes else grad).reshape(shape)
 
+        if not a.requires_grad:     # a batch of data: no one uses its gradient, so skip its product
+            return Tensor(np.zeros_like(a.data), dtype=a.dtype), sum_to_shape(a.transpose() @ out_grad, b.shape)
         return (sum_to_shape(out_grad @ b.transpose(), a.shape),
                 sum_to_shape(a.transpose() @ out_grad, b.shape))
 
