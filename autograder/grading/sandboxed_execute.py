@@ -19,7 +19,7 @@ from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import output_from_msg
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Instance, Integer
+from traitlets import Bool, Instance, Integer, default
 
 from . import sandbox
 from .sandboxed_kernel import SandboxedKernelManager
@@ -83,6 +83,12 @@ class SandboxedExecute(Execute):
     ).tag(config=True)
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
+
+    @default("shutdown_kernel")
+    def _kill_at_the_end(self):
+        # The sandbox ends every process of the kernel with it: a graceful shutdown would only wait,
+        # and run the student's atexit hooks.
+        return "immediate"
 
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute.__init__ sets kernel_manager_class itself, so configuration cannot.
