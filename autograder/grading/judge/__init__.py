@@ -6,10 +6,13 @@ source notebook (`plan`), draws inputs from a per-run secret seed, sends the ker
 for raw numbers (`probes`, `worker`), and compares them with its own computation (`ops`, `engine`,
 `operators`). It does not care which Execute preprocessor runs the kernel: it only needs `run_probe`.
 """
+import copy
+import hashlib
 import logging
 import secrets
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -131,6 +134,9 @@ class Kernel:
                 for r in replies]
 
 
+_PLANS = {}         # sha256 of a source notebook's bytes -> its plans, as Judge.from_source made them
+
+
 class Judge:
     """The checks of one source notebook, and the secret seed of this run."""
 
@@ -141,9 +147,13 @@ class Judge:
 
     @classmethod
     def from_source(cls, path, secret=None):
-        """A judge for the trusted source notebook at `path` (the course's source/, never a submission)."""
-        notebook = nbformat.read(str(path), as_version=4)
-        return cls(plan_notebook(notebook, JUDGED_CHECKS, KERNEL_DECIDES), secret)
+        """A judge for the trusted source notebook at `path` (the course's source/, never a submission).
+        A grading process plans each source once (tens of ms) and gives every judge its own copy."""
+        text = Path(path).read_bytes()
+        key = hashlib.sha256(text).hexdigest()
+        if key not in _PLANS:
+            _PLANS[key] = plan_notebook(nbformat.reads(text.decode("utf-8"), as_version=4), JUDGED_CHECKS, KERNEL_DECIDES)
+        return cls(copy.deepcopy(_PLANS[key]), secret)
 
     @property
     def judged_cells(self):
