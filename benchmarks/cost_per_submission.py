@@ -121,6 +121,8 @@ JUDGE_OWN = "judge probes: judge's own work"
 def cell_row(preprocessor, cell, resources, index):
     """The row of one executed cell, by what the cell is."""
     meta = cell.metadata.get("nbgrader", {})
+    if "part" in cell.metadata:                 # split_checks' halves of a test cell
+        return f"{cell.metadata['part']} checks"
     if meta.get("grade"):
         return "test cells (visible + hidden checks)"
     code = [c for c in preprocessor.nb.cells if c.cell_type == "code"]
@@ -274,6 +276,40 @@ def print_breakdown(chapter, startup, api_seconds, runs):
           f"= {once:.2f} s; amortized over {len(runs)} submissions {once / len(runs):.2f} s, over 100: {once / 100:.3f} s")
 
 
+HIDDEN_MARK = "### BEGIN HIDDEN TESTS"
+
+
+def split_checks(watch, chapter, scratch):
+    """Visible and hidden checks' seconds, measured apart: they share each test cell, so here the source
+    notebook (solutions in place) runs once more in a sandboxed kernel (no judge, no nbgrader) with every test cell cut in two
+    at the hidden-tests marker, each half timed as a cell of its own."""
+    import nbformat
+
+    from autograder.grading.sandboxed_execute import SandboxedExecute
+
+    notebook = nbformat.read(ROOT / "source" / chapter.id / f"{chapter.notebook}.ipynb", as_version=4)
+    cells = []
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade") and HIDDEN_MARK in cell.source:
+            visible, hidden = cell.source.split(HIDDEN_MARK, 1)
+            cells += [nbformat.v4.new_code_cell(visible, metadata={"part": "visible"}),
+                      nbformat.v4.new_code_cell(HIDDEN_MARK + hidden, metadata={"part": "hidden"})]
+        elif cell.metadata.get("nbgrader", {}).get("grade"):
+            cells.append(nbformat.v4.new_code_cell(cell.source, metadata={"part": "visible"}))
+        else:
+            cells.append(cell)
+    notebook.cells = cells
+    folder = scratch / f"split-{chapter.id}"
+    shutil.copytree(ROOT / "release" / chapter.id, folder)
+    executor = SandboxedExecute(timeout=600)
+    executor.preprocess(notebook, {"metadata": {"path": str(folder)}})       # warm the caches once
+    watch.take()
+    executor = SandboxedExecute(timeout=600)
+    executor.preprocess(notebook, {"metadata": {"path": str(folder)}})
+    seconds, _ = watch.take()
+    return seconds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chapters", nargs="+", default=None, help="default: every chapter")
@@ -297,6 +333,9 @@ def main():
             api_seconds, runs = grade_chapter(watch, chapter, args.submissions, Path(scratch) / chapter.id)
             if chapter.id in args.breakdown:
                 print_breakdown(chapter, startup, api_seconds, runs)
+                split = split_checks(watch, chapter, Path(scratch))
+                print(f"test cells cut at the hidden-tests marker, run apart (sandboxed kernel, no judge): visible "
+                      f"checks {split.get('visible checks', 0):.3f} s, hidden checks {split.get('hidden checks', 0):.3f} s")
             summary.append((chapter, runs))
     print(f"\nseconds per submission, one process grading {args.submissions} solved notebooks in a row "
           f"(mean of 2..{args.submissions}; load average {os.getloadavg()[0]:.2f} at the end)")
