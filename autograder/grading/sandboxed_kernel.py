@@ -4,7 +4,6 @@ The kernel talks over ipc sockets in a short private folder bound into the sandb
 sockets cross the network namespace, TCP and abstract sockets do not, and AF_UNIX paths must stay
 under 108 bytes. Signals do not cross bwrap's --new-session, so interrupts go by message.
 """
-import asyncio
 import os
 import shutil
 import subprocess
@@ -20,7 +19,7 @@ from traitlets import Instance, Int, Type
 from .sandbox import KERNEL_ARGUMENTS, NOBODY, SandboxLimits, compile_package, sandbox_launch
 
 SOCKET_FOLDER_PARENT = "/tmp"      # short: the kernel's socket paths are this + ~20 characters
-IOPUB_JOIN_SECONDS = 0.25          # a kernel_info's idle status missing this long: IOPub joined late, ask again
+IOPUB_RETRY_SECONDS = 0.02         # no idle status on IOPub yet: its subscription joined late, ask again
 EXIT_POLL_SECONDS = 0.005          # a killed sandbox is gone within milliseconds; jupyter_client polls every 0.1 s
 
 
@@ -28,38 +27,40 @@ class PromptKernelClient(AsyncKernelClient):
     """jupyter_client's client, ready as soon as the kernel is.
 
     Its wait_for_ready ends by waiting for 0.2 s of silence on IOPub (a flush), paid by every graded
-    submission. Here the kernel is ready when the IOPub `idle` status of our own kernel_info request
-    arrives: that proves IOPub is connected (no cell's output can be lost) and leaves nothing to flush.
+    submission. Here the kernel is ready when it has answered a kernel_info request on the shell channel
+    and the IOPub `idle` status of one of our requests has arrived: that proves IOPub is connected (no
+    cell's output can be lost). IOPub's subscription may join after the kernel's first statuses, so
+    the request is repeated every IOPUB_RETRY_SECONDS until one arrives.
     """
 
     async def wait_for_ready(self, timeout=None):
         deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
-        while True:
-            if await self._answered(self.kernel_info(), deadline):
-                return
-            if not await self._async_is_alive():
-                raise RuntimeError("Kernel died before replying to kernel_info")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
+        asked = {self.kernel_info()}
+        while not await self._received(self.shell_channel, asked, "kernel_info_reply", deadline, 1.0):
+            await self._still_starting(deadline, timeout)
+            asked.add(self.kernel_info())
+        while not await self._received(self.iopub_channel, asked, "status", deadline, IOPUB_RETRY_SECONDS):
+            await self._still_starting(deadline, timeout)
+            asked.add(self.kernel_info())
 
-    async def _answered(self, msg_id, deadline):
-        """Did the kernel reply to `msg_id` and report idle for it on IOPub (before the deadline)?"""
+    async def _received(self, channel, asked, msg_type, deadline, wait):
+        """Did a `msg_type` message answering one of `asked` arrive on `channel` within `wait` seconds?
+        (A status must say idle.)"""
+        until = min(deadline, time.monotonic() + wait)
         while True:
             try:
-                reply = await self.shell_channel.get_msg(timeout=max(0.0, min(1.0, deadline - time.monotonic())))
+                msg = await channel.get_msg(timeout=max(0.0, until - time.monotonic()))
             except Empty:
                 return False
-            if reply["parent_header"].get("msg_id") == msg_id:
-                break
-        joined = min(deadline, time.monotonic() + IOPUB_JOIN_SECONDS)
-        while True:
-            try:
-                status = await self.iopub_channel.get_msg(timeout=max(0.0, joined - time.monotonic()))
-            except Empty:
-                return False
-            if (status["parent_header"].get("msg_id") == msg_id and status["msg_type"] == "status"
-                    and status["content"].get("execution_state") == "idle"):
+            if msg["parent_header"].get("msg_id") in asked and msg["msg_type"] == msg_type and (
+                    msg_type != "status" or msg["content"].get("execution_state") == "idle"):
                 return True
+
+    async def _still_starting(self, deadline, timeout):
+        if not await self._async_is_alive():
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
 
 
 class SandboxedKernelManager(AsyncKernelManager):
