@@ -371,7 +371,7 @@ def test_a_kernel_killed_while_cells_are_judged_together_is_blamed_on_the_cell_t
     assert graded_class["scores"]["probe-killer"] == POINTS - cells["test_mul_backward"].metadata["nbgrader"]["points"]
     assert [o.ename for o in cells["test_mul_backward"].outputs if o.output_type == "error"] == ["KernelDied"]
     assert not [o for o in cells["test_mul_forward"].outputs if o.output_type == "error"]
-    assert "while the judge checked test_mul_forward, test_mul_backward together" in graded_class["log"]
+    assert "the kernel died while the judge checked test_mul_forward, test_mul_backward together" in graded_class["log"]
 
 
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):

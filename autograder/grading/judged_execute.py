@@ -20,8 +20,8 @@ from .sandboxed_execute import SandboxedExecute
 JUDGE_ERROR_NAME = "JudgeVerdict"
 
 
-class _BatchDied(Exception):
-    """The kernel died while the judge checked several grade cells together."""
+class _BatchFailed(Exception):
+    """A probe failed as a whole, or the kernel died, while the judge checked several grade cells together."""
 
 
 def grade_id(cell):
@@ -69,8 +69,8 @@ class JudgedExecute(SandboxedExecute):
 
     batch_cells = Bool(True, help=(
         "Judge grade cells that run one after another together, one probe per round for all of them (chapter 3: "
-        "21 probes instead of 47). A probe of several cells that fails as a whole is asked again cell by cell; "
-        "a kernel that dies in one makes the notebook run again, judged cell by cell.")).tag(config=True)
+        "22 probes instead of 47). A probe of several cells that fails as a whole, or a kernel that dies in one, "
+        "makes the notebook run again in a fresh kernel, judged cell by cell.")).tag(config=True)
 
     def after_graded_cell(self, cell, index):
         """Queue a grade cell the kernel ran without error for the judge (judged now, unless batching)."""
@@ -87,13 +87,12 @@ class JudgedExecute(SandboxedExecute):
         queued, self._queued = self._queued, []
         if len(queued) > 1:
             judgements = self.judge.judge_cells([grade_id(cell) for cell, _ in queued], self.run_probe)
-            if not run_sync(self.km.is_alive)():
-                raise _BatchDied(", ".join(grade_id(cell) for cell, _ in queued))
-            if judgements is not None:
-                for (cell, _), judgement in zip(queued, judgements):
-                    self._record(cell, judgement)
-                return
-        for cell, index in queued:              # alone, or again one by one: each death is this cell's
+            if judgements is None or not run_sync(self.km.is_alive)():
+                raise _BatchFailed(", ".join(grade_id(cell) for cell, _ in queued))
+            for (cell, _), judgement in zip(queued, judgements):
+                self._record(cell, judgement)
+            return
+        for cell, index in queued:              # alone: a death is this cell's
             self._running = index
             judgement = self.judge.judge_cell(grade_id(cell), self.run_probe)
             if judgement is not None and judgement.probes and not run_sync(self.km.is_alive)():
@@ -114,11 +113,12 @@ class JudgedExecute(SandboxedExecute):
         self._queued = []
         try:
             super()._run_cells(resources, skip)
-        except _BatchDied as died:
-            # Which cell's checks killed the kernel is unknown: run the notebook again in a fresh kernel,
-            # judging each cell alone, so that a death is repaired as the death of the cell that caused it.
-            self.log.warning("The kernel died while the judge checked %s together; running %s again, "
-                             "judging each cell alone.", died, self.resources.get("unique_key", "the notebook"))
+        except _BatchFailed as failed:
+            # Which cell's checks failed the probe or killed the kernel is unknown, and a kernel that ran
+            # past a probe's timeout may still be busy: run the notebook again in a fresh kernel, judging each
+            # cell alone, so that each cell is judged, and a death repaired, exactly as without batching.
+            self.log.warning("A probe failed or the kernel died while the judge checked %s together; running %s "
+                             "again, judging each cell alone.", failed, self.resources.get("unique_key", "the notebook"))
             self._batching = False
             self._start_attempt()
             self._queued = []
