@@ -19,7 +19,7 @@ from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import output_from_msg
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Instance, Integer
+from traitlets import Bool, Instance, Integer, default
 
 from . import sandbox
 from .sandboxed_kernel import SandboxedKernelManager
@@ -84,6 +84,12 @@ class SandboxedExecute(Execute):
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
 
+    @default("shutdown_kernel")
+    def _kill_at_the_end(self):
+        # The sandbox ends every process of the kernel with it: a graceful shutdown would only wait,
+        # and run the student's atexit hooks.
+        return "immediate"
+
     def __init__(self, *args, **kwargs):
         # nbgrader's Execute.__init__ sets kernel_manager_class itself, so configuration cannot.
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
@@ -93,6 +99,11 @@ class SandboxedExecute(Execute):
 
     def after_graded_cell(self, cell, index):
         """Called after each executed graded cell, with the kernel alive: a judge overrides this."""
+
+    def after_graded_run(self):
+        """Called once the graded cells run one after another are done (before the next code cell that
+        is not graded runs, and after the last cell), with the kernel alive: a judge may override this
+        to check such a run of cells together."""
 
     async def async_run_probe(self, code: str) -> list:
         """Run `code` in the live kernel and return its outputs (NotebookNodes), adding no cell to
@@ -186,8 +197,7 @@ class SandboxedExecute(Execute):
         self._check_assign_resources(resources)
         deaths = []
         while True:                 # each attempt runs the whole notebook in a fresh kernel
-            self._running, self._death_cause = None, None
-            self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+            self._start_attempt()
             try:
                 self._run_cells(resources, skip={d.index for d in deaths})
                 break
@@ -210,6 +220,10 @@ class SandboxedExecute(Execute):
         self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
         return self.nb, self.resources
 
+    def _start_attempt(self):
+        self._running, self._death_cause = None, None
+        self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+
     def _run_cells(self, resources, skip):
         with self.setup_kernel():
             info = self.wait_for_reply(self.kc.kernel_info())
@@ -217,10 +231,13 @@ class SandboxedExecute(Execute):
             for index, cell in enumerate(self.nb.cells):
                 if index in skip:
                     continue
+                if cell.cell_type == "code" and not is_graded(cell):
+                    self.after_graded_run()     # still attributed to the last cell run, a graded one
                 self._running = index
                 self.preprocess_cell(cell, resources, index)
                 if is_graded(cell):
                     self.after_graded_cell(cell, index)
+            self.after_graded_run()
             self._running = None
 
     def _give_up(self, deaths):
