@@ -138,14 +138,14 @@ def configure_nbgrader(c) -> None:
     from nbgrader.preprocessors import (
         AssignLatePenalties, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
         Execute, GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells,
-        OverwriteKernelspec,
+        OverwriteKernelspec, SaveAutoGrades,
     )
 
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
-    from autograder.preprocessors import CheckCellMetadata, CoalesceStreams, SaveAutoGrades, ShortTracebacks
+    from autograder.preprocessors import CheckCellMetadata, CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR

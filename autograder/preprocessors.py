@@ -6,15 +6,12 @@
   tracebacks quote source lines, and in a graded test cell those can be hidden tests; nbgrader's
   ClearHiddenTests, run before it, removes the hidden region from the cells' source.
 * CheckCellMetadata: nbgrader's, validating against a schema checked once instead of once per cell.
-* SaveAutoGrades: nbgrader's, writing a notebook's scores and comments in one transaction.
 """
 import traceback
 
 import jsonschema
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from nbgrader import preprocessors as nbgrader_preprocessors
-from nbgrader import utils
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import SchemaTooNewError, SchemaTooOldError
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -77,40 +74,3 @@ class CheckCellMetadata(nbgrader_preprocessors.CheckCellMetadata):
             self.log.error(message)
             raise ValidationError(message) from None
         return nb, resources
-
-
-class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
-    """nbgrader's SaveAutoGrades, the same fields written, in one transaction. nbgrader finds each grade
-    and comment with a query of its own and commits after each: ~70 commits (disk syncs) per chapter 3
-    submission. Here the submitted notebook's grades and comments are read once, and committed together."""
-
-    def preprocess(self, nb, resources):
-        info = resources["nbgrader"]
-        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
-        self.student_id, self.db_url = info["student"], info["db_url"]
-        self.gradebook = Gradebook(self.db_url)
-        with self.gradebook:
-            submitted = self.gradebook.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
-            self._grades = {grade.name: grade for grade in submitted.grades}
-            self._comments = {comment.name: comment for comment in submitted.comments}
-            nb, resources = NbGraderPreprocessor.preprocess(self, nb, resources)
-            self.gradebook.db.commit()
-        return nb, resources
-
-    def _find(self, found, cell, kind):
-        grade_id = cell.metadata["nbgrader"]["grade_id"]
-        if grade_id not in found:
-            raise MissingEntry(f"no {kind} {grade_id} for {self.student_id}/{self.assignment_id}/{self.notebook_id}")
-        return found[grade_id]
-
-    def _add_score(self, cell, resources):
-        """As nbgrader's: the autograder's score; a manual score or no score asks for a grader's review."""
-        grade = self._find(self._grades, cell, "grade")
-        grade.auto_score, _ = utils.determine_grade(cell, self.log)
-        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
-
-    def _add_comment(self, cell, resources):
-        """As nbgrader's: "No response." for a solution cell left as released."""
-        comment = self._find(self._comments, cell, "comment")
-        unchanged = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
-        comment.auto_comment = "No response." if unchanged and not utils.is_task(cell) else None
