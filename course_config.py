@@ -136,7 +136,7 @@ def configure_nbgrader(c) -> None:
 
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        AssignLatePenalties, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
+        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
         Execute, GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells,
         OverwriteKernelspec, SaveAutoGrades,
     )
@@ -145,7 +145,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
-    from autograder.preprocessors import CheckCellMetadata, CoalesceStreams, ShortTracebacks
+    from autograder.preprocessors import CoalesceStreams, ShortTracebacks
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR
