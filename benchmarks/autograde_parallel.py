@@ -1,13 +1,15 @@
-"""Serial `nbgrader autograde` against `python -m autograder grade` (all cores) on the same machine.
+"""Serial `nbgrader autograde` against `python -m autograder grade` (Dask, a LocalCluster on all cores)
+on the same machine.
 
 Builds a throwaway copy of the course with N synthetic submissions of a chapter (a mix of the
 solution, the untouched student version, the demo's partial student, the catalogued mistakes and
 the correct alternatives), grades them both ways in one run, checks the scores are identical, and
 prints both wall-clock times and their ratio. Takes a few minutes; not part of the test suite.
 
-    python benchmarks/autograde_parallel.py [--chapter ch03] [--students 100] [--jobs N]
+    python benchmarks/autograde_parallel.py [--chapter ch03] [--students 100] [--jobs N] [--json FILE]
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -76,21 +78,26 @@ def main():
     parser.add_argument("--chapter", default="ch03")
     parser.add_argument("--students", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--json", type=Path, help="also write the figures to this file (benchmarks/scale.py reads it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="babygrad-benchmark-") as scratch:
         serial_course, chapter = make_course(Path(scratch) / "serial", args.chapter, args.students)
         parallel_course, _ = make_course(Path(scratch) / "parallel", args.chapter, args.students)
-        print(f"{args.students} submissions of {chapter.id}, {os.cpu_count()} cores, {args.jobs} workers")
+        print(f"{args.students} submissions of {chapter.id}, {os.cpu_count()} cores, {args.jobs} threads "
+              f"(load average before: {os.getloadavg()[0]:.1f})")
         serial = timed([sys.executable, "-m", "nbgrader", "autograde", chapter.id, "--force"], serial_course.root)
-        print(f"serial   nbgrader autograde          {serial:7.1f} s")
-        parallel = timed([sys.executable, "-m", "autograder", "grade", chapter.id, "--jobs", str(args.jobs),
-                          "--quiet"], parallel_course.root)
-        print(f"parallel python -m autograder grade  {parallel:7.1f} s")
-        print(f"ratio                                {serial / parallel:7.2f}x")
+        print(f"serial nbgrader autograde                       {serial:7.1f} s  {serial / args.students:5.2f} s each")
+        cluster = timed([sys.executable, "-m", "autograder", "grade", chapter.id, "--jobs", str(args.jobs),
+                         "--quiet"], parallel_course.root)
+        print(f"python -m autograder grade (Dask LocalCluster)  {cluster:7.1f} s  {cluster / args.students:5.2f} s each")
+        print(f"speed-up                                        {serial / cluster:7.2f}x")
         same = grading.scores(serial_course, chapter) == grading.scores(parallel_course, chapter)
-        print(f"identical scores: {same}")
+        print(f"identical scores: {same}  (load average after: {os.getloadavg()[0]:.1f})")
         if not same:
             raise SystemExit("the two runs disagree")
+        if args.json:
+            args.json.write_text(json.dumps({"chapter": chapter.id, "students": args.students, "threads": args.jobs,
+                                             "serial_seconds": serial, "cluster_seconds": cluster}))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import functools
 import inspect
+import json
 import os
 import shutil
 import statistics
@@ -183,13 +184,15 @@ def startup_seconds():
 
 
 def scratch_course(scratch, chapter, submissions):
-    """A private course for the chapter: its source, the chapter in a gradebook, the template
-    gradebook a worker copies, and `submissions` copies of the solved demo notebook handed in."""
+    """The chapter's grading kit unpacked, as a Dask task unpacks it (grading_kit.chapter_kit: the autograde
+    source, the configuration, a gradebook that knows the chapter), and `submissions` copies of the
+    solved demo notebook to hand in, each in a folder of its own."""
     from nbgrader.api import Gradebook
 
-    from autograder.gradebook_merge import copy_assignment, create_like
-    from autograder.grading import register
+    from autograder import file_bundle
     from autograder.course import Course
+    from autograder.grading import register
+    from autograder.grading_kit import chapter_kit
 
     course_root = scratch / "course"
     course_root.mkdir(parents=True, exist_ok=True)
@@ -198,17 +201,16 @@ def scratch_course(scratch, chapter, submissions):
     shutil.copytree(ROOT / "source" / chapter.id, course_root / "source" / chapter.id)
     course = Course(course_root)
     register(course, chapter)
-    template = scratch / f"template-{chapter.id}.db"
     with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
-        create_like(gradebook, f"sqlite:///{template}")
-        with Gradebook(f"sqlite:///{template}", course_id=course.config.COURSE_ID) as worker_gb:
-            copy_assignment(gradebook, worker_gb, chapter.id)
-    students = [f"student{n:02d}" for n in range(submissions)]
-    for student in students:
-        folder = course_root / "submitted" / student / chapter.id
+        kit = chapter_kit(course, chapter, gradebook)
+    kit_root = file_bundle.unpack(kit["files"], scratch / f"kit-{chapter.id}")
+    students = {}
+    for n in range(submissions):
+        folder = scratch / "inbox" / f"student{n:02d}"
         shutil.copytree(ROOT / "release" / chapter.id, folder)
         shutil.copy(ROOT / "demo" / "submitted" / "perfect" / chapter.id / f"{chapter.notebook}.ipynb", folder)
-    return course, template, students
+        students[folder.name] = folder
+    return kit_root, kit["settings"], students
 
 
 def grade_chapter(watch, chapter, submissions, scratch):
@@ -219,19 +221,18 @@ def grade_chapter(watch, chapter, submissions, scratch):
     from autograder.grading_worker import course_settings, grade_one, prepare
 
     import course_config as cfg
-    course, template, students = scratch_course(scratch, chapter, submissions)
+    kit_root, settings, students = scratch_course(scratch, chapter, submissions)
     worker = scratch / f"worker-{chapter.id}"
-    prepare(course.root, worker, template, chapter.id, cfg.SOURCE_DIR)
+    prepare(kit_root, worker, chapter.id, cfg.SOURCE_DIR)
     started = time.perf_counter()
-    api = NbGraderAPI(config=course_settings(course.root, worker))
+    api = NbGraderAPI(config=course_settings(kit_root, worker))
     api_seconds = time.perf_counter() - started
-    paths = {"course": course.root, "worker": worker, "submitted": cfg.SUBMITTED_DIR,
-             "autograded": cfg.AUTOGRADED_DIR, "ledger": cfg.LEDGER_DIR, "source": cfg.SOURCE_DIR,
-             "template_gradebook": template}
+    paths = {"kit": kit_root, "worker": worker, "submitted": settings["submitted"],
+             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"]}
     runs = []
-    for student in students:
+    for student, folder in students.items():
         task = {"student": student, "chapter": chapter.id, "notebook": chapter.notebook,
-                "cell_timeout": cfg.CELL_TIMEOUT_SECONDS, "extension": None}
+                "cell_timeout": cfg.CELL_TIMEOUT_SECONDS, "extension": None, "submission": str(folder)}
         watch.take()
         started = time.perf_counter()
         result = grade_one(api, task, paths)
@@ -315,6 +316,7 @@ def main():
     parser.add_argument("--chapters", nargs="+", default=None, help="default: every chapter")
     parser.add_argument("--submissions", type=int, default=4, help="graded in a row per chapter (>= 2)")
     parser.add_argument("--breakdown", nargs="+", default=["ch03"], help="chapters whose rows are printed")
+    parser.add_argument("--json", type=Path, help="also write seconds per submission to this file (benchmarks/scale.py)")
     args = parser.parse_args()
 
     from autograder.course import Course
@@ -347,6 +349,9 @@ def main():
               f"{rows['kernel start (sandboxed)']:13.2f} "
               f"{rows['judge probes: kernel round trips'] + rows[JUDGE_OWN]:13.2f} "
               f"{rows['test cells (visible + hidden checks)']:11.2f}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"seconds_per_submission": {
+            chapter.id: statistics.mean(t for t, _, _ in (runs[1:] or runs)) for chapter, runs in summary}}))
 
 
 if __name__ == "__main__":
