@@ -1,4 +1,5 @@
-"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check`."""
+"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check
+| export`."""
 import argparse
 import sys
 
@@ -38,7 +39,17 @@ def main(argv=None):
                                           "(exit code 0 only when all pass)")
     p.add_argument("notebook")
     p.add_argument("--short", action="store_true", help="one line per check instead of each failure's whole message")
+    p = commands.add_parser("export", help="for students: copy a chapter notebook's `export` cells, as you wrote "
+                                           "them, into your own package mybabygrad/")
+    p.add_argument("notebook")
+    p.add_argument("--to", default=None, metavar="DIR",
+                   help="where mybabygrad/ goes (default: the folder holding the chapter folders)")
     args = parser.parse_args(argv)
+
+    if args.command == "export":                # a student's command, like check
+        from .export import export_notebook
+        print(export_notebook(args.notebook, args.to).summary())
+        return
 
     if args.command == "check":                 # needs neither the course folder nor nbgrader
         from . import selfcheck
