@@ -28,23 +28,31 @@ def find_package(folder="."):
     return next((p for p in package_folders(folder) if (p / "__init__.py").is_file()), None)
 
 
-def build_module(package, course_file):
-    """One `earlier_chapters` module: each chapter from the package if it holds it, else the course's."""
-    module = types.ModuleType(MODULE, f"Earlier chapters: yours from {package}, the rest the course's.")
-    namespace = module.__dict__
-    exec("import numpy as np", namespace)
+def assemble(namespace, sections, package):
+    """Run each chapter in course order in `namespace`: the package's module if it holds the chapter,
+    else the course's code (all of it when `package` is None). `sections` is {chapter module: (code, file name)}. Returns (mine, course)."""
     mine, course = [], []
-    for name, code in course_sections(course_file.read_text(encoding="utf-8")).items():
-        own = package / f"{name}.py"
-        if own.is_file():           # its `from .earlier import *` lines: those names are here already
+    exec("import numpy as np", namespace)
+    for name, (code, filename) in sections.items():
+        own = package / f"{name}.py" if package else None
+        if own and own.is_file():           # its `from .earlier import *` lines: those names are here already
             exec(compile(RELATIVE_IMPORT.sub("", own.read_text(encoding="utf-8")), str(own), "exec"), namespace)
             mine.append(name)
         else:
-            exec(compile(code, str(course_file), "exec"), namespace)
+            exec(compile(code, filename, "exec"), namespace)
             course.append(name)
+    return tuple(mine), tuple(course)
+
+
+def build_module(package, course_file):
+    """One `earlier_chapters` module: each chapter from the package if it holds it, else the course's."""
     import builtins
+    module = types.ModuleType(MODULE, f"Earlier chapters: yours from {package}, the rest the course's.")
+    sections = {name: (code, str(course_file))
+                for name, code in course_sections(course_file.read_text(encoding="utf-8")).items()}
+    namespace = module.__dict__
+    namespace[MINE] = assemble(namespace, sections, package)
     namespace["__all__"] = [n for n in dir(module) if not n.startswith("_") and not hasattr(builtins, n)]
-    namespace[MINE] = (tuple(mine), tuple(course))
     return module
 
 
