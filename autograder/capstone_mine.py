@@ -193,8 +193,9 @@ def run(root, kind, package, images=None, out=print):
     else:
         accuracy, seconds = train(mine, kind, train_x, train_y, test_x, test_y)
         per_epoch = seconds * 60_000 / len(train_x)
+        shorter = f", after {len(train_x):,} training images instead of 60,000" if len(train_x) < 60_000 else ""
         out(f"{recipe.name} capstone on your library: {accuracy:.2%} of the 10,000 test digits "
-            f"(the capstone asks {recipe.threshold:.0%}), {per_epoch:.1f} s per epoch of 60,000 images")
+            f"(the capstone asks {recipe.threshold:.0%}{shorter}), {per_epoch:.1f} s per epoch of 60,000 images")
     wrong = [r for r in reports if r.problem]
     slow = [r for r in reports if r.slow and not r.problem]
     out(f"Ops your training step used: {', '.join(r.name for r in reports)}")

@@ -16,7 +16,8 @@ from .authoring import nbgrader_meta
 from .progress import HEADER, header
 
 BADGES_ID, SETUP_ID, PROGRESS_TITLE_ID, PROGRESS_ID = "course-badges", "course-setup", "course-progress-title", "course-progress"
-SWITCH_TITLE_ID, SWITCH_ID, KEEP_TITLE_ID, KEEP_ID = "my-library-title", "my-library-switch", "keep-library-title", "keep-library"
+SWITCH_TITLE_ID, SWITCH_ID = "my-library-title", "my-library-switch"
+KEEP_TITLE_ID, KEEP_ID = "keep-library-title", "keep-library"
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
 PACKAGE = "babygrad-course"

@@ -30,7 +30,9 @@ def find_package(folder="."):
 
 def assemble(namespace, sections, package):
     """Run each chapter in course order in `namespace`: the package's module if it holds the chapter,
-    else the course's code (all of it when `package` is None). `sections` is {chapter module: (code, file name)}. Returns (mine, course)."""
+    else the course's code (all of it when `package` is None).
+
+    `sections` is {chapter module: (course code, file name)}; returns the chapter names (mine, course)."""
     mine, course = [], []
     exec("import numpy as np", namespace)
     for name, (code, filename) in sections.items():

@@ -13,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 from autograder import grading, submissions
-from autograder.export import PACKAGE, chapter_module, export_notebook
+from autograder.export import PACKAGE, chapter_module, export_my_chapter, export_notebook
 from autograder.frame import SETUP_ID, SWITCH_ID
 from autograder.preprocessors import GRADED_SWITCH
 
@@ -136,3 +136,20 @@ def test_grading_ignores_the_switch(built_course):
     assert GRADED_SWITCH in switch.source                   # the notebook says the course's chapters were used
     assert not any("USE_MY_LIBRARY = True" in c.source for c in cells if c.cell_type == "code")
     assert not any("Earlier chapters, yours" in o.get("text", "") for c in cells for o in c.get("outputs", []))
+
+
+def test_the_keep_your_library_cell_exports_the_notebook_jupyter_names_or_says_what_to_run(
+        repo_course, tmp_path, monkeypatch):
+    release = tmp_path / "release"
+    shutil.copytree(ROOT / "release" / "ch03", release / "ch03")
+    nbformat.write(student_notebook(repo_course, "ch03"), release / "ch03" / "autodiff.ipynb")
+    monkeypatch.chdir(release / "ch03")             # a kernel starts in its notebook's folder
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    said = []
+    assert export_my_chapter("ch03_autodiff", out=said.append) is None
+    assert "python -m autograder export autodiff.ipynb" in said[-1] and not (release / PACKAGE).exists()
+    # Jupyter Server 2 names the notebook relative to its root folder
+    monkeypatch.setenv("JPY_SESSION_NAME", "course/release/ch03/autodiff.ipynb")
+    result = export_my_chapter("ch03_autodiff", out=said.append)
+    assert result.module == release / PACKAGE / "ch03_autodiff.py" and result.unfinished == ()
+    assert said[-1].startswith(f"Wrote {result.module}")
