@@ -15,6 +15,7 @@ from nbclient import NotebookClient
 from autograder import grading, submissions
 from autograder.export import PACKAGE, chapter_module, export_my_chapter, export_notebook
 from autograder.frame import SETUP_ID, SWITCH_ID
+from autograder.grading.repair_log import read_repairs
 from autograder.preprocessors import GRADED_SWITCH
 
 from conftest import ROOT
@@ -136,6 +137,8 @@ def test_grading_ignores_the_switch(built_course):
     assert GRADED_SWITCH in switch.source                   # the notebook says the course's chapters were used
     assert not any("USE_MY_LIBRARY = True" in c.source for c in cells if c.cell_type == "code")
     assert not any("Earlier chapters, yours" in o.get("text", "") for c in cells for o in c.get("outputs", []))
+    # the switch cell has no nbgrader metadata: finding it by its cell id is not a repair
+    assert [r for r in read_repairs(course.root / course.config.LEDGER_DIR, "ch04") if r.student == "own-library"] == []
 
 
 def test_the_keep_your_library_cell_exports_the_notebook_jupyter_names_or_says_what_to_run(
