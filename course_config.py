@@ -145,7 +145,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
-    from autograder.preprocessors import CoalesceStreams, ShortTracebacks
+    from autograder.preprocessors import CoalesceStreams, ShortTracebacks, UseCourseChapters
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR
@@ -180,9 +180,11 @@ def configure_nbgrader(c) -> None:
     # (autograder/grading/judge, docs/judge.md). JudgedExecute is a SandboxedExecute; the list is
     # nbgrader's default with it in Execute's place, and it reads the c.Execute settings above.
     c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
+    # A submission's USE_MY_LIBRARY switch is set back to False: each chapter is graded on the course's
+    # earlier chapters (autograder/my_library.py).
     c.Autograde.autograde_preprocessors = [
-        JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-        CheckCellMetadata,
+        UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        AssignLatePenalties, CheckCellMetadata,
     ]
     c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS
     # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS

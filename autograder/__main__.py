@@ -1,6 +1,8 @@
-"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check`."""
+"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check
+| export | capstone`."""
 import argparse
 import sys
+from pathlib import Path
 
 
 def main(argv=None):
@@ -38,7 +40,24 @@ def main(argv=None):
                                           "(exit code 0 only when all pass)")
     p.add_argument("notebook")
     p.add_argument("--short", action="store_true", help="one line per check instead of each failure's whole message")
+    p = commands.add_parser("export", help="for students: copy a chapter notebook's `export` cells, as you wrote "
+                                           "them, into your own package mybabygrad/")
+    p.add_argument("notebook")
+    p.add_argument("--to", default=None, metavar="DIR",
+                   help="where mybabygrad/ goes (default: the folder holding the chapter folders)")
+    p = commands.add_parser("capstone", help="train a capstone recipe on your own mybabygrad/ and compare each of "
+                                             "your ops with the course's")
+    p.add_argument("kind", choices=["mlp", "cnn"])
+    p.add_argument("--mine", action="store_true", required=True, help="on your mybabygrad/ (the only mode so far)")
+    p.add_argument("--from", dest="source", default=None, metavar="DIR",
+                   help="the folder holding mybabygrad/ (default: release/ of the course)")
+    p.add_argument("--images", type=int, default=None, help="train on the first N images only (a shorter epoch)")
     args = parser.parse_args(argv)
+
+    if args.command == "export":                # a student's command, like check
+        from .export import export_notebook
+        print(export_notebook(args.notebook, args.to).summary())
+        return
 
     if args.command == "check":                 # needs neither the course folder nor nbgrader
         from . import selfcheck
@@ -48,6 +67,14 @@ def main(argv=None):
     from .course import Course
 
     course = Course(args.root)
+    if args.command == "capstone":
+        from .capstone_mine import run
+        from .export import PACKAGE
+        package = Path(args.source or course.root / course.config.RELEASE_DIR) / PACKAGE
+        if not (package / "__init__.py").is_file():
+            sys.exit(f"capstone: no {package}/: export your notebooks first (python -m autograder export NOTEBOOK)")
+        run(course.root, args.kind, package, images=args.images)
+        return
     if args.command == "build":
         build.build(course, args.chapters)
     elif args.command == "demo":

@@ -34,9 +34,16 @@ def test_every_notebook_is_framed(chapter_id, folder):
     badges = nb.cells[0]
     assert badges.id == frame.BADGES_ID and COURSE.config.colab_url(chapter) in badges.source
     assert COURSE.config.binder_url() in badges.source
-    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    codes = [c for c in nb.cells if c.cell_type == "code"]
+    switch = [c for c in codes[:1] if c.id == frame.SWITCH_ID]
+    # chapters 3 to 10 open with the USE_MY_LIBRARY switch, the student's to edit (no nbgrader metadata)
+    assert bool(switch) == (chapter_id >= "ch03")
+    assert all("nbgrader" not in c.metadata and c.source.endswith("USE_MY_LIBRARY = False") for c in switch)
+    first_code = codes[len(switch)]
     assert first_code.id == frame.SETUP_ID
+    assert ("choose_earlier_chapters" in first_code.source) == bool(switch)
     assert nb.cells[-1].id == frame.PROGRESS_ID
+    assert (nb.cells[-3].id == frame.KEEP_ID) == (chapter_id >= "ch02")
     for framed in (badges, first_code, nb.cells[-1]):
         assert framed.metadata["nbgrader"]["locked"] and not framed.metadata["nbgrader"]["solution"]
     checks = {}

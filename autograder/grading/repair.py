@@ -95,7 +95,8 @@ class RepairNotebook(NbGraderPreprocessor):
         name = _name(template)
         where = f"submitted cell {theirs.index}"
         if match.rule != Rule.GRADE_ID:
-            self.repairs.append(self._repair(RULE_KINDS[match.rule], name, f"{where}: nbgrader metadata missing"))
+            if template.metadata.get("nbgrader"):   # a plain cell (the USE_MY_LIBRARY switch) has none to miss
+                self.repairs.append(self._repair(RULE_KINDS[match.rule], name, f"{where}: nbgrader metadata missing"))
         else:
             ours = template.metadata.get("nbgrader", {})
             changed = [f for f in NBGRADER_FIELDS if theirs.nbgrader.get(f) != ours.get(f)]
