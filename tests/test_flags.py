@@ -45,8 +45,8 @@ def test_provided_code_raises_no_flag_even_when_an_editor_stripped_the_metadata(
     notebook = perfect()
     assert any("check" in c.source for c in notebook.cells if not c.metadata.get("nbgrader", {}).get("solution"))
     for cell in notebook.cells:
-        if not cell.metadata["nbgrader"].get("solution"):
-            cell.metadata.pop("nbgrader")
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.metadata.pop("nbgrader", None)
     assert scan_notebook("s", notebook, SOURCE) == []
 
 
@@ -109,7 +109,7 @@ def test_patching_what_the_student_made_is_not_a_flag():
 
 def test_a_copied_test_cell_is_not_the_students_code_but_a_new_grade_id_is():
     notebook = perfect()
-    test_cell = next(c for c in notebook.cells if c.metadata["nbgrader"].get("grade"))
+    test_cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade"))
     notebook.cells.append(nbformat.from_dict(test_cell))                   # a copy: provided code
     forged = nbformat.v4.new_code_cell("import gc")
     forged.metadata["nbgrader"] = {"grade_id": "my_own", "solution": False, "grade": False, "locked": True}

@@ -265,6 +265,14 @@ class SandboxedExecute(Execute):
             cell.outputs.append(self._error("OutputLost", (
                 "this cell's output did not all arrive: it printed more than grading keeps, too fast")))
             stuck = True
+        except ValueError as error:
+            if "Signature" not in str(error):
+                raise
+            # A kernel that ran out of memory while flooding its output can send a message cut short,
+            # whose signature no longer matches: it is repaired as a death, never dropping the notebook.
+            self._death_cause = "it sent a damaged message (out of memory while printing?)"
+            run_sync(self.km.shutdown_kernel)(now=True)
+            raise DeadKernelError(self._death_cause) from None
         if stuck and not run_sync(self._async_answers)():
             # The cell ignores interrupts (it catches KeyboardInterrupt): every later cell would wait the
             # whole timeout behind it. Kill the kernel; it is repaired as a death.
