@@ -280,6 +280,39 @@ def test_a_kernel_that_does_not_answer_fails_the_cell_and_never_stops_grading(ru
     assert "could not read your kernel's answer" in judgement.message
 
 
+def test_cells_judged_together_get_the_verdicts_they_get_one_by_one_in_fewer_probes():
+    """The judge checks a run of grade cells in one probe per round: each cell's verdict and message are
+    the ones it gets alone, a wrong op's cells still fail, and the kernel is asked fewer times."""
+    from solved_code import solved_namespace
+    namespace = solved_namespace(CHAPTER)
+    wrong_mul = type("Mul", (namespace["Mul"],), {"backward": lambda self, out_grad, node: (out_grad, out_grad)})
+    wrong_log = type("Log", (namespace["Log"],), {"forward": lambda self, a: np.log10(a)})
+    namespace.update(Mul=wrong_mul, Log=wrong_log)
+    cells = ["test_mul_forward", "test_mul_backward", "test_log_forward", "test_log_backward",
+             "test_transpose_forward", "test_transpose_backward", "test_engine_product", "test_engine_diamond"]
+    alone_judge, together_judge = (Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS), secret=3)
+                                   for _ in range(2))
+    alone = [alone_judge.judge_cell(grade_id, in_process(namespace)) for grade_id in cells]
+    together = together_judge.judge_cells(cells, in_process(namespace))
+    assert [(j.grade_id, j.passed, j.message) for j in together] == [(j.grade_id, j.passed, j.message) for j in alone]
+    assert [j.grade_id for j in together if not j.passed] == ["test_mul_backward", "test_log_forward",
+                                                              "test_log_backward"]
+    assert sum(j.probes for j in together) < sum(j.probes for j in alone)
+
+
+@pytest.mark.parametrize("run_probe", [
+    lambda code: (_ for _ in ()).throw(RuntimeError("Kernel died")),
+    lambda code: [],
+    lambda code: reply('{"replies": "no"}'),
+], ids=["dead kernel", "no reply", "malformed replies"])
+def test_a_probe_of_several_cells_that_fails_as_a_whole_is_left_to_judging_them_one_by_one(run_probe):
+    """Such a failure belongs to no one cell: judge_cells gives None, and JudgedExecute asks again cell by cell."""
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    assert judge.judge_cells(["test_mul_forward", "test_mul_backward"], run_probe) is None
+    [alone] = judge.judge_cells(["test_mul_backward"], run_probe)
+    assert alone.judged and not alone.passed and "could not read your kernel's answer" in alone.message
+
+
 def test_a_fresh_kernel_gets_the_worker_again():
     """After a kernel restart the worker's name is gone: the judge re-sends its definition once."""
     sent = []

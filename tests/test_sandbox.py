@@ -111,6 +111,7 @@ PROBE_FLOOD = inside_probe("            while True:\n                print('p' *
 PROBE_HANG = inside_probe("            import time\n            while True:\n                try:\n"
                           "                    time.sleep(1)\n                except KeyboardInterrupt:\n"
                           "                    pass")
+PROBE_KILL = inside_probe("            import os\n            os._exit(1)")
 FLOOD = '''
 for _ in range(9):
     print("y" * 10_000_000)
@@ -163,6 +164,7 @@ STUDENTS = {
     "memory": appended(MEMORY_BOMB),
     "probe-flood": appended(PROBE_FLOOD, "mul"),
     "probe-hang": appended(PROBE_HANG, "mul"),
+    "probe-killer": appended(PROBE_KILL, "mul"),
 }
 # Graded first, in a run of their own: the hostile run must leave their gradebook rows as they were.
 BYSTANDERS = {
@@ -358,6 +360,18 @@ def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_c
     assert names & {"JudgeVerdict", "KernelDied"}, cell.outputs
     path = graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK
     assert path.stat().st_size < 1_000_000
+
+
+def test_a_kernel_killed_while_cells_are_judged_together_is_blamed_on_the_cell_that_killed_it(graded_class):
+    """The judge checks test_mul_forward and test_mul_backward in one probe; Mul.backward exits Python under
+    the judge. Which cell's checks did it is unknown, so the notebook runs again with each cell judged alone:
+    test_mul_backward dies alone (a KernelDied, repaired) and test_mul_forward keeps its point."""
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in autograded(graded_class, "probe-killer").cells
+             if c.metadata.get("nbgrader", {}).get("grade")}
+    assert graded_class["scores"]["probe-killer"] == POINTS - cells["test_mul_backward"].metadata["nbgrader"]["points"]
+    assert [o.ename for o in cells["test_mul_backward"].outputs if o.output_type == "error"] == ["KernelDied"]
+    assert not [o for o in cells["test_mul_forward"].outputs if o.output_type == "error"]
+    assert "the kernel died while the judge checked test_mul_forward, test_mul_backward together" in graded_class["log"]
 
 
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):

@@ -1,9 +1,10 @@
 """The autograde step of the course: the sandboxed Execute, with the judge deciding each grade cell.
 
 After a grade cell runs in the sandboxed kernel, the judge re-checks it from the trusted source
-notebook with probes into the live kernel (`SandboxedExecute.after_graded_cell` and `run_probe`); a
-cell the judge fails gets an error output (`JudgeVerdict`), so nbgrader's SaveAutoGrades scores it 0
-and the feedback says why.
+notebook with probes into the live kernel (`SandboxedExecute.after_graded_cell` and `run_probe`);
+grade cells that run one after another are checked together once the last has run (`after_graded_run`),
+sharing each probe's round trip. A cell the judge fails gets an error output (`JudgeVerdict`), so
+nbgrader's SaveAutoGrades scores it 0 and the feedback says why.
 """
 from pathlib import Path
 
@@ -17,6 +18,14 @@ from .judge import Judge
 from .sandboxed_execute import SandboxedExecute
 
 JUDGE_ERROR_NAME = "JudgeVerdict"
+
+
+class _BatchFailed(Exception):
+    """A probe failed as a whole, or the kernel died, while the judge checked several grade cells together."""
+
+
+def grade_id(cell):
+    return cell.metadata["nbgrader"].get("grade_id", "")
 
 
 def judge_error(message):
@@ -53,27 +62,67 @@ class JudgedExecute(SandboxedExecute):
         else:
             self.judge = None
         self.judgements = []
+        self._batching = self.batch_cells
         nb, resources = super().preprocess(nb, resources, km)
         self._log_summary(resources)
         return nb, resources
 
+    batch_cells = Bool(True, help=(
+        "Judge grade cells that run one after another together, one probe per round for all of them (chapter 3: "
+        "22 probes instead of 47). A probe of several cells that fails as a whole, or a kernel that dies in one, "
+        "makes the notebook run again in a fresh kernel, judged cell by cell.")).tag(config=True)
+
     def after_graded_cell(self, cell, index):
-        """Let the judge decide a grade cell the kernel ran without error; record what it said."""
+        """Queue a grade cell the kernel ran without error for the judge (judged now, unless batching)."""
         if any(output.output_type == "error" for output in cell.outputs):
             return                              # the kernel already failed it: no probe can raise the score
         if self.judge is None or cell.cell_type != "code":
             return
-        judgement = self.judge.judge_cell(cell.metadata["nbgrader"].get("grade_id", ""), self.run_probe)
+        self._queued.append((cell, index))
+        if not self._batching:
+            self.after_graded_run()
+
+    def after_graded_run(self):
+        """Let the judge decide the queued grade cells; record what it said."""
+        queued, self._queued = self._queued, []
+        if len(queued) > 1:
+            judgements = self.judge.judge_cells([grade_id(cell) for cell, _ in queued], self.run_probe)
+            if judgements is None or not run_sync(self.km.is_alive)():
+                raise _BatchFailed(", ".join(grade_id(cell) for cell, _ in queued))
+            for (cell, _), judgement in zip(queued, judgements):
+                self._record(cell, judgement)
+            return
+        for cell, index in queued:              # alone: a death is this cell's
+            self._running = index
+            judgement = self.judge.judge_cell(grade_id(cell), self.run_probe)
+            if judgement is not None and judgement.probes and not run_sync(self.km.is_alive)():
+                # A probe killed the kernel (or the student's code did, answering it): a death of this cell,
+                # repaired like any other, rather than of the next cell to run.
+                self._death_cause = self._death_cause or "the kernel died while the judge checked this cell"
+                raise DeadKernelError(self._death_cause)
+            self._record(cell, judgement)
+
+    def _record(self, cell, judgement):
         if judgement is None:
             return
-        if judgement.probes and not run_sync(self.km.is_alive)():
-            # A probe killed the kernel (or the student's code did, answering it): a death of this cell,
-            # repaired like any other, rather than of the next cell to run.
-            self._death_cause = self._death_cause or "the kernel died while the judge checked this cell"
-            raise DeadKernelError(self._death_cause)
         self.judgements.append(judgement)
         if judgement.judged and not judgement.passed:
             cell.outputs.append(judge_error(judgement.message))
+
+    def _run_cells(self, resources, skip):
+        self._queued = []
+        try:
+            super()._run_cells(resources, skip)
+        except _BatchFailed as failed:
+            # Which cell's checks failed the probe or killed the kernel is unknown, and a kernel that ran
+            # past a probe's timeout may still be busy: run the notebook again in a fresh kernel, judging each
+            # cell alone, so that each cell is judged, and a death repaired, exactly as without batching.
+            self.log.warning("A probe failed or the kernel died while the judge checked %s together; running %s "
+                             "again, judging each cell alone.", failed, self.resources.get("unique_key", "the notebook"))
+            self._batching = False
+            self._start_attempt()
+            self._queued = []
+            super()._run_cells(resources, skip)
 
     def _log_summary(self, resources):
         info = resources.get("nbgrader", {})

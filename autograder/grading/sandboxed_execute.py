@@ -100,6 +100,11 @@ class SandboxedExecute(Execute):
     def after_graded_cell(self, cell, index):
         """Called after each executed graded cell, with the kernel alive: a judge overrides this."""
 
+    def after_graded_run(self):
+        """Called once the graded cells run one after another are done (before the next code cell that
+        is not graded runs, and after the last cell), with the kernel alive: a judge may override this
+        to check such a run of cells together."""
+
     async def async_run_probe(self, code: str) -> list:
         """Run `code` in the live kernel and return its outputs (NotebookNodes), adding no cell to
         the notebook and no entry to the kernel's history: how a judge asks the student's kernel for data.
@@ -192,8 +197,7 @@ class SandboxedExecute(Execute):
         self._check_assign_resources(resources)
         deaths = []
         while True:                 # each attempt runs the whole notebook in a fresh kernel
-            self._running, self._death_cause = None, None
-            self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+            self._start_attempt()
             try:
                 self._run_cells(resources, skip={d.index for d in deaths})
                 break
@@ -216,6 +220,10 @@ class SandboxedExecute(Execute):
         self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
         return self.nb, self.resources
 
+    def _start_attempt(self):
+        self._running, self._death_cause = None, None
+        self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+
     def _run_cells(self, resources, skip):
         with self.setup_kernel():
             info = self.wait_for_reply(self.kc.kernel_info())
@@ -223,10 +231,13 @@ class SandboxedExecute(Execute):
             for index, cell in enumerate(self.nb.cells):
                 if index in skip:
                     continue
+                if cell.cell_type == "code" and not is_graded(cell):
+                    self.after_graded_run()     # still attributed to the last cell run, a graded one
                 self._running = index
                 self.preprocess_cell(cell, resources, index)
                 if is_graded(cell):
                     self.after_graded_cell(cell, index)
+            self.after_graded_run()
             self._running = None
 
     def _give_up(self, deaths):

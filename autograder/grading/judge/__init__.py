@@ -106,6 +106,7 @@ class Kernel:
         self.run_probe = run_probe
         self.session = session          # shared by a notebook's cells: is the worker installed?
         self.probes = 0
+        self.failed_whole = False       # a probe failed as a whole: no answer belongs to one request
 
     def ask_all(self, requests):
         request = {"kind": "batch", "requests": requests}
@@ -117,6 +118,7 @@ class Kernel:
                 outputs = self.run_probe(probe_code(request, install=True))
             self.session["installed"] = True
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
+            self.failed_whole = True
             failure = ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})")
             return [failure] * len(requests)
         try:
@@ -124,6 +126,7 @@ class Kernel:
             if not isinstance(replies, list) or len(replies) != len(requests):
                 raise ProbeFailure(f"the reply does not hold one answer per request ({len(requests)})")
         except ProbeFailure as failure:
+            self.failed_whole = True
             return [failure] * len(requests)
         return [r if isinstance(r, dict) and "worker_error" not in r
                 else ProbeFailure(f"the probe failed in the kernel: {str(r.get('worker_error'))[:300]}"
@@ -166,41 +169,61 @@ class Judge:
         The checks are generators; their requests go out together, one probe per round (a forward
         check takes one round, a backward two), and the first failing check in source order decides.
         """
-        plan = self.plans.get(grade_id)
-        if plan is None:
-            return None
-        if plan.unjudged:
-            return CellJudgement(grade_id, False, True, plan.unjudged)
+        return self.judge_cells([grade_id], run_probe)[0]
+
+    def judge_cells(self, grade_ids, run_probe):
+        """judge_cell for several grade cells at once, their requests sharing one probe per round:
+        consecutive grade cells cost one kernel round trip instead of one each.
+
+        A probe of several cells that fails as a whole (it timed out, the kernel died, the reply was
+        malformed) belongs to no one cell: then None, and the caller judges the cells one by one.
+        """
         kernel = Kernel(run_probe, self.session)
-        verdicts, pending = {}, {}
-        for position, call in enumerate(plan.calls):
-            rng = self.rng_for(grade_id, position, call.kwargs.get("seed", 0))
-            check = JUDGED_CHECKS[call.name](rng, *call.args, **call.kwargs)
-            advance(call, position, check, None, pending, verdicts)
+        judgements, verdicts, pending = {}, {}, {}
+        for grade_id in grade_ids:
+            plan = self.plans.get(grade_id)
+            if plan is None:
+                judgements[grade_id] = None
+                continue
+            if plan.unjudged:
+                judgements[grade_id] = CellJudgement(grade_id, False, True, plan.unjudged)
+                continue
+            for position, call in enumerate(plan.calls):
+                rng = self.rng_for(grade_id, position, call.kwargs.get("seed", 0))
+                check = JUDGED_CHECKS[call.name](rng, *call.args, **call.kwargs)
+                advance(call, (grade_id, position), check, None, pending, verdicts)
         while pending:
-            positions = list(pending)
-            replies = kernel.ask_all([pending[p][1] for p in positions])
-            for position, reply in zip(positions, replies):
-                check, _ = pending.pop(position)
-                advance(plan.calls[position], position, check, reply, pending, verdicts)
-        for position in sorted(verdicts):
-            if not verdicts[position].passed:
-                return CellJudgement(grade_id, True, False, verdicts[position].message, kernel.probes)
-        return CellJudgement(grade_id, True, True, f"all {len(plan.calls)} checks passed", kernel.probes)
+            keys = list(pending)
+            replies = kernel.ask_all([pending[key][1] for key in keys])
+            if kernel.failed_whole and len(grade_ids) > 1:
+                return None
+            for key, reply in zip(keys, replies):
+                check, _ = pending.pop(key)
+                advance(self.plans[key[0]].calls[key[1]], key, check, reply, pending, verdicts)
+        probes = kernel.probes          # counted once, on the first judged cell
+        for grade_id in grade_ids:
+            if grade_id in judgements:
+                continue
+            calls = self.plans[grade_id].calls
+            failing = [verdicts[(grade_id, p)] for p in range(len(calls)) if not verdicts[(grade_id, p)].passed]
+            judgements[grade_id] = (CellJudgement(grade_id, True, False, failing[0].message, probes) if failing else
+                                    CellJudgement(grade_id, True, True, f"all {len(calls)} checks passed", probes))
+            probes = 0
+        return [judgements[grade_id] for grade_id in grade_ids]
 
 
-def advance(call, position, check, reply, pending, verdicts):
-    """Give one check its reply; file its next request in `pending`, or its verdict in `verdicts`."""
+def advance(call, key, check, reply, pending, verdicts):
+    """Give one check its reply; file its next request in `pending`, or its verdict in `verdicts`, under `key`."""
     try:
         if isinstance(reply, ProbeFailure):
             raise reply
-        pending[position] = (check, check.send(reply))
+        pending[key] = (check, check.send(reply))
     except StopIteration as done:
-        verdicts[position] = done.value
+        verdicts[key] = done.value
     except ProbeFailure as error:
-        verdicts[position] = failed(f"check.{call.name} (line {call.line} of the test cell): the judge could not "
-                                    f"read your kernel's answer: {error}.")
+        verdicts[key] = failed(f"check.{call.name} (line {call.line} of the test cell): the judge could not "
+                               f"read your kernel's answer: {error}.")
     except Exception as error:  # noqa: BLE001 (a judge bug must not pass a cell, nor stop grading)
         log.exception("judge: check.%s on line %d failed inside the judge", call.name, call.line)
-        verdicts[position] = failed(f"check.{call.name} (line {call.line}): the judge met an internal error "
-                                    f"({type(error).__name__}: {error}); tell your instructor.")
+        verdicts[key] = failed(f"check.{call.name} (line {call.line}): the judge met an internal error "
+                               f"({type(error).__name__}: {error}); tell your instructor.")
