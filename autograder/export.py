@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 
 PACKAGE = "mybabygrad"
 EXPORT_TAG = "export"
@@ -124,6 +123,8 @@ def write_module(notebook, name, needs, target):
 def export_notebook(notebook_path, target=None):
     """Export a saved chapter notebook; `target` defaults to the folder holding the chapter folders."""
     path = Path(notebook_path).resolve()
+    import nbformat      # here, not at the top: every chapter's set-up cell imports this module
+
     notebook = nbformat.read(path, as_version=4)
     target = Path(target) if target is not None else path.parent.parent
     return write_module(notebook, chapter_module(path), earlier_modules(path.parent), target)
@@ -151,6 +152,8 @@ def colab_notebook():
     except ImportError:
         return None
     reply = _message.blocking_request("get_ipynb", timeout_sec=30)
+    import nbformat
+
     return nbformat.reads(json.dumps(reply["ipynb"]), as_version=4) if reply else None
 
 

@@ -69,13 +69,8 @@ def main():
     print(f"  per-core seconds per submission, all chapters: {sum(rates.values()):.1f} (one student, every chapter)")
     print(f"  efficiency of {cluster['threads']} threads on this machine: {efficiency:.2f}")
     hours = projection(rates, min(efficiency, 1.0), args.cores, args.term)
-    print(f"  {args.term:,} submissions, evenly over {len(rates)} chapters, on {args.cores} cores: {hours:.2f} h"
-          f" (efficiency capped at 1.0)")
-    students = 1000
-    hours = projection(rates, min(efficiency, 1.0), args.cores, students * len(rates))
-    print(f"  a {students:,}-student course, every chapter once ({students * len(rates):,} submissions), "
-          f"on {args.cores} cores: {hours:.2f} h")
-
+    print(f"  {args.term:,} submissions evenly over {len(rates)} chapters (a {args.term // len(rates):,}-student "
+          f"course, every chapter once) on {args.cores} cores: {hours:.2f} h")
 
 if __name__ == "__main__":
     main()
