@@ -11,6 +11,7 @@ is stopped with its kernels, and the thread's next task starts a new one.
 import atexit
 import hashlib
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -20,10 +21,9 @@ import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import psutil
-
 from . import __version__, file_bundle
 from .grading_kit import KIT_GRADEBOOK
+from .grading_worker import kill_descendants, unscored
 
 
 class GradingSetupError(RuntimeError):
@@ -130,7 +130,7 @@ class GradingProcess:
         except (EOFError, OSError):
             problem = ("crash", "the grading process died on this submission; no exercise was scored")
         self.stop()
-        return {"student": task["student"], "success": False, "problem": problem}
+        return unscored(task["student"], *problem)
 
     def _start(self):
         self.folder = Path(tempfile.mkdtemp(prefix="grading-", dir=self.kit_root.parent))
@@ -162,11 +162,7 @@ class GradingProcess:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         if process.poll() is None:
-            try:
-                for child in psutil.Process(process.pid).children(recursive=True):
-                    child.kill()
-            except psutil.Error:
-                pass
+            kill_descendants(process.pid)
             process.kill()
         process.wait()
         self.conn.close()

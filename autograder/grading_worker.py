@@ -168,15 +168,35 @@ def die_with_parent():
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
-def end_leftovers():
-    """Kill every process this worker still has below it: what the last student's kernel started."""
-    children = psutil.Process().children(recursive=True)
+def kill_descendants(pid=None):
+    """Kill every process below `pid` (default: this one) and wait for them; return them."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
     for child in children:
         try:
             child.kill()
         except psutil.Error:
             pass
     psutil.wait_procs(children, timeout=10)
+    return children
+
+
+def end_leftovers():
+    """Kill every process this worker still has below it: what the last student's kernel started."""
+    kill_descendants()
+
+
+def error_line(error):
+    """An exception in one line an instructor can read in a problem report (at most 300 characters)."""
+    said = " ".join(str(error).split())[:300]
+    return f"{type(error).__name__}: {said}"
+
+
+def unscored(student, kind, reason):
+    """The result of a submission that could not be graded: no gradebook, no notebook, a problem report."""
+    return {"student": student, "success": False, "problem": (kind, reason)}
 
 
 def run(conn, kit_root, worker_root, settings):
@@ -203,9 +223,7 @@ def run(conn, kit_root, worker_root, settings):
         try:
             result = grade_one(api, task, paths)
         except Exception as error:
-            said = " ".join(str(error).split())[:300]
-            result = {"student": task["student"], "success": False, "autograded": None,
-                      "problem": ("error", f"grading failed: {type(error).__name__}: {said}")}
+            result = unscored(task["student"], "error", f"grading failed: {error_line(error)}")
         end_leftovers()
         conn.send(result)
 

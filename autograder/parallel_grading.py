@@ -32,6 +32,7 @@ from .grading import register
 from .grading.repair_log import Repair, record_student_repairs
 from .grading_task import GradingSetupError, grade_submission
 from .grading_kit import KIT_GRADEBOOK, chapter_kit
+from .grading_worker import error_line, unscored
 from .ledger import Ledger, fingerprint
 from .nbgrader_cli import nbgrader_env
 
@@ -143,14 +144,12 @@ def _graded(client, kit, course, chapter, gradebook, students, submitted, timeou
             try:
                 result = future.result()
             except KilledWorker:
-                result = {"student": student, "success": False, "problem": (
-                    "crash", "every worker that ran this submission died (out of memory?); no exercise was scored")}
+                result = unscored(student, "crash", "every worker that ran this submission died (out of memory?); "
+                                                    "no exercise was scored")
             except GradingSetupError:
                 raise
             except Exception as error:
-                said = " ".join(str(error).split())[:300]
-                result = {"student": student, "success": False,
-                          "problem": ("error", f"grading failed: {type(error).__name__}: {said}")}
+                result = unscored(student, "error", f"grading failed: {error_line(error)}")
             future.release()
             following = next(waiting, None)
             if following is not None:
@@ -159,6 +158,7 @@ def _graded(client, kit, course, chapter, gradebook, students, submitted, timeou
     except BaseException:                     # Ctrl-C or a setup error: what is merged stays
         client.cancel(list(finished.futures))
         raise
+
 
 def _already_graded(course, chapter, gradebook, ledger, student, print_):
     """The same files were graded before, and their grades and autograded notebook are in place."""
@@ -198,9 +198,8 @@ def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
                 gradebook.db.rollback()
             except Exception as error:                       # a gradebook the kernel could have corrupted
                 gradebook.db.rollback()
-                said = " ".join(str(error).split())[:300]
-                problem = problem or ("error", f"the worker's gradebook could not be read ({type(error).__name__}: "
-                                               f"{said}); no exercise was scored")
+                problem = problem or ("error", f"the worker's gradebook could not be read ({error_line(error)}); "
+                                               "no exercise was scored")
     if not merged:
         record_ungraded(gradebook, chapter.id, student)
     target = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
