@@ -14,6 +14,7 @@ import re
 import jupytext
 import nbformat
 
+from .export import export_sources
 from .generated_files import NUMERIC_TAG
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -63,11 +64,4 @@ def notebook_from_script(text):
 
 def exported_code(text):
     """The solved code of a chapter script's `export` cells, solution markers removed."""
-    notebook = notebook_from_script(text)
-    parts = []
-    for cell in notebook.cells:
-        if "export" in cell.metadata.get("tags", []):
-            lines = [line for line in cell.source.splitlines() if "### BEGIN SOLUTION" not in line
-                     and "### END SOLUTION" not in line]
-            parts.append(f"# ── cell {cell.id!r} ──\n" + "\n".join(lines).strip() + "\n")
-    return parts
+    return export_sources(notebook_from_script(text))

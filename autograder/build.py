@@ -8,6 +8,7 @@ import shutil
 import nbformat
 
 from . import authoring, frame, readme, submissions
+from .export import exports_trailer
 from .nbgrader_cli import run_nbgrader
 
 PROVIDED_MODULE = "earlier_chapters.py"
@@ -43,14 +44,6 @@ def write_source(course, chapter):
     return path
 
 
-# `@tensor_method def sum(...)` also binds `sum` in the module: without this list,
-# `from earlier_chapters import *` would replace Python's own sum() in the student's notebook.
-EXPORTS = """
-# ════ what `from earlier_chapters import *` brings in ════
-import builtins as _builtins
-
-__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]
-"""
 
 
 def earlier_chapters(course, chapter):
@@ -65,7 +58,7 @@ def earlier_chapters(course, chapter):
     for script in course.earlier_scripts(chapter):
         parts.append(f"\n# ════ {script.stem} ════\n")
         parts.extend(authoring.exported_code(script.read_text(encoding="utf-8")))
-    parts.append(EXPORTS)
+    parts.append(exports_trailer("from earlier_chapters import *"))
     return "\n\n".join(parts)
 
 

@@ -24,14 +24,26 @@ STUB = re.compile(r"# YOUR CODE HERE\s*\n\s*raise NotImplementedError\(\)")
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 COLAB_DRIVE = Path("/content/drive/MyDrive/babygrad")   # the folder the notebooks' text tells Colab users to use
 
-# As in earlier_chapters.py: `@tensor_method def sum(...)` binds `sum` in the module, and without
-# this list `from .ch02_tensor import *` would replace Python's own sum() in the next chapter.
-EXPORTS = """
-# ════ what `from .{name} import *` brings in ════
-import builtins as _builtins
 
-__all__ = [_name for _name in dir() if not _name.startswith("_") and not hasattr(_builtins, _name)]
-"""
+
+def exports_trailer(import_line):
+    """The end of a module of exported chapters (earlier_chapters.py, a mybabygrad module): its __all__.
+    `@tensor_method def sum(...)` also binds `sum` in the module, and without this list `import_line`
+    (`from earlier_chapters import *`, `from .ch02_tensor import *`) would replace Python's own sum()."""
+    return (f"\n# ════ what `{import_line}` brings in ════\nimport builtins as _builtins\n\n"
+            "__all__ = [_name for _name in dir() if not _name.startswith(\"_\") and not hasattr(_builtins, _name)]\n")
+
+
+def export_sources(notebook):
+    """The source of each `export` cell, solution markers removed, headed by its cell id: the code a
+    chapter hands on (to earlier_chapters.py from the course's scripts, to mybabygrad/ from a student's
+    notebook)."""
+    sources = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and EXPORT_TAG in cell.metadata.get("tags", []):
+            lines = [line for line in cell.source.splitlines() if not any(m in line for m in SOLUTION_MARKERS)]
+            sources.append(f"# ── cell {cell.get('id', '?')!r} ──\n" + "\n".join(lines).strip() + "\n")
+    return sources
 
 
 @dataclass(frozen=True)
@@ -80,24 +92,18 @@ def earlier_modules(folder):
     return tuple(course_sections(provided.read_text(encoding="utf-8"))) if provided.exists() else ()
 
 
-def exported_cells(notebook):
-    """The source of each `export` cell, and the ids of the exercise cells that are still stubs."""
-    sources, unfinished = [], []
-    for cell in notebook.cells:
-        if cell.cell_type != "code" or EXPORT_TAG not in cell.metadata.get("tags", []):
-            continue
-        lines = [line for line in cell.source.splitlines() if line.strip() not in SOLUTION_MARKERS]
-        sources.append(f"# ── cell {cell.get('id', '?')!r} ──\n" + "\n".join(lines).strip() + "\n")
-        if STUB.search(cell.source):
-            unfinished.append(cell.metadata.get("nbgrader", {}).get("grade_id", cell.get("id", "?")))
-    return sources, tuple(unfinished)
+def unfinished_exercises(notebook):
+    """The ids of the `export` cells that are still the release's stub."""
+    return tuple(cell.metadata.get("nbgrader", {}).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
+                 if cell.cell_type == "code" and EXPORT_TAG in cell.metadata.get("tags", [])
+                 and STUB.search(cell.source))
 
 
 def module_text(name, needs, sources):
     imports = "".join(f"from .{earlier} import *\n" for earlier in needs)
     return (f'"""{name}: your own code, exported from your notebook by `python -m autograder export`.\n\n'
             f'Export the notebook again to update it; edits here are overwritten."""\n'
-            f"import numpy as np\n\n{imports}\n\n" + "\n\n".join(sources) + EXPORTS.format(name=name))
+            f"import numpy as np\n\n{imports}\n\n" + "\n\n".join(sources) + exports_trailer(f"from .{name} import *"))
 
 
 def init_text(chapters):
@@ -111,7 +117,7 @@ def write_module(notebook, name, needs, target):
     """Write mybabygrad/<name>.py into `target` from a notebook object, and refresh the package's __init__."""
     package = Path(target) / PACKAGE
     package.mkdir(parents=True, exist_ok=True)
-    sources, unfinished = exported_cells(notebook)
+    sources, unfinished = export_sources(notebook), unfinished_exercises(notebook)
     module = package / f"{name}.py"
     module.write_text(module_text(name, needs, sources), encoding="utf-8")
     chapters = sorted(p.stem for p in package.glob("ch*.py") if CHAPTER_MODULE.match(p.stem))
