@@ -38,7 +38,7 @@ class OpReport:
         return self.seconds > SLOW_FLOOR and self.seconds > SLOW_FACTOR * self.course_seconds
 
 
-def course_sections(root):
+def solved_sections(root):
     """{chapter module: (its solved export code, file name)} for every chapter with exports, in order."""
     sections = {}
     for script in sorted((Path(root) / "chapters").glob("ch*.py")):
@@ -51,7 +51,7 @@ def course_sections(root):
 def library(root, package=None):
     """(namespace, mine, course): the whole library, the package's chapters where it has them."""
     namespace = {"__name__": "mybabygrad" if package else "babygrad"}
-    mine, course = assemble(namespace, course_sections(root), Path(package) if package else None)
+    mine, course = assemble(namespace, solved_sections(root), Path(package) if package else None)
     return namespace, mine, course
 
 

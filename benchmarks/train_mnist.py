@@ -43,18 +43,14 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from autograder import authoring  # noqa: E402
+from autograder import capstone_mine  # noqa: E402
 from autograder.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
 from benchmarks import numpy_floor  # noqa: E402
 
 
 def babygrad():
     """The solved library: every chapter's exported code, run in order in one namespace."""
-    namespace = {"__name__": "babygrad"}
-    for script in sorted((ROOT / "chapters").glob("ch*.py")):
-        code = "import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text(encoding="utf-8")))
-        exec(compile(code, str(script), "exec"), namespace)
-    return namespace
+    return capstone_mine.library(ROOT)[0]
 
 
 def time_babygrad(bg, kind, train_x, train_y, test_x, test_y):
