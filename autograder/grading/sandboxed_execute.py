@@ -281,15 +281,17 @@ class SandboxedExecute(Execute):
                 raise
             # A kernel that ran out of memory while flooding its output can send a message cut short,
             # whose signature no longer matches: it is repaired as a death, never dropping the notebook.
-            self._death_cause = "it sent a damaged message (out of memory while printing?)"
-            run_sync(self.km.shutdown_kernel)(now=True)
-            raise DeadKernelError(self._death_cause) from None
+            self._kill_as_death("it sent a damaged message (out of memory while printing?)")
         if stuck and not run_sync(self._async_answers)():
             # The cell ignores interrupts (it catches KeyboardInterrupt): every later cell would wait the
             # whole timeout behind it. Kill the kernel; it is repaired as a death.
-            self._death_cause = f"it ran longer than {self.timeout} s and did not stop when interrupted"
-            run_sync(self.km.shutdown_kernel)(now=True)
-            raise DeadKernelError(self._death_cause)
+            self._kill_as_death(f"it ran longer than {self.timeout} s and did not stop when interrupted")
+
+    def _kill_as_death(self, cause):
+        """Kill a kernel that cannot be trusted to go on, so that preprocess repairs it as a death of this cell."""
+        self._death_cause = cause
+        run_sync(self.km.shutdown_kernel)(now=True)
+        raise DeadKernelError(cause) from None
 
     def _timed_out(self, cell):
         name = (self.error_on_timeout or {}).get("ename", "CellTimeoutError")
