@@ -13,6 +13,7 @@
 import nbformat
 
 from .authoring import nbgrader_meta
+from .export import EXPORT_TAG
 from .progress import HEADER, header
 
 BADGES_ID, SETUP_ID, PROGRESS_TITLE_ID, PROGRESS_ID = "course-badges", "course-setup", "course-progress-title", "course-progress"
@@ -126,12 +127,12 @@ def add_frame(notebook, config, chapter, support_files):
     notebook.cells.insert(first_code, locked(nbformat.v4.new_code_cell(
         setup_source(config, chapter, support_files, switch)), SETUP_ID))
     if switch:
-        switch = nbformat.v4.new_code_cell(SWITCH_SOURCE)
-        switch.id = SWITCH_ID          # no nbgrader metadata: the student's to edit, and autograde keeps it
+        switch_cell = nbformat.v4.new_code_cell(SWITCH_SOURCE)
+        switch_cell.id = SWITCH_ID     # no nbgrader metadata: the student's to edit, and autograde keeps it
         notebook.cells[first_code:first_code] = [
-            locked(nbformat.v4.new_markdown_cell(SWITCH_TEXT), SWITCH_TITLE_ID), switch]
+            locked(nbformat.v4.new_markdown_cell(SWITCH_TEXT), SWITCH_TITLE_ID), switch_cell]
     notebook.cells.insert(0, locked(nbformat.v4.new_markdown_cell(badge_markdown(config, chapter)), BADGES_ID))
-    if any("export" in cell.metadata.get("tags", []) for cell in notebook.cells):
+    if any(EXPORT_TAG in cell.metadata.get("tags", []) for cell in notebook.cells):
         notebook.cells.append(locked(nbformat.v4.new_markdown_cell(KEEP_TEXT), KEEP_TITLE_ID))
         notebook.cells.append(locked(nbformat.v4.new_code_cell(
             f"# Keep your library (provided): export this notebook's code to mybabygrad/.\n"
