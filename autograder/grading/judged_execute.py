@@ -118,7 +118,7 @@ class JudgedExecute(SandboxedExecute):
             # past a probe's timeout may still be busy: run the notebook again in a fresh kernel, judging each
             # cell alone, so that each cell is judged, and a death repaired, exactly as without batching.
             self.log.warning("A probe failed or the kernel died while the judge checked %s together; running %s "
-                             "again, judging each cell alone.", failed, self.resources.get("unique_key", "the notebook"))
+                             "again, judging each cell alone.", failed, self.submission_name())
             self._batching = False
             self._start_attempt()
             self._queued = []

@@ -209,7 +209,7 @@ class SandboxedExecute(Execute):
                                     self._death_cause or "exit status unknown")
                 deaths.append(death)
                 self.log.warning("The kernel died in %s (%s); re-running %s in a fresh kernel without that cell.",
-                                 death.cell, death.cause, self.resources.get("unique_key", "the notebook"))
+                                 death.cell, death.cause, self.submission_name())
                 self.nb.cells[index].outputs = [self._error("KernelDied", (
                     f"the kernel died while running this cell ({death.cause}); the other cells were "
                     f"re-run in a fresh kernel without it"))]
@@ -219,6 +219,14 @@ class SandboxedExecute(Execute):
         self.set_widgets_metadata()
         self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
         return self.nb, self.resources
+
+    def submission_name(self):
+        """Whose notebook this is, for the log: nbgrader's unique_key names only the notebook, and one
+        autograde run logs the whole class."""
+        info = self.resources.get("nbgrader", {})
+        if "student" in info:
+            return f"{info['student']}'s {info.get('notebook', 'notebook')}"
+        return self.resources.get("unique_key", "the notebook")
 
     def _start_attempt(self):
         self._running, self._death_cause = None, None
