@@ -299,8 +299,12 @@ assert verdict.passed, verdict.message
 # `Conv.forward` is then `w.reshape(O, -1) @ patches`, reshaped to `(O, N, H_out, W_out)` and transposed
 # to NCHW.
 #
-# The check counts the Python lines your forward and backward run: the count must not grow when the
-# batch or the images grow. Loops over the kernel's few offsets are fine; loops over pixels are not.
+# A cell after the forward's check counts the Python lines your forward and backward run: the count
+# must not grow when the batch or the images grow. Loops over the kernel's few offsets are fine; loops
+# over pixels are not. That count is a lesson, not points: it is taken inside your own kernel, where
+# any code could change it, so the grader does not trust it. Where vectorized code pays is the
+# capstone at the end of the chapter: a network whose convolution loops over pixels cannot learn its
+# digits in the cell's time.
 
 # %% [markdown] locked
 # ## 10.5 `Conv`: the backward pass
@@ -429,17 +433,14 @@ verdict = check.all(check.forward(Conv(2, 0), slow.conv(2, 0), shapes=[(2, 3, 7,
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
-# %% test id=test_conv_vectorized points=2
+# %% provided
+# How vectorized is your Conv? A lesson, not points (see above): it prints what it finds.
 verdict = check.vectorized(Conv(stride=1, padding=1), shapes=[(1, 2, 6, 6), (3, 2, 3, 3)],
                            larger=[(4, 2, 12, 12), (3, 2, 3, 3)])
-assert verdict.passed, verdict.message
-### BEGIN HIDDEN TESTS
-verdict = check.vectorized(Conv(stride=2, padding=0), shapes=[(1, 1, 7, 7), (2, 1, 3, 3)],
-                           larger=[(3, 1, 15, 11), (2, 1, 3, 3)], seed=1)
-assert verdict.passed, verdict.message
-### END HIDDEN TESTS
+if not verdict.passed:
+    print(verdict.message)
 
-# %% test id=test_conv_backward points=4
+# %% test id=test_conv_backward points=6
 verdict = check.all(check.backward(Conv(), shapes=[(1, 1, 4, 4), (1, 1, 2, 2)], isolate=["Flip", "Dilate"]),
                     check.backward(Conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], isolate=["Flip", "Dilate"]))
 assert verdict.passed, verdict.message
@@ -530,8 +531,7 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_max_pool_backward points=2
-verdict = check.all(check.backward(MaxPool(2), shapes=[(1, 1, 4, 4)]),
-                    check.vectorized(MaxPool(2), shapes=[(1, 2, 4, 4)], larger=[(3, 2, 10, 8)]))
+verdict = check.backward(MaxPool(2), shapes=[(1, 1, 4, 4)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(MaxPool(2), shapes=[(2, 3, 5, 6)], seed=21),
@@ -539,6 +539,12 @@ verdict = check.all(check.backward(MaxPool(2), shapes=[(2, 3, 5, 6)], seed=21),
                     check.backward(MaxPool(2), shapes=[(2, 2, 4, 4)], seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% provided
+# How vectorized is your MaxPool? A lesson, not points, as for Conv.
+verdict = check.vectorized(MaxPool(2), shapes=[(1, 2, 4, 4)], larger=[(3, 2, 10, 8)])
+if not verdict.passed:
+    print(verdict.message)
 
 # %% [markdown] locked
 # ## 10.7 The layers

@@ -251,6 +251,19 @@ def test_every_chapter_3_grade_cell_is_judged_from_the_source():
     assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
 
 
+@pytest.mark.parametrize("chapter_id", [c.id for c in Course(ROOT).chapters])
+def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
+    """No point of the course rests on the kernel's word: every grade cell has a judge-side plan, and their
+    points add up to the chapter's."""
+    notebook = source_notebook(chapter_id)
+    plans = plan_notebook(notebook, JUDGED_CHECKS, KERNEL_DECIDES)
+    assert {g: p.unjudged for g, p in plans.items() if p.unjudged} == {}
+    graded = [c.metadata["nbgrader"] for c in notebook.cells
+              if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+    assert set(plans) == {m["grade_id"] for m in graded}
+    assert sum(m["points"] for m in graded) == Course(ROOT).chapter(chapter_id).points
+
+
 def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
     notebook = source_notebook("ch04")
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_module_call")
@@ -613,12 +626,11 @@ def judged_ch10(tmp_path_factory):
 
 
 def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_ch10):
-    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate); check.vectorized, which
-    the kernel decides, keeps the forged verdict (docs/judge.md says why). The forged check.capstone trained
-    nothing, and the judge finds no trained model in the kernel."""
+    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate). The forged check.capstone
+    trained nothing, and the judge finds no trained model in the kernel."""
     course, scores = judged_ch10
     assert lost(scores["forged-checker"]) == {"test_conv_backward", "test_capstone_cnn"}
-    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 4 - 7
+    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 6 - 7
     errors = judge_errors(course, CH10, "forged-checker", "test_conv_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
     assert "Conv(2, 0).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
@@ -636,10 +648,10 @@ def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(judged_c
 
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
     plans = plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)
-    assert {g for g, p in plans.items() if p.unjudged} == {"test_conv_vectorized"}
+    assert {g for g, p in plans.items() if p.unjudged} == set()
     hidden = plans["test_conv_backward"].calls[-1]
     assert hidden.args[0] == OpSpec("Conv", (1, 2)) and hidden.kwargs["isolate"] == ["Flip", "Dilate"]
-    assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward"] * 4   # vectorized: the kernel's
+    assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward"] * 4
     expected = plans["test_flip_forward"].calls[0].args[1]
     assert expected(np.arange(4.0)).tolist() == [3, 2, 1, 0]
 

@@ -82,9 +82,10 @@ JUDGED_CHECKS = {
 }
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
-KERNEL_DECIDES = {
-    "vectorized": "counts the Python lines the kernel runs (sys.settrace): a count only the kernel can report",
-}
+# None is left: chapter 10's check.vectorized, a count of the Python lines the kernel runs that only the
+# kernel could report, is a lesson in an ungraded cell (docs/judge.md), and a test keeps every grade cell of
+# every chapter judged.
+KERNEL_DECIDES = {}
 
 
 @dataclass
