@@ -1,12 +1,16 @@
 """Draw the computation graph behind a tensor, so students can *see* what backward() walks.
 
+Chapter 1's scalar `Value` (or a student's own class with the same fields) is drawn too.
+
 Uses Graphviz when both the `graphviz` package and its `dot` program are installed;
 otherwise a small built-in layered layout renders the SVG, so it works on any laptop.
 Setting the environment variable BABYGRAD_GRAPH_RENDERER=builtin always uses the built-in one
 (the course build does, so executed notebooks are the same bytes on every machine).
 """
+import hashlib
 import html
 import itertools
+import math
 import os
 import shutil
 import subprocess
@@ -47,7 +51,7 @@ class GraphDrawing:
 @dataclass
 class _Node:
     key: str
-    kind: str      # "tensor" or "op"
+    kind: str      # "tensor" (a Value too) or "op"
     lines: list
     role: str      # "leaf", "mid", "out" or "op"
     named: bool = False  # first line is the tensor's name: drawn bold
@@ -57,6 +61,7 @@ class _Node:
 def draw_graph(tensor, *, show_grad=True, rankdir="LR", max_nodes=200):
     """Return a GraphDrawing of every tensor and op that produced `tensor`.
 
+    `tensor` may also be a chapter-1 `Value`: any object with `_prev`, `_op` and a number in `data`.
     Shared inputs appear once (the graph is a DAG, like the one backward() traverses).
     Only the `max_nodes` tensors nearest the output are drawn, so huge graphs stay legible.
     `rankdir` is "LR" (leaves on the left) or "TB" (leaves on top).
@@ -74,11 +79,53 @@ def _inputs(t):
     return tuple(getattr(t, "_inputs", None) or ())
 
 
+def _is_value(t):
+    """A chapter-1 scalar Value, the course's or a student's own: `_prev`, `_op`, a number in `data`."""
+    return hasattr(t, "_prev") and hasattr(t, "_op") and isinstance(getattr(t, "data", None), Real)
+
+
+def _value_inputs(root):
+    """`_inputs` for Values: their `_prev` is a set, which iterates in an order set by memory
+    addresses, so parents are sorted by what they show instead. Deeper parents come first (the
+    chain runs along the top, fresh inputs join below it), then by name, op and data; a digest of
+    everything below a parent breaks the remaining ties, so only parents that look the same all
+    the way down keep the set's order.
+    """
+    height, digest, stack = {}, {}, [(root, False)]
+    while stack:  # post-order without recursion: a parent's key is known before its child's
+        v, parents_done = stack.pop()
+        if parents_done:
+            parents = list(v._prev)
+            height[id(v)] = 1 + max((height[id(p)] for p in parents), default=-1)
+            below = sorted(digest[id(p)] for p in parents)
+            digest[id(v)] = hashlib.sha1("\0".join([_name(v) or "", str(v._op), repr(float(v.data))]
+                                                    + below).encode()).hexdigest()
+        elif id(v) not in height:
+            height[id(v)] = None  # on the stack: visit once
+            stack.append((v, True))
+            stack.extend((p, False) for p in v._prev if id(p) not in height)
+
+    def key(v):
+        number = float(v.data)
+        number = number if number == number else math.inf  # NaN would make the sort order-dependent
+        return -height[id(v)], _name(v) or "", str(v._op), number, digest[id(v)]
+
+    return lambda v: tuple(sorted(v._prev, key=key))
+
+
+def _name(t):
+    """The tensor's `name` or `label`, when it has a non-empty one: optional, never part of a graded API."""
+    return next((v for v in (getattr(t, "name", None), getattr(t, "label", None))
+                 if isinstance(v, str) and v), None)
+
+
 def _build(root, show_grad, max_nodes):
     """Walk the graph breadth-first (no recursion: chains can be 10,000 deep) into nodes+edges."""
+    scalar = _is_value(root)
+    inputs = _value_inputs(root) if scalar else _inputs
     order, seen, queue = [root], {id(root)}, deque([root])
     while queue:
-        for parent in _inputs(queue.popleft()):
+        for parent in inputs(queue.popleft()):
             if id(parent) not in seen:
                 seen.add(id(parent))
                 order.append(parent)
@@ -88,15 +135,15 @@ def _build(root, show_grad, max_nodes):
     kept_ids = {id(t) for t in kept}
     nodes, edges = {}, []
     for t in reversed(kept):
-        op = getattr(t, "_op", None)
+        parents = inputs(t)
+        # a Value's leaves have `_op == ""`: it is the parents that make an op node
+        op = (t._op or "?" if parents else None) if scalar else getattr(t, "_op", None)
         role = "out" if t is root else "leaf" if op is None else "mid"
-        name = next((v for v in (getattr(t, "name", None), getattr(t, "label", None))
-                     if isinstance(v, str) and v), None)
-        lines = ([name] if name else []) + _tensor_lines(t, show_grad)
+        name = _name(t)
+        lines = ([name] if name else []) + (_value_lines if scalar else _tensor_lines)(t, show_grad)
         nodes[f"t{id(t)}"] = _Node(f"t{id(t)}", "tensor", lines, role, named=bool(name))
         if op is None:
             continue
-        parents = _inputs(t)
         cut = any(id(p) not in kept_ids for p in parents)
         nodes[f"o{id(t)}"] = _Node(f"o{id(t)}", "op", [_op_label(op)], "op", cut=cut)
         for i, p in enumerate(parents):
@@ -137,8 +184,17 @@ def _tensor_lines(t, show_grad):
     return lines
 
 
+def _value_lines(v, show_grad):
+    """Label lines of a scalar Value: its number, and its gradient."""
+    grad = getattr(v, "grad", None)
+    return [f"data {_fmt(v.data)}"] + ([f"grad {_fmt(grad)}"] if show_grad and grad is not None else [])
+
+
 def _op_label(op):
-    """`Summation(axes=(0,))`, `MulScalar(2.0)`: class name plus the attributes that matter."""
+    """`Summation(axes=(0,))`, `MulScalar(2.0)`: class name plus the attributes that matter;
+    a Value's `_op` is already its label (`'+'`)."""
+    if isinstance(op, str):
+        return op
     args = []
     if getattr(op, "scalar", None) is not None:
         args.append(_fmt(op.scalar))

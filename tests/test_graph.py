@@ -1,4 +1,5 @@
 """Tests for autograder.graph: the drawing must be valid SVG and show the graph backward() walks."""
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -206,3 +207,149 @@ def test_broadcast_drawing_marks_own_values_and_copies():
     assert {"a (3, 1) → (3, 4)", "b (4,) → (3, 4)", "a + b (3, 4)", "24", "·"} <= set(labels)
     with pytest.raises(ValueError):
         draw_broadcast(np.zeros((2, 2, 2)), np.zeros(2))
+
+
+# ── chapter 1's scalar Value ────────────────────────────────────────────────────────────────
+
+class Value:
+    """Chapter 1's Value, solved: `_prev` is a set, leaves have `_op == ""`, `grad` starts at 0.0."""
+
+    def __init__(self, data, _children=(), _op=""):
+        self.data = float(data)
+        self.grad = 0.0
+        self._prev = set(_children)
+        self._op = _op
+        self._backward = lambda: None
+
+    def __add__(self, other):
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            self.grad += out.grad
+            other.grad += out.grad
+
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+
+        out._backward = _backward
+        return out
+
+    def backward(self):
+        order, visited, stack = [], set(), [(self, False)]
+        while stack:
+            node, parents_done = stack.pop()
+            if parents_done:
+                order.append(node)
+            elif node not in visited:
+                visited.add(node)
+                stack.append((node, True))
+                stack.extend((p, False) for p in node._prev)
+        self.grad = 1.0
+        for node in reversed(order):
+            node._backward()
+
+
+def chapter_example(creation_order="abcf"):
+    """Chapter 1's L = (a*b + c)*f, a=2, b=-3, c=10, f=-2; leaves made in `creation_order`."""
+    numbers = {"a": 2.0, "b": -3.0, "c": 10.0, "f": -2.0}
+    v = {}
+    for name in creation_order:
+        v[name] = Value(numbers[name])
+    v["e"] = v["a"] * v["b"]
+    v["d"] = v["e"] + v["c"]
+    v["L"] = v["d"] * v["f"]
+    for name, value in v.items():
+        value.name = name
+    return v
+
+
+def same_svg(first, second):
+    """The two drawings' SVG, apart from the arrow marker's id (numbered per drawing, by design)."""
+    return re.sub(r"bg-arrow-\d+", "bg-arrow", first.svg) == re.sub(r"bg-arrow-\d+", "bg-arrow", second.svg)
+
+
+def test_value_graph_shows_every_value_op_and_gradient():
+    v = chapter_example()
+    before = parse(draw_graph(v["L"], show_grad=False))
+    labels = texts(before)
+    assert sorted(labels) == sorted(["a", "b", "c", "d", "e", "f", "L", "*", "*", "+",
+                                     "data 2.0", "data -3.0", "data 10.0", "data -2.0",
+                                     "data -6.0", "data 4.0", "data -8.0"])
+    assert len(boxes(before)) == 7 and len(ops(before)) == 3
+    assert len(edges(before)) == 9     # two into each op, one out of each
+    fills = [r.get("fill") for r in boxes(before)]
+    assert fills.count(graph.FILL["leaf"]) == 4 and fills.count(graph.FILL["mid"]) == 2
+    assert fills.count(graph.FILL["out"]) == 1
+
+    v["L"].backward()
+    after = texts(parse(draw_graph(v["L"])))
+    grads = {"a": 6.0, "b": -4.0, "c": -2.0, "d": -2.0, "e": -2.0, "f": 4.0, "L": 1.0}
+    for name, grad in grads.items():
+        assert after[after.index(name) + 2] == f"grad {grad}", f"{name}'s box should show its gradient"
+
+
+def test_value_parents_in_chain_then_name_order():
+    """Deeper parents first, then by name: the layout of the chapter's ASCII picture (a over b, e over c, d over f)."""
+    v = chapter_example()
+    root = parse(draw_graph(v["L"], show_grad=False))
+    y = {t.text: float(t.get("y")) for t in root.iter(SVG + "text")}
+    assert y["a"] < y["b"] and y["e"] < y["c"] and y["d"] < y["f"]
+
+
+def test_value_drawing_does_not_depend_on_set_order_or_addresses():
+    """Same graph, Values made in another order (other addresses), and every `_prev` iterating
+    forwards in one build and backwards in the other: the SVG must be the same bytes."""
+    first, second = chapter_example("abcf"), chapter_example("fcba")
+    for v, reverse in ((first, False), (second, True)):
+        for value in v.values():
+            value._prev = sorted(value._prev, key=lambda p: p.name, reverse=reverse)
+    assert [p.name for p in first["e"]._prev] != [p.name for p in second["e"]._prev]  # the orders do differ
+    assert same_svg(draw_graph(first["L"]), draw_graph(second["L"]))
+    for v in (first, second):
+        v["L"].backward()
+    assert same_svg(draw_graph(first["L"]), draw_graph(second["L"]))
+
+    def unnamed(reverse):   # no names to sort by: data and what lies below must decide
+        v = chapter_example()
+        for value in v.values():
+            del value.name
+            value._prev = sorted(value._prev, key=lambda p: p.data, reverse=reverse)
+        return draw_graph(v["L"])
+
+    assert same_svg(unnamed(False), unnamed(True))
+
+
+class Scalar:
+    """A student's own minimal Value: `_prev` a tuple, ints allowed, no grad, no `_backward`."""
+
+    def __init__(self, data, _prev=(), _op=""):
+        self.data, self._prev, self._op = data, _prev, _op
+
+    def __mul__(self, other):
+        return Scalar(self.data * other.data, (self, other), "*")
+
+
+def test_a_students_own_value_class_is_drawn():
+    x = Scalar(3)
+    y = x * x
+    z = Scalar(y.data + 1, (y,), "")   # made by an op the student forgot to label
+    root = parse(draw_graph(z))
+    assert sorted(texts(root)) == ["*", "?", "data 10", "data 3", "data 9"]
+    assert len(boxes(root)) == 3 and len(ops(root)) == 2
+    assert len(edges(root)) == 5       # x->* twice, *->y, y->?, ?->z
+
+
+def test_deep_value_chain_is_iterative_and_truncated():
+    t = Value(1.0)
+    for _ in range(10_000):
+        t = t * t
+    root = parse(draw_graph(t, max_nodes=50))
+    assert len(boxes(root)) == 50
+    assert "… 9951 more nodes not drawn" in texts(root)
