@@ -46,6 +46,7 @@
 import math
 
 from autograder.checks import Checker
+from autograder.graph import draw_graph  # draws the computation graph behind a Value
 
 check = Checker(globals())
 
@@ -128,6 +129,23 @@ print(c, "| made by", repr(c._op), "| parents are a and b:", c._prev == {a, b})
 # | `out = self + other` | $1$ | $1$ |
 # | `out = self * other` | `other.data` | `self.data` |
 #
+# **The graph, drawn from the records.** The next cell builds the example out of Values, by hand as
+# in 1.1 (your `*` and `+` come in 1.3), and gives each one a `name`: an optional attribute that
+# only the picture uses. `draw_graph(L)` knows nothing about the formula. It starts at `L`, follows
+# `_prev` to the parents, then to their parents, and stops at Values that have none. Every box is a
+# Value with its `data`: the inputs are blue, the result green, the Values in between grey. Every
+# oval is an operation, labelled with the `_op` of the Value it made, and the arrows show which way
+# the numbers flowed forward. `backward()` will walk the same arrows the other way, from `L` back to the inputs.
+
+# %% provided
+a, b, c, f = Value(2.0), Value(-3.0), Value(10.0), Value(-2.0)
+e = Value(a.data * b.data, (a, b), "*")       # by hand: what `a * b` will record
+d = Value(e.data + c.data, (e, c), "+")
+L = Value(d.data * f.data, (d, f), "*")
+a.name, b.name, c.name, d.name, e.name, f.name, L.name = "a", "b", "c", "d", "e", "f", "L"
+draw_graph(L, show_grad=False)
+
+# %% [markdown] locked
 # ## 1.3 `_backward`: the chain rule step of one operation
 #
 # The operation that makes `out` is the one that knows its local derivatives, so it is the one that
@@ -365,6 +383,30 @@ assert verdict.passed, verdict.message
 # %% test id=test_backward_long_chain points=1
 verdict = check.value_engine("long_chain")
 assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ### The example of 1.2, by your engine
+#
+# The cell below builds $L = (a \cdot b + c) \cdot f$ again, this time with your `*` and `+`, calls
+# `L.backward()` and draws the graph once more. Each box now holds a second number, its `grad`:
+# how much $L$ moves per unit nudge of that Value. Read the gradients from right to left, the order in
+# which `backward()` filled them in: the seed $1$ at `L`; then $-2$ at `d` (the value of $f$) and $4$
+# at `f` (the value of $d$); `+` hands $-2$ on to both `e` and `c` unchanged; and `*` turns it into
+# $(-3)(-2) = 6$ at `a`, the number that nudging gave in 1.2, and $2 \cdot (-2) = -4$ at `b`.
+
+# %% provided
+a, b, c, f = Value(2.0), Value(-3.0), Value(10.0), Value(-2.0)
+a.name, b.name, c.name, f.name = "a", "b", "c", "f"
+try:
+    e = a * b
+    d = e + c
+    L = d * f
+    L.backward()
+except NotImplementedError:
+    print("The picture appears here once `*`, `+` and `backward()` above are written.")
+else:
+    e.name, d.name, L.name = "e", "d", "L"
+    display(draw_graph(L))
 
 # %% [markdown] locked
 # ## 1.5 Checking a gradient by nudging
