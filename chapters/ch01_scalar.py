@@ -135,7 +135,8 @@ print(c, "| made by", repr(c._op), "| parents are a and b:", c._prev == {a, b})
 # `_prev` to the parents, then to their parents, and stops at Values that have none. Every box is a
 # Value with its `data`: the inputs are blue, the result green, the Values in between grey. Every
 # oval is an operation, labelled with the `_op` of the Value it made, and the arrows show which way
-# the numbers flowed forward. `backward()` will walk the same arrows the other way, from `L` back to the inputs.
+# the numbers flowed forward. `backward()` will walk the same arrows the other way, from `L` back
+# to the inputs.
 
 # %% provided
 a, b, c, f = Value(2.0), Value(-3.0), Value(10.0), Value(-2.0)

@@ -296,7 +296,7 @@ def test_value_graph_shows_every_value_op_and_gradient():
 
 
 def test_value_parents_in_chain_then_name_order():
-    """Deeper parents first, then by name: the layout of the chapter's ASCII picture (a over b, e over c, d over f)."""
+    """Deeper parents first, then by name: the chapter's ASCII layout (a over b, e over c, d over f)."""
     v = chapter_example()
     root = parse(draw_graph(v["L"], show_grad=False))
     y = {t.text: float(t.get("y")) for t in root.iter(SVG + "text")}
