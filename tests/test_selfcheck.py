@@ -125,3 +125,26 @@ def test_a_kernel_on_a_laptop_starts_without_its_encryption_warning(tmp_path, ca
     results = selfcheck.run_checks(student_folder(tmp_path, COURSE.chapter("ch01")), kernel_manager_class=None)
     assert results and all(r.status != NOT_RUN for r in results)
     assert "without encryption" not in capfd.readouterr().err
+
+
+def notebook_that_sleeps(path, seconds):
+    """A first cell that sleeps, then a check cell."""
+    cells = [nbformat.v4.new_code_cell(f"import time\ntime.sleep({seconds})"), nbformat.v4.new_code_cell("assert True")]
+    cells[1].metadata["nbgrader"] = {"grade": True, "grade_id": "test_x", "points": 1, "solution": False,
+                                     "locked": True, "schema_version": 3}
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_check_uses_the_cell_timeout_validate_uses(tmp_path):
+    """The nbgrader_config.py beside the notebook sets the cell timeout, as it does for Validate; without one
+    (Colab downloads only a chapter's support files) the course's CELL_TIMEOUT_SECONDS still holds."""
+    for chapter in COURSE.chapters:
+        folder = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
+        assert selfcheck.cell_timeout(folder) == COURSE.config.CELL_TIMEOUT_SECONDS, folder
+    assert selfcheck.cell_timeout(tmp_path) == selfcheck.TIMEOUT_SECONDS == COURSE.config.CELL_TIMEOUT_SECONDS
+    (tmp_path / selfcheck.CONFIG_FILE).write_text("c = get_config()\nc.Execute.timeout = 2\n")
+    (result,) = selfcheck.run_checks(notebook_that_sleeps(tmp_path / "sleeps.ipynb", 30), kernel_manager_class=None)
+    assert result.status == NOT_RUN and "CellTimeoutError" in result.message, result.message
