@@ -12,12 +12,22 @@ import os
 from traitlets.config import Config
 
 FILE_NAME = "nbgrader_config.py"
-# The only traits written: Validate runs ClearOutput and Execute, and only Execute has course settings.
+# The only traits copied: Validate runs ClearOutput and Execute, and only Execute has course settings.
 VALIDATION_TRAITS = [("Execute", "interrupt_on_timeout"), ("Execute", "kernel_name"), ("Execute", "timeout")]
 
 
+def kernel_arguments(course_config):
+    """Validate's kernels start with course_config.KERNEL_ENVIRONMENT, set by their first line: the grader's
+    kernels inherit it from nbgrader's process, which a student's Validate leaves alone (in JupyterLab it is
+    the server). With threaded BLAS chapter 10's capstone outran the 120 s timeout on a busy two-core
+    machine; with one thread it validated in 74 s."""
+    line = f"__import__('os').environ.update({course_config.KERNEL_ENVIRONMENT!r})"
+    return [f"--IPKernelApp.exec_lines={line}"]
+
+
 def settings(course_config):
-    """{(section, trait): value} of VALIDATION_TRAITS, as course_config.configure_nbgrader sets them."""
+    """{(section, trait): value}: VALIDATION_TRAITS as course_config.configure_nbgrader sets them, and the
+    kernels' environment."""
     config, environment = Config(), dict(os.environ)
     try:
         course_config.configure_nbgrader(config)
@@ -25,7 +35,8 @@ def settings(course_config):
         for name in set(os.environ) - set(environment):
             del os.environ[name]
         os.environ.update(environment)
-    return {(section, name): config[section][name] for section, name in VALIDATION_TRAITS}
+    copied = {(section, name): config[section][name] for section, name in VALIDATION_TRAITS}
+    return {**copied, ("Execute", "extra_arguments"): kernel_arguments(course_config)}
 
 
 def text(course_config):
