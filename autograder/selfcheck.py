@@ -24,14 +24,15 @@ TIMEOUT_SECONDS = 120
 CONFIG_FILE = "nbgrader_config.py"     # autograder/student_config.py writes one next to each student notebook
 
 
-def cell_timeout(folder):
-    """The cell timeout Validate uses for a notebook in `folder`: its nbgrader_config.py's Execute.timeout,
-    else TIMEOUT_SECONDS (the file is the student's own, or the course's: executing it is what nbgrader does)."""
+def validate_settings(folder):
+    """(cell timeout, extra kernel arguments) that Validate uses for a notebook in `folder`, from its
+    nbgrader_config.py (the course's timeout, and the kernel environment its first line sets), else
+    (TIMEOUT_SECONDS, []). The file is the student's own copy of the course's: nbgrader runs it too."""
     try:
         config = PyFileConfigLoader(CONFIG_FILE, path=str(folder)).load_config()
     except ConfigFileNotFound:
-        return TIMEOUT_SECONDS
-    return config.Execute.get("timeout", TIMEOUT_SECONDS)
+        return TIMEOUT_SECONDS, []
+    return config.Execute.get("timeout", TIMEOUT_SECONDS), list(config.Execute.get("extra_arguments", []))
 
 
 def outcome(cell, stopped=None):
@@ -71,16 +72,18 @@ def sandbox_kernel_manager():
 
 
 def run_checks(path, timeout=None, kernel_manager_class=None):
-    """Execute the notebook at `path`, each cell for at most `timeout` seconds (default: `cell_timeout`);
-    return a CheckResult per test cell, in notebook order."""
+    """Execute the notebook at `path` as Validate would (`validate_settings`), each cell for at most `timeout`
+    seconds when given; return a CheckResult per test cell, in notebook order."""
     path = Path(path).resolve()
-    timeout = timeout or cell_timeout(path.parent)
+    configured_timeout, kernel_arguments = validate_settings(path.parent)
+    timeout = timeout or configured_timeout
     notebook = nbformat.read(path, as_version=4)
     kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
     started = []
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}}, extra_arguments=QUIET_KERNEL,
+                            resources={"metadata": {"path": str(path.parent)}},
+                            extra_arguments=QUIET_KERNEL + kernel_arguments,
                             on_cell_execute=lambda cell, cell_index: started.append(cell_index), **chosen)
     stopped = None
     with warnings.catch_warnings():
