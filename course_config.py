@@ -84,6 +84,12 @@ def support_url(chapter):
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
+# The environment of every kernel nbgrader starts: configure_nbgrader sets it in nbgrader's process, and
+# the students' nbgrader_config.py in Validate's kernels (autograder/student_config.py). No progress bars
+# (autograder/progress_bars.py). One BLAS thread: babygrad's matrices are small, and on a busy grading
+# machine threaded BLAS made chapter 7's training epoch ten times slower (135 s instead of 14 s); one
+# thread also makes results independent of the core count, so rebuilt solutions reproduce.
+KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
 # catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
 JUDGED_CHAPTERS = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]
@@ -187,13 +193,8 @@ def configure_nbgrader(c) -> None:
         AssignLatePenalties, CheckCellMetadata,
     ]
     c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS
-    # Kernels that nbgrader starts inherit these. No progress bars (autograder/progress_bars.py). One BLAS
-    # thread: babygrad's matrices are small, and on a busy grading machine threaded BLAS made chapter
-    # 7's training epoch ten times slower (135 s instead of 14 s); one thread also makes results
-    # independent of the core count, so rebuilt solutions reproduce.
-    os.environ["BABYGRAD_HEADLESS"] = "1"
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[name] = "1"
+    # Kernels that nbgrader starts inherit these (see KERNEL_ENVIRONMENT).
+    os.environ.update(KERNEL_ENVIRONMENT)
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests

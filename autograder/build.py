@@ -7,7 +7,7 @@ import shutil
 
 import nbformat
 
-from . import authoring, frame, readme, submissions
+from . import authoring, frame, readme, student_config, submissions
 from .export import exports_trailer
 from .nbgrader_cli import run_nbgrader
 
@@ -94,6 +94,8 @@ def build_chapter(course, chapter, log=print):
     run_nbgrader(course.root, "generate_solution", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
+    # where a student runs `nbgrader validate` or `jupyter lab` (see student_config)
+    student_config.write(course, course.root / cfg.RELEASE_DIR / chapter.id)
     submissions.write_demo_submissions(course, chapter)
     log(f"[{chapter.id}] demo submissions written to {cfg.DEMO_DIR}/")
 
@@ -102,4 +104,5 @@ def build(course, chapter_ids=None, log=print):
     for chapter in course.chapters:
         if not chapter_ids or chapter.id in chapter_ids:
             build_chapter(course, chapter, log)
+    student_config.write(course, course.root / course.config.RELEASE_DIR)
     readme.update_readme(course)

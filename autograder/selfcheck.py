@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
 
@@ -17,8 +18,21 @@ from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teachi
 # TCP without encryption", which is true of every local Jupyter kernel and tells a student nothing.
 QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
 
-# Per cell, as course_config.CELL_TIMEOUT_SECONDS for grading; a student's copy has no course_config.
+# Per cell, as course_config.CELL_TIMEOUT_SECONDS for grading (a test keeps the two equal): the timeout of a
+# notebook whose folder has no nbgrader_config.py, as on Colab, which downloads only the chapter's support files.
 TIMEOUT_SECONDS = 120
+CONFIG_FILE = "nbgrader_config.py"     # autograder/student_config.py writes one next to each student notebook
+
+
+def validate_settings(folder):
+    """(cell timeout, extra kernel arguments) that Validate uses for a notebook in `folder`, from its
+    nbgrader_config.py (the course's timeout, and the kernel environment its first line sets), else
+    (TIMEOUT_SECONDS, []). The file is the student's own copy of the course's: nbgrader runs it too."""
+    try:
+        config = PyFileConfigLoader(CONFIG_FILE, path=str(folder)).load_config()
+    except ConfigFileNotFound:
+        return TIMEOUT_SECONDS, []
+    return config.Execute.get("timeout", TIMEOUT_SECONDS), list(config.Execute.get("extra_arguments", []))
 
 
 def outcome(cell, stopped=None):
@@ -57,15 +71,19 @@ def sandbox_kernel_manager():
     return SandboxedKernelManager, "Running in the grading sandbox (no network, read-only system)."
 
 
-def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
-    """Execute the notebook at `path`; return a CheckResult per test cell, in notebook order."""
+def run_checks(path, timeout=None, kernel_manager_class=None):
+    """Execute the notebook at `path` as Validate would (`validate_settings`), each cell for at most `timeout`
+    seconds when given; return a CheckResult per test cell, in notebook order."""
     path = Path(path).resolve()
+    configured_timeout, kernel_arguments = validate_settings(path.parent)
+    timeout = timeout or configured_timeout
     notebook = nbformat.read(path, as_version=4)
     kernel = notebook.metadata.get("kernelspec", {}).get("name", "python3")
     chosen = {"kernel_manager_class": kernel_manager_class} if kernel_manager_class else {}
     started = []
     client = NotebookClient(notebook, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}}, extra_arguments=QUIET_KERNEL,
+                            resources={"metadata": {"path": str(path.parent)}},
+                            extra_arguments=QUIET_KERNEL + kernel_arguments,
                             on_cell_execute=lambda cell, cell_index: started.append(cell_index), **chosen)
     stopped = None
     with warnings.catch_warnings():
@@ -83,7 +101,7 @@ def run_checks(path, timeout=TIMEOUT_SECONDS, kernel_manager_class=None):
     return results
 
 
-def main(path, timeout=TIMEOUT_SECONDS, out=print, short=False):
+def main(path, timeout=None, out=print, short=False):
     """Print the table (a failure's whole message, or one line per check when `short`); return the exit
     code: 0 only when every visible check passed."""
     path = Path(path)

@@ -136,6 +136,7 @@ def graded_class(built_course, tmp_path_factory):
 
 def pytest_collection_modifyitems(items):
     """Stale generated files are the commonest reason a run fails: check the fast layer first."""
-    fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current")
+    fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current",
+            "test_student_nbgrader_configs_are_current")
     first = [item for item in items if item.originalname in fast]
     items[:] = first + [item for item in items if item not in first]

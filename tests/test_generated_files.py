@@ -15,7 +15,7 @@ import pytest
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions
 from traitlets.config import Config
 
-from autograder import build
+from autograder import build, student_config
 from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines, strings_in  # noqa: F401 (other tests import them here)
 from autograder.generated_files import compare_cells, compare_notebooks, compare_trees, digest, first_text_difference
@@ -46,6 +46,23 @@ def test_source_notebooks_are_current(repo_course, chapter_id):
     text = provided.read_text(encoding="utf-8")
     assert digest(text.encode()) == digest(expected.encode()), \
         f"{provided.relative_to(ROOT)}: {first_text_difference(text, expected)} (run `make build` and commit)"
+
+
+def student_config_folders(course):
+    release = course.root / course.config.RELEASE_DIR
+    return [release] + [release / chapter.id for chapter in course.chapters]
+
+
+def test_student_nbgrader_configs_are_current(repo_course):
+    """release/ and each chapter folder carry the students' nbgrader_config.py as autograder/student_config.py
+    writes it from course_config.py: Validate outside the course root reads nothing else."""
+    expected = student_config.text(repo_course.config)
+    for folder in student_config_folders(repo_course):
+        path = folder / student_config.FILE_NAME
+        assert path.is_file(), f"{path.relative_to(ROOT)} is missing (run `make build` and commit)"
+        text = path.read_text(encoding="utf-8")
+        assert digest(text.encode()) == digest(expected.encode()), \
+            f"{path.relative_to(ROOT)}: {first_text_difference(text, expected)} (run `make build` and commit)"
 
 
 # What nbgrader's generate_assignment and generate_solution do to a source cell's text, short of
@@ -84,6 +101,16 @@ def test_rebuilding_reproduces_the_committed_files(rebuilt_course, chapter_id):
             f"{folder}/: not committed {missing[:3]}, no longer built {extra[:3]}: run `make build` and commit"
         difference = compare_trees(ROOT, rebuilt_course.root, [p.as_posix() for p in committed])
         assert difference is None, str(difference)
+
+
+def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt_course):
+    """release/'s own files, which belong to no chapter (the students' nbgrader_config.py)."""
+    def files(root):
+        return sorted(p.relative_to(root).as_posix() for p in (root / COURSE.config.RELEASE_DIR).iterdir()
+                      if p.is_file())
+    assert files(ROOT) == files(rebuilt_course.root), "run `make build` and commit"
+    difference = compare_trees(ROOT, rebuilt_course.root, files(ROOT))
+    assert difference is None, str(difference)
 
 
 def file_text(path):

@@ -7,10 +7,10 @@ import sys
 import nbformat
 import pytest
 
-from autograder import selfcheck
+from autograder import selfcheck, student_config
 from autograder.course import Course
 from autograder.frame import PROGRESS_ID
-from autograder.progress import NOT_RUN, format_table
+from autograder.progress import NOT_RUN, PASSED, format_table
 
 from conftest import ROOT
 
@@ -125,3 +125,41 @@ def test_a_kernel_on_a_laptop_starts_without_its_encryption_warning(tmp_path, ca
     results = selfcheck.run_checks(student_folder(tmp_path, COURSE.chapter("ch01")), kernel_manager_class=None)
     assert results and all(r.status != NOT_RUN for r in results)
     assert "without encryption" not in capfd.readouterr().err
+
+
+def notebook_that_runs(path, first, check="assert True"):
+    """A first cell that runs `first`, then a check cell."""
+    cells = [nbformat.v4.new_code_cell(f"import os, time\n{first}"), nbformat.v4.new_code_cell(check)]
+    cells[1].metadata["nbgrader"] = {"grade": True, "grade_id": "test_x", "points": 1, "solution": False,
+                                     "locked": True, "schema_version": 3}
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_check_uses_the_settings_validate_uses(tmp_path):
+    """The nbgrader_config.py beside the notebook sets the cell timeout and the kernel's environment, as it
+    does for Validate; without one (Colab downloads only a chapter's support files) the course's
+    CELL_TIMEOUT_SECONDS still holds."""
+    for chapter in COURSE.chapters:
+        folder = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
+        assert selfcheck.validate_settings(folder) == (COURSE.config.CELL_TIMEOUT_SECONDS,
+                                                       student_config.kernel_arguments(COURSE.config)), folder
+    assert selfcheck.validate_settings(tmp_path) == (selfcheck.TIMEOUT_SECONDS, [])
+    assert selfcheck.TIMEOUT_SECONDS == COURSE.config.CELL_TIMEOUT_SECONDS
+    (tmp_path / selfcheck.CONFIG_FILE).write_text("c = get_config()\nc.Execute.timeout = 2\n")
+    (result,) = selfcheck.run_checks(notebook_that_runs(tmp_path / "sleeps.ipynb", "time.sleep(30)"),
+                                     kernel_manager_class=None)
+    assert result.status == NOT_RUN and "CellTimeoutError" in result.message, result.message
+
+
+def test_check_kernels_get_the_course_kernel_environment(tmp_path, monkeypatch):
+    for name in COURSE.config.KERNEL_ENVIRONMENT:     # set by configure_nbgrader if another test called it
+        monkeypatch.delenv(name, raising=False)
+    shutil.copy(ROOT / COURSE.config.RELEASE_DIR / selfcheck.CONFIG_FILE, tmp_path)
+    wanted = COURSE.config.KERNEL_ENVIRONMENT
+    check = f"assert {{k: os.environ.get(k) for k in {sorted(wanted)!r}}} == {wanted!r}"
+    (result,) = selfcheck.run_checks(notebook_that_runs(tmp_path / "env.ipynb", "pass", check),
+                                     kernel_manager_class=None)
+    assert result.status == PASSED, result.message

@@ -1,16 +1,38 @@
-"""`nbgrader validate`, what JupyterLab's Validate button runs, works on a student's release folder."""
+"""`nbgrader validate`, and JupyterLab's Validate button, work on a student's release folder, with the
+course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
+writes into release/ and its chapter folders (autograder/student_config.py)."""
+import json
+import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.parse
+import urllib.request
 
+import nbformat
 import pytest
 
+from autograder import student_config
 from autograder.course import Course
 
 from conftest import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
+SOLVED = COURSE.chapter("ch10")     # the slowest notebook: its capstone cell trains a CNN on MNIST
+# The Lab extension's own config loading (nbgrader/server_extensions/validate_assignment/handlers.py),
+# run in the folder the server was started in.
+LAB_CONFIG = ("import json; from nbgrader.server_extensions.validate_assignment.handlers import "
+              "ValidateAssignmentHandler as H; print(json.dumps(H.load_config(None)))")
+
+
+def student_env(tmp_path):
+    """This process's environment without the tester's own Jupyter config (~/.jupyter, JUPYTER_CONFIG_PATH)."""
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
+    return dict(env, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
 
 
 def validate(tmp_path, chapter, student=None):
@@ -19,8 +41,64 @@ def validate(tmp_path, chapter, student=None):
     if student:
         shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, chapter, student), folder)
     done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", f"{chapter.notebook}.ipynb"],
-                          cwd=folder, capture_output=True, text=True, timeout=600)
+                          cwd=folder, capture_output=True, text=True, timeout=600, env=student_env(tmp_path))
     return done.stdout + done.stderr
+
+
+def published_release(tmp_path, student=None):
+    """release/ alone, as the published student tree carries it, in a folder outside the course root
+    (no nbgrader_config.py above it), with the demo student's chapter 10 notebook when one is named."""
+    release = tmp_path / "published" / COURSE.config.RELEASE_DIR
+    shutil.copytree(ROOT / COURSE.config.RELEASE_DIR, release,
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "mybabygrad"))
+    assert not any((folder / student_config.FILE_NAME).exists() for folder in release.parents)
+    if student:
+        shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, SOLVED, student), release / SOLVED.id)
+    return release
+
+
+def effective_config(cwd, tmp_path):
+    """{"cli": ..., "lab": ...}: the settings `nbgrader validate` and the Lab extension read when run in `cwd`."""
+    env = student_env(tmp_path)
+    cli = subprocess.run([sys.executable, "-m", "nbgrader", "validate", "--ValidateApp.show_config_json=True"],
+                         cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
+    lab = subprocess.run([sys.executable, "-c", LAB_CONFIG], cwd=cwd, capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert cli.returncode == 0 and lab.returncode == 0, cli.stderr + lab.stderr
+    return {name: {section: values for section, values in json.loads(done.stdout).items() if values}
+            for name, done in (("cli", cli), ("lab", lab))}
+
+
+@pytest.mark.parametrize("where", ["release root", "chapter folder"])
+def test_validate_outside_the_course_uses_the_course_settings(tmp_path, where):
+    """From release/ (`cd release; jupyter lab`, or a published tree whose root is release/) and from a
+    chapter folder: the course's cell timeout, not nbgrader's 30 s, and no grading-only setting."""
+    release = published_release(tmp_path)
+    cwd = release if where == "release root" else release / SOLVED.id
+    assert COURSE.config.CELL_TIMEOUT_SECONDS != 30, "nbgrader's own default would pass unnoticed"
+    execute = {name: value for (section, name), value in student_config.settings(COURSE.config).items()}
+    assert execute["timeout"] == COURSE.config.CELL_TIMEOUT_SECONDS
+    expected = {"Execute": execute}
+    assert effective_config(cwd, tmp_path) == {"cli": expected, "lab": expected}
+
+
+def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path):
+    """One BLAS thread, no progress bars, set before the notebook's first line (threaded BLAS made chapter 10's
+    capstone outrun the cell timeout on a busy machine); a notebook in the release root checks its own kernel."""
+    release = published_release(tmp_path)
+    cell = nbformat.v4.new_code_cell(
+        "import os, sys\nassert 'numpy' not in sys.modules, 'numpy was imported before the environment was set'\n"
+        f"assert {{k: os.environ.get(k) for k in {sorted(COURSE.config.KERNEL_ENVIRONMENT)!r}}} == "
+        f"{COURSE.config.KERNEL_ENVIRONMENT!r}")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "test_environment", "points": 1, "solution": False,
+                                 "locked": True, "schema_version": 3}
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, release / "environment.ipynb")
+    env = {k: v for k, v in student_env(tmp_path).items() if k not in COURSE.config.KERNEL_ENVIRONMENT}
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", "environment.ipynb"], cwd=release,
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
@@ -33,7 +111,46 @@ def test_validate_lists_the_failing_checks_of_a_release_notebook(tmp_path, chapt
     assert "Traceback" not in output.split("VALIDATION FAILED")[0], "validate itself crashed"
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
-def test_validate_passes_a_solved_notebook(tmp_path, chapter_id):
-    output = validate(tmp_path, COURSE.chapter(chapter_id), "perfect")
-    assert "Success! Your notebook passes all the tests." in output
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def jupyter_server(cwd, tmp_path):
+    """(process, base URL, token): a Jupyter server started in `cwd`, serving it, as `jupyter lab` would."""
+    token, port = secrets.token_hex(16), free_port()
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
+                               "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root",
+                               f"--ServerApp.root_dir={cwd}"],
+                              cwd=cwd, env=student_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            return server, base, token
+        except OSError:
+            if server.poll() is not None:
+                raise RuntimeError("the Jupyter server exited:\n" + (tmp_path / "server.log").read_text())
+            time.sleep(0.5)
+    server.kill()
+    raise RuntimeError("the Jupyter server did not start:\n" + (tmp_path / "server.log").read_text())
+
+
+def test_validate_button_passes_a_solved_notebook(tmp_path):
+    """One solved chapter, the slowest, through the Validate button's own request to nbgrader's server
+    extension, in the published layout with the server started in release/."""
+    release = published_release(tmp_path, "perfect")
+    server, base, token = jupyter_server(release, tmp_path)
+    try:
+        request = urllib.request.Request(
+            f"{base}/assignments/validate", method="POST", headers={"Authorization": f"token {token}"},
+            data=urllib.parse.urlencode({"path": f"{SOLVED.id}/{SOLVED.notebook}.ipynb"}).encode())
+        with urllib.request.urlopen(request, timeout=900) as response:
+            reply = json.loads(response.read())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert reply["success"], reply["value"]
+    assert reply["value"] == {}, f"changed or failed cells: {str(reply['value'])[:2000]}"
