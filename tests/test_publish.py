@@ -116,6 +116,9 @@ def test_published_tree_holds_no_later_chapter_or_instructor_folder(published):
                           for f in (COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR))
     assert (release, solutions) == (RELEASED, SOLVED)
     assert not (published / "autograder" / "grading").exists(), "the grading side (the judge) is published"
+    later = [name for cid, names in publish.CHAPTER_CHECKS.items() if cid not in RELEASED for name in names]
+    assert len(later) > 10 and [name for name in later if "published with chapter" not in
+                                (published / "autograder" / "checks" / f"{name}.py").read_text()] == []
 
 
 def test_scan_finds_what_it_looks_for(tmp_path):
