@@ -36,12 +36,13 @@ def student_readme(course, released, solved):
     cfg = course.config
     name = cfg.github_path().split("/")[-1]
     example = f"{cfg.RELEASE_DIR}/{released[-1].id}/{released[-1].notebook}.ipynb"
-    solutions = "".join(f"* [`{cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb`]({cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb)\n"
-                        for c in solved)
+    paths = [f"{cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb" for c in solved]
+    solutions = "".join(f"* [`{path}`]({path})\n" for path in paths)
     return STUDENT_README.format(
         binder=cfg.binder_url(), table=chapter_table(course, released), repository=cfg.PUBLISHED_REPOSITORY,
         name=name, tag=cfg.TAG, release=cfg.RELEASE_DIR, example=example,
-        solutions=f"\n## Solutions\n\nChapters whose deadline has passed, solved and executed:\n\n{solutions}" if solved else "")
+        solutions=f"\n## Solutions\n\nChapters whose deadline has passed, solved and executed:\n\n{solutions}"
+        if solved else "")
 
 
 STUDENT_README = """# babygrad: build a deep-learning library, graded
