@@ -50,22 +50,26 @@ LMS_DOWNLOAD_DIR = "downloaded"      # plain `nbgrader zip_collect` only (unsafe
 # "postgresql://grader:secret@db.example.edu:5432/babygrad" (driver: psycopg, in requirements.txt).
 GRADEBOOK_URL = None
 
-# Where the course is published. Whoever publishes the course sets REPOSITORY and pushes a tag
-# `v<VERSION>` (VERSION is the package's, autograder.__version__): the Colab set-up cell installs the
-# package from that tag and downloads each chapter's support files from its release/ folder.
-REPOSITORY = "https://github.com/babygrad-course/babygrad-course"      # set when publishing
+# Where the course lives. REPOSITORY is this instructor repository: it holds every solution and hidden
+# test, and nothing a student opens links to it. PUBLISHED_REPOSITORY is the student-only repository
+# that `python -m autograder publish` fills (README "Publishing the course"); whoever publishes it pushes
+# a tag `v<VERSION>` (VERSION is the package's, autograder.__version__) there. The badges, Binder and the
+# Colab set-up cell point at that tag: Colab installs the course package from it and downloads each
+# chapter's support files from its release/ folder.
+REPOSITORY = "https://github.com/babygrad-course/babygrad-course"               # the instructors' (private)
+PUBLISHED_REPOSITORY = "https://github.com/babygrad-course/babygrad"           # the students' (public)
 VERSION = __version__
 TAG = f"v{VERSION}"
 BRANCH_FOR_BINDER = TAG             # Binder builds the environment of this tag (or a branch name)
 
 
 def github_path():
-    """`owner/name` of REPOSITORY."""
-    return REPOSITORY.removeprefix("https://github.com/").strip("/")
+    """`owner/name` of PUBLISHED_REPOSITORY, the only repository students are sent to."""
+    return PUBLISHED_REPOSITORY.removeprefix("https://github.com/").strip("/")
 
 
 def colab_url(chapter):
-    """Open the chapter's student version straight from the repository in Google Colab."""
+    """Open the chapter's student version straight from the published repository in Google Colab."""
     return (f"https://colab.research.google.com/github/{github_path()}/blob/{TAG}/"
             f"{RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb")
 

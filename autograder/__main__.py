@@ -1,6 +1,7 @@
 """The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check
-| export | capstone`."""
+| export | capstone | publish`."""
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -52,6 +53,12 @@ def main(argv=None):
     p.add_argument("--from", dest="source", default=None, metavar="DIR",
                    help="the folder holding mybabygrad/ (default: release/ of the course)")
     p.add_argument("--images", type=int, default=None, help="train on the first N images only (a shorter epoch)")
+    p = commands.add_parser("publish", help="write the student distribution (released chapters, solutions past "
+                                            "their deadline, the checks) into DEST, to push as the public repository")
+    p.add_argument("dest", metavar="DEST")
+    p.add_argument("--chapters", nargs="+", required=True, help="the chapters released so far")
+    p.add_argument("--solutions", nargs="*", default=[], help="released chapters whose deadline has passed")
+    p.add_argument("--replace", action="store_true", help="empty DEST first (keeping its .git): an earlier publish")
     args = parser.parse_args(argv)
 
     if args.command == "export":                # a student's command, like check
@@ -63,6 +70,8 @@ def main(argv=None):
         from . import selfcheck
         sys.exit(selfcheck.main(args.notebook, short=args.short))
 
+    if importlib.util.find_spec(f"{__package__}.build") is None:     # the published student distribution
+        sys.exit(f"{args.command}: an instructor's command; this copy of the course has only `check` and `export`")
     from . import build, grading
     from .course import Course
 
@@ -74,6 +83,13 @@ def main(argv=None):
         if not (package / "__init__.py").is_file():
             sys.exit(f"capstone: no {package}/: export your notebooks first (python -m autograder export NOTEBOOK)")
         run(course.root, args.kind, package, images=args.images)
+        return
+    if args.command == "publish":
+        from .publish import PublishError, publish
+        try:
+            print(publish(course, args.dest, args.chapters, args.solutions, replace=args.replace))
+        except PublishError as error:
+            sys.exit(f"publish: {error}")
         return
     if args.command == "build":
         build.build(course, args.chapters)

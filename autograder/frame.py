@@ -36,7 +36,7 @@ def badge_markdown(config, chapter):
 
 
 def setup_source(config, chapter, support_files, switch=False):
-    install = f"{PACKAGE} @ git+{config.REPOSITORY}@{config.TAG}"
+    install = f"{PACKAGE} @ git+{config.PUBLISHED_REPOSITORY}@{config.TAG}"
     files = ", ".join(f'"{name}"' for name in support_files)
     return f'''# Set-up (provided). On Google Colab it installs the course package ({config.TAG}) and downloads this
 # chapter's files; on your own machine or on Binder they are here already and it changes nothing.

@@ -62,7 +62,7 @@ def test_every_notebook_is_framed(chapter_id, folder):
 def test_setup_cell_installs_this_version_and_lists_the_support_files(chapter_id):
     chapter = COURSE.chapter(chapter_id)
     source = cell(notebook(COURSE.config.RELEASE_DIR, chapter_id), frame.SETUP_ID).source
-    assert f"babygrad-course @ git+{COURSE.config.REPOSITORY}@v{autograder.__version__}" in source
+    assert f"babygrad-course @ git+{COURSE.config.PUBLISHED_REPOSITORY}@v{autograder.__version__}" in source
     assert COURSE.config.support_url(chapter) in source
     release = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
     shipped = sorted(str(p.relative_to(release)) for p in release.rglob("*") if p.is_file() and p.suffix != ".ipynb")
@@ -149,7 +149,7 @@ def test_setup_cell_on_colab_pip_installs_the_course_tag(chapter_id, tmp_path, m
     assert run_setup_cell(source) == ("", "")
     (args, options), = calls
     assert args == [sys.executable, "-m", "pip", "install", "--quiet",
-                    f"babygrad-course @ git+{COURSE.config.REPOSITORY}@{COURSE.config.TAG}"]
+                    f"babygrad-course @ git+{COURSE.config.PUBLISHED_REPOSITORY}@{COURSE.config.TAG}"]
     assert options == {"capture_output": True, "text": True}
 
 
