@@ -87,10 +87,14 @@ def copy_chapters(course, folder, chapters, dest):
 
 
 def copy_release_settings(course, dest):
-    """Files at the top of release/ (a student-side nbgrader_config.py) belong to every chapter."""
+    """Files at the top of release/ (a student-side nbgrader_config.py) belong to every chapter. The
+    nbgrader configuration also goes to the tree's root: nbgrader reads it from the folder the Jupyter
+    server started in, which is the root on Binder and for `jupyter lab release/`, never a parent folder."""
     for path in sorted((course.root / course.config.RELEASE_DIR).iterdir()):
         if path.is_file():
             shutil.copy2(path, dest / course.config.RELEASE_DIR / path.name)
+            if path.name == "nbgrader_config.py":
+                shutil.copy2(path, dest / path.name)
 
 
 def copy_student_package(course, released, dest):

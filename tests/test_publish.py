@@ -201,6 +201,14 @@ def test_readme_names_only_what_is_published(published):
     assert not [name for name in INSTRUCTOR_ONLY if f"{name}/" in readme]
 
 
+def test_the_student_nbgrader_settings_are_where_every_server_start_reads_them(published):
+    """Validate reads nbgrader_config.py from the folder the Jupyter server started in (no parent folder):
+    the tree's root (Binder, `jupyter lab release/`), release/ and each chapter folder all hold the student's."""
+    student = (ROOT / "release" / "nbgrader_config.py").read_bytes()
+    places = [published, published / "release"] + [published / "release" / cid for cid in RELEASED]
+    assert [p for p in places if (p / "nbgrader_config.py").read_bytes() != student] == []
+
+
 def test_requirements_install_the_published_package(published):
     import tomllib
     project = tomllib.loads((published / "pyproject.toml").read_text())
