@@ -11,6 +11,7 @@ from autograder import selfcheck
 from autograder.course import Course
 from autograder.frame import PROGRESS_ID
 from autograder.progress import NOT_RUN, format_table
+from autograder.questions import written_points
 
 from conftest import ROOT
 
@@ -74,7 +75,9 @@ def test_command_and_progress_cell_show_the_same_table(tmp_path, chapter_id, mon
     progress_cell = next(c for c in executed["nb"].cells if c.id == PROGRESS_ID)
     printed = "".join(o.text for o in progress_cell.outputs if o.output_type == "stream")
     title = printed.splitlines()[0]
-    assert printed.strip() == format_table(title, results)
+    written = written_points(executed["nb"])
+    assert written > 0 and printed.strip() == format_table(title, results, written=written)
+    assert printed.strip().endswith(f"Written questions: {written} more points, graded by your instructor (not counted above).")
 
 
 def test_missing_notebook_is_reported(tmp_path):
