@@ -421,12 +421,13 @@ plt.show()
 # ### END MARK SCHEME
 
 # %% answer id=q_misclassified points=1
-# (Every run shows its own digits; this is the kind of answer that earns the point.) A 4 read as a 9:
-# its top is nearly closed, so the pixels where a 9 has its loop are dark. The model weighs each pixel
-# on its own, so a few dark pixels in "9 places" outweigh the small gap that a person notices at once.
-# A 7 read as a 1 (or a 2 as a 7): the digit is drawn thin and slanted, off the centre, so its ink lies
-# on pixels that, for its true class, are usually blank. A fully connected layer has to learn every
-# position of a stroke separately.
+# (The digits of the solutions' run; every run shows its own.) The 6 read as a 0, last in the row: it
+# is drawn as a round loop whose top stroke curls back almost to close the circle, so nearly all its
+# ink lies where zeros have theirs; the few pixels that make it a 6, the gap at the top left, weigh
+# little against them. The 9 read as an 8, fourth: its loop is thick and its tail bends back to the
+# left, so the pixels below the loop, where an 8 has its lower loop, are dark. The model compares the
+# image with each class pixel by pixel; it has no idea of a stroke, a loop or a gap, and a stroke
+# moved by two pixels lands on weights that learned something else.
 #
 # The convolutional layers of chapter 10 help: each filter looks at a small patch of neighbouring
 # pixels, and the same filter slides over the whole image, so a stroke or a loop is recognised
