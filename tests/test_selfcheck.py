@@ -40,12 +40,16 @@ def test_untouched_notebook_fails_every_check_and_exits_1(tmp_path, chapter_id):
     done = check_command(student_folder(tmp_path, chapter))
     assert done.returncode == 1, done.stdout + done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
-    graded = [c.metadata["nbgrader"] for c in nbformat.read(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter), 4).cells
-              if c.metadata.get("nbgrader", {}).get("grade")]
+    release = nbformat.read(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter), 4)
+    graded = [c.metadata["nbgrader"] for c in release.cells
+              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
     for meta in graded:
         row = next(r for r in rows if r and r[0] == meta["grade_id"])
         assert row[1:3] == ["FAILED", f"0/{meta['points']}"] and len(row) > 3, row   # and a message
     assert f"Progress: 0/{chapter.points} points (0%)" in done.stdout
+    # written questions are not checks: no row, one line with their points, left to the instructor
+    assert not any(r and r[0].startswith("q_") for r in rows)
+    assert f"Written questions: {written_points(release)} more points, graded by your instructor" in done.stdout
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
