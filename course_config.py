@@ -14,7 +14,7 @@ class Chapter(NamedTuple):
     id: str
     notebook: str
     title: str
-    points: int
+    points: int     # autograded points (its test cells); written questions add theirs (autograder/questions.py)
 
 
 COURSE_ID = "babygrad"
@@ -205,6 +205,11 @@ def configure_nbgrader(c) -> None:
     # (nbgrader's default generate_solution keeps them).
     # A busy kernel may flush one print() as two stream messages (nbclient's own coalesce_streams
     # is not configurable): CoalesceStreams merges them, so solutions/ rebuild byte for byte.
+    # Written questions (autograder/questions.py): each rubric is a mark scheme in the locked question
+    # cell above its answer cell, which nbgrader's ClearMarkScheme refuses outside "task" cells unless
+    # told not to. Autograde puts the locked cell back with its rubric, for formgrader; release/,
+    # solutions/ and feedback clear it. autograder.questions.check_question_cells keeps rubrics there.
+    c.ClearMarkScheme.enforce_metadata = False
     c.GenerateSolution.preprocessors = [
         IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute, CoalesceStreams,
     ]
@@ -212,6 +217,7 @@ def configure_nbgrader(c) -> None:
     # (nbgrader shows it by design, jupyter/nbgrader#917): strip the region, shorten tracebacks.
     # Marker text in a student's cell is defused first (it made ClearHiddenTests fail); last, a page
     # that would show a hidden-test or solution line (a student printed source/) is withheld.
-    c.GenerateFeedback.preprocessors = [GetGrades, NeutraliseStudentMarkers, ClearHiddenTests, ShortTracebacks,
-                                        CSSHTMLHeaderPreprocessor, FeedbackGuard]
+    # The rubrics of written questions are cleared too: the autograded notebook holds them for formgrader.
+    c.GenerateFeedback.preprocessors = [GetGrades, NeutraliseStudentMarkers, ClearHiddenTests, ClearMarkScheme,
+                                        ShortTracebacks, CSSHTMLHeaderPreprocessor, FeedbackGuard]
     c.FeedbackGuard.withheld_csv = f"{LEDGER_DIR}/feedback_withheld.csv"

@@ -1,6 +1,8 @@
 """The class report of a chapter: nbgrader's grades CSV, and for each graded exercise the share of
 students who passed it, as a table and a bar chart, so an instructor sees at a glance which ops
-the class struggles with; then each student's count of flags (grading/flags.py), code to review."""
+the class struggles with; for each written question (graded by people in formgrader), how many answers
+still wait for a grade and the mean score of the others; then each student's count of flags
+(grading/flags.py), code to review."""
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .gradebook_merge import find_chapter
-from .grading import graded_cells
+from .grading import graded_cells, written_questions
 from .grading.flags import NOTICE, counts_by_student, write_flags
 from .nbgrader_cli import run_nbgrader
 
@@ -30,8 +32,23 @@ class PassShare:
 
 
 @dataclass
+class WrittenScore:
+    """A written question over the class: answers graded (by a person, or 0 for no answer) and waiting."""
+
+    question: str
+    points: float
+    scores: list            # the score of every graded answer
+    waiting: int            # answers no one has graded yet
+
+    @property
+    def mean(self):
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+
+@dataclass
 class Report:
     shares: list
+    written: list            # [WrittenScore], in notebook order
     table: str
     grades_csv: Path
     shares_csv: Path
@@ -57,6 +74,33 @@ def pass_shares(course, chapter):
                         passed[grade.name] += (grade.score or 0) >= grade.max_score
         students = len(submissions)
     return [PassShare(c, points.get(c, 0), passed[c], students) for c in cells]
+
+
+def written_scores(course, chapter):
+    """One WrittenScore per written question of the chapter, over every student who submitted it."""
+    questions = written_questions(course, chapter)
+    scores, waiting = {q: [] for q in questions}, {q: 0 for q in questions}
+    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+        for submission in find_chapter(gradebook, chapter.id).submissions:
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    if grade.name not in questions:
+                        continue
+                    if grade.needs_manual_grade and grade.manual_score is None:
+                        waiting[grade.name] += 1
+                    else:
+                        scores[grade.name].append(grade.score or 0)
+    return [WrittenScore(q, points, scores[q], waiting[q]) for q, points in questions.items()]
+
+
+def format_written(chapter, written):
+    width = max([len(w.question) for w in written] + [len("question")])
+    lines = [f"{chapter.id}: written questions, graded in formgrader",
+             f"{'question':<{width}}  points  graded  waiting  mean"]
+    for w in written:
+        mean = "-" if w.mean is None else f"{w.mean:.2g}"
+        lines.append(f"{w.question:<{width}}  {w.points:>6g}  {len(w.scores):>6}  {w.waiting:>7}  {mean:>4}")
+    return "\n".join(lines)
 
 
 def format_shares(chapter, shares):
@@ -118,5 +162,9 @@ def write_report(course, chapter):
     submitted = course.root / course.config.SUBMITTED_DIR
     counts = {p.parts[-3]: 0 for p in submitted.glob(f"*/{chapter.id}/{chapter.notebook}.ipynb")}
     counts.update(counts_by_student(flags))
-    table = format_shares(chapter, shares) + "\n\n" + format_flag_counts(chapter, counts, flags_csv)
-    return Report(shares, table, grades_csv, shares_csv, chart, counts, flags_csv)
+    written = written_scores(course, chapter)
+    table = format_shares(chapter, shares) + "\n\n"
+    if written:
+        table += format_written(chapter, written) + "\n\n"
+    table += format_flag_counts(chapter, counts, flags_csv)
+    return Report(shares, written, table, grades_csv, shares_csv, chart, counts, flags_csv)

@@ -8,13 +8,15 @@
   reads the switch;
 * a first line on every test cell, `# Check <id> · <n> points`, that names it for the progress table;
 * in chapters with `export` cells, a locked "Keep your library" cell near the end (autograder/export.py);
-* a locked progress cell at the end: the table of `python -m autograder check`, inside the notebook.
+* a locked progress cell at the end: the table of `python -m autograder check`, inside the notebook, and
+  the points of the written questions, which the instructor grades.
 """
 import nbformat
 
 from .authoring import nbgrader_meta
 from .export import EXPORT_TAG
 from .progress import HEADER, header
+from .questions import written_points
 
 BADGES_ID, SETUP_ID, PROGRESS_TITLE_ID, PROGRESS_ID = "course-badges", "course-setup", "course-progress-title", "course-progress"
 SWITCH_TITLE_ID, SWITCH_ID = "my-library-title", "my-library-switch"
@@ -97,7 +99,7 @@ Google Drive first; the package goes to `My Drive/babygrad/mybabygrad/`. In a te
 notebook's folder, `python -m autograder export NOTEBOOK.ipynb` does the same."""
 
 
-def progress_source(chapter, checks):
+def progress_source(chapter, checks, written=0):
     entries = [f'"{check_id}": {points},' for check_id, points in checks.items()]
     lines, line = [], "   "
     for entry in entries:
@@ -110,7 +112,8 @@ def progress_source(chapter, checks):
     return (f"# Where you stand (provided): every check of this notebook, and what it said when you last ran it.\n"
             f"# Run all the cells above first. `python -m autograder check {chapter.notebook}.ipynb` prints the same.\n"
             f"from autograder.progress import show_progress\n\n"
-            f'show_progress("{chapter.id} · {chapter.title}: visible checks", {{\n{body}\n}})')
+            f'show_progress("{chapter.id} · {chapter.title}: visible checks", {{\n{body}\n}}'
+            + (f", written={written})" if written else ")"))
 
 
 def add_frame(notebook, config, chapter, support_files):
@@ -141,5 +144,6 @@ def add_frame(notebook, config, chapter, support_files):
     notebook.cells.append(locked(nbformat.v4.new_markdown_cell(
         "## Where you stand\n\nThe cell below lists every check of this notebook with what it said when you last "
         "ran it. The same table comes from `python -m autograder check` on the command line."), PROGRESS_TITLE_ID))
-    notebook.cells.append(locked(nbformat.v4.new_code_cell(progress_source(chapter, checks)), PROGRESS_ID))
+    notebook.cells.append(locked(nbformat.v4.new_code_cell(
+        progress_source(chapter, checks, written_points(notebook))), PROGRESS_ID))
     return notebook

@@ -233,6 +233,8 @@ def results_json(chapter, source, graded, scores, problem, found):
         name = cell_id(cell)
         if name not in scores or not cell.metadata.get("nbgrader", {}).get("grade"):
             continue
+        if cell.cell_type != "code":      # a written question: graded by people, in Gradescope's own grading
+            continue
         score, max_score = scores[name]
         score = float(score or 0)
         hidden = hidden_lines(cell.source)

@@ -95,10 +95,10 @@ def results_seen(points):
     return results
 
 
-def format_table(title, results, short=False):
+def format_table(title, results, short=False, written=0):
     """The table a student reads: exercise, status, points and message, then a total. A failure's whole
     message is shown, its further lines (the worst element, the hint) indented under its row; `short`
-    keeps one line per check."""
+    keeps one line per check. `written`: the points of the notebook's written questions, which people grade."""
     width = max([len(r.exercise) for r in results] + [len("exercise")])
     lines = [title, f"{'exercise':<{width}}  {'status':<7}  {'points':>6}  message"]
     for r in results:
@@ -108,7 +108,14 @@ def format_table(title, results, short=False):
         lines.append(f"{r.exercise:<{width}}  {r.status:<7}  {f'{r.earned}/{r.points}':>6}  {first}".rstrip())
         lines.extend(f"    {line.rstrip()}" for line in more if line.strip())
     lines.append(summary(results))
+    if written:
+        lines.append(written_note(written))
     return "\n".join(lines)
+
+
+def written_note(points):
+    return (f"Written questions: {points} more point{'' if points == 1 else 's'}, graded by your instructor "
+            "(not counted above).")
 
 
 def summary(results):
@@ -119,6 +126,7 @@ def summary(results):
             "Visible checks only: the hidden tests run when your notebook is graded.")
 
 
-def show_progress(title, points, short=False):
-    """Print where the student stands on the checks {id: points} (the notebook's last cell)."""
-    print(format_table(title, results_seen(points), short))
+def show_progress(title, points, short=False, written=0):
+    """Print where the student stands on the checks {id: points} (the notebook's last cell), and how
+    many points of written questions are left to the instructor."""
+    print(format_table(title, results_seen(points), short, written))

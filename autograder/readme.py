@@ -1,22 +1,37 @@
-"""The READMEs' chapter tables, generated from course_config.py so they never drift from the course, and
-the whole README of the student distribution (autograder/publish.py)."""
+"""The READMEs' chapter tables, generated from course_config.py and the source notebooks so they
+never drift from the course, and the whole README of the student distribution (autograder/publish.py)."""
 import re
+
+import nbformat
+
+from .questions import written_points
 
 BEGIN, END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
 def chapter_table(course, chapters=None):
+    """One row per chapter: its autograded points, and apart from them the points of its written
+    questions, which people grade in formgrader (read from the built source notebook)."""
     cfg = course.config
     chapters = course.chapters if chapters is None else chapters
-    rows = ["| chapter | notebook | points | open in Colab |", "|---|---|---|---|"]
+    rows = ["| chapter | notebook | autograded points | written questions (graded by hand) | open in Colab |",
+            "|---|---|---|---|---|"]
+    written_total = 0
     for chapter in chapters:
         number = int(chapter.id[2:])
         notebook = f"{cfg.RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb"
-        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {chapter.points} | "
+        written = written_points_of(course, chapter)
+        written_total += written
+        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {chapter.points} | {written} | "
                     f"[![Open in Colab]({BADGE})]({cfg.colab_url(chapter)}) |")
-    rows.append(f"| | **total** | **{sum(c.points for c in chapters)}** | |")
+    rows.append(f"| | **total** | **{sum(c.points for c in chapters)}** | **{written_total}** | |")
     return "\n".join(rows)
+
+
+def written_points_of(course, chapter):
+    path = course.notebook(course.config.SOURCE_DIR, chapter)
+    return written_points(nbformat.read(path, as_version=4)) if path.exists() else 0
 
 
 def with_chapter_table(readme, course):

@@ -4,6 +4,7 @@ The notebook is executed as saved on disk (in its own folder, so `earlier_chapte
 a fresh kernel, in the grading sandbox when this machine has one (Linux with bubblewrap), otherwise
 unsandboxed, as the first line says; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
 it ran without an error; otherwise its error is the check's teaching message, shown whole (`--short`: one line).
+Written questions are not checked: the table says how many points they add, which the instructor grades.
 """
 import warnings
 from pathlib import Path
@@ -13,6 +14,7 @@ from nbclient import NotebookClient
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
+from .questions import written_points
 
 # The kernel's own log stays quiet: on a laptop ipykernel warns at every start that it "is running over
 # TCP without encryption", which is true of every local Jupyter kernel and tells a student nothing.
@@ -71,6 +73,11 @@ def sandbox_kernel_manager():
     return SandboxedKernelManager, "Running in the grading sandbox (no network, read-only system)."
 
 
+def written_points_of(path):
+    """The points of the notebook's written questions (graded by people, not by this command)."""
+    return written_points(nbformat.read(Path(path), as_version=4))
+
+
 def run_checks(path, timeout=None, kernel_manager_class=None):
     """Execute the notebook at `path` as Validate would (`validate_settings`), each cell for at most `timeout`
     seconds when given; return a CheckResult per test cell, in notebook order."""
@@ -115,5 +122,5 @@ def main(path, timeout=None, out=print, short=False):
     if not results:
         out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
         return 2
-    out(format_table(f"{path}: visible checks", results, short))
+    out(format_table(f"{path}: visible checks", results, short, written_points_of(path)))
     return 0 if all(r.status == PASSED for r in results) else 1

@@ -410,6 +410,62 @@ else:
     display(draw_graph(L))
 
 # %% [markdown] locked
+# ### Question 1.A · Without a topological order (2 points, graded by your instructor)
+#
+# A shorter `backward()` is tempting: seed `self.grad = 1.0`, then call
+# `visit(self)` with
+#
+# ```python
+# def visit(node):
+#     node._backward()
+#     for parent in node._prev:
+#         visit(parent)
+# ```
+#
+# and no topological order at all. Take the graph of section 1.4 at $a = 1$: $b = 2a$, $c = 3b$,
+# $e = b + c$, where the right answer is $de/da = 8$.
+#
+# 1. Follow `visit(e)` step by step for one order of `e._prev` of your choice (say which), listing
+#    the `.grad` of `b` and `a` after each `_backward` call, and give the `a.grad` it ends with.
+# 2. Explain why this recursion does give the right gradients when every node is used by exactly one
+#    other node (a tree), and what goes wrong, in general, as soon as a node is used twice.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** A correct trace and a correct general explanation.
+# * Trace, `b` first: `e._backward` gives `b.grad = 1`, `c.grad = 1`; `b._backward` gives `a.grad = 2`;
+#   `c._backward` raises `b.grad` to 4; `b` is visited again and adds 8: `a.grad = 10`. With `c` first:
+#   `b.grad` becomes 4 before `b` runs, then `b` runs twice and `a.grad = 16`. A student who adds a
+#   visited set and gets 2 (`b` first) or 8 by luck (`c` first) has traced correctly too.
+# * Explanation: in a tree a node's only consumer has run before the node is visited, so its gradient
+#   is complete when it passes it on. With reuse, a node can pass on a gradient before all its shares
+#   have arrived (too little reaches its parents), or be visited once per use and pass it on again
+#   (too much). A reverse topological order runs each node once, after every node that uses it.
+#
+# **1 point.** The explanation without a correct trace (a wrong number, or steps missing), or a
+# correct trace with no explanation of why trees are safe and reuse is not.
+#
+# **0 points.** Only "the order matters" restated, or a claim that the recursion is correct.
+# ### END MARK SCHEME
+
+# %% answer id=q_wrong_order points=2
+# I take `e._prev` in the order `b`, then `c`. The seed is `e.grad = 1`.
+#
+# 1. `e._backward()`: `b.grad = 1`, `c.grad = 1`.
+# 2. `visit(b)`: `b._backward()` adds $2 \cdot 1$, so `a.grad = 2`; `visit(a)` does nothing.
+# 3. `visit(c)`: `c._backward()` adds $3 \cdot 1$ to `b`, so `b.grad = 4`.
+# 4. `visit(b)` again: `b._backward()` adds $2 \cdot 4$, so `a.grad = 10`.
+#
+# The result is 10 instead of 8. `b` ran twice: once too early, holding only the share it got from
+# `e` directly, and once more with its full gradient, so `a` received $2 + 8$.
+#
+# In a tree every node has a single consumer. The recursion reaches a node only through that
+# consumer, right after the consumer ran, so the node's gradient is already complete and it passes it
+# on exactly once. When a node is used twice it is reached along two paths: it may run before the
+# second path has delivered its share, and it runs once per path, so its parents get partial
+# gradients and then get them again. A reverse topological order fixes both problems: every node
+# runs once, and only after every node that uses it.
+
+# %% [markdown] locked
 # ## 1.5 Checking a gradient by nudging
 #
 # The nudge of section 1.2 is a method in its own right. For a small step $h$, Taylor's formula says
@@ -466,6 +522,32 @@ assert verdict.passed, verdict.message
 verdict = check.numerical_gradient("more")
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Question 1.B · What nudging costs (1 point, graded by your instructor)
+#
+# A network has a million weights, and one forward pass through it takes 10 ms. Roughly how long does
+# one full gradient take with your `numerical_gradient` (central differences), and how long with
+# `backward()`? Given the answer, what is nudging good for?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** Central differences need two forward passes per weight: $2 \cdot 10^6 \cdot 10$ ms
+# $= 2 \cdot 10^4$ s, about five and a half hours. One `backward()` costs a small multiple of one
+# forward pass (tens of milliseconds) however many weights there are. So nudging is for checking a
+# backward on small cases (gradient checking, as the course's checks do), never for training.
+#
+# **0.5 points.** Only one of the two: the cost comparison with numbers, or the use for checking.
+#
+# **0 points.** No estimate and no use, or the claim that both cost about the same.
+# ### END MARK SCHEME
+
+# %% answer id=q_nudging_cost points=1
+# Central differences evaluate the function twice per weight, at $w + h$ and $w - h$: two million
+# forward passes of 10 ms, so $2 \cdot 10^4$ seconds, about five and a half hours for a single
+# gradient. `backward()` walks the graph once and costs about as much as one or two forward passes,
+# so a few tens of milliseconds, whatever the number of weights. Training takes thousands of
+# gradients, so nudging is out of the question there. It is useful as an independent check: on a
+# small input it needs no derivative at all, so it tells whether a hand-written `_backward` is right.
 
 # %% [markdown] locked
 # ## 1.6 Everything together: a neuron

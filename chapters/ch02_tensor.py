@@ -121,6 +121,40 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### Question 2.A · Why the constructor copies (1 point, graded by your instructor)
+#
+# `Tensor.__init__` copies its input with `np.array`. Write a few lines of code in which two tensors
+# (or a tensor and a NumPy array) would share their values if it used `np.asarray` instead, and say
+# what would then go wrong later in a training program, when an optimizer changes a weight's `.data`
+# in place (chapter 5).
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** An example that really shares under `np.asarray`: the input must already be an array
+# of the requested dtype, e.g. `arr = np.zeros(3, dtype=np.float32); w = Tensor(arr)`, or
+# `v = Tensor(w)` for a float32 tensor `w` (a list, or a float64 array turned into float32, is copied
+# either way). Then an in-place update `w.data -= 0.1` also changes `arr` (or `v`): a snapshot of the
+# weights taken before training, or the data a tensor was made from, silently changes with it.
+#
+# **0.5 points.** Sharing described correctly but without a working example, or an example that would
+# not share (a list input), with a correct consequence.
+#
+# **0 points.** No example and no consequence.
+# ### END MARK SCHEME
+
+# %% answer id=q_copy points=1
+# ```python
+# start = np.zeros(3, dtype=np.float32)
+# w = Tensor(start)            # with np.asarray, w.data IS start: same dtype, so no copy
+# before = Tensor(w)           # and before.data would be that same array again
+# w.data -= 0.1                # an optimizer's in-place step
+# ```
+#
+# With `np.asarray`, `start`, `w.data` and `before.data` would be one array, so after the step all
+# three hold `-0.1`. The "before" snapshot that was meant to show the weights before training would
+# follow them, and the array the user passed in would be changed behind their back. With `np.array`
+# each tensor owns its values, and a change to one never shows up in another.
+
+# %% [markdown] locked
 # ## 2.3 Growing a class one cell at a time
 #
 # A Python class is normally written in one block. In a notebook we want to add to `Tensor` in
@@ -258,6 +292,50 @@ assert verdict.passed, verdict.message
 verdict = check.conversions("more")
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Question 2.B · The default of `requires_grad` (2 points, graded by your instructor)
+#
+# In babygrad a new tensor has `requires_grad=True` unless you say otherwise. PyTorch chose the
+# opposite: `torch.tensor(...)` has `requires_grad=False`, and only a layer's parameters
+# (`nn.Parameter`) start with `True`.
+#
+# 1. For each of the two defaults, name the mistake it makes easy and what that mistake costs: a
+#    wrong result, wasted memory or time, or a model that silently does not learn.
+# 2. Why does `detach()` return a tensor with `requires_grad=False`? Give one kind of tensor in a
+#    training step that should never require a gradient.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** Both defaults analysed and the `detach` part answered.
+# * Default `True`: easy to forget `requires_grad=False` on data, labels and constants. Results stay
+#   correct, but chapter 3 then records them in the graph and computes gradients nobody uses:
+#   memory for the graph, and extra backward work (e.g. the gradient with respect to a batch of images).
+# * Default `False`: easy to forget it on a weight. That weight gets no gradient, the optimizer never
+#   moves it, and the model trains worse or not at all, with no error message.
+# * `detach()` makes a value that is used as a constant (a target, a statistic, a snapshot) stop the
+#   gradient, so backward neither flows into it nor keeps its history alive. Examples: the input batch,
+#   the labels, a target computed from the model's own output.
+#
+# **1 point.** One default analysed correctly, or both without the `detach` part.
+#
+# **0 points.** Neither default's consequence, or the claim that the default changes the gradients
+# of the weights.
+# ### END MARK SCHEME
+
+# %% answer id=q_requires_grad points=2
+# With babygrad's default (`True`), the easy mistake is to leave it on for things that are not
+# learned: a batch of images, the labels, a constant. Nothing becomes wrong, but every operation on
+# them is recorded in the graph and backward computes their gradients too, for example a full
+# gradient with respect to a batch of 64 images that nobody reads. That costs memory and time.
+#
+# With PyTorch's default (`False`), the easy mistake is to forget it on a weight made by hand. Then no
+# gradient reaches it, the optimizer skips it, and it keeps its initial value. There is no error: the
+# model just learns worse. That mistake is harder to notice, which is why PyTorch makes layer
+# parameters `True` for you.
+#
+# `detach()` gives the same values as a constant: a tensor with no history and no gradient. We use it
+# when a value should be used but not trained through, such as a target computed from the model
+# itself or a number we log. The input batch and its labels should never require a gradient.
 
 # %% [markdown] locked
 # ## 2.5 A readable `repr`

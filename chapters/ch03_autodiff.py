@@ -1538,6 +1538,46 @@ c.backward()
 print("after a second c.backward(), a.grad =", a.grad)
 
 # %% [markdown] locked
+# ### Question 3.A · Add, don't overwrite (2 points, graded by your instructor)
+#
+# Your engine *adds* every share of a gradient that reaches a node, and `backward()` adds to a `.grad`
+# that is already there. Explain why adding is right and overwriting is wrong, with a small example
+# of your own with numbers (not the `a + a` of the cell above): the gradient that adding gives, the
+# one overwriting would give, and which one is the derivative. Then say what a training loop must do
+# because `.grad` also accumulates from one `backward()` call to the next.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All of:
+# * an example with numbers in which a tensor is used more than once (`y = x * x` at `x = 3`, a
+#   diamond, `x * w + x`...), with the right gradient as a sum of one share per use (`3 + 3 = 6`) and
+#   the wrong one that overwriting leaves (`3`, the last share to arrive);
+# * the reason: the derivative of a quantity that reaches the output along several paths is the sum
+#   over the paths (multivariable chain rule); adding the shares is that sum;
+# * the loop: gradients of successive `backward()` calls add up, so it clears them (`zero_grad`)
+#   before each backward, or it uses that on purpose to sum the gradients of several batches.
+#
+# **1 point.** A correct reason without a worked example, or a correct example without the
+# consequence for the training loop.
+#
+# **0 points.** "Overwriting loses information" with no mechanism, or a wrong claim (for instance
+# that the shares should be averaged).
+# ### END MARK SCHEME
+
+# %% answer id=q_accumulate points=2
+# Take `y = x * x` at `x = 3`. `x` is both inputs of `Mul`, and `Mul.backward` sends one share to each
+# input: `out_grad * other`, that is $1 \cdot 3$ to the first use and $1 \cdot 3$ to the second.
+# Adding gives $3 + 3 = 6$, which is $dy/dx = 2x$. If the second share overwrote the first, `x.grad`
+# would be $3$, half the derivative. In general, when a value reaches the output along several paths,
+# its derivative is the sum of the derivatives along each path (the multivariable chain rule), and
+# adding the shares computes exactly that sum; overwriting keeps one path, whichever came last.
+#
+# The same adding carries over between calls: a second `backward()` adds its gradients to those of
+# the first. A training loop must therefore reset every parameter's `.grad` (`zero_grad`) before each
+# backward; otherwise each step would follow the sum of all gradients so far. The upside is that a
+# loop can call `backward()` on several small batches before one step, to get the gradient of a
+# larger batch.
+
+# %% [markdown] locked
 # ## 3.9 Everything together
 #
 # Your operations and your engine now differentiate any expression built from them. Here is a small
@@ -1555,6 +1595,45 @@ by_hand = x.data.T @ (s * (1 - s))
 print("loss:", loss)
 print("W.grad from your engine:\n", W.grad)
 print("largest difference from the hand-derived gradient:", float(np.abs(W.grad - by_hand).max()))
+
+# %% [markdown] locked
+# ### Question 3.B · What a backward pass costs (2 points, graded by your instructor)
+#
+# A common rule of thumb says that a backward pass costs about twice the computation of the forward
+# pass before it. Explain where the factor of two comes from with your `MatMul`, for `x @ W` with `x`
+# of shape $(n, k)$ and `W` of shape $(k, m)$: count the multiply-adds of the forward and of the
+# backward. Then explain, with the shortcut described before the `MatMul` exercise, why the first
+# layer of a network, whose input is a batch of data, costs less than that.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All of:
+# * forward: one product, $n \cdot k \cdot m$ multiply-adds;
+# * backward: two products of the same size, $G W^\top$ for `x` ($n \cdot m \cdot k$) and
+#   $x^\top G$ for `W` ($k \cdot n \cdot m$): $2nkm$, twice the forward. A layer needs both: the
+#   gradient of its input to pass on, and of its weights to learn;
+# * the first layer: its input does not require a gradient, so the gradient for `x` is skipped and the
+#   backward costs about one forward.
+# Elementwise operations and the sums of broadcasting are cheap next to the products; saying so is fine.
+#
+# **1 point.** The two backward products named without the counts, or the counts without the
+# `requires_grad` case.
+#
+# **0 points.** "Because it goes backwards through the graph", or the claim that backward runs the
+# forward again.
+# ### END MARK SCHEME
+
+# %% answer id=q_backward_cost points=2
+# The forward of `x @ W` is one matrix product: each of the $n \cdot m$ outputs is a sum of $k$
+# products, so $nkm$ multiply-adds. The backward gets `out_grad`, $G$, of shape $(n, m)$, and computes
+# two products of the same size: the gradient for `x` is $G W^\top$, $(n, m)$ by $(m, k)$, so $nmk$
+# multiply-adds, and the gradient for `W` is $x^\top G$, $(k, n)$ by $(n, m)$, so $knm$. That is $2nkm$,
+# twice the forward. Every layer needs both: the gradient of its weights to learn, and the gradient of
+# its input to pass back to the layers before it. The elementwise operations in between cost far less
+# than the products.
+#
+# The first layer multiplies a batch of data, which has `requires_grad=False`. Nobody uses a gradient
+# for the data, so the course's `MatMul` skips $G W^\top$ and computes only $x^\top G$: its backward
+# costs about as much as its forward.
 
 # %% [markdown] locked
 # That is the core of every deep-learning library: operations that know their local derivative, and

@@ -560,6 +560,35 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### Question 4.A · Batch normalization on one sample (1 point, graded by your instructor)
+#
+# In training mode, give `BatchNorm1d` a batch of a single sample. What does it output, whatever the
+# sample is, and why? What does that mean for training a network that contains it with batch size 1,
+# and why does `LayerNorm1d` not have this problem?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** With one sample each feature's batch mean is the sample itself and its variance is 0,
+# so $\hat x = 0 / \sqrt{\epsilon} = 0$ and the output is $\beta$ (`bias`) for every input. The
+# output no longer depends on the input, so no gradient reaches the layers before it: they cannot
+# learn. `LayerNorm1d` normalizes over the features of each sample, so it works with any batch size
+# (as long as there is more than one feature).
+#
+# **0.5 points.** The output (β, or zeros before the affine part) with a correct reason, but no
+# consequence for training or no LayerNorm comparison.
+#
+# **0 points.** Anything else, e.g. "it divides by zero" (ε prevents that).
+# ### END MARK SCHEME
+
+# %% answer id=q_batchnorm_one points=1
+# For a batch of one, each feature's mean $\mu$ is the sample's own value and its biased variance is
+# 0. So $x - \mu = 0$ and $\hat x = 0/\sqrt{0 + \epsilon} = 0$: the layer outputs $\gamma \cdot 0 +
+# \beta = \beta$, the same vector whatever the input. Since the output does not depend on the input,
+# the gradient that flows back through it is zero, and every layer before it stops learning; only
+# `bias` and the layers after it still get gradients. `LayerNorm1d` computes its mean and variance
+# over the features of each sample, not over the batch, so a single sample of many features is
+# normalized as usual.
+
+# %% [markdown] locked
 # ## 4.7 Losses
 #
 # A loss turns the model's output and the right answers into one number that training pushes down.
@@ -777,3 +806,47 @@ print("after zero_grad(): gradients", [p.grad for p in model.parameters()])
 # `BatchNorm1d` subtracts each feature's batch mean, so a constant added to a feature just before it
 # cancels out and cannot change the loss. In practice a layer followed by batch normalization is
 # built with `bias=False`.
+
+# %% [markdown] locked
+# ### Question 4.B · Memory for the backward pass (2 points, graded by your instructor)
+#
+# Backward needs values from the forward pass: `MatMul.backward` uses both factors, `ReLU` its input or
+# output, `Mul` both inputs. So every tensor of the graph stays in memory until `backward()` is done.
+# Take a network of 20 blocks `Linear(1024, 1024)` followed by `ReLU`, in float32, with a batch of 1024
+# samples. Estimate:
+#
+# 1. the memory of its parameters;
+# 2. the memory of the activations kept for one backward pass, counting one $(1024, 1024)$ tensor for
+#    each `Linear` output and one for each `ReLU` output (ignore the bias and the input batch);
+# 3. how each of the two changes when the batch size doubles, and when the depth doubles.
+#
+# What does that tell you about what limits the batch size when training on a device with little memory?
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All of (small slips of MB against MiB, or counting the input too, cost nothing):
+# * parameters: $20 \cdot (1024^2 + 1024)$ floats of 4 bytes, about 84 MB (80 MiB);
+# * activations: 40 tensors of $1024 \cdot 1024 \cdot 4$ bytes = 4 MiB each, about 160 MiB, twice
+#   the parameters;
+# * batch ×2: activations ×2, parameters unchanged; depth ×2: both ×2;
+# * conclusion: in training the stored activations, which grow with batch × depth × width, are what
+#   runs out first; a smaller batch (or recomputing activations, or evaluating without a graph) helps,
+#   while the weights alone would fit.
+#
+# **1 point.** The right method with an error of an order of magnitude, or correct numbers without
+# part 3 or the conclusion.
+#
+# **0 points.** Only the parameters counted, or the claim that backward needs nothing from the forward.
+# ### END MARK SCHEME
+
+# %% answer id=q_activation_memory points=2
+# 1. Each block has $1024 \cdot 1024 + 1024 \approx 1.05$ million parameters, so 20 blocks hold about
+#    21 million floats, $21 \cdot 10^6 \cdot 4$ bytes ≈ 84 MB.
+# 2. Each kept tensor is $1024 \cdot 1024$ floats, 4 MiB. Two per block (the `Linear` output and the
+#    `ReLU` output), 40 in all: about 160 MiB, twice the parameters.
+# 3. Doubling the batch doubles the activations (160 → 320 MiB) and leaves the parameters at 84 MB.
+#    Doubling the depth doubles both.
+#
+# So while training, the memory is dominated by activations, which grow with batch size × depth ×
+# width; the weights alone would fit. On a small device it is the batch size that has to shrink (or
+# the activations have to be recomputed during backward instead of kept). At prediction time no graph
+# is kept, so each activation can be dropped as soon as the next layer has used it.

@@ -293,6 +293,33 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### Question 5.A · Adam's memory (2 points, graded by your instructor)
+#
+# Count, in bytes, what training keeps for each float32 weight: the weight itself, its gradient, and the
+# optimizer's state for it, with plain `SGD`, `SGD` with momentum, and `Adam`. What does each come to
+# for a model of 100 million weights? Adam also keeps one number that is not per weight: which one,
+# and why can you ignore it here?
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** Plain SGD: weight + gradient = 8 bytes; with momentum, + velocity = 12 bytes; Adam,
+# + $m$ + $v$ = 16 bytes. For $10^8$ weights: 0.8 GB, 1.2 GB and 1.6 GB (Adam doubles the memory of
+# weight and gradient). The extra number is the step count $t$: one integer for the whole optimizer,
+# not one per weight.
+#
+# **1 point.** Adam's state correctly identified as two arrays the size of the weights ($m$, $v$) but
+# the totals wrong or without the gradient, or the totals right without $t$.
+#
+# **0 points.** Adam's state not identified.
+# ### END MARK SCHEME
+
+# %% answer id=q_adam_memory points=2
+# Every weight takes 4 bytes, and so does its gradient. Plain SGD keeps nothing else: 8 bytes per
+# weight. Momentum adds a velocity of the same shape: 12 bytes. Adam adds two arrays of the same shape,
+# $m$ and $v$: 16 bytes, twice what plain SGD needs. For 100 million weights that is 0.8 GB, 1.2 GB and
+# 1.6 GB. The number Adam keeps besides is its step count $t$, used for the bias correction; there is
+# one for the whole optimizer, so it costs a few bytes, not a few per weight.
+
+# %% [markdown] locked
 # ## 5.5 Training a classifier
 #
 # Everything together: 200 points in the square $[-1, 1]^2$, labelled by the sign of $x_1 x_2$
@@ -334,3 +361,38 @@ print("accuracy" + "".join(f"{accuracies[name]:24.1%}  " for name in runs))
 # All three start from the same loss, about $\log 2 \approx 0.69$ (a model that guesses), but they
 # do not arrive at the same place in 300 steps: momentum and Adam pull ahead of plain SGD, for the
 # reasons of sections 5.3 and 5.4. Chapter 6 feeds the model real data, in batches.
+
+# %% [markdown] locked
+# ### Question 5.B · One step size for every weight (2 points, graded by your instructor)
+#
+# Two weights have steady gradients, the same at every step: $0.001$ for one, $10$ for the other.
+# How far does each move per step with `SGD(lr=0.1)`, and with `Adam(lr=0.01)` after its first few
+# steps? Then describe one situation in which Adam's behaviour helps, and one in which it can hurt.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** SGD moves them by $0.1 \cdot 0.001 = 10^{-4}$ and $0.1 \cdot 10 = 1$ per step.
+# With a steady gradient Adam's $\hat m = g$ and $\hat v = g^2$, so both move by about
+# $0.01 \cdot g/|g| = 0.01$ per step, whatever the gradient's size. Helps (one of): weights with small
+# gradients still learn (rare features, layers far from the loss, badly scaled inputs); one learning
+# rate suits every layer. Hurts (one of): the step does not shrink as a steady gradient gets small
+# near a minimum, so it needs a decaying learning rate; a tiny gradient that is only noise still moves
+# the weight by up to `lr`; the size of a gradient, useful information, is thrown away.
+#
+# **1 point.** The four numbers right without plausible cases, or the cases argued well with the
+# numbers wrong.
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_adam_scale points=2
+# `SGD(lr=0.1)` moves a weight by `lr` times its gradient: $10^{-4}$ per step for the first and $1$ for
+# the second, a ratio of ten thousand. With a gradient that never changes, Adam's averages settle at
+# $\hat m = g$ and $\hat v = g^2$, so its step is $0.01 \cdot g / |g|$: both weights move by $0.01$ per
+# step.
+#
+# That helps when some weights get much smaller gradients than others, for example the first layer of
+# a deep network or the weights of an input feature that is rarely non-zero: with SGD they would
+# barely move at a learning rate that is safe for the rest, while Adam moves them all at the same
+# pace. It can hurt near a minimum: the gradient gets small but keeps its sign, and Adam keeps taking
+# steps of about `lr`, overshooting back and forth, so training usually lowers the learning rate over
+# time.

@@ -196,6 +196,45 @@ verdict = check.data_loader("shuffle")
 assert verdict.passed, verdict.message
 
 # %% [markdown] locked
+# ### Question 6.A · Why shuffle (2 points, graded by your instructor)
+#
+# Suppose MNIST's training file were sorted by label: all the 0s, then all the 1s, and so on. Describe
+# what the loss and the model's predictions would do during one epoch trained with `shuffle=False`,
+# and why the same data shuffled trains well. Then say why the test loader is not shuffled, and why a
+# fixed `seed` is useful.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All of:
+# * sorted: each stretch of steps shows one class; the model learns to answer that class (the loss
+#   drops within the stretch), then the loss jumps when the next class starts; at the end of the epoch
+#   it answers mostly 9. Batches of one class are biased estimates of the full gradient, and each
+#   stretch undoes what the previous one taught;
+# * shuffled: each batch is a random sample of all classes, so its gradient estimates the gradient over
+#   the whole training set;
+# * test: accuracy and mean loss do not depend on the order, so shuffling buys nothing (a fixed order
+#   also makes runs comparable sample by sample); seed: the same permutation every run, so results can
+#   be reproduced and compared (and graded).
+#
+# **1 point.** The sorted-data behaviour explained, but without the reason (biased gradient) or
+# without the test/seed part.
+#
+# **0 points.** "Shuffling adds randomness, which is good" with no mechanism.
+# ### END MARK SCHEME
+
+# %% answer id=q_shuffle points=2
+# Sorted, the first thousands of steps see only zeros. The quickest way to lower the loss on them is to
+# answer "0" for everything, so the loss falls fast. When the ones start, every answer is wrong: the
+# loss jumps, and the next steps push the model towards "1", undoing the zeros. This repeats for each
+# class, and after the epoch the model mostly answers 9, the last class it saw. Each batch's gradient
+# is meant to estimate the gradient over the whole training set, and a batch of a single class is a
+# badly biased estimate. Shuffled, every batch mixes all classes in about their true proportions, so
+# each step moves the model towards being right on all of them.
+#
+# The test loader only measures: accuracy and mean loss are the same in any order, so shuffling would
+# change nothing but would make two evaluations harder to compare sample by sample. The seed makes the
+# permutation the same on every run, so a result can be reproduced exactly, by me later or by a grader.
+
+# %% [markdown] locked
 # ## 6.3 Transforms
 #
 # Raw pixels are rarely what a model should see. A **transform** is any callable that takes one
@@ -329,6 +368,34 @@ class Compose:
 # %% test id=test_compose points=1
 verdict = check.transform("compose")
 assert verdict.passed, verdict.message
+
+# %% [markdown] locked
+# ### Question 6.B · Whose statistics (1 point, graded by your instructor)
+#
+# `Normalize(0.1307, 0.3081)` uses the mean and standard deviation of the pixels of the 60,000
+# training images, for training and for testing. Why not normalize each test batch with its own mean
+# and standard deviation, or the test set with the test set's?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** Two of: the model's weights were learned for inputs scaled by the training statistics,
+# so a test image must go through the same fixed function; with per-batch statistics a prediction
+# would depend on which other images are in the batch (and a single image could not be normalized
+# meaningfully); statistics of the test set use the test data to prepare the model's input, and in
+# real use there is no test set, only one new image at a time.
+#
+# **0.5 points.** One of those reasons.
+#
+# **0 points.** None, or "the test set is too small".
+# ### END MARK SCHEME
+
+# %% answer id=q_normalize points=1
+# The network learned its weights for pixels transformed by $x \mapsto (x - 0.1307)/0.3081$; a test
+# image must go through exactly that function, or the model sees inputs on a different scale from the
+# ones it learned. With each batch's own statistics the same image would be transformed differently
+# depending on which other images share its batch, so its prediction would depend on them, and a batch
+# of a single image would have nothing to be normalized with. Statistics computed on the test set
+# would also let the test data shape the model's input, and once the model is in use there is no test
+# set at all, just one new image at a time.
 
 # %% [markdown] locked
 # ## 6.4 Reading MNIST: the IDX format

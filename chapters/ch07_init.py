@@ -343,6 +343,46 @@ plt.show()
 print(f"held-out accuracy: {accuracy(model, test_loader):.2%} of {len(test_loader.dataset)} test digits")
 
 # %% [markdown] locked
+# ### Question 7.A · Reading the loss curve (2 points, graded by your instructor)
+#
+# Look at the loss curve your run drew above.
+#
+# 1. Read off the loss at the very first steps, and explain that value from the fact that the model
+#    chooses among 10 classes.
+# 2. Why is the light curve so much noisier than the dark one? What would training with batches of 512
+#    instead of 64 change in it?
+# 3. At the end of the epoch, is the dark curve still going down? Say what you would try next, based
+#    on what you see.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All three, read from the plot:
+# 1. about 2.3, which is $\ln 10$: at initialization the logits are small and alike, the softmax is
+#    close to uniform, so the true class gets probability about 1/10 and the loss $-\ln(1/10)$;
+# 2. each light point is the loss of one batch of 64 images, which varies from batch to batch; the dark
+#    curve averages 50 batches. Batches of 512 would make the light curve smoother (noise about
+#    $\sqrt 8 \approx 2.8$ times smaller) and give 8 times fewer steps per epoch;
+# 3. an answer consistent with their plot (the running mean is usually still falling slowly, around
+#    0.1 to 0.3), with a matching next step: more epochs, perhaps a lower learning rate later.
+#
+# **1 point.** Two of the three.
+#
+# **0 points.** Remarks not tied to the plot (e.g. "the loss goes down, so it learns") only.
+# ### END MARK SCHEME
+
+# %% answer id=q_loss_curve points=2
+# 1. The first losses are about 2.3. At the start the logits are small and nearly equal, so the
+#    softmax gives each of the 10 digits a probability close to 1/10, and the cross-entropy of the true
+#    class is $-\ln(1/10) = \ln 10 \approx 2.30$: the loss of a model that guesses.
+# 2. Each light point is the loss of one batch of 64 images. Some batches hold easier digits than
+#    others, so the loss jumps from batch to batch; the dark curve is the mean of 50 batches, which
+#    averages that out. With batches of 512 each point would average 8 times more images, so the light
+#    curve would be about $\sqrt 8 \approx 2.8$ times less noisy, and an epoch would take 8 times
+#    fewer steps.
+# 3. The dark curve is still going down at the end, slowly, at about 0.14. The model has not
+#    finished learning, so I would train for more epochs (`EPOCHS = 3`), and if the curve flattens
+#    while still noisy, lower the learning rate for the last epoch.
+
+# %% [markdown] locked
 # Some of the test digits with the model's answers; the ones it gets wrong are in red. Its mistakes
 # are often digits a person would hesitate over too.
 
@@ -359,6 +399,39 @@ for ax, i in zip(axes.flat, shown):
     ax.axis("off")
 plt.tight_layout()
 plt.show()
+
+# %% [markdown] locked
+# ### Question 7.B · The digits it gets wrong (1 point, graded by your instructor)
+#
+# Look at the digits above that your model got wrong (in red). Pick two, and say what in each image
+# could mislead a model that sees 784 separate pixels and knows nothing of which pixels are
+# neighbours. Which kind of layer of chapter 10 is meant to help, and why?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** Two digits from the student's own plot (named by their label and the model's answer),
+# each with a plausible visual reason: a stroke thinner, thicker or shifted from where most examples
+# of that digit have ink; an open or closed loop (4 and 9, 3 and 5); a slanted or unusual style. And
+# the convolution: small filters that look at neighbouring pixels, the same filter at every position,
+# so a shape shifted by a pixel or two gives the same features, shifted.
+#
+# **0.5 points.** Generic reasons not tied to the images shown, or the images discussed well without
+# the link to convolution.
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_misclassified points=1
+# (The digits of the solutions' run; every run shows its own.) The 6 read as a 0, last in the row: it
+# is drawn as a round loop whose top stroke curls back almost to close the circle, so nearly all its
+# ink lies where zeros have theirs; the few pixels that make it a 6, the gap at the top left, weigh
+# little against them. The 9 read as an 8, fourth: its loop is thick and its tail bends back to the
+# left, so the pixels below the loop, where an 8 has its lower loop, are dark. The model compares the
+# image with each class pixel by pixel; it has no idea of a stroke, a loop or a gap, and a stroke
+# moved by two pixels lands on weights that learned something else.
+#
+# The convolutional layers of chapter 10 help: each filter looks at a small patch of neighbouring
+# pixels, and the same filter slides over the whole image, so a stroke or a loop is recognised
+# wherever it is, and a digit shifted by a pixel gives the same features, shifted by a pixel.
 
 # %% [markdown] locked
 # The check measures the trained model's held-out accuracy with the course's own count, not with

@@ -218,6 +218,37 @@ verdict = check.load_state_dict("errors")
 assert verdict.passed, verdict.message
 
 # %% [markdown] locked
+# ### Question 8.A · All or nothing (1 point, graded by your instructor)
+#
+# Your `load_state_dict` refuses a state whose names or shapes do not fit the model, and then changes
+# nothing. Describe a concrete mistake that a lenient loader, one that loads whatever fits and skips
+# the rest, would hide: what the user did, and what they would see afterwards. When is the lenient
+# behaviour (`strict=False`) what you want?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** A concrete case, e.g. a checkpoint of a model whose hidden layer had another size, or
+# whose layers were renamed or reordered, loaded into the current model: the mismatched layers keep
+# their random initial weights, the program runs without an error, and the model predicts badly (near
+# chance) with no hint why. And `strict=False` for loading part of a model on purpose: a trained body
+# into a model with a new last layer (fine-tuning on other classes).
+#
+# **0.5 points.** One of the two parts.
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_strict_loading points=1
+# Say I trained `Sequential(Linear(784, 128), ReLU(), Linear(128, 10))`, then changed the hidden layer
+# to 256 units and loaded the old checkpoint to evaluate it. A lenient loader would skip both
+# `Linear` layers (their shapes no longer fit) and load nothing else, with no error. The model would
+# keep its random weights and score about 10%, and I would look for a bug in my evaluation code, not
+# in the loading. Refusing, with the name and both shapes in the message, points at the real cause,
+# and leaving the model unchanged means nothing is half-loaded.
+#
+# `strict=False` is right when I mean to load only part of a model: for example the trained layers of
+# a digit classifier into a model with a new last layer for letters, which I then fine-tune.
+
+# %% [markdown] locked
 # ## 8.3 The optimizer's state
 #
 # Saving the model is enough to *use* it. To **resume training** it is not: SGD with momentum carries a
@@ -276,6 +307,46 @@ assert verdict.passed, verdict.message
 verdict = check.optimizer_state("sgd", "adam_decay")
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Question 8.B · Resuming Adam without its state (2 points, graded by your instructor)
+#
+# A training run with Adam is interrupted after 5,000 steps. Only the model's weights were saved, and
+# training resumes with a new `Adam(model.parameters(), lr=1e-3)`. Using Adam's update rule from
+# chapter 5, describe the first steps after resuming and how they differ from the steps the
+# uninterrupted run would have taken. Would saving `t`, but not `m` and `v`, fix it?
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All of:
+# * fresh state: $m = v = 0$, $t = 0$. At the first step the bias correction gives $\hat m = g$ and
+#   $\hat v = g^2$, so every weight moves by about `lr` in the direction of the sign of one batch's
+#   gradient. In the uninterrupted run $m$ averages about 10 steps and $v$ about 1,000, so weights
+#   with noisy gradients take much smaller steps. After resuming they jump: the loss can rise, and the
+#   run no longer matches the one that was interrupted;
+# * `t` alone makes it worse: with $t = 5000$ the corrections are about 1, so after one step
+#   $\hat m = 0.1\,g$ and $\hat v = 0.001\,g^2$, a step of about $0.1/\sqrt{0.001} \approx 3.2$ times
+#   `lr`; all three (`m`, `v`, `t`) must be saved.
+#
+# **1 point.** The averages restarting at zero identified, and the steps said to differ, without the
+# size of the first step or without the `t`-only case.
+#
+# **0 points.** "Adam forgets its learning rate", or the claim that the weights alone are enough.
+# ### END MARK SCHEME
+
+# %% answer id=q_resume_adam points=2
+# The new Adam starts with $m = v = 0$ and $t = 0$. At the first step $m = 0.1\,g$ and
+# $v = 0.001\,g^2$, and the bias correction divides them by $0.1$ and $0.001$: $\hat m = g$,
+# $\hat v = g^2$. So every weight moves by about `lr` times the sign of its gradient on that one batch.
+# In the run that was interrupted, $m$ averaged the gradients of about the last 10 steps and $v$ the
+# squared gradients of about the last 1,000; a weight whose gradient keeps changing sign had a small
+# $m$ next to $\sqrt v$, so it took steps much smaller than `lr`. After resuming, all those weights
+# take full steps in the direction of one noisy batch: the loss can jump up, and the run is no longer
+# the one that would have happened without the interruption.
+#
+# Saving only `t` is worse. With $t = 5000$, $1 - \beta^t \approx 1$ and there is no correction, while
+# $m$ and $v$ restart at zero: after one step $\hat m = 0.1\,g$ and $\hat v = 0.001\,g^2$, a step of
+# $0.1 / \sqrt{0.001} \approx 3.2$ times `lr`. Resuming exactly needs `m`, `v` and `t` together,
+# which is what the optimizer's `state_dict` saves.
 
 # %% [markdown] locked
 # ## 8.4 Checkpoint files

@@ -186,6 +186,33 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### Question 9.A · Choosing a patience (1 point, graded by your instructor)
+#
+# The validation loss is noisy from one epoch to the next. What happens with a patience of 1, and with
+# a patience of 50 on a budget of 15 epochs? How does keeping the best checkpoint change what a
+# patience that is too large costs?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** Patience 1 stops at the first epoch that happens not to improve, which noise makes
+# likely long before the real minimum: the model is undertrained. Patience 50 never stops early here:
+# all 15 epochs run. Because the best epoch's weights are kept and restored, a patience too large costs
+# only time (the extra epochs), never the quality of the model returned; a patience too small costs
+# quality.
+#
+# **0.5 points.** The two cases described without the role of the checkpoint, or the reverse.
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_patience points=1
+# With a patience of 1, training stops at the first epoch whose validation loss is not a new best.
+# Noise alone makes that happen early, often while the loss is still falling on average, so the model
+# stops undertrained. With a patience of 50 and 15 epochs, early stopping never triggers and all 15
+# epochs run. Since `keep_best` remembers the best epoch and `fit` restores it, running too long does
+# not give a worse model, only wasted epochs; stopping too early does give a worse one. So when in
+# doubt, a patience on the large side is the cheaper mistake.
+
+# %% [markdown] locked
 # ## 9.4 `fit`
 #
 # `fit(train_loader, val_loader=None, epochs=1)` runs the epochs and returns the **history**, a dict
@@ -313,6 +340,46 @@ def plot_history(history, best_epoch=None):
 
 if history["train_loss"]:
     plot_history(history, trainer.best_epoch)
+
+# %% [markdown] locked
+# ### Question 9.B · Reading the curves (2 points, graded by your instructor)
+#
+# Read the two panels your run drew above.
+#
+# 1. At which epoch is the validation loss lowest, and which epoch's weights does `fit` leave in the
+#    model when it returns?
+# 2. After that epoch the training loss keeps falling. What is the model doing with its 3,000 digits?
+# 3. The validation accuracy often stays flat, or even rises a little, while the validation loss
+#    climbs. How can the loss get worse while the accuracy does not?
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All three:
+# 1. the epoch read from the student's plot, matching the dotted line (`best_epoch`); `fit` restores
+#    that epoch's weights (`best_state`), not the last epoch's;
+# 2. it memorizes its small training set (overfitting): it fits details and noise of those 3,000
+#    images that do not hold for other digits;
+# 3. accuracy only asks whether the largest logit is the right class; the cross-entropy also measures
+#    confidence. The model grows more confident: the validation digits it gets wrong get a tiny
+#    probability for their true class and a large loss each, while which class wins changes little.
+#
+# **1 point.** Two of the three.
+#
+# **0 points.** At most one.
+# ### END MARK SCHEME
+
+# %% answer id=q_fit_curves points=2
+# 1. In the solutions' run the validation loss is lowest at epoch 5 (0.260, the dotted line). Epochs
+#    6, 7 and 8 do not beat it, so with patience 3 `fit` stops after epoch 8 and puts the weights of
+#    epoch 5 back: the model it returns is the one of the dotted line, not of the last epoch.
+# 2. It is learning its 3,000 training digits by heart: the training loss can go on falling towards
+#    zero by fitting particular strokes and even mislabelled or odd images, which does not carry over
+#    to new digits, so the validation loss turns up. That is overfitting.
+# 3. Accuracy only checks which class has the largest score. Cross-entropy also charges for how sure
+#    the model is: $-\ln p$ of the true class. As the model overfits it becomes more and more
+#    confident. The few validation digits it gets wrong are now wrong with a probability near 0 for
+#    their true class, each costing a large loss, while the number it gets right barely changes. In
+#    this run, from epoch 5 to epoch 8 the validation loss went from 0.260 up to 0.271 (0.295 at epoch
+#    7) while the accuracy went from 92.3% up to 92.7%.
 
 # %% [markdown] locked
 # The training loss falls all along; the validation loss falls for a few epochs and then climbs as

@@ -547,6 +547,37 @@ if not verdict.passed:
     print(verdict.message)
 
 # %% [markdown] locked
+# ### Question 10.A · Where the pooling gradient goes (1 point, graded by your instructor)
+#
+# 1. In one backward pass, at most what fraction of the inputs of `MaxPool2d(2)` receive a non-zero
+#    gradient?
+# 2. A tile holds four equal values (say four zeros after a ReLU). Your `MaxPool` gives the whole
+#    gradient to the first of them. Why is that a valid choice, and would giving a quarter to each also
+#    be valid?
+#
+# ### BEGIN MARK SCHEME
+# **1 point.** (1) At most one in four: one per tile. (2) With a tie, max has no derivative at that
+# point: raising any one of the tied values raises the output, lowering it does not. Any split of the
+# upstream gradient among the tied elements that adds up to it (one-hot, or a quarter each) is a valid
+# subgradient; frameworks pick a convention (PyTorch: the first), so both are valid. Finite differences
+# disagree with any choice there, which is why the checks avoid ties.
+#
+# **0.5 points.** Only (1), or only (2).
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_pool_gradient points=1
+# 1. One element per $2 \times 2$ tile gets the tile's gradient, so at most a quarter of the inputs
+#    get a non-zero gradient (fewer if some of `out_grad` is zero).
+# 2. With four equal values, max is not differentiable: nudging any one of them up raises the output
+#    by the nudge, nudging it down changes nothing. There is no single right gradient, only a set of
+#    valid ones (subgradients): any way of sharing the upstream gradient among the tied elements that
+#    adds up to it. All of it to the first is one of them, a quarter each is another, and both lead to
+#    the same training in practice. The first one is a convention, shared with PyTorch, so results
+#    can be compared.
+
+# %% [markdown] locked
 # ## 10.7 The layers
 #
 # The operations become layers the way `MatMul` became `Linear` in chapter 4.
@@ -617,6 +648,49 @@ assert verdict.passed, verdict.message
 verdict = check.max_pool2d(kernel_size=3, shape=(1, 2, 7, 9), seed=1)
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ### Question 10.B · What sharing weights buys (2 points, graded by your instructor)
+#
+# The capstone's first layer, `Conv2d(1, 8, 3, stride=2, padding=1)`, turns a $(1, 28, 28)$ image into
+# $(8, 14, 14)$.
+#
+# 1. How many parameters does it have? How many would a `Linear` layer need to map the 784 pixels to
+#    the same $8 \cdot 14 \cdot 14 = 1568$ outputs?
+# 2. How many multiply-adds does each of the two do for one image?
+# 3. Weight sharing makes the layer far smaller. What does it assume about the inputs? Give a kind of
+#    input for which that assumption is wrong.
+#
+# ### BEGIN MARK SCHEME
+# **2 points.** All three (off-by-the-bias counts are fine):
+# 1. $8 \cdot 1 \cdot 3 \cdot 3 + 8 = 80$; `Linear`: $784 \cdot 1568 + 1568 = 1{,}230{,}880$,
+#    about 1.2 million;
+# 2. convolution: $1568$ outputs × 9 = 14,112; `Linear`: $784 \cdot 1568 \approx 1.23$ million.
+#    (A strong answer notes that locality, each output reading 9 pixels, saves the computation, and
+#    sharing saves the parameters.)
+# 3. the same local pattern means the same thing anywhere in the image (translation equivariance),
+#    and what matters is local. Wrong when position carries meaning that differs from place to place
+#    or neighbours are unrelated: a table whose columns are different measurements, a form whose
+#    fields are at fixed places, the frequency axis of a spectrogram (arguably).
+#
+# **1 point.** The numbers right without a sound assumption, or the assumption well argued with wrong
+# numbers.
+#
+# **0 points.** Neither.
+# ### END MARK SCHEME
+
+# %% answer id=q_weight_sharing points=2
+# 1. The convolution has 8 filters of $1 \cdot 3 \cdot 3$ weights plus 8 biases: 80 parameters. A
+#    `Linear(784, 1568)` has $784 \cdot 1568 + 1568 = 1{,}230{,}880$, about fifteen thousand times more.
+# 2. Each of the 1,568 outputs of the convolution is a sum over 9 pixels: 14,112 multiply-adds per
+#    image. Each output of the `Linear` layer sums over all 784 pixels: $784 \cdot 1568 \approx 1.23$
+#    million. The computation shrinks because each output reads only a 3×3 patch (locality); the
+#    parameters shrink because every position uses the same 8 filters (sharing).
+# 3. Sharing assumes that a pattern means the same wherever it appears, so that a detector for a
+#    stroke or an edge that is useful in one corner is useful everywhere, and that what matters is
+#    local. For a row of a table, say age, income and height in adjacent columns, it is wrong: the same
+#    "pattern" in different columns means different things, and neighbouring columns are not related
+#    the way neighbouring pixels are. A `Linear` layer is the right tool there.
 
 # %% [markdown] locked
 # ## 10.8 Capstone: a CNN with at least 97% on the test set

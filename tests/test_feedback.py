@@ -58,10 +58,12 @@ def test_feedback_shows_points_and_teaching_message_of_each_failure(feedback, ch
         autograded = nbformat.read(course.notebook(course.config.AUTOGRADED_DIR, chapter, student), as_version=4)
         text = visible_text(course.root / course.config.FEEDBACK_DIR / student / chapter_id / f"{chapter.notebook}.html")
         failures = 0
+        written = [c for c in autograded.cells if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")]
+        assert written and len(re.findall(r"Written response \(Score: [\d.]+ / [\d.]+\)", text)) == len(written)
         for cell in autograded.cells:
             meta = cell.metadata.get("nbgrader", {})
-            if not meta.get("grade"):
-                continue
+            if not meta.get("grade") or cell.cell_type != "code":
+                continue        # a written answer: the student's text and a score a person gives
             assert f"Grade cell: {meta['grade_id']}" in text
             assert re.search(rf"Grade cell: {meta['grade_id']}\s+Score: [\d.]+ / {meta['points']:.1f}", text), meta["grade_id"]
             for output in cell.outputs:

@@ -127,7 +127,8 @@ def test_an_honest_page_is_the_same_with_and_without_the_guard(graded, student):
     page, done = feedback(graded, student)
     assert page.read_bytes() == without
     assert "withheld" not in done.stderr
-    assert ("76.0 / 76.0" in visible_text(page)) == (student == "honest")
+    # the honest student's written answers wait for a person: 76 of 76 autograded points, out of 80
+    assert ("Score: 76.0 / 80.0" in visible_text(page)) == (student == "honest")
 
 
 def test_class_report_counts_each_students_flags(graded):

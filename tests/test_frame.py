@@ -46,16 +46,19 @@ def test_every_notebook_is_framed(chapter_id, folder):
     assert (nb.cells[-3].id == frame.KEEP_ID) == (chapter_id >= "ch02")
     for framed in (badges, first_code, nb.cells[-1]):
         assert framed.metadata["nbgrader"]["locked"] and not framed.metadata["nbgrader"]["solution"]
-    checks = {}
+    checks, written = {}, {}
     for c in nb.cells:
         meta = c.metadata.get("nbgrader", {})
-        if meta.get("grade"):
+        if meta.get("grade") and c.cell_type == "markdown":
+            written[meta["grade_id"]] = meta["points"]      # a written question: no check header
+        elif meta.get("grade"):
             match = HEADER.match(c.source)
             assert match and match["id"] == meta["grade_id"] and int(match["points"]) == meta["points"]
             checks[meta["grade_id"]] = meta["points"]
     call = ast.parse(nb.cells[-1].source).body[-1].value
     assert call.func.id == "show_progress" and ast.literal_eval(call.args[1]) == checks
     assert sum(checks.values()) == chapter.points
+    assert {k.arg: ast.literal_eval(k.value) for k in call.keywords} == {"written": sum(written.values())} and written
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)

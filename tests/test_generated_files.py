@@ -67,7 +67,8 @@ def test_student_nbgrader_configs_are_current(repo_course):
 
 # What nbgrader's generate_assignment and generate_solution do to a source cell's text, short of
 # executing it: run in memory, they say in seconds whether release/ and solutions/ are stale.
-VERSION_STEPS = {"RELEASE_DIR": (ClearSolutions, ClearHiddenTests), "SOLUTIONS_DIR": (ClearMarkScheme, ClearHiddenTests)}
+VERSION_STEPS = {"RELEASE_DIR": (ClearSolutions, ClearHiddenTests, ClearMarkScheme),
+                 "SOLUTIONS_DIR": (ClearMarkScheme, ClearHiddenTests)}
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
@@ -171,7 +172,8 @@ def last_statement(source):
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
     """Outputs cleared, python3 kernel, every test cell ends in an assertion (with and without its
-    hidden part: an expression would be read as partial credit), points add up to course_config."""
+    hidden part: an expression would be read as partial credit), test points add up to course_config's
+    (the points of written questions come on top, autograder/questions.py)."""
     chapter = repo_course.chapter(chapter_id)
     notebook = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
     assert notebook.metadata.kernelspec.name == repo_course.config.KERNEL_NAME == "python3"
@@ -182,7 +184,9 @@ def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
             assert cell.outputs == [] and cell.execution_count is None
         if meta:
             ids.append(meta["grade_id"])
-        if meta.get("grade"):
+        if meta.get("grade") and cell.cell_type == "markdown":
+            assert meta["solution"] and not meta["locked"], f"{meta['grade_id']}: a written answer is the student's"
+        elif meta.get("grade"):
             points += meta["points"]
             visible = "\n".join(l for l in cell.source.split("### BEGIN HIDDEN TESTS")[0].splitlines())
             for version in (cell.source, visible):

@@ -88,3 +88,14 @@ def test_short_keeps_one_line_per_check_without_a_dangling_colon():
     assert lines[2].endswith("Mul().backward: the gradient for a is wrong.") and lines[3].startswith("test_ops")
     assert lines[3].endswith("not wired right: `a * b` calls Add (and 1 more)")
     assert lines[4].startswith("Progress:")
+
+
+def test_written_questions_are_named_apart_from_the_checks(capsys, shell):
+    """Their points are the instructor's to give: the table says how many, and counts none of them."""
+    watch_checks()
+    shell.run_cell(header("test_a", 1) + "\nassert True")
+    progress.show_progress("ch99 · Test chapter", {"test_a": 1}, written=3)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2].startswith("Progress: 1/1 points (100%)")
+    assert lines[-1] == "Written questions: 3 more points, graded by your instructor (not counted above)."
+    assert "Written questions" not in format_table("t", [CheckResult("a", 3, "passed")])

@@ -267,6 +267,20 @@ def test_matching_by_position_takes_the_cell_between_the_same_neighbours():
     assert result.added == {0: [1]}
 
 
+def test_a_written_answer_without_metadata_is_still_found_by_its_place():
+    """Another editor dropped every id: the one markdown cell between a question and the next check is the
+    answer, however little it resembles "YOUR ANSWER HERE"; a code cell there is not."""
+    skeleton = [SkeletonCell(0, "q_question", "q_question", "markdown", "Why? (2 points)", False),
+                SkeletonCell(1, "q", "q", "markdown", "YOUR ANSWER HERE", True),
+                SkeletonCell(2, "c2", "c2", "code", "check('next')", False)]
+    student = [StudentCell(i, kind, text, None, None, {}, None) for i, (kind, text) in enumerate(
+        [("markdown", "Why? (2 points)"), ("code", "print('scratch')"),
+         ("markdown", "Because the chain rule sums over paths."), ("code", "check('next')")])]
+    result = plan(skeleton, student)
+    assert {k: m.student for k, m in result.matches.items()} == {0: 0, 1: 2, 2: 3}
+    assert result.added == {0: [1]}
+
+
 def test_parallel_grading_repairs_too_and_keeps_the_repairs_in_the_course(repaired_class, tmp_path):
     """The parallel command grades in worker folders: the repairs come back to the course's ledger."""
     from autograder.parallel_grading import grade_chapter

@@ -11,6 +11,7 @@ from autograder import selfcheck, student_config
 from autograder.course import Course
 from autograder.frame import PROGRESS_ID
 from autograder.progress import NOT_RUN, PASSED, format_table
+from autograder.questions import written_points
 
 from conftest import ROOT
 
@@ -39,12 +40,16 @@ def test_untouched_notebook_fails_every_check_and_exits_1(tmp_path, chapter_id):
     done = check_command(student_folder(tmp_path, chapter))
     assert done.returncode == 1, done.stdout + done.stderr
     rows = [line.split() for line in done.stdout.splitlines()]
-    graded = [c.metadata["nbgrader"] for c in nbformat.read(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter), 4).cells
-              if c.metadata.get("nbgrader", {}).get("grade")]
+    release = nbformat.read(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter), 4)
+    graded = [c.metadata["nbgrader"] for c in release.cells
+              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
     for meta in graded:
         row = next(r for r in rows if r and r[0] == meta["grade_id"])
         assert row[1:3] == ["FAILED", f"0/{meta['points']}"] and len(row) > 3, row   # and a message
     assert f"Progress: 0/{chapter.points} points (0%)" in done.stdout
+    # written questions are not checks: no row, one line with their points, left to the instructor
+    assert not any(r and r[0].startswith("q_") for r in rows)
+    assert f"Written questions: {written_points(release)} more points, graded by your instructor" in done.stdout
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
@@ -74,7 +79,9 @@ def test_command_and_progress_cell_show_the_same_table(tmp_path, chapter_id, mon
     progress_cell = next(c for c in executed["nb"].cells if c.id == PROGRESS_ID)
     printed = "".join(o.text for o in progress_cell.outputs if o.output_type == "stream")
     title = printed.splitlines()[0]
-    assert printed.strip() == format_table(title, results)
+    written = written_points(executed["nb"])
+    assert written > 0 and printed.strip() == format_table(title, results, written=written)
+    assert printed.strip().endswith(f"Written questions: {written} more points, graded by your instructor (not counted above).")
 
 
 def test_missing_notebook_is_reported(tmp_path):

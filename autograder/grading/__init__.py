@@ -7,6 +7,7 @@ import nbformat
 from nbgrader.api import Gradebook
 
 from ..nbgrader_cli import run_nbgrader
+from ..questions import answer_cells
 
 
 def register(course, chapter):
@@ -44,10 +45,16 @@ def scores(course, chapter):
 
 
 def graded_cells(course, chapter):
-    """The chapter's graded cells, in notebook order."""
+    """The chapter's autograded cells (its test cells), in notebook order."""
     notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
     return [c.metadata["nbgrader"]["grade_id"] for c in notebook.cells
-            if c.metadata.get("nbgrader", {}).get("grade")]
+            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+
+
+def written_questions(course, chapter):
+    """{answer cell: points} of the chapter's written questions, graded by people, in notebook order."""
+    notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"] for c in answer_cells(notebook)}
 
 
 def format_table(chapter, table, cells):

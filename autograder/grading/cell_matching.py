@@ -141,7 +141,8 @@ def _match_by_content(skeleton, student, result, used):
 def _match_by_position(skeleton, student, result, used, in_order):
     """Each run of unmatched skeleton cells between two in-order matches takes its cells from the
     student's cells between the same two matches: the most similar first; a lone solution cell takes
-    a lone code cell whatever it holds (that is where the student wrote the exercise)."""
+    a lone cell of its kind whatever it holds (that is where the student wrote the exercise, or the
+    answer to a written question)."""
     anchors = sorted(in_order)
     gap = []
     for s in skeleton + [None]:
@@ -173,10 +174,12 @@ def _fill_gap(gap, candidates, result, used):
             result.matches[s_index] = Match(s_index, c_index, Rule.POSITION)
             used.add(c_index)
     open_solutions = [s for s in gap if s.is_solution and s.index not in result.matches]
-    open_code = [c for c in candidates if c.index not in used and c.cell_type == "code"]
-    if len(open_solutions) == 1 and len(open_code) == 1:
-        result.matches[open_solutions[0].index] = Match(open_solutions[0].index, open_code[0].index, Rule.POSITION)
-        used.add(open_code[0].index)
+    if len(open_solutions) == 1:
+        lone = open_solutions[0]
+        open_same = [c for c in candidates if c.index not in used and c.cell_type == lone.cell_type]
+        if len(open_same) == 1:
+            result.matches[lone.index] = Match(lone.index, open_same[0].index, Rule.POSITION)
+            used.add(open_same[0].index)
 
 
 def _in_order(matches):

@@ -2,12 +2,13 @@
 
 * NeutraliseStudentMarkers, before ClearHiddenTests: a student's cell that contains the text of a
   hidden-test marker (`### BEGIN HIDDEN TESTS`) made ClearHiddenTests raise, and that student got no
-  feedback at all. In cells the student wrote, the markers are defused; the course's test cells keep
-  theirs, so their hidden region is still removed.
+  feedback at all. In cells the student wrote, the markers (and mark-scheme markers, for
+  ClearMarkScheme) are defused; the course's test and question cells keep theirs, so their hidden
+  region and rubric are still removed.
 * FeedbackGuard, last: the sandbox should keep `source/` and `solutions/` out of a kernel's reach; this
   is the second line. Before the page is rendered, every output of the notebook (and the source of
   every cell the course provided) is compared with the chapter's secret lines: those inside
-  `### BEGIN HIDDEN TESTS` or `### BEGIN SOLUTION` regions of the source notebook that stand nowhere
+  `### BEGIN HIDDEN TESTS`, `### BEGIN SOLUTION` or `### BEGIN MARK SCHEME` regions of the source notebook that stand nowhere
   outside them, nor in the chapter's earlier_chapters.py. A page that would show one is replaced by a
   short page that says feedback was withheld and why; the instructor's log (and
   `FeedbackGuard.withheld_csv`) names the student and the first leaked line.
@@ -24,7 +25,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-HIDDEN, SOLUTION = "HIDDEN TESTS", "SOLUTION"
+HIDDEN, SOLUTION, RUBRIC = "HIDDEN TESTS", "SOLUTION", "MARK SCHEME"
 # A secret line counts as shown when a line of text is exactly it, or, once it is long enough to be
 # unmistakable, when it stands inside a line (a print with a prefix, a repr in a list).
 UNMISTAKABLE_CHARS = 24
@@ -70,6 +71,7 @@ def strings_in(value):
 class ChapterSecrets:
     hidden: frozenset        # hidden-test lines: never shown to a student
     solution: frozenset      # reference-solution lines: shown only where the student wrote them
+    rubric: frozenset = frozenset()   # rubric lines of written questions: for graders only
 
 
 @dataclass(frozen=True)
@@ -90,15 +92,18 @@ def chapter_secrets(source_path):
     provided = Path(source_path).with_name("earlier_chapters.py")
     public = {line.strip() for line in provided.read_text(encoding="utf-8").splitlines()} if provided.exists() else set()
     return ChapterSecrets(frozenset(secret_lines(text, HIDDEN) - public),
-                          frozenset(secret_lines(text, SOLUTION) - public))
+                          frozenset(secret_lines(text, SOLUTION) - public),
+                          frozenset(secret_lines(text, RUBRIC) - public))
 
 
-def grade_cell_ids(resources):
-    """The grade ids of the chapter's test cells, from the gradebook: only they may hold markers."""
+def course_cell_ids(resources):
+    """(grade ids of the chapter's test cells, of its locked cells), from the gradebook: the cells whose
+    text autograde restored from the source, the only ones that may hold markers."""
     info = resources["nbgrader"]
     with Gradebook(info["db_url"]) as gradebook:
         notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
-        return {cell.name for cell in notebook.grade_cells}
+        return ({cell.name for cell in notebook.grade_cells},
+                {cell.name for cell in notebook.source_cells if cell.locked})
 
 
 def cell_label(cell, index):
@@ -111,19 +116,30 @@ def is_course_cell(cell, grade_ids):
     return meta.get("grade_id") in grade_ids and not meta.get("solution")
 
 
+def defused(text, marker):
+    """`BEGIN HIDDEN TESTS` → `BEGIN HIDDEN_TESTS`: still readable, no longer a marker."""
+    return text.replace(marker, "_".join(marker.rsplit(" ", 1)))
+
+
 class NeutraliseStudentMarkers(NbGraderPreprocessor):
-    """Defuse hidden-test markers in cells the student wrote, so ClearHiddenTests neither fails on
-    them nor cuts the student's own text."""
+    """Defuse hidden-test and mark-scheme markers in cells the student wrote, so ClearHiddenTests and
+    ClearMarkScheme neither fail on them nor cut the student's own text. A locked question cell keeps
+    its mark-scheme markers (its rubric is cleared); a test cell keeps its hidden-test markers."""
 
     begin = Unicode("BEGIN HIDDEN TESTS").tag(config=True)
     end = Unicode("END HIDDEN TESTS").tag(config=True)
+    rubric_markers = ("BEGIN MARK SCHEME", "END MARK SCHEME")
 
     def preprocess(self, nb, resources):
-        grade_ids = grade_cell_ids(resources)
+        grade_ids, locked_ids = course_cell_ids(resources)
         for cell in nb.cells:
             if not is_course_cell(cell, grade_ids):
                 for marker in (self.begin, self.end):
-                    cell.source = cell.source.replace(marker, marker.replace(" TESTS", "_TESTS"))
+                    cell.source = defused(cell.source, marker)
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade_id") not in locked_ids or meta.get("solution"):
+                for marker in self.rubric_markers:
+                    cell.source = defused(cell.source, marker)
         return nb, resources
 
 
@@ -158,13 +174,17 @@ class FeedbackGuard(NbGraderPreprocessor):
         """
         test_cell = lambda cell: (cell.metadata.get("nbgrader", {}).get("grade")          # noqa: E731
                                   and not cell.metadata["nbgrader"].get("solution"))
+        locked_cell = lambda cell: (cell.metadata.get("nbgrader", {}).get("locked")      # noqa: E731
+                                    and not cell.metadata["nbgrader"].get("solution"))
         own_code = {line.strip() for cell in nb.cells if not test_cell(cell) for line in cell.source.splitlines()}
-        in_outputs = secrets.hidden | (secrets.solution - own_code)
+        in_outputs = secrets.hidden | (secrets.solution - own_code) | secrets.rubric
         for index, cell in enumerate(nb.cells):
             texts = list(strings_in(cell.get("outputs", [])))
             found = [line for text in texts for line in leaked_lines(in_outputs, text)]
             if test_cell(cell):
                 found += leaked_lines(secrets.hidden | secrets.solution, cell.source)
+            if locked_cell(cell):
+                found += leaked_lines(secrets.rubric, cell.source)
             if found:
                 return Leak(info["student"], info["assignment"], info["notebook"], cell_label(cell, index), found[0])
         return None

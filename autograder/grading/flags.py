@@ -212,6 +212,8 @@ def student_cells(notebook, source_notebook):
     solution_ids, provided_ids, provided_text = set(), set(), set()
     for cell in source_notebook.cells:
         meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and cell.cell_type == "markdown":
+            continue                    # a written answer: prose, graded by a person (autograder/questions.py)
         if meta.get("solution"):
             solution_ids.add(meta.get("grade_id"))
         else:

@@ -17,7 +17,9 @@ from functools import lru_cache
 import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions, ComputeChecksums, LockCells, NbGraderPreprocessor
+from nbgrader.preprocessors import (
+    ClearHiddenTests, ClearMarkScheme, ClearSolutions, ComputeChecksums, LockCells, NbGraderPreprocessor,
+)
 from traitlets import Integer, Unicode
 
 from .cell_matching import Rule, SkeletonCell, StudentCell, plan
@@ -219,8 +221,8 @@ def skeleton_cells(skeleton):
 
 
 def release_skeleton(source_path, config):
-    """The source notebook as nbgrader releases it (locked, solutions and hidden tests cleared): the
-    cells a repaired submission is made of. Cached per file version; callers get their own copy."""
+    """The source notebook as nbgrader releases it (locked; solutions, hidden tests and the rubrics of
+    written questions cleared): the cells a repaired submission is made of. Cached per file version; callers get their own copy."""
     stat = os.stat(source_path)
     return copy.deepcopy(_release_skeleton(str(source_path), stat.st_mtime_ns, stat.st_size, _config_key(config)))
 
@@ -231,7 +233,7 @@ def _release_skeleton(path, mtime_ns, size, config_json):
     config = Config(json.loads(config_json))
     notebook = nbformat.read(path, as_version=4)
     resources = {}
-    for step in (LockCells, ClearSolutions, ClearHiddenTests, ComputeChecksums):
+    for step in (LockCells, ClearSolutions, ClearHiddenTests, ClearMarkScheme, ComputeChecksums):
         notebook, resources = step(config=config).preprocess(notebook, resources)
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -241,7 +243,7 @@ def _release_skeleton(path, mtime_ns, size, config_json):
 
 def _config_key(config):
     """The settings the release preprocessors read, as a hashable key."""
-    wanted = ("LockCells", "ClearSolutions", "ClearHiddenTests")
+    wanted = ("LockCells", "ClearSolutions", "ClearHiddenTests", "ClearMarkScheme")
     return json.dumps({k: dict(config[k]) for k in wanted if k in config}, sort_keys=True, default=str)
 
 

@@ -33,7 +33,7 @@ class Tensor:
         self._inputs = ()
 
 
-# ── cell 'cell-010' ──
+# ── cell 'cell-012' ──
 import builtins
 
 
@@ -875,7 +875,7 @@ def logsumexp(a, axes=None):
     return LogSumExp(axes)(a)
 
 
-# ── cell 'cell-044' ──
+# ── cell 'cell-046' ──
 def one_hot(labels, num_classes):
     """A constant (N, num_classes) Tensor with a 1 in row i at column labels[i]: it picks one logit per row."""
     labels = np.asarray(getattr(labels, "data", labels)).astype(int).reshape(-1)
@@ -1098,7 +1098,7 @@ class Compose:
         return image
 
 
-# ── cell 'cell-028' ──
+# ── cell 'cell-032' ──
 import gzip
 import struct
 
@@ -1308,7 +1308,7 @@ def load_state_dict(self, state):
             setattr(self, name, np.asarray(value).item())
 
 
-# ── cell 'cell-021' ──
+# ── cell 'cell-025' ──
 CHECKPOINT_MARK = "babygrad.checkpoint"
 CHECKPOINT_VERSION = 1
 
@@ -1402,7 +1402,7 @@ def keep_best(self, epoch, val_loss):
     return self.patience is not None and self.stale_epochs >= self.patience
 
 
-# ── cell 'cell-015' ──
+# ── cell 'cell-017' ──
 def report(epoch, train_loss, val=None):
     """One line per epoch: `epoch 3: train loss 0.123, val loss 0.145, val accuracy 95.1%`."""
     line = f"epoch {epoch}: train loss {train_loss:.3f}"

@@ -33,7 +33,7 @@ class Tensor:
         self._inputs = ()
 
 
-# ── cell 'cell-010' ──
+# ── cell 'cell-012' ──
 import builtins
 
 

@@ -33,7 +33,7 @@ class Tensor:
         self._inputs = ()
 
 
-# ── cell 'cell-010' ──
+# ── cell 'cell-012' ──
 import builtins
 
 
@@ -875,7 +875,7 @@ def logsumexp(a, axes=None):
     return LogSumExp(axes)(a)
 
 
-# ── cell 'cell-044' ──
+# ── cell 'cell-046' ──
 def one_hot(labels, num_classes):
     """A constant (N, num_classes) Tensor with a 1 in row i at column labels[i]: it picks one logit per row."""
     labels = np.asarray(getattr(labels, "data", labels)).astype(int).reshape(-1)
@@ -1098,7 +1098,7 @@ class Compose:
         return image
 
 
-# ── cell 'cell-028' ──
+# ── cell 'cell-032' ──
 import gzip
 import struct
 
