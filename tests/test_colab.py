@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from autograder import frame, support
+from autograder import frame, student_config, support
 from autograder.course import Course
 
 import fresh_env
@@ -58,7 +58,9 @@ def test_release_notebook_alone_runs_with_only_the_wheel(wheel_env, tmp_path, ch
     with fresh_env.serve(release.parent) as url:
         executed = wheel_env.execute(alone / release.name, **{support.BASE_URL_VARIABLE: url})
 
-    shipped = sorted(p for p in release.parent.rglob("*") if p.is_file() and p.suffix != ".ipynb")
+    # every file of the chapter's folder but the notebook and Validate's settings (Colab has no Validate)
+    shipped = sorted(p for p in release.parent.rglob("*")
+                     if p.is_file() and p.suffix != ".ipynb" and p.name != student_config.FILE_NAME)
     assert shipped, "the chapter has no support files to fetch"
     for path in shipped:
         fetched = alone / path.relative_to(release.parent)

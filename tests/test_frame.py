@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 import autograder
-from autograder import frame, support
+from autograder import frame, student_config, support
 from autograder.course import Course
 from autograder.progress import HEADER
 
@@ -68,7 +68,9 @@ def test_setup_cell_installs_this_version_and_lists_the_support_files(chapter_id
     assert f"babygrad-course @ git+{COURSE.config.PUBLISHED_REPOSITORY}@v{autograder.__version__}" in source
     assert COURSE.config.support_url(chapter) in source
     release = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
-    shipped = sorted(str(p.relative_to(release)) for p in release.rglob("*") if p.is_file() and p.suffix != ".ipynb")
+    # every file of the chapter's folder but the notebook and Validate's settings (Colab has no Validate)
+    shipped = sorted(str(p.relative_to(release)) for p in release.rglob("*")
+                     if p.is_file() and p.suffix != ".ipynb" and p.name != student_config.FILE_NAME)
     call = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
                 and getattr(node.func, "id", "") == "fetch_support_files")
     assert ast.literal_eval(call.args[0]) == shipped
