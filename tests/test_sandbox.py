@@ -21,6 +21,7 @@ from autograder.gradebook_merge import submission_record
 from autograder.grading import sandbox
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
 from autograder.nbgrader_cli import run_nbgrader
+from autograder.questions import written_points
 
 from conftest import ROOT, once_per_run
 
@@ -284,7 +285,9 @@ def test_the_whole_class_is_graded_and_nothing_outlives_it(graded_class):
     assert graded_class["returncode"] == 0, graded_class["log"][-3000:]
     assert graded_class["leftovers"] == [], "processes started by grading survived it"
     assert graded_class["unchanged"], "the autograder package, source/ or the configuration changed"
-    assert all(graded_class["maxima"][s] == POINTS for s in graded_class["scores"])
+    # the gradebook's maximum holds the autograded points and the written questions' (graded by people)
+    written = written_points(nbformat.read(ROOT / "source" / CHAPTER / NOTEBOOK, as_version=4))
+    assert written > 0 and all(graded_class["maxima"][s] == POINTS + written for s in graded_class["scores"])
 
 
 def test_other_students_gradebook_rows_are_unchanged_field_by_field(graded_class):
