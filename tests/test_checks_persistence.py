@@ -132,6 +132,26 @@ def test_the_judges_names_and_shapes_are_those_of_the_checks_models(ns):
     for variant in ("flat", "nested"):
         _, expected = persistence.probe_model(ns, variant=variant)
         assert [name for name, _ in expected] == persistence.TREE_NAMES[variant]
-    walk = persistence.reference_named_state(persistence.small_net(ns, seed=0), ns["Module"], ns["Tensor"])
-    assert {name: persistence.values_of(h).shape for name, h in walk} == persistence.net_shapes((4, 6, 3))
-    assert [name for name, _ in walk] == list(persistence.net_shapes((4, 6, 3)))
+    model = persistence.small_net(ns, seed=0)
+    state = persistence.net_state(model)
+    assert {name: persistence.values_of(h).shape for name, h in state} == persistence.net_shapes((4, 6, 3))
+    assert [(name, id(h)) for name, h in state] == [(name, id(h)) for name, h in model.named_state()]
+
+
+@pytest.mark.parametrize("key", list(persistence.OPTIMIZERS))
+def test_the_swapped_in_methods_answer_as_chapter_8s_solution_does(ns, key):
+    """The course's state_dict and load_state_dict answer from tables (net_shapes, OPTIMIZER_NUMBERS and
+    OPTIMIZER_ARRAYS), not by walking the objects as the exercises do: they must give the solution's dicts."""
+    model = persistence.small_net(ns, seed=0)
+    optimizer = persistence.OPTIMIZERS[key][1](ns, model.parameters())
+    persistence.train(ns, model, optimizer, persistence.batches(ns, 2, seed=1))
+    solution = (model.state_dict(), optimizer.state_dict())
+    with persistence.course_methods(ns, ("Module", "state_dict"), ("Optimizer", "state_dict")):
+        ours = (model.state_dict(), optimizer.state_dict())
+    for want, got in zip(solution, ours):
+        assert sorted(got) == sorted(want) and all(np.array_equal(got[k], want[k]) for k in want)
+    fresh = persistence.OPTIMIZERS[key][1](ns, persistence.small_net(ns, seed=3).parameters())
+    with persistence.course_methods(ns, ("Optimizer", "load_state_dict")):
+        fresh.load_state_dict(solution[1])
+    loaded = fresh.state_dict()
+    assert sorted(loaded) == sorted(solution[1]) and all(np.array_equal(loaded[k], solution[1][k]) for k in loaded)

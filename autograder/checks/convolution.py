@@ -161,7 +161,7 @@ def parameter_problem(label, name, type_name, is_parameter, shape, want):
 
 def kaiming_problem(label, w, in_channels, kernel_size):
     """Weights drawn in ±sqrt(6 / fan_in), fan_in = in_channels · kernel_size²; the verdict, or None."""
-    fan_in = in_channels * kernel_size * kernel_size
+    fan_in = in_channels * kernel_size ** 2
     bound = np.sqrt(6.0 / fan_in)
     if np.abs(w).max() > bound * (1 + 1e-5) or np.abs(w).max() < 0.5 * bound:
         return failed(f"{label}: weights range over ±{number(np.abs(w).max())}; Kaiming uniform with fan_in = "

@@ -357,8 +357,8 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
             return failed(f"{where}: keep_best was called with {record['keep_best_calls']}, expected {want_keep} "
                           "(the epoch, counted from 1, and its validation loss).")
         if ran >= 2 and not same_arrays(record["params"], best):
-            return failed(f"{where}: after fit the model does not hold best_state: load it back with "
-                          "self.model.load_state_dict(self.best_state) after the loop.")
+            return failed(f"{where}: after fit the model does not hold best_state: once the loop is over, "
+                          "load the best state back into the model (chapter 8's load_state_dict).")
     if not validate:
         done = " without validation"
     else:

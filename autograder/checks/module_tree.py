@@ -30,44 +30,25 @@ CALLS = [("x",), ("x", "y")]                                            # module
 RESULTS = ["result 1", "result 2"]                                      # what forward returned, call by call
 
 
-def walk(value, Module, Parameter, found, seen):
-    """Collect the Parameters and Modules directly inside `value` (through lists, tuples, dicts)."""
-    if isinstance(value, (Parameter, Module)):
-        if id(value) not in seen:
-            seen.add(id(value))
-            found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            walk(item, Module, Parameter, found, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            walk(item, Module, Parameter, found, seen)
-
-
-def reference_children(module, Module, Parameter):
-    found, seen = [], set()
-    for value in vars(module).values():
-        walk(value, Module, Parameter, found, seen)
-    return [m for m in found if isinstance(m, Module)]
-
-
 def reference_parameters(module, Module, Parameter):
-    """Every Parameter reachable from `module`, each once."""
-    params, seen_params, seen_modules, stack = [], set(), set(), [module]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen_modules:
+    """Every Parameter that `module` holds, each once: a search of the object graph through the attributes
+    of Modules and the items of lists, tuples and dicts. The checks use it to ask what a model reaches
+    (a Sequential's Parameter); the stand-ins of `build_tree` answer from what they were built with."""
+    found, met, pending = [], set(), [module]
+    while pending:
+        obj = pending.pop(0)
+        if id(obj) in met:
             continue
-        seen_modules.add(id(node))
-        direct, seen = [], set()
-        for value in vars(node).values():
-            walk(value, Module, Parameter, direct, seen)
-        for item in direct:
-            if isinstance(item, Parameter) and id(item) not in seen_params:
-                seen_params.add(id(item))
-                params.append(item)
-        stack.extend(reversed([m for m in direct if isinstance(m, Module)]))
-    return params
+        met.add(id(obj))
+        if isinstance(obj, Parameter):
+            found.append(obj)
+        elif isinstance(obj, Module):
+            pending.extend(vars(obj).values())
+        elif isinstance(obj, dict):
+            pending.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            pending.extend(obj)
+    return found
 
 
 def build_tree(ns, helpers):
@@ -80,10 +61,13 @@ def build_tree(ns, helpers):
     def param(*shape):
         return Parameter(rng.standard_normal(shape))
 
+    # With helpers, each stand-in answers parameters() and children() from a table written as the tree is
+    # built below (by id: the tree's vars() stay the course's), never by walking itself.
+    known = {}
     extra = {}
     if helpers:
-        extra = {"parameters": lambda self: reference_parameters(self, Module, Parameter),
-                 "children": lambda self: reference_children(self, Module, Parameter)}
+        extra = {"parameters": lambda self: list(known[id(self)][0]),
+                 "children": lambda self: list(known[id(self)][1])}
 
     def init_leaf(self):
         Module.__init__(self)
@@ -110,6 +94,9 @@ def build_tree(ns, helpers):
     modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty]
     params = [tree.first.w, tree.bias, tree.layers[0].w, tree.layers[1].w, tree.table["scale"],
               tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w]
+    known[id(tree)] = (params, modules[1:])
+    known.update({id(leaf): ([leaf.w], []) for leaf in modules[1:-1]})
+    known[id(tree.empty)] = ([], [])
     return tree, modules, params
 
 

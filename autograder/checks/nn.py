@@ -141,7 +141,7 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
             return failed(f"{label}: .{name} has shape {values.shape}, expected {shape}.")
         if values.dtype != np.float32:
             return failed(f"{label}: .{name} has dtype {values.dtype}, expected float32 (the Tensor default).")
-    bound = 1 / np.sqrt(in_features)
+    bound = in_features ** -0.5
     w, b = (found[name][2].astype(np.float64) for name in ("weight", "bias"))
     # Too small a spread means the wrong bound; tested on the largest value, not the std: with a secret seed
     # a right layer of 7 weights has std < bound/4 about once in 100 draws, all |w| < bound/4 once in 16,000.

@@ -8,6 +8,7 @@ import contextlib
 import os
 import tempfile
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -17,29 +18,21 @@ from .ops import describe_exception, run_quietly
 # ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────
 
 
-def reference_named_state(module, Module, Tensor):
-    """[(name, holder)]: Tensors and arrays by attribute path, each object once, in attribute order."""
-    found, seen = [], set()
+NET_SIZES = (4, 6, 3)            # small_net's Linear(4, 6) → BatchNorm1d(6) → ReLU → Linear(6, 3)
 
-    def visit(value, name):
-        if isinstance(value, (Tensor, np.ndarray)):
-            if id(value) not in seen:
-                seen.add(id(value))
-                found.append((name, value))
-        elif isinstance(value, Module):
-            if id(value) not in seen:
-                seen.add(id(value))
-                for key, item in vars(value).items():
-                    visit(item, f"{name}.{key}" if name else key)
-        elif isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                visit(item, f"{name}.{i}")
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                visit(item, f"{name}.{key}")
 
-    visit(module, "")
+def holder_at(model, name):
+    """The object a state name points to, found by following it: "modules.3.bias" is model.modules[3].bias."""
+    found = model
+    for part in name.split("."):
+        found = found[int(part)] if part.isdigit() else found[part] if isinstance(found, dict) else getattr(found, part)
     return found
+
+
+def net_state(model):
+    """[(name, holder)] of a small_net: the names it is known to have (net_shapes), each looked up in `model`.
+    The course's own answer for the one model the swapped-in methods ever see, so never a walk of the model."""
+    return [(name, holder_at(model, name)) for name in net_shapes(NET_SIZES)]
 
 
 def values_of(holder):
@@ -50,36 +43,36 @@ def values_of(holder):
 @contextlib.contextmanager
 def course_methods(ns, *names):
     """Replace Module/Optimizer methods `names` by the course's versions while a check runs."""
-    Module, Optimizer, Tensor = ns["Module"], ns["Optimizer"], ns["Tensor"]
+    Module, Optimizer = ns["Module"], ns["Optimizer"]
 
     def named_state(self):
-        return reference_named_state(self, Module, Tensor)
+        return net_state(self)
 
     def state_dict(self):
-        return {name: np.array(values_of(h)) for name, h in reference_named_state(self, Module, Tensor)}
+        return {name: np.array(values_of(h)) for name, h in net_state(self)}
 
     def load_state_dict(self, state, strict=True):
-        for name, holder in reference_named_state(self, Module, Tensor):
-            target = holder.data if isinstance(holder, Tensor) else holder
-            target[...] = state[name]
+        for name, holder in net_state(self):
+            np.copyto(values_of(holder), state[name], casting="unsafe")
 
     def optimizer_state_dict(self):
-        position = {id(p): i for i, p in enumerate(self.params)}
-        state = {}
-        for name, value in vars(self).items():
-            if isinstance(value, dict):
-                state.update({f"{name}.{position[key]}": np.array(v) for key, v in value.items()})
-            elif isinstance(value, (int, float)):
-                state[name] = np.array(value)
+        kind = type(self).__name__
+        state = {name: np.array(getattr(self, name)) for name in OPTIMIZER_NUMBERS[kind]}
+        for position, p in enumerate(self.params):
+            for table in OPTIMIZER_ARRAYS[kind]:
+                if id(p) in getattr(self, table):
+                    state[f"{table}.{position}"] = np.array(getattr(self, table)[id(p)])
         return state
 
     def optimizer_load_state_dict(self, state):
-        for key, value in state.items():
-            name, _, index = key.partition(".")
-            if index:
-                getattr(self, name)[id(self.params[int(index)])] = np.array(value)
-            else:
-                setattr(self, name, np.asarray(value).item())
+        kind = type(self).__name__
+        for name in OPTIMIZER_NUMBERS[kind]:
+            if name in state:
+                setattr(self, name, np.asarray(state[name]).item())
+        for position, p in enumerate(self.params):
+            for table in OPTIMIZER_ARRAYS[kind]:
+                if f"{table}.{position}" in state:
+                    getattr(self, table)[id(p)] = np.array(state[f"{table}.{position}"])
 
     ours = {("Module", "named_state"): named_state, ("Module", "state_dict"): state_dict,
             ("Module", "load_state_dict"): load_state_dict,
@@ -274,10 +267,10 @@ def check_state_dict(ns):
         got, error = attempt("Module.state_dict", model.state_dict)
         if error:
             return error
-        want = {name: np.array(values_of(h)) for name, h in reference_named_state(model, ns["Module"], ns["Tensor"])}
+        want = {name: np.array(values_of(h)) for name, h in net_state(model)}
         entries = state_entries({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in got.items()}
                                 if isinstance(got, dict) else got)
-        holders = [values_of(h) for _, h in reference_named_state(model, ns["Module"], ns["Tensor"])]
+        holders = [values_of(h) for _, h in net_state(model)]
         before = {name: value.copy() for name, value in got.items()
                   if isinstance(value, np.ndarray)} if isinstance(got, dict) else {}
         for values in holders:
@@ -322,14 +315,14 @@ def check_load_values(ns):
         source = small_net(ns, seed=0)
         warm_up(ns, source)
         target = small_net(ns, seed=5)
-        objects = [holder for _, holder in reference_named_state(target, ns["Module"], ns["Tensor"])]
+        objects = [holder for _, holder in net_state(target)]
         params_before = target.parameters()
         _, error = attempt("Module.load_state_dict", target.load_state_dict, source.state_dict())
         if error:
             return error
-        want = {name: values_of(h) for name, h in reference_named_state(source, ns["Module"], ns["Tensor"])}
-        got = [values_of(h) for _, h in reference_named_state(target, ns["Module"], ns["Tensor"])]
-        after = [holder for _, holder in reference_named_state(target, ns["Module"], ns["Tensor"])]
+        want = {name: values_of(h) for name, h in net_state(source)}
+        got = [values_of(h) for _, h in net_state(target)]
+        after = [holder for _, holder in net_state(target)]
         same = all(a is b for a, b in zip(after, objects)) and all(a is b for a, b in zip(target.parameters(), params_before))
         return load_values_verdict(got, want, same)
 
@@ -414,11 +407,10 @@ ERRORS_PASSED = "✔ load_state_dict refuses missing names, unexpected names and
 
 
 def check_load_errors(ns):
-    Module, Tensor = ns["Module"], ns["Tensor"]
     with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
         model = small_net(ns, seed=0)
         good = small_net(ns, seed=3).state_dict()
-        before = {name: np.array(values_of(h)) for name, h in reference_named_state(model, Module, Tensor)}
+        before = {name: np.array(values_of(h)) for name, h in net_state(model)}
         shapes = {name: value.shape for name, value in before.items()}
         scenario = ("modules.3.bias", "modules.9.weight", "modules.3.weight", (6, 5), "extra")
         states = load_error_states(good, *scenario)
@@ -428,7 +420,7 @@ def check_load_errors(ns):
             problem = refusal_problem(label, kind, words, error and type(error).__name__,
                                       isinstance(error, {"KeyError": KeyError, "ValueError": ValueError}[kind]),
                                       str(error)) \
-                or changed_problem(label, [(n, values_of(h)) for n, h in reference_named_state(model, Module, Tensor)],
+                or changed_problem(label, [(n, values_of(h)) for n, h in net_state(model)],
                                    before)
             if problem:
                 return problem
@@ -436,7 +428,7 @@ def check_load_errors(ns):
         if error:
             error.message += STRICT_FALSE_HINT
             return error
-        problem = partial_load_problem([(n, values_of(h)) for n, h in reference_named_state(model, Module, Tensor)],
+        problem = partial_load_problem([(n, values_of(h)) for n, h in net_state(model)],
                                        before, good, scenario[0])
     return problem or passed(ERRORS_PASSED)
 
@@ -452,6 +444,8 @@ OPTIMIZER_SPECS = {
 OPTIMIZER_DEFAULTS = {"Adam": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
                       "SGD": {"lr": 0.01, "momentum": 0.0, "weight_decay": 0.0}}
 OPTIMIZER_ARRAYS = {"Adam": ("m", "v"), "SGD": ("velocity",)}       # the per-parameter dicts, keyed by id(p)
+OPTIMIZER_NUMBERS = {kind: (*numbers, "t") if kind == "Adam" else tuple(numbers)   # and Adam's step count
+                     for kind, numbers in OPTIMIZER_DEFAULTS.items()}
 OPTIMIZERS = {key: (label, lambda ns, ps, cls=cls, settings=settings: ns[cls](ps, **settings))
               for key, (cls, settings, label) in OPTIMIZER_SPECS.items()}
 CONTINUE_HINT = ("  Hint: save every dict (velocity, m, v) by position and every number (t, lr), "
@@ -530,8 +524,8 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             if error:
                 return error
             train(ns, clone, fresh, batches(ns, 2, seed=2))
-            for (name, a), (_, b) in zip(reference_named_state(model, ns["Module"], ns["Tensor"]),
-                                         reference_named_state(clone, ns["Module"], ns["Tensor"])):
+            for (name, a), (_, b) in zip(net_state(model),
+                                         net_state(clone)):
                 if not np.allclose(values_of(a), values_of(b), rtol=1e-6, atol=1e-7):
                     return optimizer_continues_problem(label, name, float(np.abs(values_of(a) - values_of(b)).max()))
     return optimizer_passed(optimizers)
@@ -617,8 +611,7 @@ def not_checkpoints(folder, kinds):
 
     def write(name, data):
         path = os.path.join(folder, name)
-        with open(path, "wb") as f:
-            f.write(data)
+        Path(path).write_bytes(data)
         return path
 
     contents = {"text": b"epoch 3: loss 0.12\n", "empty": b"", "random": np.random.default_rng(0).bytes(300),
@@ -632,8 +625,7 @@ def not_checkpoints(folder, kinds):
             np.save(path, np.arange(4.0))
         elif kind == "npz":
             path = os.path.join(folder, name)
-            with open(path, "wb") as f:
-                np.savez(f, weight=np.ones(3))
+            np.savez(path, weight=np.ones(3))             # the name ends in .npz: np.savez keeps it
         else:
             path = write(name, contents[kind])
         files.append((description, path))

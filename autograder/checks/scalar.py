@@ -119,8 +119,8 @@ def graph_error(op, text, error_type, described):
                       f"  Hint: a reflected method such as __r{method[2:]} must not compute `other {symbol} self` "
                       f"(that calls it again); return `self {symbol} other`.")
     return failed(described + f"\n  while computing `{text}`."
-                  + ("\n  Hint: a Python number has no .data: wrap it first, e.g. "
-                     "`other = other if isinstance(other, Value) else Value(other)`."
+                  + ("\n  Hint: a Python number has no .data: wrap it first, in a Value of its own, when it is not "
+                     "a Value already (ask isinstance)."
                      if error_type == "AttributeError" else ""))
 
 

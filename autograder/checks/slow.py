@@ -30,7 +30,7 @@ def dilate(axes, dilation):
     def forward(a):
         chosen, step = _axes(axes, a.ndim), dilation + 1
         shape = tuple((n - 1) * step + 1 if ax in chosen else n for ax, n in enumerate(a.shape))
-        out = np.zeros(shape, dtype=a.dtype)
+        out = np.zeros_like(a, shape=shape)
         for index in np.ndindex(a.shape):
             out[tuple(i * step if ax in chosen else i for ax, i in enumerate(index))] = a[index]
         return out
@@ -42,7 +42,7 @@ def undilate(axes, dilation):
     def forward(a):
         chosen, step = _axes(axes, a.ndim), dilation + 1
         shape = tuple((n - 1) // step + 1 if ax in chosen else n for ax, n in enumerate(a.shape))
-        out = np.zeros(shape, dtype=a.dtype)
+        out = np.zeros_like(a, shape=shape)
         for index in np.ndindex(shape):
             out[index] = a[tuple(i * step if ax in chosen else i for ax, i in enumerate(index))]
         return out
@@ -55,7 +55,7 @@ def conv(stride=1, padding=0):
         p = padding
         padded = np.zeros((x.shape[0], x.shape[1], x.shape[2] + 2 * p, x.shape[3] + 2 * p), dtype=np.float64)
         padded[:, :, p:p + x.shape[2], p:p + x.shape[3]] = x
-        n_out, _, kh, kw = w.shape
+        n_out, kh, kw = w.shape[0], w.shape[-2], w.shape[-1]
         height = (padded.shape[2] - kh) // stride + 1
         width = (padded.shape[3] - kw) // stride + 1
         out = np.zeros((x.shape[0], n_out, height, width))

@@ -202,9 +202,9 @@ def held_out_accuracy(model, loader):
     """The course's own count of right answers, whatever the student's accuracy() does."""
     model.eval()
     right = total = 0
-    for images, labels in loader:
-        predicted = np.asarray(model(images).data).argmax(axis=1)
-        right += int((predicted == np.asarray(labels.data)).sum())
+    for x, y in loader:
+        predicted = np.asarray(model(x).data).argmax(axis=1)
+        right += int((predicted == np.asarray(y.data)).sum())
         total += len(predicted)
     return right / total
 
