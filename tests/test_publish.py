@@ -147,34 +147,14 @@ def test_scan_finds_what_it_looks_for(tmp_path):
         ["ch04/earlier_chapters.py is ch04's earlier_chapters.py"]
 
 
-# Release points whose scan finds a leak, by its first hit. All but the generic line come from the
-# course's design, not from publish: a chapter's kernel-side checks carry the course's own version of
-# its other exercises (stand-ins), to grade each one alone, so releasing the chapter shows them.
-KNOWN_LEAKS = {
-    "ch01": "checks/scalar.py's stand-ins are chapter 1's Value methods",
-    "ch02": "checks/tensor.py's stand-ins are chapter 2's Tensor methods",
-    "ch04": "checks/module_tree.py walks a module tree as chapter 4's parameters() does",
-    "ch05": "generic, listed rather than hidden: chapter 4's module_tree.py has `if id(value) not in seen:`, "
-            "a line of chapter 8's solution",
-    "ch06": "as ch05",
-    "ch07": "as ch05",
-    "ch08": "checks/persistence.py's reference_named_state and optimizer state are chapter 8's solution",
-    "ch09": "checks/fitting.py restores the best state as chapter 9's Trainer does",
-    "ch10": "checks/convolution.py and slow.py (loop forwards) restate chapter 10's init and conv",
-}
 ORDER = [c.id for c in COURSE.chapters]
 
 
-def release_point(chapter_id):
-    leak = KNOWN_LEAKS.get(chapter_id)
-    return pytest.param(chapter_id, marks=[pytest.mark.xfail(strict=True, raises=AssertionError, reason=leak)]
-                        if leak else [])
-
-
-@pytest.mark.parametrize("newest", [release_point(cid) for cid in ORDER])
+@pytest.mark.parametrize("newest", ORDER)
 def test_each_release_point(newest, tmp_path):
-    """Every chapter released in turn, the earlier ones past their deadline: the same scan. A point in
-    KNOWN_LEAKS must keep failing (strict), so the list shrinks when a leak is fixed."""
+    """Every chapter released in turn, the earlier ones past their deadline: the same scan. A chapter's own
+    check modules are published with it, so their stand-ins (the course's version of the chapter's other
+    exercises, to grade each one alone) must not be its solution: they answer from tables, fixtures or NumPy."""
     released, solved = ORDER[:ORDER.index(newest) + 1], ORDER[:ORDER.index(newest)]
     tree = publish.publish(COURSE, tmp_path / "tree", released, solved)
     hit = first_hit(tree, forbidden_lines(COURSE, released, solved))
