@@ -28,7 +28,7 @@ from solved_code import in_process
 from soak_judge import soak
 
 CHAPTER = "ch03"
-FULL_MARKS = 76
+FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
 
 # A wrong Mul.backward (catalogue: mul_same_input), and the other wrong ops the variants use.
 WRONG_MUL = ("mul", "return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
@@ -180,7 +180,7 @@ def test_attack_loses_exactly_its_wrong_cells_through_the_judge(judged, student)
     assert lost(scores[student]) == ATTACKS[student][2], student
 
 
-def test_forged_checker_scores_74_of_76(judged):
+def test_forged_checker_loses_only_the_two_points_of_mul_backward(judged):
     _, scores = judged
     assert total(scores["forged-checker"]) == FULL_MARKS - 2
 
@@ -399,6 +399,8 @@ def value_of(leaves, ops, index):
             values.append(values[args[1]] * args[0])
         elif kind == "chain":
             values.append(values[args[1]] * float(np.prod(args[0])))
+        elif kind == "total":
+            values.append(np.asarray(values[args[0]].sum()))
         elif kind == "plus":
             values.append(values[args[0]] + values[args[1]])
         else:
