@@ -244,10 +244,14 @@ def source_notebook(chapter_id):
 
 def test_every_chapter_3_grade_cell_is_judged_from_the_source():
     plans = plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS)
-    assert len(plans) == 47 and all(not p.unjudged for p in plans.values()), \
+    assert len(plans) == 55 and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
     hidden = plans["test_summation_backward"].calls
     assert [c.args[0] for c in hidden][3] == OpSpec("Summation", ((0, -1),))
+    indexing = [c.args[0] for c in plans["test_getitem_backward"].calls]      # np.s_[...], read by the judge
+    assert indexing[:2] == [OpSpec("GetItem", ((slice(1, None), slice(None, None, -2)),)), OpSpec("GetItem", ([0, 2, 0],))]
+    from autograder.grading.judge.worker import decode as decode_request     # slices travel as data
+    assert decode_request(encode(indexing[0].request()))["args"] == ((slice(1, None), slice(None, None, -2)),)
     assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
 
 
