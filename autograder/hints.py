@@ -46,6 +46,12 @@ BACKWARD = {
     "DivScalar": "the derivative of a / c with respect to a is the constant 1/c; the gradient is out_grad times it.",
     "PowerScalar": "power rule: the derivative of aⁿ is n·aⁿ⁻¹, evaluated at the input a; "
                    "the gradient is out_grad times it.",
+    "GetItem": "indexing copies the picked input elements to the output without changing them, so each input "
+               "element's gradient is the sum of out_grad over the output places it was copied to, and 0 where it "
+               "was not picked: start from zeros in the INPUT's shape.",
+    "GELU": "product rule on 0.5·x·(1 + t), with t = tanh(z) and z = √(2/π)(x + 0.044715x³): the derivative is "
+            "0.5(1 + t) + 0.5·x·(1 − t²)·dz/dx, and dz/dx = √(2/π)(1 + 3·0.044715x²) by the chain rule; all "
+            "evaluated at the input x; the gradient is out_grad times it.",
     "LogSumExp": "the derivative of logsumexp over the reduced axes is softmax(a) = exp(a - logsumexp(a)) over those "
                  "axes, which stays finite where exp(a) alone overflows (large a); put the reduced axes back as "
                  "size 1 so out_grad broadcasts against it.",

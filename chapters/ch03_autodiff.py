@@ -11,9 +11,11 @@
 #
 # You will write:
 #
-# 1. the `forward` and `backward` of twenty operations, from `Mul` to a batched `MatMul`;
+# 1. the `forward` and `backward` of twenty-two operations, from `Mul` to `GELU`, indexing and a
+#    batched `MatMul`;
 # 2. the Python operators that make `a * b` or `x @ W` build those operations;
-# 3. `Tensor.backward`, the engine that runs the chain rule over the whole graph.
+# 3. `Tensor.backward`, the engine that runs the chain rule over the whole graph, with the rules around
+#    it: `zero_grad`, `no_grad`, and the two mistakes it refuses.
 #
 # ### How to work in this notebook
 #
@@ -25,7 +27,7 @@
 # * The check cells are locked. When you submit, they are run again with **hidden tests** added:
 #   more shapes, more seeds, and each gradient compared with finite differences (you will meet them
 #   below). Code that passes the visible checks for the right reason passes the hidden ones too.
-# * Each check cell says on its first line what it is worth; the chapter is worth 76 points.
+# * Each check cell says on its first line what it is worth; the chapter is worth 87 points.
 # * The last cell of the notebook shows where you stand: every check, passed or not, and your points.
 #   JupyterLab stops a "Run All" at the first failing check, so run that cell whenever you like. On
 #   your own machine, `python -m autograder check autodiff.ipynb` runs every check, even after a
@@ -60,13 +62,20 @@ check = Checker(globals())
 #
 # Together they turn a sequence of computations into a graph that we can walk backwards later.
 # The output needs a gradient as soon as any input needs one; if none does, we skip the record.
+#
+# One switch sits above all of that: `Function.grad_enabled`. While it is `False`, no operation
+# records anything, whatever its inputs. Code that only evaluates a model (and will never call
+# `backward()`) saves the memory of the graph that way. Section 3.8 gives it a friendly form,
+# `with no_grad():`.
 
 # %% provided export
 class Function:
     """An operation: `forward` computes on arrays, `backward` sends gradients back to the inputs."""
 
+    grad_enabled = True          # False inside `with no_grad():` (section 3.8): nothing is recorded
+
     def __call__(self, *inputs):
-        requires_grad = any(t.requires_grad for t in inputs)
+        requires_grad = Function.grad_enabled and any(t.requires_grad for t in inputs)
         result = self.forward(*[t.data for t in inputs])       # arrays in, array out
         output = Tensor(result, requires_grad=requires_grad)   # wrap it
         if requires_grad:                                      # remember where it came from
@@ -893,10 +902,82 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### GELU
+#
+# ReLU switches a unit fully off below zero and fully on above, with a kink in between. **GELU**, the
+# *Gaussian error linear unit*, bends the same way without the kink: it multiplies $x$ by the
+# probability $\Phi(x)$ that a standard normal number falls below $x$. Large positive inputs pass almost
+# unchanged, large negative ones are almost zeroed, and near zero the curve is smooth (it even dips a
+# little below zero, to about $-0.17$ at $x \approx -0.75$). The transformers of GPT-2 and BERT use it
+# between their layers.
+#
+# $\Phi$ is written with the error function $\mathrm{erf}$, which NumPy does not have. So babygrad
+# computes GELU with the **tanh approximation**, the form GPT-2's and BERT's code used:
+#
+# $$\mathrm{gelu}(x) \approx \tfrac12\, x\,\bigl(1 + \tanh z\bigr), \qquad z = \sqrt{2/\pi}\,\bigl(x + 0.044715\,x^3\bigr) .$$
+#
+# It is an approximation: it differs from $x\,\Phi(x)$ by less than $5 \cdot 10^{-4}$ anywhere. Your
+# `forward` computes exactly this formula, and your `backward` its derivative, so the two agree.
+#
+# **The derivative.** Write $t = \tanh z$. GELU is a product of two factors that both depend on $x$,
+# $\tfrac12 x$ and $(1 + t)$, so the product rule gives two terms:
+#
+# $$\frac{d}{dx}\,\tfrac12 x (1 + t) = \tfrac12 (1 + t) + \tfrac12 x \,\frac{dt}{dx} .$$
+#
+# $t = \tanh z$ with $z$ a function of $x$: the chain rule, with $\tanh$'s derivative $1 - t^2$ from the
+# previous exercise, gives
+#
+# $$\frac{dt}{dx} = (1 - t^2)\,\frac{dz}{dx}, \qquad \frac{dz}{dx} = \sqrt{2/\pi}\,\bigl(1 + 3 \cdot 0.044715\,x^2\bigr) .$$
+#
+# *Example.* $x = 1$: $z = 0.79788 \cdot 1.044715 \approx 0.83356$, $t \approx 0.68238$, and
+# $\mathrm{gelu}(1) \approx 0.5 \cdot 1.68238 \approx 0.84119$. The derivative is
+# $0.84119 + 0.5 \cdot (1 - 0.46565) \cdot 0.79788 \cdot 1.13415 \approx 0.84119 + 0.24177 \approx 1.0830$:
+# a little steeper than 1, where the curve comes out of its dip. At $x = -1$ it is $\approx -0.0830$.
+# Everything is evaluated at the **input** $x$, `node._inputs[0]`.
+
+# %% solution id=gelu export
+class GELU(Function):
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        x = node._inputs[0].data
+        t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
+        dz = np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)
+        return out_grad * Tensor(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dz, dtype=node._inputs[0].dtype)
+        ### END SOLUTION
+
+
+def gelu(a):
+    return GELU()(a)
+
+# %% test id=test_gelu_forward points=1
+verdict = check.forward(GELU(), lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))),
+                        shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.forward(GELU(), lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))),
+                        shapes=[(4, 3)], seed=11)
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_gelu_backward points=2
+verdict = check.backward(GELU(), shapes=[(2, 3)])
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(GELU(), shapes=[(8,)], seed=21),
+                    check.backward(GELU(), shapes=[(2, 3, 2)], seed=22))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
 # ## 3.6 Shape operations
 #
-# Real data arrives in awkward shapes, and layers expect particular ones. The five operations below
-# move numbers around, or add them up, without other arithmetic. Their backward has one job: bring
+# Real data arrives in awkward shapes, and layers expect particular ones. The six operations below
+# move numbers around, pick some of them, or add them up, without other arithmetic. Their backward has one job: bring
 # `out_grad` back to **the input's shape**, putting each number where it came from.
 #
 # ### Reshape
@@ -1168,6 +1249,82 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### GetItem: indexing
+#
+# `x[0]`, `x[:, 1:]`, `x[::-1]`, `x[-1, ::2]`, `x[[0, 2, 0]]`: models index all the time, to take the
+# last step of a sequence, one column of a batch, or the rows of a lookup table that a batch of
+# integer ids points to (an *embedding*). `GetItem(index)` is that operation, and `x[index]` builds it
+# once the cell below gives `Tensor` its `__getitem__`. `index` is whatever you would put between the
+# brackets in NumPy: an int, a slice (`start:stop:step`, with negative numbers counting from the end),
+# a list or array of integers, or a tuple of those, one per axis. NumPy does the forward for you:
+# `a[self.index]`.
+#
+# **The backward.** Every output element is a copy of one input element, so its local derivative is
+# $1$ with respect to that element and $0$ with respect to all others. An input element's gradient is
+# therefore the sum of `out_grad` over the output places it was copied to, and $0$ if it was not picked
+# at all: start from zeros in the **input's** shape and put `out_grad` back where its values came from.
+#
+# ```
+#   forward   x = [5  7  9]      x[[0, 2, 0]] = [5  9  5]
+#   backward  out_grad          [1  10  100]
+#             x's gradient   [1 + 100   0   10] = [101  0  10]
+# ```
+#
+# A slice picks every element at most once, so writing `out_grad` into the zeros at `index` would do.
+# An integer array may pick the same element several times, like `0` above, and then each pick is a
+# use of that element and the gradient is the sum of the shares, the rule you met in `BroadcastTo`.
+# An assignment `grad[index] = out_grad.data` does not add: it writes position 0 twice and keeps the
+# last value, $[100, 0, 10]$. NumPy's `np.add.at(grad, index, values)` adds every value at its index,
+# repeats included.
+
+# %% solution id=getitem export
+class GetItem(Function):
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        return a[self.index]
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        a = node._inputs[0]
+        grad = np.zeros(a.shape, dtype=np.float64)
+        np.add.at(grad, self.index, out_grad.data)
+        return Tensor(grad, dtype=a.dtype)
+        ### END SOLUTION
+
+
+@tensor_method
+def __getitem__(self, index):          # x[index]
+    return GetItem(index)(self)
+
+# %% test id=test_getitem_forward points=1
+verdict = check.all(check.forward(GetItem(np.s_[1:, ::-2]), lambda a: a[1:, ::-2], shapes=[(3, 4)]),
+                    check.forward(GetItem(np.s_[[0, 2, 0]]), lambda a: a[[0, 2, 0]], shapes=[(3, 2)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.forward(GetItem(np.s_[-1]), lambda a: a[-1], shapes=[(3, 4)], seed=11),
+                    check.forward(GetItem(np.s_[[1, 0, 1, 1], 2:]), lambda a: a[[1, 0, 1, 1], 2:], shapes=[(2, 5)], seed=12),
+                    check.forward(GetItem(np.s_[1, -2]), lambda a: a[1, -2], shapes=[(3, 4)], seed=13))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_getitem_backward points=3
+verdict = check.all(check.backward(GetItem(np.s_[1:, ::-2]), shapes=[(3, 4)]),
+                    check.backward(GetItem(np.s_[[0, 2, 0]]), shapes=[(3, 2)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(GetItem(np.s_[[1, 0, 1, 1], 2:]), shapes=[(2, 5)], seed=21),
+                    check.backward(GetItem(np.s_[:, [2, 2, 0], -1]), shapes=[(2, 3, 4)], seed=22),
+                    check.backward(GetItem(np.s_[1, -2]), shapes=[(3, 4)], seed=23),
+                    check.backward(GetItem(np.s_[::-1]), shapes=[(5,)], seed=24),
+                    check.backward(GetItem(np.s_[[0, 0, 0]]), shapes=[(2,)], seed=25))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
 # ### MatMul
 #
 # $C = A B$ with $A$ of shape $(m, n)$ and $B$ of shape $(n, p)$: $C_{ij} = \sum_k A_{ik} B_{kj}$.
@@ -1423,24 +1580,58 @@ assert verdict.passed, verdict.message
 # is an input more than once, and each use sends it a gradient. Keep a dictionary from `id(node)` to
 # the gradient collected so far, and **add** each new share to it; overwriting would drop shares.
 #
-# **The start.** The gradient of `y` with respect to itself is 1: with `grad=None` start from a
-# tensor of ones shaped like `y` (for a scalar loss, just $1$). A caller may pass `grad` explicitly,
-# with `y`'s shape, as a Tensor or as a NumPy array (wrap an array in a Tensor with
-# `requires_grad=False`); then start from it. That is how you differentiate a non-scalar output.
+# **The start.** The gradient of `y` with respect to itself is 1. With `grad=None`, `y` must be a
+# loss, a result of **one element** (shape `()`, `(1,)` or `(1, 1)`): start from a tensor of ones shaped
+# like `y`. A caller may pass `grad` explicitly, with `y`'s shape, as a Tensor or as a NumPy array
+# (wrap an array in a Tensor with `requires_grad=False`); then start from it. That is how you
+# differentiate a result of several elements.
+#
+# **Two calls that make no sense, refused.** `backward()` checks two things before it touches any
+# `.grad`, and raises with a message that says what is wrong and what to do:
+#
+# * `y.requires_grad` is `False` (a constant, or a result computed from constants only): there is no
+#   graph to walk and no gradient anyone asked for. Raise `RuntimeError`, whatever `grad` is.
+# * `grad` is `None` and `y` has more than one element: raise `ValueError`. Say how to fix it: reduce
+#   `y` to one number first (`y.sum()`, a mean), or pass `grad=` with `y`'s shape.
+#
+# The second is a choice. Some libraries (and the book this course follows) quietly start
+# from a tensor of ones, which differentiates the **sum** of all of `y`'s elements. PyTorch and TinyTorch
+# refuse, and so does babygrad: a loss that was never reduced to one number (a per-example loss
+# you forgot to average, a `(batch, 1)` output you meant to compare with a target) still "works" under
+# the silent sum, trains on a gradient scaled by the batch size, and hides the bug. An error points at
+# the line.
 #
 # **`.grad` accumulates.** `backward()` *adds* to a `.grad` that is already there (or sets it, when
 # it is `None`). Calling `backward()` twice doubles the gradients. This is on purpose, and it is why
 # training loops clear gradients before every step (chapter 5).
 #
-# Put together, for each node in reverse topological order:
+# Put together, after the two checks and the start, for each node in reverse topological order:
 #
 # 1. take its collected gradient from the dictionary (skip it if nothing arrived);
 # 2. add it to `node.grad` (a NumPy array);
 # 3. if the node was made by an operation, call `node._op.backward(out_grad, node)`, make the result a
 #    tuple if it is a single Tensor, and add the i-th gradient to the dictionary entry of
 #    `node._inputs[i]`, for the inputs that have `requires_grad`.
+#
+# **Two helpers go with the engine.**
+#
+# * `t.zero_grad()` forgets `t`'s gradient: it sets `t.grad` back to `None`, the value of a tensor that
+#   no `backward()` has reached yet (the next `backward()` then sets it instead of adding to it). It
+#   leaves `t.data` alone. `None` rather than an array of zeros: it says "no gradient computed" and
+#   costs no memory, which is also PyTorch's default.
+# * `with no_grad():` runs its block with `Function.grad_enabled` off (section 3.1), so operations
+#   compute their values but record no graph: their outputs have `requires_grad=False`, no `_op` and
+#   no `_inputs`. Evaluation code uses it to save the graph's memory. When the block ends, the switch
+#   must go back to the value it had **before** the block, not simply on: inside an outer
+#   `with no_grad():`, an inner block's end must leave recording off. And it must go back even when
+#   the block raises an exception. Write `no_grad` as a generator with `@contextlib.contextmanager`:
+#   everything before its `yield` runs when the block starts, and a `try: yield` / `finally:` around
+#   the yield runs its `finally` part when the block ends, exception or not.
 
 # %% solution id=engine export
+import contextlib
+
+
 def topological_order(root):
     """Every node that `root` depends on, each one after all of its inputs, `root` last."""
     ### BEGIN SOLUTION
@@ -1464,7 +1655,14 @@ def topological_order(root):
 def backward(self, grad=None):
     """Add d(self)/d(node) * grad to `.grad` of every node that `self` was computed from."""
     ### BEGIN SOLUTION
+    if not self.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require a gradient: it is a constant, or "
+                           "was computed from constants only (or under no_grad), so there is no graph to walk")
     if grad is None:
+        if self.data.size != 1:
+            raise ValueError(f"backward() without a gradient needs a result of one element (a loss), but this "
+                             f"one has shape {self.shape}: reduce it first (.sum() or a mean), or pass "
+                             f"grad= of shape {self.shape}")
         grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)
     elif not isinstance(grad, Tensor):
         grad = Tensor(grad, dtype=self.dtype, requires_grad=False)
@@ -1485,9 +1683,31 @@ def backward(self, grad=None):
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
     ### END SOLUTION
 
+
+@tensor_method
+def zero_grad(self):
+    """Forget this tensor's gradient: .grad becomes None."""
+    ### BEGIN SOLUTION
+    self.grad = None
+    ### END SOLUTION
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside `with no_grad():`, operations record no graph; afterwards, recording is as it was before."""
+    ### BEGIN SOLUTION
+    before = Function.grad_enabled
+    Function.grad_enabled = False
+    try:
+        yield
+    finally:
+        Function.grad_enabled = before
+    ### END SOLUTION
+
 # %% [markdown] locked
 # The engine checks below build their graphs from small private operations that come with the
-# course, not from yours, so they test the engine alone.
+# course, not from yours, so they test the engine alone. Each graph ends in a sum (`L = c.sum()`), so
+# that `backward()` starts from one number; `explicit_grad` passes `grad=` instead.
 
 # %% test id=test_engine_product points=1
 verdict = check.engine("product")
@@ -1514,20 +1734,44 @@ verdict = check.engine("long_chain")
 assert verdict.passed, verdict.message
 
 # %% [markdown] locked
+# The last four checks are the rules around the engine: the two errors of `backward()`, `zero_grad`
+# and `no_grad`. They too use the course's private operations (and your `Function`, which is provided).
+
+# %% test id=test_engine_constant_error points=1
+verdict = check.engine_rule("constant_error")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_non_scalar_error points=1
+verdict = check.engine_rule("non_scalar_error")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_zero_grad points=1
+verdict = check.engine_rule("zero_grad")
+assert verdict.passed, verdict.message
+
+# %% test id=test_engine_no_grad points=1
+verdict = check.engine_rule("no_grad")
+assert verdict.passed, verdict.message
+
+# %% [markdown] locked
 # ### Gradients add up, and accumulate
 #
-# Here is the reuse example again, run by your engine: `b = a + a` uses `a` twice, and `c = b + b`
-# uses `b` twice. Backward from `c`, whose gradient starts at $1$: each use of `b` sends it $1$, so
-# `b` collects $1 + 1 = 2$; each use of `a` sends it `b`'s $2$, so `a` collects $2 + 2 = 4$, which is
-# $dc/da$ for $c = 4a$. The drawing shows every tensor's `.grad` after `c.backward()`.
+# Here is the reuse example again, run by your engine, on one number $a = 1.5$: `b = a + a` uses `a`
+# twice, and `c = b + b` uses `b` twice. Backward from `c`, whose gradient starts at $1$: each use of
+# `b` sends it $1$, so `b` collects $1 + 1 = 2$; each use of `a` sends it `b`'s $2$, so `a` collects
+# $2 + 2 = 4$, which is $dc/da$ for $c = 4a$. The drawing shows every tensor's `.grad` after
+# `c.backward()`.
 #
 # Then the cell calls `c.backward()` a second time. Nothing was reset, so every share is added
 # again and `a.grad` becomes $8$: the gradients of two backward passes, summed. That is what lets
 # a training loop accumulate gradients over several batches, and why it clears them before each
 # step.
+#
+# Last, the two helpers of section 3.8: `a.zero_grad()` clears what the two passes left, and a
+# product computed under `no_grad()` has its value but no record.
 
 # %% provided
-a = Tensor([1.0, 2.0, 3.0])
+a = Tensor(1.5)
 b = a + a
 c = b + b
 a.name, b.name, c.name = "a", "b", "c"
@@ -1536,6 +1780,11 @@ display(draw_graph(c))
 
 c.backward()
 print("after a second c.backward(), a.grad =", a.grad)
+a.zero_grad()
+print("after a.zero_grad(), a.grad =", a.grad)
+with no_grad():
+    d = a * 3
+print("d = a * 3 under no_grad: requires_grad =", d.requires_grad, "| made by:", d._op)
 
 # %% [markdown] locked
 # ### Question 3.A · Add, don't overwrite (2 points, graded by your instructor)

@@ -18,6 +18,7 @@ from autograder.grading import register
 from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
 from autograder.nbgrader_cli import run_nbgrader
+from autograder.questions import written_points
 
 from conftest import ROOT, once_per_run
 
@@ -127,8 +128,11 @@ def test_an_honest_page_is_the_same_with_and_without_the_guard(graded, student):
     page, done = feedback(graded, student)
     assert page.read_bytes() == without
     assert "withheld" not in done.stderr
-    # the honest student's written answers wait for a person: 76 of 76 autograded points, out of 80
-    assert ("Score: 76.0 / 80.0" in visible_text(page)) == (student == "honest")
+    # the honest student's written answers wait for a person: all the autograded points, out of those plus the
+    # written questions'
+    source = nbformat.read(ROOT / "source" / CHAPTER / "autodiff.ipynb", as_version=4)
+    full, written = Course(ROOT).chapter(CHAPTER).points, written_points(source)
+    assert (f"Score: {full}.0 / {full + written}.0" in visible_text(page)) == (student == "honest")
 
 
 def test_class_report_counts_each_students_flags(graded):

@@ -271,7 +271,7 @@ def test_runner_config_keeps_settings_and_drops_secrets(tmp_path):
     exec(compile(made.text, "runner course_config.py", "exec"), namespace)
     assert namespace["GRADEBOOK_URL"] is None and "REPOSITORY" not in namespace
     assert namespace["CHAPTERS"] == module.CHAPTERS and namespace["CELL_TIMEOUT_SECONDS"] == module.CELL_TIMEOUT_SECONDS
-    assert namespace["chapter"]("ch03").points == 76 and callable(namespace["configure_nbgrader"])
+    assert namespace["chapter"]("ch03").points == module.chapter("ch03").points and callable(namespace["configure_nbgrader"])
 
 
 def test_the_course_config_alone_does_not_run_kernels_unprivileged():
@@ -309,7 +309,7 @@ def test_results_json_replaces_a_planted_fifo_and_symlink(tmp_path):
 # leaves a detached process that keeps trying to replace results.json for two minutes.
 HOSTILE = '''import json as _json, os as _os, subprocess as _subprocess, sys as _sys
 _root, _probe = {root!r}, {probe!r}
-_forged = _json.dumps({{"score": 76.0, "output": "forged", "tests": []}})
+_forged = _json.dumps({{"score": 87.0, "output": "forged", "tests": []}})
 _seen = {{}}
 def _attempt(name, action):
     try:
@@ -366,7 +366,7 @@ def test_hostile_submission_gets_its_true_score(gradescope_runs):
     try:
         with gradescope_root() as root:
             first = next(iter(answers))
-            hostile = HOSTILE.format(root=str(root), probe=str(probe), forged='{"score": 76.0, "tests": []}')
+            hostile = HOSTILE.format(root=str(root), probe=str(probe), forged='{"score": 87.0, "tests": []}')
             notebook = filled(release, dict(answers, **{first: hostile + "\n" + answers[first]}))
             results = run_like_gradescope(archive, root, chapter, notebook)
         seen = json.loads((probe / "probe.json").read_text())

@@ -28,7 +28,7 @@ from solved_code import in_process
 from soak_judge import soak
 
 CHAPTER = "ch03"
-FULL_MARKS = 76
+FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
 
 # A wrong Mul.backward (catalogue: mul_same_input), and the other wrong ops the variants use.
 WRONG_MUL = ("mul", "return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
@@ -180,7 +180,7 @@ def test_attack_loses_exactly_its_wrong_cells_through_the_judge(judged, student)
     assert lost(scores[student]) == ATTACKS[student][2], student
 
 
-def test_forged_checker_scores_74_of_76(judged):
+def test_forged_checker_loses_only_the_two_points_of_mul_backward(judged):
     _, scores = judged
     assert total(scores["forged-checker"]) == FULL_MARKS - 2
 
@@ -244,10 +244,14 @@ def source_notebook(chapter_id):
 
 def test_every_chapter_3_grade_cell_is_judged_from_the_source():
     plans = plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS)
-    assert len(plans) == 47 and all(not p.unjudged for p in plans.values()), \
+    assert len(plans) == 55 and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
     hidden = plans["test_summation_backward"].calls
     assert [c.args[0] for c in hidden][3] == OpSpec("Summation", ((0, -1),))
+    indexing = [c.args[0] for c in plans["test_getitem_backward"].calls]      # np.s_[...], read by the judge
+    assert indexing[:2] == [OpSpec("GetItem", ((slice(1, None), slice(None, None, -2)),)), OpSpec("GetItem", ([0, 2, 0],))]
+    from autograder.grading.judge.worker import decode as decode_request     # slices travel as data
+    assert decode_request(encode(indexing[0].request()))["args"] == ((slice(1, None), slice(None, None, -2)),)
     assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
 
 
@@ -399,6 +403,8 @@ def value_of(leaves, ops, index):
             values.append(values[args[1]] * args[0])
         elif kind == "chain":
             values.append(values[args[1]] * float(np.prod(args[0])))
+        elif kind == "total":
+            values.append(np.asarray(values[args[0]].sum()))
         elif kind == "plus":
             values.append(values[args[0]] + values[args[1]])
         else:

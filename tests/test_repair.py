@@ -19,6 +19,7 @@ from test_feedback import visible_text
 from test_generated_files import secret_lines
 
 CHAPTER = "ch03"
+FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
 WRONG_MUL_BACKWARD = ("return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
 
 
@@ -132,7 +133,7 @@ def grade_repaired_class(root):
     course = Course(root)
     chapter = course.chapter(CHAPTER)
     run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
-    demo = Course(ROOT).notebook  # the committed demo submissions: perfect scores 76/76
+    demo = Course(ROOT).notebook  # the committed demo submissions: perfect scores full marks
     students = class_of_broken_notebooks(*(nbformat.read(path, as_version=4) for path in (
         demo("demo/submitted", chapter, "perfect"), demo("demo/submitted", chapter, "partial"),
         course.notebook("release", chapter))))
@@ -164,9 +165,9 @@ def test_twins_score_what_they_should(repaired_class):
     """The intact twins are what the cases are measured against: they must differ, or a case proves nothing."""
     _, _, scores, _ = repaired_class
     total = {s: sum(v[0] or 0 for v in scores[s].values()) for s in ("perfect", "partial", "untouched", "mul-wrong")}
-    assert total["perfect"] == 76 and total["untouched"] == 0
-    assert 0 < total["partial"] < 76
-    assert scores["mul-wrong"]["test_mul_backward"] == (0, 2) and total["mul-wrong"] == 74
+    assert total["perfect"] == FULL_MARKS and total["untouched"] == 0
+    assert 0 < total["partial"] < FULL_MARKS
+    assert scores["mul-wrong"]["test_mul_backward"] == (0, 2) and total["mul-wrong"] == FULL_MARKS - 2
     assert scores["partial"]["test_sub_forward"] == (1, 1), "the markdown case needs a solution partial gets right"
 
 

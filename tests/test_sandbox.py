@@ -17,6 +17,7 @@ import psutil
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
+from autograder.course import Course
 from autograder.gradebook_merge import submission_record
 from autograder.grading import sandbox
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
@@ -28,7 +29,8 @@ from conftest import ROOT, once_per_run
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")
 
-CHAPTER, NOTEBOOK, POINTS = "ch03", "autodiff.ipynb", 76
+CHAPTER, NOTEBOOK = "ch03", "autodiff.ipynb"
+POINTS = Course(ROOT).chapter(CHAPTER).points
 CELL_TIMEOUT = 10          # the endless cell costs this long; far above any chapter 3 cell
 MARK = "737.25"            # every process a hostile student leaves behind is `sleep 737.25`
 

@@ -14,6 +14,7 @@ from . import (
     capstone, convolution, course_ops, data, engine, fitting, idx, init, module_tree, nn, operators, ops, optim,
     persistence, scalar, tensor, training, transforms,
 )
+from . import engine_rules
 
 MODULE_CHECKS = {
     "parameters": module_tree.check_parameters,
@@ -74,6 +75,10 @@ class Checker:
     def engine(self, name):
         """One property of Tensor.backward: product, diamond, reuse, accumulation, explicit_grad, long_chain."""
         return self._report(engine.check_engine(self.namespace["Tensor"], self.namespace["Function"], name))
+
+    def engine_rule(self, name):
+        """One rule around Tensor.backward: zero_grad, no_grad, constant_error, non_scalar_error."""
+        return self._report(engine_rules.check_engine_rule(self.namespace, name))
 
     # ── chapter 4: nn ──
 

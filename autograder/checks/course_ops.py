@@ -37,6 +37,8 @@ FORWARDS = {
     "Transpose": lambda axes=None: lambda a: np.swapaxes(a, -1, -2) if axes is None else np.transpose(a, axes),
     "Summation": lambda axes=None: lambda a: np.sum(a, axis=axes),
     "BroadcastTo": lambda shape: lambda a: np.broadcast_to(a, shape),
+    "GetItem": lambda index: lambda a: a[index],
+    "GELU": lambda: lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))),
 }
 
 MISSING = object()
@@ -89,6 +91,7 @@ def operator_methods(Tensor, ops):
         "transpose": transpose,
         "sum": total,
         "broadcast_to": lambda self, shape: ops["BroadcastTo"](tuple(shape))(self),
+        "__getitem__": lambda self, index: ops["GetItem"](index)(self),
     }
 
 

@@ -32,7 +32,8 @@ RECURSION_HINT = ("a recursive depth-first search needs one stack frame per node
 @dataclass
 class Graph:
     """Leaves (arrays; those in `constants` have requires_grad=False), then ops in topological order:
-    ("scale", k, i), ("plus", i, j), ("times", i, j), ("chain", factors, i) for a chain of Scale ops;
+    ("scale", k, i), ("plus", i, j), ("times", i, j), ("chain", factors, i) for a chain of Scale ops,
+    ("total", i) for the sum of every element (backward() without a gradient needs one element);
     `calls` are (node, upstream or None) backward() calls, the upstream given as a Tensor, or as a plain
     NumPy array for the calls numbered in `plain`; `report` the nodes whose .grad is compared,
     named in `names`; `listing` says how the graph was built, for the message."""
@@ -66,6 +67,8 @@ def expected_grads(graph, overwrite=False):
             values.append(values[args[1]] * args[0])
         elif kind == "chain":
             values.append(values[args[1]] * float(np.prod(args[0])))
+        elif kind == "total":
+            values.append(np.asarray(values[args[0]].sum()))
         elif kind == "plus":
             values.append(values[args[0]] + values[args[1]])
         else:
@@ -87,6 +90,8 @@ def expected_grads(graph, overwrite=False):
             if kind in ("scale", "chain"):
                 k = args[0] if kind == "scale" else float(np.prod(args[0]))
                 share(grads, args[1], g * k)
+            elif kind == "total":
+                share(grads, args[0], g * np.ones_like(values[args[0]]))
             elif kind == "plus":
                 share(grads, args[0], g)
                 share(grads, args[1], g)
@@ -110,11 +115,12 @@ def values(rng, shape, low=-2.0, high=2.0):
 # ── the graphs: each returns (title, Graph, hint) ────────────────────────────────────────────────
 
 def product(rng):
-    """c = a * b; and, on their own leaves, d = m * k with a constant k, which must get no gradient."""
+    """c = (a * b).sum(); and, on their own leaves, d = (m * k).sum() with a constant k, which must get no
+    gradient."""
     g = Graph([values(rng, (2, 2)) for _ in range(4)], constants=[3])
-    g.calls = [(g.add("times", 0, 1), None), (g.add("times", 2, 3), None)]
+    g.calls = [(g.add("total", g.add("times", 0, 1)), None), (g.add("total", g.add("times", 2, 3)), None)]
     g.report, g.names = [0, 1, 2, 3], ["a", "b", "m", "k (a constant)"]
-    return ("two inputs: c = a * b, so a.grad = b and b.grad = a; and d = m * k with a constant k "
+    return ("two inputs: c = (a * b).sum(), so a.grad = b and b.grad = a; and d = (m * k).sum() with a constant k "
             "(requires_grad=False), so m.grad = k and k.grad stays None"), g, \
         "an op's backward returns one gradient per input, in the order of node._inputs; each belongs to its own input."
 
@@ -156,8 +162,8 @@ def random_dags(rng, g, count=6):
         root = loose[0]
         for node in loose[1:]:
             root = add("plus", root, node, text=f"{label[root]} + {label[node]}")
-        lines.append(f"{label[root]}.backward()")
-        g.calls.append((root, None))
+        lines.append(f"{label[root]}.sum().backward()")
+        g.calls.append((g.add("total", root), None))
         for leaf in leaves[:-1]:
             g.report.append(leaf)
             g.names.append(f"{label[leaf]} (random graph {number})")
@@ -170,9 +176,9 @@ def diamond(rng):
     g = Graph([values(rng, (3,))])
     random_dags(rng, g)
     b = g.add("scale", k1, 0)
-    g.calls.insert(0, (g.add("plus", b, g.add("scale", k2, b)), None))
+    g.calls.insert(0, (g.add("total", g.add("plus", b, g.add("scale", k2, b))), None))
     g.report, g.names, g.listing = [0, b] + g.report, ["a", "b"] + g.names, ["", ""] + g.listing
-    return (f"the order: a diamond b = {k1:g}a, c = {k2:g}b, e = b + c, so de/da = {k1:g}·(1 + {k2:g}) = "
+    return (f"the order: a diamond b = {k1:g}a, c = {k2:g}b, e = b + c, L = e.sum(), so dL/da = {k1:g}·(1 + {k2:g}) = "
             f"{k1 * (1 + k2):g}; then {len(g.calls) - 1} random graphs", g, ORDER_HINT)
 
 
@@ -180,9 +186,10 @@ def reuse(rng):
     g = Graph([values(rng, (2,)), values(rng, (3,))])
     y = g.add("times", 0, 0)
     b = g.add("plus", 1, 1)
-    g.calls = [(y, None), (g.add("plus", b, b), None)]
+    g.calls = [(g.add("total", y), None), (g.add("total", g.add("plus", b, b)), None)]
     g.report, g.names = [0, 1], ["a (in y = a * a)", "a (in b = a + a, c = b + b)"]
-    return "reuse: y = a * a, so dy/da = 2a; and b = a + a, c = b + b, so dc/da = 4", g, REUSE_HINT
+    return ("reuse: y = a * a, y.sum().backward(), so a.grad = 2a; and b = a + a, c = b + b, c.sum().backward(), "
+            "so a.grad = 4"), g, REUSE_HINT
 
 
 def accumulation(rng):
@@ -190,11 +197,12 @@ def accumulation(rng):
     out_grad, a second call must not leak through a shared array."""
     k1, k2 = factor(rng), factor(rng)
     g = Graph([values(rng, (2,)), values(rng, (3,)), values(rng, (3,))])
-    c = g.add("plus", 1, 2)
-    g.calls = [(g.add("scale", k1, 0), None), (g.add("scale", k2, 0), None), (c, None), (c, None)]
+    loss = g.add("total", g.add("plus", 1, 2))
+    g.calls = [(g.add("total", g.add("scale", k1, 0)), None), (g.add("total", g.add("scale", k2, 0)), None),
+               (loss, None), (loss, None)]
     g.report, g.names = [0, 1, 2], ["a", "p", "q"]
-    return (f"two backward() calls: ({k1:g}a).backward() then ({k2:g}a).backward() leave a.grad = {k1 + k2:g}; "
-            "c = p + q, c.backward() twice leaves p.grad = q.grad = 2"), g, ACCUMULATE_HINT
+    return (f"two backward() calls: ({k1:g}a).sum().backward() then ({k2:g}a).sum().backward() leave a.grad = "
+            f"{k1 + k2:g}; L = (p + q).sum(), L.backward() twice leaves p.grad = q.grad = 2"), g, ACCUMULATE_HINT
 
 
 def explicit_grad(rng):

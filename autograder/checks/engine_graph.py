@@ -1,5 +1,6 @@
-"""The engine checks' private ops and graph builder: Scale, Plus and Times with NumPy backwards, so only
-the student's Tensor.backward is exercised.
+"""The engine checks' private ops and graph builder: Scale, Plus, Times and Total with NumPy backwards, so
+only the student's Tensor.backward is exercised; and the kernel side of the engine's rules (`rule_facts`:
+zero_grad, no_grad, and the errors of backward), which only gathers what happened, as data.
 
 NumPy only, no course imports: the judge ships this file as text to the kernel (as it ships `slow.py`),
 so the course's check and the judge's probe build the very same graphs.
@@ -39,24 +40,175 @@ def probe_ops(Function, Tensor):
             a, b = node._inputs
             return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
 
-    return Scale, Plus, Times
+    class Total(Function):
+        """The sum of every element: the one-number loss a graph is reduced to before backward()."""
+
+        def forward(self, a):
+            return np.asarray(np.sum(a))
+
+        def backward(self, out_grad, node):
+            return tensor(np.ones(node._inputs[0].data.shape) * out_grad.data)
+
+    return Scale, Plus, Times, Total
+
+
+class recording:
+    """Function.grad_enabled on for the length of the block, then as it was: a `no_grad` that a student's
+    cell left switched off must not cost the engine's other checks their graphs."""
+
+    def __init__(self, Function):
+        self.Function, self.saved = Function, Function.__dict__.get("grad_enabled", MISSING)
+
+    def __enter__(self):
+        if self.saved is not MISSING:
+            self.Function.grad_enabled = True
+
+    def __exit__(self, *exc):
+        if self.saved is not MISSING:
+            self.Function.grad_enabled = self.saved
+
+
+MISSING = object()
 
 
 def build(leaves, constants, ops, Tensor, Function):
     """The tensors of a graph described as data (checks/engine.Graph: leaves, constants, ops), made with
     the notebook's Tensor and the private ops."""
-    Scale, Plus, Times = probe_ops(Function, Tensor)
+    Scale, Plus, Times, Total = probe_ops(Function, Tensor)
     constants = set(constants)
     nodes = [Tensor(np.asarray(v, dtype=np.float64), dtype=np.float64, requires_grad=i not in constants)
              for i, v in enumerate(leaves)]
-    for kind, *args in ops:
-        if kind == "scale":
-            nodes.append(Scale(args[0])(nodes[args[1]]))
-        elif kind == "chain":
-            y = nodes[args[1]]
-            for k in args[0]:
-                y = Scale(float(k))(y)
-            nodes.append(y)
-        else:
-            nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
+    with recording(Function):
+        for kind, *args in ops:
+            if kind == "scale":
+                nodes.append(Scale(args[0])(nodes[args[1]]))
+            elif kind == "chain":
+                y = nodes[args[1]]
+                for k in args[0]:
+                    y = Scale(float(k))(y)
+                nodes.append(y)
+            elif kind == "total":
+                nodes.append(Total()(nodes[args[0]]))
+            else:
+                nodes.append({"plus": Plus, "times": Times}[kind]()(nodes[args[0]], nodes[args[1]]))
     return nodes
+
+
+# ── the engine's rules: what happened, as data (checks/engine_rules.py decides) ──────────────────
+
+def constant(Tensor, x):
+    return Tensor(np.array(x, dtype=np.float64), dtype=np.float64, requires_grad=False)
+
+
+def variable(Tensor, x):
+    return Tensor(np.array(x, dtype=np.float64), dtype=np.float64, requires_grad=True)
+
+
+def zero_grad_facts(inputs, Tensor, Function, no_grad, report, error):
+    """x.grad set to an old gradient, then x.zero_grad(); and zero_grad() on a tensor with no gradient yet.
+    (backward() is not called: a broken engine costs the engine's own checks, not this one.)"""
+    x, facts = variable(Tensor, inputs["x"]), {}
+    try:
+        x.grad = np.array(inputs["old"], dtype=np.float64)
+        x.zero_grad()
+        facts["cleared"], facts["data"] = report(x.grad), report(x.data)
+        fresh = variable(Tensor, inputs["x"])
+        fresh.zero_grad()
+        facts["fresh"] = report(fresh.grad)
+    except Exception as raised:  # noqa: BLE001 (the student's error, reported)
+        facts["error"] = error(raised)
+    return facts
+
+
+def no_grad_facts(inputs, Tensor, Function, no_grad, report, error):
+    """Scale(k)(x) before, inside, after, inside a nested block, after it, and after an exception in a block:
+    whether each output recorded a graph. Function.grad_enabled is put back as it was, whatever happens."""
+    Scale = probe_ops(Function, Tensor)[0]
+    x, facts = variable(Tensor, inputs["x"]), {}
+
+    def made(stage):
+        y = Scale(inputs["k"])(x)
+        facts[stage] = {"requires_grad": bool(getattr(y, "requires_grad", False)),
+                        "op": getattr(y, "_op", None) is not None,
+                        "inputs": len(tuple(getattr(y, "_inputs", ()) or ())), "value": report(y.data)}
+
+    class Raised(Exception):
+        pass
+
+    saved = Function.__dict__.get("grad_enabled", MISSING)
+    try:
+        made("before")
+        with no_grad():
+            made("inside")
+        made("after")
+        with no_grad():
+            with no_grad():
+                pass
+            made("nested_inside")
+        made("nested_after")
+        try:
+            with no_grad():
+                raise Raised()
+            facts["propagated"] = False
+        except Raised:
+            facts["propagated"] = True
+        made("after_error")
+    except Exception as raised:  # noqa: BLE001
+        facts["error"] = error(raised)
+    finally:
+        if saved is not MISSING:
+            Function.grad_enabled = saved
+    return facts
+
+
+def outcome(call, report, error, reported):
+    """Run `call` (a backward() that should raise); report what it raised, and the tensors' .grad after."""
+    facts = {}
+    try:
+        call()
+        facts["raised"] = None
+    except Exception as raised:  # noqa: BLE001
+        facts["raised"] = error(raised)
+        facts["runtime"] = isinstance(raised, RuntimeError) and not isinstance(raised, (NotImplementedError, RecursionError))
+        facts["value"] = isinstance(raised, ValueError)
+    facts["grads"] = [report(t.grad) for t in reported]
+    return facts
+
+
+def constant_facts(inputs, Tensor, Function, no_grad, report, error):
+    """backward() on a constant leaf, on a constant with an explicit gradient, and on a result of constants."""
+    Scale = probe_ops(Function, Tensor)[0]
+    c, wide, source = (constant(Tensor, inputs[name]) for name in ("c", "wide", "c"))
+    with recording(Function):
+        y = Scale(inputs["k"])(source)
+    return {"leaf": outcome(lambda: c.backward(), report, error, [c]),
+            "explicit": outcome(lambda: wide.backward(constant(Tensor, inputs["g"])), report, error, [wide]),
+            "derived": outcome(lambda: y.backward(), report, error, [y, source])}
+
+
+def non_scalar_facts(inputs, Tensor, Function, no_grad, report, error):
+    """backward() without a gradient on a result of several elements, and on one-element ones of shapes (),
+    (1,) and (1, 1). (An explicit
+    gradient is the explicit_grad check's: a mistake there costs that check only.)"""
+    Scale = probe_ops(Function, Tensor)[0]
+    x, ones = variable(Tensor, inputs["x"]), [variable(Tensor, s) for s in inputs["ones"]]
+    with recording(Function):
+        y, results = Scale(inputs["k"])(x), [Scale(inputs["k"])(s) for s in ones]
+    facts = {"implicit": outcome(lambda: y.backward(), report, error, [x]), "scalar": []}
+    for s, z in zip(ones, results):
+        try:
+            z.backward()
+            facts["scalar"].append({"grad": report(s.grad)})
+        except Exception as raised:  # noqa: BLE001
+            facts["scalar"].append({"error": error(raised)})
+    return facts
+
+
+RULE_FACTS = {"zero_grad": zero_grad_facts, "no_grad": no_grad_facts, "constant_error": constant_facts,
+              "non_scalar_error": non_scalar_facts}
+
+
+def rule_facts(name, inputs, Tensor, Function, no_grad, report, error):
+    """What the student's Tensor did under the rule `name`, as data: `report(value)` and `error(exception)`
+    turn values and exceptions into the caller's form (the worker's JSON, or the course check's dicts)."""
+    return RULE_FACTS[name](inputs, Tensor, Function, no_grad, report, error)

@@ -15,7 +15,7 @@ from ..hints import rule
 # the arguments the test cell gave it (`Transpose((1, 2, 0))`), the kernel by the instance's attributes.
 PARAMETERS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
               "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
-              "PowerScalar": ("scalar",)}
+              "PowerScalar": ("scalar",), "GetItem": ("index",)}
 
 # A slip matches when the student's gradient equals its prediction to float32 accuracy (the student's
 # Tensor ops may round to float32); wrong and right gradients differ by O(1) on the checked inputs.
@@ -181,6 +181,42 @@ SLIPS = {
              lambda c: [u(c) * c.arrays[0] ** (c.params["scalar"] - 1)]),
     ],
 }
+
+
+def assigned(c):
+    """GetItem's backward written with an assignment: at an element picked several times, the last share only."""
+    grad = np.zeros(c.arrays[0].shape)
+    grad[c.params["index"]] = u(c)
+    return [grad]
+
+
+def gelu_parts(c):
+    """GELU's pieces at the input x: (x, t = tanh(z), dz/dx), for the tanh approximation."""
+    x = c.arrays[0]
+    t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
+    return x, t, np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)
+
+
+SLIPS["GetItem"] = [
+    Slip("where the index picks the same element more than once, your gradient holds one share only (an "
+         "assignment keeps the last value written there); each pick is a use of that element, and the gradient of "
+         "an element used several times is the SUM of the shares, one per use.", assigned),
+    Slip("your gradient is out_grad, in the output's shape; the input's gradient has the input's shape, with "
+         "out_grad's values at the places that were picked and 0 elsewhere.", lambda c: [u(c)]),
+]
+SLIPS["GELU"] = [
+    Slip("your gradient is out_grad times 0.5(1 + t) only: 0.5·x·(1 + t) is a product of two factors that both "
+         "depend on x, so the product rule adds a second term, 0.5·x times the derivative of (1 + t).",
+         lambda c: [u(c) * 0.5 * (1 + gelu_parts(c)[1])]),
+    Slip("your gradient misses the derivative of the cubic inside tanh: by the chain rule, d tanh(z)/dx = (1 − t²)·dz/dx, "
+         "and dz/dx = √(2/π)(1 + 3·0.044715x²), not √(2/π) alone.",
+         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
+                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * np.sqrt(2 / np.pi))]),
+    Slip("your gradient misses the factor √(2/π) of dz/dx = √(2/π)(1 + 3·0.044715x²): the constant in front of "
+         "the cubic stays in its derivative.",
+         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
+                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * gelu_parts(c)[2] / np.sqrt(2 / np.pi))]),
+]
 
 
 def leading_summed(grad, ndim):

@@ -46,6 +46,36 @@ ENGINE_TOPO = '''    order, visited = [], set()
 
 ENGINE_TESTS = ["test_engine_product", "test_engine_diamond", "test_engine_reuse",
                 "test_engine_accumulation", "test_engine_explicit_grad", "test_engine_long_chain"]
+GETITEM = "np.add.at(grad, self.index, out_grad.data)"
+GETITEM_BODY = ("        a = node._inputs[0]\n        grad = np.zeros(a.shape, dtype=np.float64)\n        " + GETITEM
+                + "\n        return Tensor(grad, dtype=a.dtype)")
+GELU_GRAD = "0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dz"
+GELU_BODY = '''        x = node._inputs[0].data
+        t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
+        dz = np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)
+        return out_grad * Tensor(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dz, dtype=node._inputs[0].dtype)'''
+CONSTANT_CHECK = '''    if not self.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require a gradient: it is a constant, or "
+                           "was computed from constants only (or under no_grad), so there is no graph to walk")
+'''
+CONSTANT_CHECK_LATE = '''    if grad is None:
+        if not self.requires_grad:
+            raise RuntimeError("backward() on a tensor that does not require a gradient")
+'''
+NON_SCALAR_CHECK = '''        if self.data.size != 1:
+            raise ValueError(f"backward() without a gradient needs a result of one element (a loss), but this "
+                             f"one has shape {self.shape}: reduce it first (.sum() or a mean), or pass "
+                             f"grad= of shape {self.shape}")
+'''
+NO_GRAD_BODY = '''    before = Function.grad_enabled
+    Function.grad_enabled = False
+    try:
+        yield
+    finally:
+        Function.grad_enabled = before'''
+START_FROM_GRAD = '''        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)
+    elif not isinstance(grad, Tensor):
+        grad = Tensor(grad, dtype=self.dtype, requires_grad=False)'''
 
 MISTAKES = [
     # Mul
@@ -190,10 +220,42 @@ MISTAKES = [
     wrong("engine_grad_not_accumulated", "replaces .grad on every backward() call", "engine",
           "node.grad = out_grad.data.copy() if node.grad is None else node.grad + out_grad.data",
           "node.grad = out_grad.data.copy()", ["test_engine_accumulation"]),
-    wrong("engine_ignores_grad_argument", "always starts from ones, ignoring grad", "engine",
-          "    if grad is None:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
-          "    if True:\n        grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
+    wrong("engine_ignores_grad_argument", "always starts from ones, ignoring grad", "engine", START_FROM_GRAD,
+          "        pass\n    grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
           ["test_engine_explicit_grad"]),
+    # The rules around the engine
+    wrong("engine_backward_on_constants", "walks the graph of a tensor that requires no gradient, silently",
+          "engine", CONSTANT_CHECK, "", ["test_engine_constant_error"]),
+    wrong("engine_constant_check_late", "checks requires_grad only when no grad was passed", "engine",
+          CONSTANT_CHECK + "    if grad is None:\n", CONSTANT_CHECK_LATE, ["test_engine_constant_error"]),
+    wrong("engine_seeds_ones", "seeds ones for a result of several elements (the silent sum)", "engine",
+          NON_SCALAR_CHECK, "", ["test_engine_non_scalar_error"]),
+    wrong("engine_one_element_means_shape_empty", "takes only shape () for one element, refusing (1,) and (1, 1)",
+          "engine", "        if self.data.size != 1:", "        if self.data.shape != ():",
+          ["test_engine_non_scalar_error", "test_engine_long_chain"]),
+    wrong("zero_grad_zeros", "fills .grad with zeros instead of forgetting it", "engine",
+          "    self.grad = None", "    self.grad = np.zeros_like(self.data)", ["test_engine_zero_grad"]),
+    wrong("no_grad_always_back_on", "switches recording on at the end instead of restoring what it was",
+          "engine", "        Function.grad_enabled = before", "        Function.grad_enabled = True",
+          ["test_engine_no_grad"]),
+    wrong("no_grad_no_finally", "restores the switch after the yield, which an exception skips", "engine",
+          NO_GRAD_BODY, "    before = Function.grad_enabled\n    Function.grad_enabled = False\n    yield\n"
+          "    Function.grad_enabled = before", ["test_engine_no_grad"]),
+    # GetItem
+    wrong("getitem_assigns", "writes out_grad into the zeros with an assignment: repeated picks keep one share",
+          "getitem", GETITEM, "grad[self.index] = out_grad.data", ["test_getitem_backward"]),
+    wrong("getitem_output_shape", "returns out_grad as it is, in the output's shape", "getitem",
+          GETITEM_BODY, "        return out_grad", ["test_getitem_backward"]),
+    wrong("getitem_ones", "puts ones at the picked places, forgetting out_grad", "getitem", GETITEM,
+          "np.add.at(grad, self.index, 1.0)", ["test_getitem_backward"]),
+    # GELU
+    wrong("gelu_no_product_rule", "0.5 (1 + t) only: the product rule's second term is missing", "gelu",
+          GELU_GRAD, "0.5 * (1 + t)", ["test_gelu_backward"]),
+    wrong("gelu_no_inner_derivative", "d tanh(z)/dx as (1 - t²) √(2/π), without the derivative of the cubic",
+          "gelu", GELU_GRAD, "0.5 * (1 + t) + 0.5 * x * (1 - t * t) * np.sqrt(2 / np.pi)", ["test_gelu_backward"]),
+    wrong("gelu_forward_no_cube", "forward forgets the cubic term inside tanh", "gelu",
+          "return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))",
+          "return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * a))", ["test_gelu_forward", "test_gelu_backward"]),
     wrong("engine_preorder_topo", "appends each node when it is popped (pre-order), then reverses the list", "engine",
           ENGINE_TOPO, '''    order, visited = [], set()
     stack = [root]
@@ -213,7 +275,8 @@ MISTAKES = [
           "if node.grad is None:\n            node.grad = out_grad.data\n        else:\n            node.grad += out_grad.data",
           ["test_engine_accumulation"]),
     wrong("engine_not_reversed", "walks the topological order forwards, leaves first", "engine",
-          "for node in reversed(topological_order(self)):", "for node in topological_order(self):", ENGINE_TESTS),
+          "for node in reversed(topological_order(self)):", "for node in topological_order(self):",
+          ENGINE_TESTS + ["test_engine_non_scalar_error"]),
     # Operators
     wrong("rsub_backwards", "2 - a computed as a - 2", "operators",
           "return AddScalar(other)(Negate()(self))", "return AddScalar(-other)(self)",
@@ -313,6 +376,29 @@ ALTERNATIVES = [
         out_grad = sum(shares.pop(id(node)))"""),
         Edit("engine", "                key = id(parent)\n                grads[key] = parent_grad if key not in grads else grads[key] + parent_grad",
              "                shares.setdefault(id(parent), []).append(parent_grad)")), ()),
+    right("getitem_loop", "a loop over the output's elements, each adding its share at its input position",
+          "getitem", GETITEM, '''positions = np.arange(grad.size).reshape(grad.shape)[self.index]
+        flat = grad.reshape(-1)
+        for position, share in zip(np.ravel(positions), np.ravel(out_grad.data)):
+            flat[position] += share'''),
+    right("gelu_tensor_ops", "the derivative built from Tensor operations", "gelu", GELU_BODY,
+          '''        x = node._inputs[0]
+        t = tanh((x + x ** 3 * 0.044715) * float(np.sqrt(2 / np.pi)))
+        dz = (x * x * (3 * 0.044715) + 1) * float(np.sqrt(2 / np.pi))
+        return out_grad * ((t + 1) * 0.5 + x * 0.5 * (1 - t * t) * dz)'''),
+    Mistake("no_grad_class", "no_grad as a class with __enter__ and __exit__", (
+        Edit("engine", "@contextlib.contextmanager\ndef no_grad():", "def no_grad():"),
+        Edit("engine", NO_GRAD_BODY, '''    return NoGrad()
+
+
+class NoGrad:
+    def __enter__(self):
+        self.before = Function.grad_enabled
+        Function.grad_enabled = False
+
+    def __exit__(self, *exception):
+        Function.grad_enabled = self.before
+        return False''')), ()),
     right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
           "return AddScalar(other)(Negate()(self))", "return -self + other"),
 ]

@@ -133,8 +133,10 @@ def rand(*shape, seed=None, dtype=DEFAULT_DTYPE, requires_grad=True):
 class Function:
     """An operation: `forward` computes on arrays, `backward` sends gradients back to the inputs."""
 
+    grad_enabled = True          # False inside `with no_grad():` (section 3.8): nothing is recorded
+
     def __call__(self, *inputs):
-        requires_grad = any(t.requires_grad for t in inputs)
+        requires_grad = Function.grad_enabled and any(t.requires_grad for t in inputs)
         result = self.forward(*[t.data for t in inputs])       # arrays in, array out
         output = Tensor(result, requires_grad=requires_grad)   # wrap it
         if requires_grad:                                      # remember where it came from
@@ -420,6 +422,22 @@ def tanh(a):
     return Tanh()(a)
 
 
+# ── cell 'gelu' ──
+class GELU(Function):
+    def forward(self, a):
+        return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+
+    def backward(self, out_grad, node):
+        x = node._inputs[0].data
+        t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
+        dz = np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)
+        return out_grad * Tensor(0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dz, dtype=node._inputs[0].dtype)
+
+
+def gelu(a):
+    return GELU()(a)
+
+
 # ── cell 'reshape' ──
 class Reshape(Function):
     def __init__(self, shape):
@@ -500,6 +518,26 @@ def broadcast_to(a, shape):
     return BroadcastTo(shape)(a)
 
 
+# ── cell 'getitem' ──
+class GetItem(Function):
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, a):
+        return a[self.index]
+
+    def backward(self, out_grad, node):
+        a = node._inputs[0]
+        grad = np.zeros(a.shape, dtype=np.float64)
+        np.add.at(grad, self.index, out_grad.data)
+        return Tensor(grad, dtype=a.dtype)
+
+
+@tensor_method
+def __getitem__(self, index):          # x[index]
+    return GetItem(index)(self)
+
+
 # ── cell 'matmul' ──
 class MatMul(Function):
     def forward(self, a, b):
@@ -525,7 +563,7 @@ def matmul(a, b):
     return MatMul()(a, b)
 
 
-# ── cell 'cell-087' ──
+# ── cell 'cell-095' ──
 class AddScalar(Function):
     def __init__(self, scalar):
         self.scalar = scalar
@@ -591,6 +629,9 @@ def power_scalar(a, scalar):
 
 
 # ── cell 'engine' ──
+import contextlib
+
+
 def topological_order(root):
     """Every node that `root` depends on, each one after all of its inputs, `root` last."""
     order, visited = [], set()
@@ -611,7 +652,14 @@ def topological_order(root):
 @tensor_method
 def backward(self, grad=None):
     """Add d(self)/d(node) * grad to `.grad` of every node that `self` was computed from."""
+    if not self.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require a gradient: it is a constant, or "
+                           "was computed from constants only (or under no_grad), so there is no graph to walk")
     if grad is None:
+        if self.data.size != 1:
+            raise ValueError(f"backward() without a gradient needs a result of one element (a loss), but this "
+                             f"one has shape {self.shape}: reduce it first (.sum() or a mean), or pass "
+                             f"grad= of shape {self.shape}")
         grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)
     elif not isinstance(grad, Tensor):
         grad = Tensor(grad, dtype=self.dtype, requires_grad=False)
@@ -630,6 +678,23 @@ def backward(self, grad=None):
             if parent.requires_grad:
                 key = id(parent)
                 grads[key] = parent_grad if key not in grads else grads[key] + parent_grad
+
+
+@tensor_method
+def zero_grad(self):
+    """Forget this tensor's gradient: .grad becomes None."""
+    self.grad = None
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside `with no_grad():`, operations record no graph; afterwards, recording is as it was before."""
+    before = Function.grad_enabled
+    Function.grad_enabled = False
+    try:
+        yield
+    finally:
+        Function.grad_enabled = before
 
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...verdict import failed
 from . import capstone, data, engine, layers, module_tree, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
+from . import engine_rules
 from .plan import plan_notebook
 from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
 
@@ -30,6 +31,7 @@ JUDGED_CHECKS = {
     "forward": ops.forward,
     "backward": ops.backward,
     "engine": engine.engine,
+    "engine_rule": engine_rules.engine_rule,
     "operators": operators.operators,
     "linear": nn.linear,
     "linear_init": nn.linear_init,

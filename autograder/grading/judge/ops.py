@@ -110,7 +110,8 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
 def pool_size(op, shapes):
     """Enough random out_grad values for the op's output, guessed from its input shapes and its shape
     arguments (BroadcastTo grows its input); a bigger output costs one more round, not a wrong verdict."""
-    sizes = [int(np.prod(s)) for s in shapes] + [int(np.prod(a)) for a in op.args if isinstance(a, tuple)]
+    sizes = [int(np.prod(s)) for s in shapes] + [int(np.prod(a)) for a in op.args
+                                                if isinstance(a, tuple) and all(isinstance(n, int) for n in a)]
     return max(64, 2 * max(sizes, default=1))
 
 

@@ -48,6 +48,8 @@ def encode(value):
         return {"__ndarray__": base64.b64encode(buffer.getvalue()).decode("ascii")}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(v) for v in value]}
+    if isinstance(value, slice):             # GetItem's index: np.s_[1:, ::-2]
+        return {"__slice__": [encode(value.start), encode(value.stop), encode(value.step)]}
     if isinstance(value, list):
         return [encode(v) for v in value]
     if isinstance(value, dict):

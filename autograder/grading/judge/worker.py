@@ -24,6 +24,7 @@ def serve(request_json, namespace):
     replies = []
     for request in decode(json.loads(request_json))["requests"]:
         handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators,
+                   "engine_rule": engine_rule,
                    "layer": layer, "conv2d": conv2d, "max_pool2d": max_pool2d,
                    "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
                    "numerical_gradient": numerical_gradient,
@@ -55,6 +56,8 @@ def decode(value):
             return np.load(io.BytesIO(base64.b64decode(value["__ndarray__"])), allow_pickle=False)
         if "__tuple__" in value:
             return tuple(decode(v) for v in value["__tuple__"])
+        if "__slice__" in value:
+            return slice(*value["__slice__"])
         return {k: decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [decode(v) for v in value]
@@ -233,6 +236,15 @@ def engine(request, namespace):
         except BaseException as error:  # noqa: BLE001 (RecursionError included)
             return {"built": True, "error": error_report(error)}
     return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
+
+
+def engine_rule(request, namespace):
+    """Run one of the engine's rules (zero_grad, no_grad, backward's errors) on the judge's inputs: the shipped
+    engine_graph.rule_facts reports what the student's code did, as data."""
+    Tensor = namespace["Tensor"]
+    facts = quietly(shipped("engine_graph")["rule_facts"], request["rule"], request["inputs"], Tensor,
+                    namespace["Function"], namespace.get("no_grad"), lambda value: report(value, Tensor), error_report)
+    return {"facts": facts}
 
 
 def make_standin(Function, name, make_forward):
