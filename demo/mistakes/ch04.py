@@ -227,10 +227,10 @@ ALTERNATIVES = [
           "        return node * (out_grad - total)"),
     right("bce_relu_of_minus", "max(-z, 0) + z in place of max(z, 0)", "bce_loss", BCE,
           "losses = relu(-logits) + logits - logits * targets + log(exp(-absolute(logits)) + 1)"),
-    right("embedding_one_hot", "one_hot(indices) @ weight, reshaped: MatMul's backward adds the repeats", "embedding",
+    right("embedding_one_hot", "one-hot rows @ weight, reshaped: MatMul's backward adds the repeats", "embedding",
           "return EmbeddingLookup(indices)(self.weight)",
-          "rows = one_hot(indices, self.num_embeddings) @ self.weight\n"
-          "        return rows.reshape(np.shape(indices) + (self.dim,))"),
+          "picks = Tensor(np.eye(self.num_embeddings)[np.reshape(indices, -1)], requires_grad=False)\n"
+          "        return (picks @ self.weight).reshape(np.shape(indices) + (self.dim,))"),
     right("embedding_backward_loop", "a loop over the positions, adding each out_grad row", "embedding", EMBEDDING_ADD,
           "for position in np.ndindex(self.indices.shape):\n"
           "            grad[self.indices[position]] += out_grad.data[position]"),
