@@ -486,7 +486,7 @@ def test_the_solution_passes_every_judged_chapter_4_cell(solved_ch04, secret):
     ("embedding", "test_embedding", "np.add.at(grad, self.indices, out_grad.data)", "grad[self.indices] += out_grad.data",
      "the gradient of weight is wrong"),
     ("embedding", "test_embedding_backward", "np.add.at(grad, self.indices, out_grad.data)",
-     "grad[self.indices] += out_grad.data", "an indexed assignment (or indexed +=)"),
+     "grad[self.indices] += out_grad.data", "writes a repeated row again"),
     ("softmax", "test_softmax_backward", "grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))", "grad = s * g",
      "the diagonal term only"),
 ])

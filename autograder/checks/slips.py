@@ -178,8 +178,8 @@ SLIPS = {
              "per row.", lambda c: [c.out * (u(c) - (u(c) * c.out).sum())] if c.out.ndim > 1 else None),
     ],
     "EmbeddingLookup": [
-        Slip("your gradient keeps one contribution per row where an index repeats: an indexed assignment (or "
-             "indexed +=) writes a repeated row again instead of adding to it; every position that looked row r "
+        Slip("your gradient keeps one contribution per row where an index repeats: an assignment through an "
+             "index array (also an in-place add through one) writes a repeated row again instead of adding to it; every position that looked row r "
              "up adds its out_grad to row r's gradient.", lambda c: [assigned_rows(c)]),
         Slip("your gradient counts how often each row was looked up, without out_grad: each use adds that "
              "position's out_grad, not 1.", lambda c: [added_rows(c, np.ones_like(u(c)))]),
