@@ -55,6 +55,13 @@ BACKWARD = {
     "LogSumExp": "the derivative of logsumexp over the reduced axes is softmax(a) = exp(a - logsumexp(a)) over those "
                  "axes, which stays finite where exp(a) alone overflows (large a); put the reduced axes back as "
                  "size 1 so out_grad broadcasts against it.",
+    "Softmax": "each output s_i depends on every input along the axis through the shared denominator: ∂s_i/∂a_k = "
+               "s_i([i = k] − s_k), with s the OUTPUT (node); the gradient of a_k adds out_grad_i times that over "
+               "every output i of its row along the axis, which gives a diagonal term and one that involves the "
+               "whole row of out_grad and s.",
+    "EmbeddingLookup": "a lookup copies row r of the weight to every position whose index is r, so row r's gradient "
+                       "is the SUM of out_grad over all those positions (0 for rows never looked up), in the weight's "
+                       "shape.",
     "Flip": "flipping moves values without changing them, so the gradient moves out_grad back: a flip along the "
             "same axes is its own inverse.",
     "Dilate": "each input value went to one position of the output and the inserted zeros depend on no input, so "

@@ -13,9 +13,11 @@
 # 1. `Module`, the base class that finds every weight inside a model, switches a model between
 #    training and evaluation, and clears gradients;
 # 2. the layers: `Linear`, the activations `ReLU`, `Sigmoid`, `Tanh`, `Identity`, and `Sequential`,
-#    `Flatten`, `Dropout`, `BatchNorm1d`, `LayerNorm1d`;
-# 3. the losses: `MSELoss`, and `SoftmaxLoss` (cross-entropy) on top of a new operation, `LogSumExp`,
-#    whose forward must not overflow.
+#    `Flatten`, `Dropout`, `BatchNorm1d`, `LayerNorm1d`, and `Embedding`, a table of learned vectors
+#    looked up by integer ids;
+# 3. the losses: `MSELoss`, `SoftmaxLoss` (cross-entropy) on top of a new operation, `LogSumExp`,
+#    whose forward must not overflow, the `Softmax` operation itself, and `BCEWithLogitsLoss` for
+#    yes/no answers, which must not overflow either.
 #
 # ### How to work in this notebook
 #
@@ -30,7 +32,7 @@
 #   grading with **hidden tests** (more shapes, seeds and settings).
 # * The checks test one exercise at a time: the `Sequential` check uses stand-in layers, the loss
 #   check a stand-in `LogSumExp`, so a mistake costs only the exercise it is in. The chapter is worth
-#   42 points.
+#   55 points.
 
 # %% provided
 import numpy as np
@@ -589,7 +591,119 @@ assert verdict.passed, verdict.message
 # normalized as usual.
 
 # %% [markdown] locked
-# ## 4.7 Losses
+# ## 4.7 `Embedding`: a table of learned vectors
+#
+# Some inputs are not measurements but **ids**: a word's number in a vocabulary, a user, a product, a
+# chess piece. Id 7 is not "bigger" than id 3, so feeding ids to `Linear` as numbers would teach the
+# network an order that does not exist. Instead each id gets a vector of its own, learned like any
+# weight: a table $W$ of shape `(num_embeddings, dim)` whose row $i$ is the vector of id $i$. The layer
+# looks rows up:
+#
+# $$\text{out}[p] = W[\text{indices}[p]] \quad\text{for every position } p, \qquad
+#   \text{out.shape} = \text{indices.shape} + (\text{dim},) .$$
+#
+# A batch of 2 sentences of 3 words, `indices` of shape $(2, 3)$, gives vectors of shape
+# $(2, 3, \text{dim})$. The lookup equals a product you know: a one-hot row picks one row of $W$, so
+# $\text{out} = \mathrm{one\_hot}(\text{indices}) \, W$.
+#
+# **The backward adds at repeated ids.** Each output element is a copy of one weight, so $W[r]$'s
+# gradient is the sum of `out_grad` over every position $p$ that looked up row $r$, and rows nobody
+# looked up get 0:
+#
+# $$\frac{\partial L}{\partial W[r]} = \sum_{p \,:\, \text{indices}[p] = r} \text{out\_grad}[p] .$$
+#
+# *Example.* $W$ has 4 rows of 2 numbers, `indices` $= \begin{pmatrix}1 & 3\\ 1 & 0\end{pmatrix}$ and
+# `out_grad` holds the vectors $(1, 2), (3, 4)$ in the first row of positions and $(5, 6), (7, 8)$ in the
+# second. Row 1 was used twice: its gradient is $(1, 2) + (5, 6) = (6, 8)$. Row 3 gets $(3, 4)$, row 0
+# gets $(7, 8)$, row 2 gets $(0, 0)$.
+#
+# The common slip is NumPy's indexed `+=`, which reads all the rows first, adds, then writes them back:
+# when an id repeats, the later write replaces the earlier one instead of adding to it. Run the cell.
+
+# %% provided
+ids = np.array([[1, 3], [1, 0]])
+upstream = np.array([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]])
+buffered = np.zeros((4, 2))
+buffered[ids] += upstream                        # row 1 is written twice: the second write wins
+added = np.zeros((4, 2))
+np.add.at(added, ids, upstream)                  # unbuffered: every repeat is added
+print("indexed +=  row 1:", buffered[1], "(wrong: only the last repeat)")
+print("np.add.at   row 1:", added[1], "(right: (1, 2) + (5, 6))")
+
+# %% [markdown] locked
+# Write the lookup as an operation of its own, `EmbeddingLookup(indices)`, whose one input is the
+# weight (the indices are a setting, like `Reshape`'s shape: they get no gradient). Its `forward`
+# returns the rows `weight[self.indices]`; its `backward` returns a Tensor of the weight's shape, zeros
+# but for the sums above, built with `np.add.at(grad, self.indices, out_grad.data)`.
+#
+# Then the module: `Embedding(num_embeddings, dim, seed=None)` makes `self.weight`, a `Parameter` of
+# shape `(num_embeddings, dim)` drawn from a standard normal with `np.random.default_rng(seed)` (ids
+# have no fan-in to scale by; chapter 7 says more about scales), and `forward(indices)` applies
+# `EmbeddingLookup(indices)` to the weight. `indices` is an integer NumPy array of any shape. The checks
+# compare the output with the rows of the layer's own weight, and the weight's gradient with finite
+# differences, on indices where ids repeat.
+
+# %% solution id=embedding export
+# An operation of its own rather than one_hot(indices) @ weight: both are right (MatMul's backward adds
+# the repeats by itself), but the one-hot matrix holds num_embeddings numbers per index, e.g. 200 million
+# zeros and ones for a 50,000-word vocabulary and a batch of 4,096 words, to pick 4,096 rows.
+class EmbeddingLookup(Function):
+    """Rows of the weight picked by integer indices; the gradient adds up at repeated indices."""
+
+    def __init__(self, indices):
+        self.indices = np.asarray(indices, dtype=np.int64)
+
+    def forward(self, weight):
+        ### BEGIN SOLUTION
+        return weight[self.indices]
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        weight = node._inputs[0]
+        grad = np.zeros(weight.shape)
+        np.add.at(grad, self.indices, out_grad.data)
+        return Tensor(grad, dtype=weight.dtype, requires_grad=False)
+        ### END SOLUTION
+
+
+class Embedding(Module):
+    """A learned vector per id: forward(indices) has shape indices.shape + (dim,)."""
+
+    def __init__(self, num_embeddings, dim, *, seed=None):
+        self.num_embeddings, self.dim = num_embeddings, dim
+        ### BEGIN SOLUTION
+        rng = np.random.default_rng(seed)
+        self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))
+        ### END SOLUTION
+
+    def forward(self, indices):
+        ### BEGIN SOLUTION
+        return EmbeddingLookup(indices)(self.weight)
+        ### END SOLUTION
+
+# %% test id=test_embedding points=2
+verdict = check.all(check.embedding(5, 3, index_shape=(2, 4)), check.embedding(4, 2, index_shape=(6,), seed=1))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.embedding(7, 4, index_shape=(2, 3, 5), seed=2), check.embedding(3, 1, index_shape=(9,), seed=3),
+                    check.embedding(10, 2, index_shape=(), seed=4))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_embedding_backward points=3
+verdict = check.all(check.backward(EmbeddingLookup([[0, 2, 0], [4, 2, 2]]), shapes=[(5, 3)]),
+                    check.backward(EmbeddingLookup([1, 1, 1, 0]), shapes=[(3, 2)]))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(EmbeddingLookup([[[3, 0], [3, 3]], [[1, 0], [5, 3]]]), shapes=[(6, 4)], seed=31),
+                    check.backward(EmbeddingLookup([2, 2]), shapes=[(4, 5)], seed=32),
+                    check.backward(EmbeddingLookup(1), shapes=[(3, 3)], seed=33))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 4.8 Losses
 #
 # A loss turns the model's output and the right answers into one number that training pushes down.
 # Losses are modules too, called as `loss_fn(prediction, target)`, and they return a Tensor with a
@@ -728,6 +842,86 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
+# ### `Softmax`: the probabilities themselves
+#
+# `SoftmaxLoss` below never needs the probabilities: it goes from logits to the loss through
+# $\mathrm{LSE}$. But a model that *reports* probabilities, or an attention layer that mixes vectors with
+# weights that sum to 1, needs $\mathrm{softmax}(z)_i = e^{z_i} / \sum_j e^{z_j}$ as an operation:
+# `Softmax(axis=-1)` normalizes along one axis, the last by default, and keeps the shape.
+#
+# **Forward.** The same overflow, the same cure: the softmax does not change when a constant is
+# subtracted from every $z_j$ (it cancels between numerator and denominator), so subtract each row's
+# maximum along the axis first. The logits $(1000, 1001, 1002)$ and $(1, 2, 3)$ both give
+# $(0.0900,\; 0.2447,\; 0.6652)$.
+#
+# **Backward.** Every output depends on every input along the axis, through the shared denominator.
+# With $s = \mathrm{softmax}(z)$, the quotient rule gives
+#
+# $$\frac{\partial s_i}{\partial z_k} = s_i\,([i = k] - s_k) .$$
+#
+# The gradient of $z_k$ sums this over the outputs $i$, weighted by `out_grad` $g$:
+#
+# $$\frac{\partial L}{\partial z_k} = \sum_i g_i\, s_i\,([i = k] - s_k)
+#   = s_k \Big(g_k - \sum_i g_i s_i\Big) .$$
+#
+# *Example.* $s = (0.0900, 0.2447, 0.6652)$ and $g = (0.5, -1, 2)$: $\sum_i g_i s_i \approx 1.1308$, so the
+# gradient is $s \cdot (g - 1.1308) \approx (-0.0568,\; -0.5215,\; 0.5782)$. With $g = (1, 1, 1)$ it is 0:
+# the probabilities always sum to 1, so raising them all at once is impossible. That is why the check
+# also uses a random `out_grad`: an all-ones one cannot tell a right backward from many wrong ones.
+#
+# In code, `node` holds $s$; take the sum along `self.axis` with `keepdims=True` so that it broadcasts
+# back against $s$, and return one Tensor of the input's shape.
+
+# %% solution id=softmax export
+class Softmax(Function):
+    """exp(a) / sum(exp(a)) along one axis (the last by default), with the maximum shifted out first."""
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, a):
+        ### BEGIN SOLUTION
+        e = np.exp(a - a.max(axis=self.axis, keepdims=True))
+        return e / e.sum(axis=self.axis, keepdims=True)
+        ### END SOLUTION
+
+    def backward(self, out_grad, node):
+        ### BEGIN SOLUTION
+        s, g = node.data, out_grad.data
+        grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))
+        return Tensor(grad, dtype=node.dtype, requires_grad=False)
+        ### END SOLUTION
+
+
+def softmax(a, axis=-1):
+    return Softmax(axis)(a)
+
+# %% test id=test_softmax_forward points=2
+verdict = check.all(check.softmax_forward(-1, shape=(3, 4)),
+                    check.softmax_forward(-1, shape=(3, 4), domain="large"),
+                    check.softmax_forward(-1, shape=(3, 4), domain="rows_apart"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.softmax_forward(0, shape=(4, 3), domain="very_negative", seed=41),
+                    check.softmax_forward(1, shape=(2, 3, 4), domain="large", seed=42),
+                    check.softmax_forward(-1, shape=(6,), seed=43),
+                    check.softmax_forward(-1, shape=(5, 2), domain="rows_apart", seed=44))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% test id=test_softmax_backward points=3
+verdict = check.all(check.backward(Softmax(), shapes=[(3, 4)]),
+                    check.backward(Softmax(), shapes=[(3, 4)], domains="large"))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.backward(Softmax(0), shapes=[(4, 3)], seed=51),
+                    check.backward(Softmax(1), shapes=[(2, 3, 4)], seed=52),
+                    check.backward(Softmax(), shapes=[(5,)], domains="very_negative", seed=53),
+                    check.backward(Softmax(axis=-1), shapes=[(4, 2)], domains="rows_apart", seed=54))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
 # ### `SoftmaxLoss`: cross-entropy for classes
 #
 # For a sample with logits $z$ and correct class $y$, the **cross-entropy** is the negative log of
@@ -778,7 +972,79 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% [markdown] locked
-# ## 4.8 Everything together
+# ### `BCEWithLogitsLoss`: cross-entropy for yes/no answers
+#
+# A model that answers one yes/no question per sample (spam or not, a cat in the picture or not) outputs
+# one logit $z$, and the probability of "yes" is $p = \sigma(z) = 1 / (1 + e^{-z})$. With the right answer
+# $y \in \{0, 1\}$ the **binary cross-entropy** is, as before, the negative log of the probability given
+# to the right answer:
+#
+# $$\ell = -\big(y \log \sigma(z) + (1 - y) \log(1 - \sigma(z))\big) .$$
+#
+# **Computed that way, it breaks.** For $z = 50$, $e^{-50} \approx 1.9 \cdot 10^{-22}$ is far below
+# float64's resolution near 1 ($2.2 \cdot 10^{-16}$), so $\sigma(50)$ rounds to exactly $1$ and
+# $\log(1 - \sigma(z)) = \log 0 = -\infty$. With $y = 0$ the loss is $\infty$ instead of 50; with $y = 1$
+# it is $0 \cdot (-\infty)$, which is `nan`, instead of $1.9 \cdot 10^{-22}$. One such sample makes the
+# batch's mean `nan`, and every weight's gradient with it. For $z = -1000$, $e^{1000}$ overflows, so
+# $\sigma(z) = 0$ and $\log \sigma(z) = -\infty$.
+#
+# **Work from the logit instead.** Since $\log \sigma(z) = -\log(1 + e^{-z})$ and
+# $1 - \sigma(z) = \sigma(-z)$,
+#
+# $$\ell = y \log(1 + e^{-z}) + (1 - y) \log(1 + e^{z}) = \log(1 + e^{z}) - y z ,$$
+#
+# using $\log(1 + e^{-z}) = \log(1 + e^{z}) - z$. One term is left to tame: for $z \ge 0$ write
+# $\log(1 + e^{z}) = z + \log(1 + e^{-z})$, for $z < 0$ leave it. Both cases in one line:
+#
+# $$\ell = \max(z, 0) - z\,y + \log\big(1 + e^{-|z|}\big) .$$
+#
+# The exponent $-|z|$ is never positive, so $e^{-|z|} \in (0, 1]$ and the log sees a number in
+# $(1, 2]$: nothing overflows and nothing is $\log 0$. Its derivative is the familiar
+# $\partial \ell / \partial z = \sigma(z) - y$. *Example.* $z = (50, -1000, 0.5)$ and $y = (1, 1, 0)$:
+# $\ell \approx (1.9 \cdot 10^{-22},\; 1000,\; 0.9741)$, from $0 - 50 + \log(1 + e^{-50})$,
+# $0 + 1000 + \log(1 + e^{-1000})$ and $0.5 - 0 + \log(1 + e^{-0.5})$; the loss is their mean, 333.658.
+# Run the cell below to see both ways. (In floats $1 + e^{-50}$ rounds to 1, so the first loss comes out
+# as 0 instead of $1.9 \cdot 10^{-22}$: an error of $10^{-22}$, where the naive form gave `nan`.)
+
+# %% provided
+z = np.array([50.0, -1000.0, 0.5])
+y = np.array([1.0, 1.0, 0.0])
+with np.errstate(all="ignore"):                 # NumPy would warn about exp(1000) and log(0)
+    p = 1 / (1 + np.exp(-z))
+    print("naive:  ", -(y * np.log(p) + (1 - y) * np.log(1 - p)))
+print("stable: ", np.maximum(z, 0) - z * y + np.log(1 + np.exp(-np.abs(z))))
+
+# %% [markdown] locked
+# Write `BCEWithLogitsLoss` like the other losses: `forward(logits, targets)` with `logits` a Tensor of
+# any shape and `targets` of the same shape, a NumPy array or a Tensor of 0s and 1s (wrap an array,
+# `requires_grad=False`). Return the mean of $\ell$ over all elements (for logits of shape $(N,)$, the
+# batch), built from Tensor operations so that the gradient comes for free: `relu` is $\max(z, 0)$,
+# `absolute` is $|z|$, and `exp` and `log` are chapter 3's. The check includes logits of $\pm 50$ and
+# $\pm 1000$ on both sides of the answer, and wants a finite loss equal to the float64 formula there.
+
+# %% solution id=bce_loss export
+class BCEWithLogitsLoss(Module):
+    """Mean binary cross-entropy of 0/1 targets under sigmoid(logits), computed from the logits."""
+
+    def forward(self, logits, targets):
+        ### BEGIN SOLUTION
+        if not isinstance(targets, Tensor):
+            targets = Tensor(targets, requires_grad=False)
+        losses = relu(logits) - logits * targets + log(exp(-absolute(logits)) + 1)
+        return losses.sum() / losses.size
+        ### END SOLUTION
+
+# %% test id=test_bce_loss points=3
+verdict = check.all(check.bce_loss((6,)), check.bce_loss((8,), extreme=True, seed=1))
+assert verdict.passed, verdict.message
+### BEGIN HIDDEN TESTS
+verdict = check.all(check.bce_loss((4, 3), targets_as="tensor", seed=2), check.bce_loss((16,), extreme=True, seed=3),
+                    check.bce_loss((5, 8), extreme=True, targets_as="tensor", seed=4), check.bce_loss((1,), seed=5))
+assert verdict.passed, verdict.message
+### END HIDDEN TESTS
+
+# %% [markdown] locked
+# ## 4.9 Everything together
 #
 # A small classifier: two inputs, a hidden layer of 8 units with batch normalization and dropout,
 # three classes. One forward pass, one loss, one `backward()`, and every weight of the model has a

@@ -260,11 +260,85 @@ def test_naive_softmax_loss_fails_only_near_1000(ns, check, monkeypatch):
 def test_failures_never_raise_and_never_write_to_stderr(ns, check, monkeypatch, capfd):
     def explode(self, *args):
         return np.exp(np.float64(1e5)) * undefined_name  # noqa: F821
-    for name in ("Linear", "Dropout", "BatchNorm1d", "LayerNorm1d", "MSELoss", "SoftmaxLoss", "Sequential", "Flatten"):
+    for name in ("Linear", "Dropout", "BatchNorm1d", "LayerNorm1d", "MSELoss", "SoftmaxLoss", "Sequential", "Flatten",
+                 "BCEWithLogitsLoss", "Embedding"):
         monkeypatch.setattr(ns[name], "forward", explode)
     verdicts = [check.linear(), check.dropout(), check.dropout_eval(), check.batchnorm(), check.batchnorm_running(),
-                check.layernorm(), check.mse_loss(), check.softmax_loss(), check.sequential(), check.flatten()]
+                check.layernorm(), check.mse_loss(), check.softmax_loss(), check.sequential(), check.flatten(),
+                check.bce_loss(), check.embedding()]
     assert all(not v.passed and "NameError" in v.message for v in verdicts), [v.message for v in verdicts]
     monkeypatch.setattr(ns["Linear"], "forward", lambda self, x: None)
     assert_fails(check.linear(), "returned a NoneType, expected a Tensor")
     assert capfd.readouterr().err == ""
+
+
+# ── Softmax, BCEWithLogitsLoss, Embedding ──
+
+@pytest.mark.parametrize("seed", range(12))
+def test_correct_softmax_bce_and_embedding_never_fail(ns, check, seed):
+    Softmax, EmbeddingLookup = ns["Softmax"], ns["EmbeddingLookup"]
+    verdicts = [
+        check.softmax_forward(-1, (3, 4), "large", seed=seed), check.softmax_forward(0, (4, 3), "rows_apart", seed=seed),
+        check.backward(Softmax(), [(3, 4)], seed=seed), check.backward(Softmax(0), [(4, 3)], "very_negative", seed=seed),
+        check.backward(Softmax(1), [(2, 3, 4)], "large", seed=seed),
+        check.bce_loss((6,), seed=seed), check.bce_loss((16,), extreme=True, seed=seed),
+        check.bce_loss((4, 3), extreme=True, targets_as="tensor", seed=seed),
+        check.embedding(5, 3, (2, 4), seed=seed), check.embedding(3, 1, (), seed=seed),
+        check.backward(EmbeddingLookup([[0, 2, 0], [4, 2, 2]]), [(5, 3)], seed=seed),
+    ]
+    for verdict in verdicts:
+        assert verdict.passed, verdict.message
+
+
+def test_softmax_backward_slips_are_named(ns, check):
+    Softmax, Tensor = ns["Softmax"], ns["Tensor"]
+
+    def with_grad(rule):
+        def backward(self, out_grad, node):
+            return Tensor(rule(node.data, out_grad.data), dtype=np.float64)
+        return type("Softmax", (Softmax,), {"backward": backward})()
+    assert_fails(check.backward(with_grad(lambda s, g: s * g), [(3, 4)]), "the diagonal term only")
+    assert_fails(check.backward(with_grad(lambda s, g: g * s * (1 - s)), [(3, 4)]), "with respect to its own input only")
+    assert_fails(check.backward(with_grad(lambda s, g: s * (g - (g * s).sum())), [(3, 4)]), "runs over every axis")
+    assert_fails(check.backward(with_grad(lambda s, g: s * (1 - s.sum(axis=-1, keepdims=True))), [(3, 4)]),
+                 "a random out_grad", "does your backward multiply by out_grad?")
+
+
+def test_naive_bce_fails_on_large_logits_and_names_the_rule(ns, check, monkeypatch, capfd):
+    sigmoid, log = ns["sigmoid"], ns["log"]
+
+    def naive(self, logits, targets):
+        targets = ns["Tensor"](targets, requires_grad=False)
+        p = sigmoid(logits)
+        return (-(targets * log(p) + (1 - targets) * log(1 - p))).sum() / logits.size
+    monkeypatch.setattr(ns["BCEWithLogitsLoss"], "forward", naive)
+    assert check.bce_loss((6,)).passed                                 # right for small logits
+    assert_fails(check.bce_loss((8,), extreme=True, seed=1), "including ±50 and ±1000", "yours nan",
+                 "never take sigmoid(z) and then its log")
+    assert capfd.readouterr().err == ""
+
+
+def test_bce_extreme_inputs_hold_every_side_of_the_answer():
+    from autograder.checks.nn import BCE_EXTREMES, bce_inputs
+    logits, targets = bce_inputs((8,), True, np.random.default_rng(0))
+    pairs = {(float(np.round(z, -1) if abs(z) > 40 else 0), float(t)) for z, t in zip(logits, targets)}
+    assert pairs == {(float(np.round(o, -1)), t) for o in BCE_EXTREMES for t in (0.0, 1.0)}
+
+
+def test_embedding_assignment_at_repeats_is_named(ns, check, monkeypatch):
+    Tensor = ns["Tensor"]
+
+    def assigned(self, out_grad, node):
+        grad = np.zeros(node._inputs[0].shape)
+        grad[self.indices] += out_grad.data
+        return Tensor(grad, dtype=np.float64)
+    monkeypatch.setattr(ns["EmbeddingLookup"], "backward", assigned)
+    assert check.backward(ns["EmbeddingLookup"]([0, 1, 2]), [(4, 2)]).passed     # no repeat, no difference
+    assert_fails(check.backward(ns["EmbeddingLookup"]([[0, 2, 0], [4, 2, 2]]), [(5, 3)]), "writes a repeated row again")
+    assert_fails(check.embedding(5, 3, (2, 4)), "the gradient of weight is wrong", "sum of out_grad")
+
+
+def test_embedding_through_data_gets_no_gradient(ns, check, monkeypatch):
+    Tensor = ns["Tensor"]
+    monkeypatch.setattr(ns["Embedding"], "forward", lambda self, indices: Tensor(self.weight.data[indices]))
+    assert_fails(check.embedding(5, 3, (2, 4)), "weight.grad is None")

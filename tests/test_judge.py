@@ -414,7 +414,7 @@ def value_of(leaves, ops, index):
 
 # ── chapter 4: layers and losses ──
 
-CH04_FULL_MARKS = 42
+CH04_FULL_MARKS = Course(ROOT).chapter("ch04").points
 # catalogued wrong answers: a Module method, Sequential and a layer; the first one's cell (the Module cell, the
 # chapter's first exercise) also forges the checks, so every later check cell passes in the kernel
 CH04_WRONG = ["parameters_duplicates", "sequential_reversed", "dropout_no_scaling"]
@@ -441,14 +441,15 @@ CH04_JUDGED = {"test_module_parameters", "test_module_children", "test_module_tr
                "test_module_call", "test_linear_init", "test_linear", "test_activations", "test_sequential",
                "test_flatten", "test_dropout", "test_dropout_eval", "test_batchnorm", "test_batchnorm_running",
                "test_layernorm", "test_mse_loss", "test_logsumexp_forward", "test_logsumexp_backward",
-               "test_softmax_loss"}
+               "test_softmax_loss", "test_softmax_forward", "test_softmax_backward", "test_bce_loss", "test_embedding",
+               "test_embedding_backward"}
 
 
 def test_chapter_4_layers_and_losses_are_judged_from_the_source():
     plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
     assert set(plans) == CH04_JUDGED and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
-    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 66
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 95
 
 
 def in_process_judgement(namespace, grade_id, secret=7):
@@ -485,6 +486,15 @@ def test_the_solution_passes_every_judged_chapter_4_cell(solved_ch04, secret):
      "ALL elements"),
     ("batchnorm", "test_batchnorm_running", "self.running_mean = np.zeros(dim, dtype=np.float32)",
      "self.mean = np.zeros(dim, dtype=np.float32)", "the layer has no attribute .running_mean"),
+    ("bce_loss", "test_bce_loss", "losses = relu(logits) - logits * targets + log(exp(-absolute(logits)) + 1)",
+     "p = sigmoid(logits)\n        losses = -(targets * log(p) + (1 - targets) * log(1 - p))",
+     "never take sigmoid(z) and then its log"),
+    ("embedding", "test_embedding", "np.add.at(grad, self.indices, out_grad.data)", "grad[self.indices] += out_grad.data",
+     "the gradient of weight is wrong"),
+    ("embedding", "test_embedding_backward", "np.add.at(grad, self.indices, out_grad.data)",
+     "grad[self.indices] += out_grad.data", "writes a repeated row again"),
+    ("softmax", "test_softmax_backward", "grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))", "grad = s * g",
+     "the diagonal term only"),
 ])
 def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, cell, old, new, teaches):
     from solved_code import notebook_namespace

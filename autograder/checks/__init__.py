@@ -136,6 +136,19 @@ class Checker:
         """LogSumExp(axes).forward against a stable NumPy log-sum-exp."""
         return self._report(nn.check_logsumexp_forward(self.namespace, axes, tuple(shape), domain, seed))
 
+    def softmax_forward(self, axis, shape, domain="real", seed=0):
+        """Softmax(axis).forward against a stable NumPy softmax."""
+        return self._report(nn.check_softmax_forward(self.namespace, axis, tuple(shape), domain, seed))
+
+    def bce_loss(self, shape=(6,), extreme=False, targets_as="array", seed=0):
+        """BCEWithLogitsLoss against the float64 mean binary cross-entropy and its gradient; `extreme` adds
+        logits of ±50 and ±1000 on both sides of the answer."""
+        return self._report(nn.check_bce(self.namespace, tuple(shape), extreme, targets_as, seed))
+
+    def embedding(self, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
+        """Embedding: a seeded weight Parameter, rows looked up for indices of any shape, gradients added at repeats."""
+        return self._report(nn.check_embedding(self.namespace, num_embeddings, dim, tuple(index_shape), seed))
+
     # ── chapter 5: optimizers ──
 
     def optimizer_zero_grad(self):

@@ -6,8 +6,13 @@ INPUT_NAMES = "abcdefgh"
 
 def op_label(op):
     """`Summation(axes=(0, -1))`: the op's class and the settings it was built with."""
-    settings = ", ".join(f"{k}={v!r}" for k, v in vars(op).items() if not k.startswith("_"))
+    settings = ", ".join(f"{k}={plain(v)!r}" for k, v in vars(op).items() if not k.startswith("_"))
     return f"{type(op).__name__}({settings})"
+
+
+def plain(value):
+    """A setting as the test cell wrote it: an index array as its nested list, on one line."""
+    return value.tolist() if isinstance(value, np.ndarray) else value
 
 
 def shapes_label(arrays):

@@ -58,12 +58,22 @@ def logsumexp(a, axes=None):
     return np.sum(kept, axis=axes)          # drops the size-1 axes, like Summation
 
 
-def softmax(logits):
-    e = np.exp(logits - logits.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+def softmax(logits, axis=1):
+    e = np.exp(logits - logits.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def softmax_loss(logits, labels):
     """Mean cross-entropy of integer `labels` under softmax(`logits`)."""
     picked = logits[np.arange(len(labels)), labels]
     return np.mean(logsumexp(logits, axes=1) - picked)
+
+
+def bce_with_logits(logits, targets):
+    """Mean binary cross-entropy of 0/1 `targets` under sigmoid(`logits`), in the form that never overflows."""
+    return np.mean(np.maximum(logits, 0) - logits * targets + np.log1p(np.exp(-np.abs(logits))))
+
+
+def embedding(weight, indices):
+    """The rows of `weight` picked by `indices`: shape indices.shape + (dim,)."""
+    return weight[np.asarray(indices, dtype=np.int64)]

@@ -616,3 +616,144 @@ def check_softmax_loss(ns, batch, classes, offset=0.0, labels_as="array", seed=0
 def check_logsumexp_forward(ns, axes, shape, domain="real", seed=0):
     op = ns["LogSumExp"](axes)
     return check_forward(op, lambda a: formulas.logsumexp(a, axes), [shape], domain, seed)
+
+
+# ── Softmax, BCEWithLogitsLoss, Embedding ────────────────────────────────────────────────────────
+
+def check_softmax_forward(ns, axis, shape, domain="real", seed=0):
+    op = ns["Softmax"](axis)
+    return check_forward(op, lambda a: formulas.softmax(a, axis), [shape], domain, seed)
+
+
+BCE_FORMULA = "mean of max(z, 0) - z·y + log(1 + exp(-|z|))"
+BCE_HINT = ("the loss is the mean over ALL elements of max(z, 0) - z·y + log(1 + exp(-|z|)), built from Tensor "
+            "operations (relu, absolute, exp, log), with the targets y as a constant Tensor.")
+BCE_EXTREME_HINT = (" This check has logits of ±50 and ±1000: there sigmoid(z) rounds to exactly 0 or 1 in float64, "
+                    "log(0) is -inf and 0·(-inf) is nan, and exp(z) overflows for z = 1000. The rule: never take "
+                    "sigmoid(z) and then its log, and never exp of a positive number; the form above only ever "
+                    "computes exp(-|z|), which lies in (0, 1].")
+BCE_EXTREMES = (-1000.0, -50.0, 50.0, 1000.0)
+
+
+def bce_label(shape, extreme, targets_as):
+    return (f"BCEWithLogitsLoss() on logits of shape {tuple(shape)}{' including ±50 and ±1000' if extreme else ''}, "
+            f"targets as {'a Tensor' if targets_as == 'tensor' else 'an ndarray'}")
+
+
+def bce_hint(extreme):
+    return BCE_HINT + (BCE_EXTREME_HINT if extreme else "")
+
+
+def bce_inputs(shape, extreme, rng):
+    """Logits in [-2, 2] and 0/1 targets; with `extreme`, the first elements of a random order get every pair of a
+    logit near ±50 or ±1000 and a target 0 or 1 (both sides of the answer). Shared with the judge."""
+    logits = gradcheck.sample(shape, "real", rng)
+    targets = rng.integers(0, 2, shape).astype(np.float64)
+    if extreme:
+        pairs = [(offset, target) for offset in BCE_EXTREMES for target in (0.0, 1.0)]
+        flat_logits, flat_targets = logits.reshape(-1), targets.reshape(-1)
+        for position, (offset, target) in zip(rng.permutation(flat_logits.size), pairs):
+            flat_logits[position] += offset
+            flat_targets[position] = target
+        logits = np.asarray(logits, dtype=np.float32).astype(np.float64)    # what a float32 Tensor holds
+    return logits, targets
+
+
+def check_bce(ns, shape, extreme=False, targets_as="array", seed=0):
+    loss_fn, error = construct("BCEWithLogitsLoss()", ns["BCEWithLogitsLoss"])
+    if error:
+        return error
+    logits, targets = bce_inputs(tuple(shape), extreme, np.random.default_rng(seed))
+    given = tensor(ns, targets, requires_grad=False) if targets_as == "tensor" else targets.copy()
+    return check_layer(ns, bce_label(shape, extreme, targets_as), lambda z: loss_fn.forward(z, given), logits, [],
+                       lambda z: formulas.bce_with_logits(z, targets), BCE_FORMULA, bce_hint(extreme), seed)
+
+
+EMBEDDING_FORMULA = "weight[indices]: row indices[p] of the weight at every position p"
+EMBEDDING_HINT = ("forward returns, at every position of indices, that id's row of the weight (shape indices.shape + "
+                  "(dim,)), through an operation whose input is the weight Parameter, so that backward reaches it; "
+                  "a row's gradient is the sum of out_grad over every position that looked it up.")
+
+
+def embedding_label(num_embeddings, dim):
+    return f"Embedding({num_embeddings}, {dim})"
+
+
+def embedding_indices(num_embeddings, shape, rng):
+    """Integer ids of `shape` in [0, num_embeddings), with at least one id used twice (where two fit)."""
+    indices = rng.integers(0, num_embeddings, shape).astype(np.int64)
+    flat = indices.reshape(-1)
+    if flat.size >= 2:
+        flat[-1] = flat[0]
+    return indices
+
+
+def embedding_weight_problem(label, num_embeddings, dim, kind, is_parameter, values, twin_values, other_values):
+    """What is wrong with a new Embedding's weight, or None (shared with the judge). `kind`: the attribute's type
+    name or MISSING; `twin_values`, `other_values`: the weights of layers made with the same and another seed."""
+    if kind == MISSING:
+        return failed(f"{label}: the layer has no attribute .weight: __init__ must create it, a Parameter of shape "
+                      f"({num_embeddings}, {dim}).")
+    if not is_parameter:
+        return failed(f"{label}: .weight is a {kind}, expected a Parameter (so that parameters() finds it).")
+    if values.shape != (num_embeddings, dim):
+        return failed(f"{label}: .weight has shape {values.shape}, expected (num_embeddings, dim) = "
+                      f"{(num_embeddings, dim)}: one row per id.")
+    if values.dtype != np.float32:
+        return failed(f"{label}: .weight has dtype {values.dtype}, expected float32 (the Tensor default).")
+    if values.size > 1 and np.all(values == values.flat[0]):
+        return failed(f"{label}: every weight is {number(values.flat[0])}; draw them from a standard normal.")
+    if twin_values is None or not np.array_equal(values, twin_values):
+        return failed(f"{label}: two layers built with the same seed have different weights.\n  Hint: draw them "
+                      "from np.random.default_rng(seed).")
+    if other_values is not None and values.size > 1 and np.array_equal(values, other_values):
+        return failed(f"{label}: two different seeds give the same weights: is the seed passed to the generator?")
+    return None
+
+
+def check_embedding(ns, num_embeddings, dim, index_shape, seed=0):
+    Tensor, Parameter = ns["Tensor"], ns["Parameter"]
+    label = embedding_label(num_embeddings, dim)
+    make = ns["Embedding"]
+    layer, error = construct(label, lambda: make(num_embeddings, dim, seed=seed))
+    if error:
+        return error
+    twin, _ = construct(label, lambda: make(num_embeddings, dim, seed=seed))
+    other, _ = construct(label, lambda: make(num_embeddings, dim, seed=seed + 1))
+    weight = getattr(layer, "weight", None)
+    is_parameter = isinstance(weight, Parameter)
+    verdict = embedding_weight_problem(
+        label, num_embeddings, dim, type_name(weight) if hasattr(layer, "weight") else MISSING, is_parameter,
+        np.asarray(weight.data) if is_parameter else None,
+        array(twin.weight) if isinstance(getattr(twin, "weight", None), Tensor) else None,
+        array(other.weight) if isinstance(getattr(other, "weight", None), Tensor) else None)
+    if verdict:
+        return verdict
+    rng = np.random.default_rng(seed)
+    indices = embedding_indices(num_embeddings, tuple(index_shape), rng)
+    values = array(weight)
+    want = formulas.embedding(values, indices)
+    where = f"{label} on indices of shape {indices.shape} (ids {np.array2string(indices.reshape(-1)[:8])})"
+    for upstream_name, upstream in (("an all-ones out_grad", np.ones(want.shape)),
+                                    ("a random out_grad", rng.standard_normal(want.shape))):
+        weight.grad = None
+        try:
+            out = run_quietly(layer.forward, indices.copy())
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "forward", error) + f"\n  while running {where}.")
+        if not isinstance(out, Tensor):
+            return failed(f"{where}: forward returned a {type_name(out)}, expected a Tensor (apply an operation to "
+                          "the weight, so that backward can reach it).")
+        verdict = compare_output(where, array(out), want, EMBEDDING_FORMULA, EMBEDDING_HINT)
+        if verdict:
+            return verdict
+        try:
+            run_quietly(out.backward, Tensor(upstream.copy(), dtype=np.float64, requires_grad=False))
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "backward through your forward", error) + f"\n  while running {where}.")
+        expected = gradcheck.numerical_gradients(lambda w: formulas.embedding(w, indices), [values], upstream)[0]
+        verdict = compare_gradient(f"{where}, backward with {upstream_name}", "weight", weight.grad, expected,
+                                   EMBEDDING_HINT)
+        if verdict:
+            return verdict
+    return passed(f"✔ {label}: a seeded Parameter; rows looked up on indices{indices.shape}, gradients added at repeats")

@@ -15,7 +15,8 @@ from ..hints import rule
 # the arguments the test cell gave it (`Transpose((1, 2, 0))`), the kernel by the instance's attributes.
 PARAMETERS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
               "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
-              "PowerScalar": ("scalar",), "GetItem": ("index",)}
+              "PowerScalar": ("scalar",), "GetItem": ("index",),
+              "Softmax": ("axis",), "EmbeddingLookup": ("indices",)}
 
 # A slip matches when the student's gradient equals its prediction to float32 accuracy (the student's
 # Tensor ops may round to float32); wrong and right gradients differ by O(1) on the checked inputs.
@@ -165,6 +166,25 @@ SLIPS = {
              lambda c: [leading_summed(u(c) @ swap_last(c.arrays[1]), c.arrays[0].ndim),
                         leading_summed(swap_last(c.arrays[0]) @ u(c), c.arrays[1].ndim)]),
     ],
+    "Softmax": [
+        Slip("your gradient is out_grad times s, the diagonal term only; each s_i also falls when another input "
+             "of its row grows (∂s_i/∂a_k = −s_i·s_k for i ≠ k), which subtracts s times the sum of out_grad·s "
+             "along the axis.", lambda c: [u(c) * c.out]),
+        Slip("your gradient is out_grad times s(1 − s), the derivative of each s_i with respect to its own input "
+             "only; every s_i depends on the whole row along the axis, so the gradient needs the sum of out_grad·s "
+             "along it.", lambda c: [u(c) * c.out * (1 - c.out)]),
+        Slip("your gradient is s(1 − s) without out_grad: the chain rule multiplies the softmax's derivative by "
+             "the upstream gradient.", lambda c: [c.out * (1 - c.out)]),
+        Slip("your sum of out_grad·s runs over every axis; it belongs along the softmax's own axis only, one sum "
+             "per row.", lambda c: [c.out * (u(c) - (u(c) * c.out).sum())] if c.out.ndim > 1 else None),
+    ],
+    "EmbeddingLookup": [
+        Slip("your gradient keeps one contribution per row where an index repeats: an assignment through an "
+             "index array (also an in-place add through one) writes a repeated row again instead of adding to it; every position that looked row r "
+             "up adds its out_grad to row r's gradient.", lambda c: [assigned_rows(c)]),
+        Slip("your gradient counts how often each row was looked up, without out_grad: each use adds that "
+             "position's out_grad, not 1.", lambda c: [added_rows(c, np.ones_like(u(c)))]),
+    ],
     "MulScalar": [
         Slip("your gradient is out_grad unchanged; the derivative of c·a is the constant c.", lambda c: [u(c)]),
     ],
@@ -217,6 +237,19 @@ SLIPS["GELU"] = [
          lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
                             + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * gelu_parts(c)[2] / np.sqrt(2 / np.pi))]),
 ]
+
+
+def assigned_rows(c):
+    """An EmbeddingLookup gradient made by buffered indexing: one repeat per row survives."""
+    grad = np.zeros(c.arrays[0].shape)
+    grad[np.asarray(c.params["indices"], dtype=np.int64)] += u(c)
+    return grad
+
+
+def added_rows(c, values):
+    grad = np.zeros(c.arrays[0].shape)
+    np.add.at(grad, np.asarray(c.params["indices"], dtype=np.int64), values)
+    return grad
 
 
 def leading_summed(grad, ndim):

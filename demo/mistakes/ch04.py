@@ -36,6 +36,10 @@ LSE_SOFTMAX = "softmax = np.exp(a.data - node.data.reshape(kept))"
 LSE_RETURN = ("return out_grad.reshape(kept).broadcast_to(a.shape) * Tensor(softmax, dtype=a.dtype, "
               "requires_grad=False)")
 SOFTMAX_LOSS = "return (logsumexp(logits, (1,)) - picked).sum() / n"
+SOFTMAX_SHIFT = "e = np.exp(a - a.max(axis=self.axis, keepdims=True))"
+SOFTMAX_GRAD = "grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))"
+BCE = "losses = relu(logits) - logits * targets + log(exp(-absolute(logits)) + 1)"
+EMBEDDING_ADD = "np.add.at(grad, self.indices, out_grad.data)"
 
 MISTAKES = [
     # Module
@@ -145,6 +149,41 @@ MISTAKES = [
           SOFTMAX_LOSS, "return (log(exp(logits).sum((1,))) - picked).sum() / n", ["test_softmax_loss"]),
     wrong("softmax_loss_sign", "picked logit minus log-sum-exp: the log-probability, not its negative",
           "softmax_loss", SOFTMAX_LOSS, "return (picked - logsumexp(logits, (1,))).sum() / n", ["test_softmax_loss"]),
+    # Softmax
+    wrong("softmax_no_shift", "exp(a) / sum(exp(a)) without the shift: inf / inf = nan near 1000", "softmax",
+          SOFTMAX_SHIFT, "e = np.exp(a)", ["test_softmax_forward", "test_softmax_backward"]),
+    wrong("softmax_global_max", "shifts by the max of the whole array: rows far below it become 0 / 0", "softmax",
+          SOFTMAX_SHIFT, "e = np.exp(a - a.max())", ["test_softmax_forward", "test_softmax_backward"]),
+    wrong("softmax_backward_no_sum", "out_grad times s: the diagonal term only, without the sum along the axis",
+          "softmax", SOFTMAX_GRAD, "grad = s * g", ["test_softmax_backward"]),
+    wrong("softmax_backward_diagonal", "out_grad times s(1 - s), as if each output depended on its own input only",
+          "softmax", SOFTMAX_GRAD, "grad = g * s * (1 - s)", ["test_softmax_backward"]),
+    wrong("softmax_backward_ignores_out_grad", "the formula with ones in place of out_grad (zero everywhere)",
+          "softmax", SOFTMAX_GRAD, "grad = s * (1 - s.sum(axis=self.axis, keepdims=True))", ["test_softmax_backward"]),
+    wrong("softmax_backward_sum_all_axes", "sums out_grad * s over every axis, not along the softmax's axis",
+          "softmax", SOFTMAX_GRAD, "grad = s * (g - (g * s).sum())", ["test_softmax_backward"]),
+    # BCEWithLogitsLoss
+    wrong("bce_naive_sigmoid_log", "sigmoid, then the log of p and of 1 - p: nan and inf for logits of ±50 and ±1000",
+          "bce_loss", BCE, "p = sigmoid(logits)\n        losses = -(targets * log(p) + (1 - targets) * log(1 - p))",
+          ["test_bce_loss"]),
+    wrong("bce_one_sided", "z - z·y + log(1 + exp(-z)): stable for large z, exp overflows for z = -1000",
+          "bce_loss", BCE, "losses = logits - logits * targets + log(exp(-logits) + 1)", ["test_bce_loss"]),
+    wrong("bce_no_max_term", "forgets max(z, 0): right for negative logits only", "bce_loss", BCE,
+          "losses = -(logits * targets) + log(exp(-absolute(logits)) + 1)", ["test_bce_loss"]),
+    wrong("bce_sum", "sums the per-element losses instead of averaging", "bce_loss",
+          "return losses.sum() / losses.size", "return losses.sum()", ["test_bce_loss"]),
+    # Embedding
+    wrong("embedding_assign_at_repeats", "indexed += in backward: a repeated id keeps one contribution, not their sum",
+          "embedding", EMBEDDING_ADD, "grad[self.indices] += out_grad.data",
+          ["test_embedding", "test_embedding_backward"]),
+    wrong("embedding_counts_uses", "adds 1 per use instead of out_grad", "embedding", EMBEDDING_ADD,
+          "np.add.at(grad, self.indices, 1.0)", ["test_embedding", "test_embedding_backward"]),
+    wrong("embedding_through_data", "looks rows up in weight.data: right values, but no gradient reaches the weight",
+          "embedding", "return EmbeddingLookup(indices)(self.weight)",
+          "return Tensor(self.weight.data[np.asarray(indices)])", ["test_embedding"]),
+    wrong("embedding_zeros_init", "starts every vector at zero", "embedding",
+          "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
+          "self.weight = Parameter(np.zeros((num_embeddings, dim)))", ["test_embedding"]),
 ]
 
 ALTERNATIVES = [
@@ -176,6 +215,25 @@ ALTERNATIVES = [
           "        shift = np.max(a, axis=self.axes, keepdims=True)\n        return np.log(np.sum(np.exp(a - shift), axis=self.axes)) + np.max(a, axis=self.axes)"),
     right("softmax_loss_class", "LogSumExp directly, mean as a product", "softmax_loss", SOFTMAX_LOSS,
           "return (LogSumExp((1,))(logits) - picked).sum() * (1 / n)"),
+    right("softmax_forward_through_lse", "exp(a - logsumexp(a)) along the axis", "softmax",
+          SOFTMAX_SHIFT + "\n        return e / e.sum(axis=self.axis, keepdims=True)",
+          "shift = a.max(axis=self.axis, keepdims=True)\n"
+          "        return np.exp(a - shift - np.log(np.exp(a - shift).sum(axis=self.axis, keepdims=True)))"),
+    right("softmax_backward_tensor_ops", "the backward built from Tensor operations on node and out_grad", "softmax",
+          "        s, g = node.data, out_grad.data\n        " + SOFTMAX_GRAD
+          + "\n        return Tensor(grad, dtype=node.dtype, requires_grad=False)",
+          "        kept = list(node.shape)\n        kept[self.axis] = 1\n"
+          "        total = (out_grad * node).sum((self.axis,)).reshape(tuple(kept)).broadcast_to(node.shape)\n"
+          "        return node * (out_grad - total)"),
+    right("bce_relu_of_minus", "max(-z, 0) + z in place of max(z, 0)", "bce_loss", BCE,
+          "losses = relu(-logits) + logits - logits * targets + log(exp(-absolute(logits)) + 1)"),
+    right("embedding_one_hot", "one-hot rows @ weight, reshaped: MatMul's backward adds the repeats", "embedding",
+          "return EmbeddingLookup(indices)(self.weight)",
+          "picks = Tensor(np.eye(self.num_embeddings)[np.reshape(indices, -1)], requires_grad=False)\n"
+          "        return (picks @ self.weight).reshape(np.shape(indices) + (self.dim,))"),
+    right("embedding_backward_loop", "a loop over the positions, adding each out_grad row", "embedding", EMBEDDING_ADD,
+          "for position in np.ndindex(self.indices.shape):\n"
+          "            grad[self.indices[position]] += out_grad.data[position]"),
 ]
 
 DEMO_PARTIAL = [

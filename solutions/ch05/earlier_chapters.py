@@ -903,6 +903,38 @@ class LayerNorm1d(Module):
         return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
 
 
+# ── cell 'embedding' ──
+# An operation of its own rather than one_hot(indices) @ weight: both are right (MatMul's backward adds
+# the repeats by itself), but the one-hot matrix holds num_embeddings numbers per index, e.g. 200 million
+# zeros and ones for a 50,000-word vocabulary and a batch of 4,096 words, to pick 4,096 rows.
+class EmbeddingLookup(Function):
+    """Rows of the weight picked by integer indices; the gradient adds up at repeated indices."""
+
+    def __init__(self, indices):
+        self.indices = np.asarray(indices, dtype=np.int64)
+
+    def forward(self, weight):
+        return weight[self.indices]
+
+    def backward(self, out_grad, node):
+        weight = node._inputs[0]
+        grad = np.zeros(weight.shape)
+        np.add.at(grad, self.indices, out_grad.data)
+        return Tensor(grad, dtype=weight.dtype, requires_grad=False)
+
+
+class Embedding(Module):
+    """A learned vector per id: forward(indices) has shape indices.shape + (dim,)."""
+
+    def __init__(self, num_embeddings, dim, *, seed=None):
+        self.num_embeddings, self.dim = num_embeddings, dim
+        rng = np.random.default_rng(seed)
+        self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))
+
+    def forward(self, indices):
+        return EmbeddingLookup(indices)(self.weight)
+
+
 # ── cell 'mse_loss' ──
 class MSELoss(Module):
     """Mean of the squared differences over every element."""
@@ -940,7 +972,28 @@ def logsumexp(a, axes=None):
     return LogSumExp(axes)(a)
 
 
-# ── cell 'cell-046' ──
+# ── cell 'softmax' ──
+class Softmax(Function):
+    """exp(a) / sum(exp(a)) along one axis (the last by default), with the maximum shifted out first."""
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def forward(self, a):
+        e = np.exp(a - a.max(axis=self.axis, keepdims=True))
+        return e / e.sum(axis=self.axis, keepdims=True)
+
+    def backward(self, out_grad, node):
+        s, g = node.data, out_grad.data
+        grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))
+        return Tensor(grad, dtype=node.dtype, requires_grad=False)
+
+
+def softmax(a, axis=-1):
+    return Softmax(axis)(a)
+
+
+# ── cell 'cell-056' ──
 def one_hot(labels, num_classes):
     """A constant (N, num_classes) Tensor with a 1 in row i at column labels[i]: it picks one logit per row."""
     labels = np.asarray(getattr(labels, "data", labels)).astype(int).reshape(-1)
@@ -955,6 +1008,17 @@ class SoftmaxLoss(Module):
         n, k = logits.shape
         picked = (logits * one_hot(labels, k)).sum((1,))
         return (logsumexp(logits, (1,)) - picked).sum() / n
+
+
+# ── cell 'bce_loss' ──
+class BCEWithLogitsLoss(Module):
+    """Mean binary cross-entropy of 0/1 targets under sigmoid(logits), computed from the logits."""
+
+    def forward(self, logits, targets):
+        if not isinstance(targets, Tensor):
+            targets = Tensor(targets, requires_grad=False)
+        losses = relu(logits) - logits * targets + log(exp(-absolute(logits)) + 1)
+        return losses.sum() / losses.size
 
 
 

@@ -380,3 +380,70 @@ def logsumexp_forward(rng, axes, shape, domain="real", seed=0):
     return (yield from ops.forward(rng, OpSpec("LogSumExp", (axes,)), lambda a: formulas.logsumexp(a, axes),
                                    [tuple(shape)], domain))
 
+
+
+def softmax_forward(rng, axis, shape, domain="real", seed=0):
+    return (yield from ops.forward(rng, OpSpec("Softmax", (axis,)), lambda a: formulas.softmax(a, axis),
+                                   [tuple(shape)], domain))
+
+
+def bce_loss(rng, shape=(6,), extreme=False, targets_as="array", seed=0):
+    """BCEWithLogitsLoss on the judge's logits and targets (with extreme logits at secret places), as mse_loss."""
+    logits, targets = nn.bce_inputs(tuple(shape), extreme, rng)
+    upstreams = upstreams_for((), rng)
+    steps = layer_steps(logits, {}, upstreams,
+                        extras=[{"value": targets, "as": "tensor64" if targets_as == "tensor" else "array"}])
+    reply = yield layer_request([module("BCEWithLogitsLoss")], steps)
+    return layer_verdict(nn.bce_label(shape, extreme, targets_as), objects(reply, "steps", len(steps)), logits, {},
+                         lambda z: formulas.bce_with_logits(z, targets), nn.BCE_FORMULA, nn.bce_hint(extreme), upstreams)
+
+
+def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
+    """Three layers (a secret seed twice, then the next seed) report their weights; the first then gets the judge's
+    secret weight and looks up secret indices (with a repeat), backward with an all-ones and a random out_grad."""
+    label = nn.embedding_label(num_embeddings, dim)
+    secret = secret_seed(rng)
+    values = {"weight": float32(rng.standard_normal((num_embeddings, dim)))}
+    indices = nn.embedding_indices(num_embeddings, tuple(index_shape), rng)
+    upstreams = upstreams_for(tuple(index_shape) + (dim,), rng)
+    modules = [module("Embedding", num_embeddings, dim, seed=s) for s in (secret, secret, secret + 1)]
+    runs = [{"module": 0, "forward": {"x": indices, "indices": True, "upstream": upstream, "params": ["weight"]}}
+            for _, upstream in upstreams]
+    runs[0]["set"] = values
+    steps = [{"module": i, "report": ["weight"]} for i in range(3)] + runs
+    layer, twin, other, *runs = objects((yield layer_request(modules, steps)), "steps", len(steps))
+    verdict = not_built(label, layer)
+    if verdict:
+        return verdict
+    got, is_parameter = attribute(layer, "weight")
+    twin_values = None if "built" in twin else numbers(attribute(twin, "weight")[0])
+    other_values = None if "built" in other else numbers(attribute(other, "weight")[0])
+    verdict = nn.embedding_weight_problem(label, num_embeddings, dim, kind_of(layer, "weight", got), is_parameter,
+                                          np.asarray(got.value) if is_parameter else None, twin_values, other_values)
+    if verdict:
+        return verdict
+    want = formulas.embedding(values["weight"], indices)
+    where = f"{label} on indices of shape {indices.shape} (ids {np.array2string(indices.reshape(-1)[:8])})"
+    for (upstream_name, upstream), step in zip(upstreams, runs):
+        if "set" in step:
+            return failed(describe_error(label, "parameters", returned(step["set"]))
+                          + "\n  (the check gives weight its own values).")
+        out = returned(step.get("output"))
+        if out.failed:
+            return failed(describe_error(label, "forward", out) + f"\n  while running {where}.")
+        if out.kind != "tensor":
+            return failed(f"{where}: forward returned a {out.type_name or out.kind}, expected a Tensor (apply an "
+                          "operation to the weight, so that backward can reach it).")
+        verdict = nn.compare_output(where, np.asarray(out.value, dtype=np.float64), want, nn.EMBEDDING_FORMULA,
+                                    nn.EMBEDDING_HINT)
+        if verdict:
+            return verdict
+        if "backward" in step:
+            return failed(describe_error(label, "backward through your forward", returned(step["backward"]))
+                          + f"\n  while running {where}.")
+        grad = returned_list(step, "grads", 1)[0]
+        expected = gradcheck.numerical_gradients(lambda w: formulas.embedding(w, indices), [values["weight"]], upstream)[0]
+        verdict = gradient_verdict(f"{where}, backward with {upstream_name}", "weight", grad, expected, nn.EMBEDDING_HINT)
+        if verdict:
+            return verdict
+    return passed(f"✔ {label}: a seeded Parameter; rows looked up on indices{indices.shape}, gradients added at repeats")

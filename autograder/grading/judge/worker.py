@@ -320,8 +320,9 @@ def argument(extra, Tensor):
 def run_forward(module, call, namespace):
     """module.forward on a fresh float64 Tensor x, then backward with the judge's out_grad if any."""
     Tensor = namespace["Tensor"]
+    indices = bool(call.get("indices"))     # Embedding: x is an integer array, passed as it is and given no gradient
     try:
-        x = Tensor(call["x"].copy(), dtype=np.float64, requires_grad=True)
+        x = call["x"].copy() if indices else Tensor(call["x"].copy(), dtype=np.float64, requires_grad=True)
         params = [getattr(module, name) for name in call.get("params", ())]
         for p in params:
             p.grad = None
@@ -335,7 +336,7 @@ def run_forward(module, call, namespace):
         quietly(out.backward, Tensor(call["upstream"].copy(), dtype=np.float64, requires_grad=False))
     except Exception as error:  # noqa: BLE001
         return dict(reply, backward=error_report(error))
-    return dict(reply, grads=[report(t.grad, Tensor) for t in [x, *params]])
+    return dict(reply, grads=[report(t.grad, Tensor) for t in ([] if indices else [x]) + params])
 
 
 def logsumexp_standin(Function, Tensor):
