@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # pytest-xdist workers for `make test`
 JOBS   ?= 2
 
-.PHONY: setup build demo test test-fast lab clean
+.PHONY: setup build demo test test-fast lint lab clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,11 @@ demo: $(VENV)/.installed    ## build, then autograde the demo submissions and pr
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
 	$(BIN)/python -m pytest -n $(JOBS) --durations=15
 
-test-fast: $(VENV)/.installed  ## the suite without the slow tests (fresh environments, browser)
-	$(BIN)/python -m pytest -n $(JOBS) -m "not slow"
+test-fast: $(VENV)/.installed  ## the unit layer: checks, judges' rules, build pieces, in process (well under a minute)
+	$(BIN)/python -m pytest -n $(JOBS) -m unit
+
+lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml
+	$(BIN)/ruff check .
 
 lab: $(VENV)/.installed     ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/

@@ -15,11 +15,11 @@ Chapter scripts are the course's one source: they diff and review like code. Cel
 import re
 
 import jupytext
-import nbformat
 
 from .export import export_sources
 from .generated_files import NUMERIC_TAG
 from .questions import QUESTION_SUFFIX, check_question_cells
+from . import cell_marks
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 TAGS = {"export": "export", "numeric": NUMERIC_TAG}   # marker word → cell tag
@@ -71,7 +71,7 @@ def name_questions(nb):
     """A question cell is named after its answer (`q_order_question` above `q_order`), so formgrader
     and the gradebook say which question a rubric belongs to."""
     for above, cell in zip(nb.cells, nb.cells[1:]):
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell_marks.marks(cell)
         if cell.cell_type == "markdown" and meta.get("grade") and "nbgrader" in above.metadata:
             above.id = above.metadata["nbgrader"]["grade_id"] = meta["grade_id"] + QUESTION_SUFFIX
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cell_marks
+
 
 PACKAGE = "mybabygrad"
 EXPORT_TAG = "export"
@@ -94,7 +96,7 @@ def earlier_modules(folder):
 
 def unfinished_exercises(notebook):
     """The ids of the `export` cells that are still the release's stub."""
-    return tuple(cell.metadata.get("nbgrader", {}).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
+    return tuple(cell_marks.marks(cell).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
                  if cell.cell_type == "code" and EXPORT_TAG in cell.metadata.get("tags", [])
                  and STUB.search(cell.source))
 

@@ -13,6 +13,7 @@
 """
 import nbformat
 
+from . import cell_marks
 from .authoring import nbgrader_meta
 from .export import EXPORT_TAG
 from .progress import HEADER, header
@@ -120,7 +121,7 @@ def add_frame(notebook, config, chapter, support_files):
     """Put the badges, set-up, check headers and progress cells into a chapter's source notebook."""
     checks = {}
     for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell_marks.marks(cell)
         if meta.get("grade") and cell.cell_type == "code":
             checks[meta["grade_id"]] = meta["points"]
             if not HEADER.match(cell.source):

@@ -33,6 +33,7 @@ import nbformat
 from .course import Course
 from .grading.kernel_user import KernelLimits
 from .grading.results_file import secure_results_folder, write_results
+from . import cell_marks
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUDENT = "gradescope"
@@ -231,7 +232,7 @@ def results_json(chapter, source, graded, scores, problem, found):
     tests = []
     for cell in source.cells:
         name = cell_id(cell)
-        if name not in scores or not cell.metadata.get("nbgrader", {}).get("grade"):
+        if name not in scores or not cell_marks.is_graded(cell):
             continue
         if cell.cell_type != "code":      # a written question: graded by people, in Gradescope's own grading
             continue
@@ -269,7 +270,7 @@ def results_json(chapter, source, graded, scores, problem, found):
 
 
 def cell_id(cell):
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
+    return cell_marks.grade_id(cell)
 
 
 def hidden_lines(source):

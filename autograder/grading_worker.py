@@ -26,6 +26,7 @@ import psutil
 from .grading.repair_log import read_student_repairs
 from .grading_kit import KIT_GRADEBOOK
 from .nbgrader_cli import nbgrader_env
+from . import cell_marks
 
 
 def course_settings(kit_root, worker_root, unsafe=False):
@@ -137,7 +138,7 @@ def diagnose(log, output, notebook_name, cell_timeout):
 def timed_out_cells(path):
     """Cells of an autograded notebook that nbgrader interrupted for running too long."""
     notebook = nbformat.read(path, as_version=4)
-    return [cell.metadata.get("nbgrader", {}).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
+    return [cell_marks.marks(cell).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
             if any(o.get("output_type") == "error" and o.get("ename") in ("KeyboardInterrupt", "CellTimeoutError")
                    for o in cell.get("outputs", []))]
 

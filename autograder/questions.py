@@ -20,13 +20,15 @@ live in cells nbgrader does not grade; `check_question_cells` keeps every rubric
 """
 import re
 
+from . import cell_marks
+
 BEGIN_RUBRIC, END_RUBRIC = "### BEGIN MARK SCHEME", "### END MARK SCHEME"
 RUBRIC_REGION = re.compile(r"(?s)\n*[ \t]*### BEGIN MARK SCHEME.*?### END MARK SCHEME[^\n]*")
 QUESTION_SUFFIX = "_question"
 
 
 def nbgrader(cell):
-    return cell.get("metadata", {}).get("nbgrader", {})
+    return cell_marks.marks(cell)
 
 
 def is_answer(cell):

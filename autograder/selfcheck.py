@@ -15,6 +15,7 @@ from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
 from .questions import written_points
+from . import cell_marks
 
 # The kernel's own log stays quiet: on a laptop ipykernel warns at every start that it "is running over
 # TCP without encryption", which is true of every local Jupyter kernel and tells a student nothing.
@@ -101,7 +102,7 @@ def run_checks(path, timeout=None, kernel_manager_class=None):
             stopped = stop_reason(error, started)
     results = []
     for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell_marks.marks(cell)
         if cell.cell_type == "code" and meta.get("grade"):
             status, message = outcome(cell, stopped)
             results.append(CheckResult(meta["grade_id"], int(meta.get("points", 0)), status, message))

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from . import cell_marks
+
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
@@ -45,7 +47,7 @@ def solved_answers(source_notebook):
     """{cell id: the solved code of that exercise cell, markers removed}."""
     return {cell.metadata["nbgrader"]["grade_id"]: "\n".join(
                 line for line in cell.source.splitlines() if line.strip() not in SOLUTION_MARKERS)
-            for cell in source_notebook.cells if cell.metadata.get("nbgrader", {}).get("solution")}
+            for cell in source_notebook.cells if cell_marks.is_solution(cell)}
 
 
 def with_mistakes(answers, mistakes):
@@ -62,7 +64,7 @@ def filled(release_notebook, answers):
     """A copy of the student version with exercise cells replaced by `answers`."""
     notebook = nbformat.from_dict(release_notebook)
     for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        grade_id = cell_marks.grade_id(cell)
         if grade_id in answers and cell.metadata["nbgrader"].get("solution"):
             cell.source = answers[grade_id]
     return notebook

@@ -634,7 +634,7 @@ print("np.add.at   row 1:", added[1], "(right: (1, 2) + (5, 6))")
 # Write the lookup as an operation of its own, `EmbeddingLookup(indices)`, whose one input is the
 # weight (the indices are a setting, like `Reshape`'s shape: they get no gradient). Its `forward`
 # returns the rows `weight[self.indices]`; its `backward` returns a Tensor of the weight's shape, zeros
-# but for the sums above, built with `np.add.at(grad, self.indices, out_grad.data)`.
+# but for the sums above: `np.add.at`, as in the cell before, adds every row of `out_grad` at its id.
 #
 # Then the module: `Embedding(num_embeddings, dim, seed=None)` makes `self.weight`, a `Parameter` of
 # shape `(num_embeddings, dim)` drawn from a standard normal with `np.random.default_rng(seed)` (ids

@@ -134,8 +134,21 @@ def graded_class(built_course, tmp_path_factory):
     return grade
 
 
+# Modules whose tests run in process only (checks, judges' rules, pictures, the build's pieces): the
+# `unit` layer, `make test-fast`. Every other module starts kernels, nbgrader, servers or clusters.
+UNIT_MODULES = {
+    "test_checks", "test_checks_conv", "test_checks_nn", "test_checks_optim", "test_checks_persistence",
+    "test_data_checks", "test_frame", "test_graph", "test_init_checks", "test_numpy_floor", "test_pictures",
+    "test_preprocessors", "test_progress", "test_scalar_checks", "test_tensor_checks",
+}
+
+
 def pytest_collection_modifyitems(items):
-    """Stale generated files are the commonest reason a run fails: check the fast layer first."""
+    """Each test gets its layer (`unit` or `pipeline`). Stale generated files are the commonest reason a
+    run fails: the fast check of them goes first."""
+    for item in items:
+        layer = "unit" if item.module.__name__.rsplit(".", 1)[-1] in UNIT_MODULES else "pipeline"
+        item.add_marker(getattr(pytest.mark, layer))
     fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current",
             "test_student_nbgrader_configs_are_current")
     first = [item for item in items if item.originalname in fast]

@@ -1,6 +1,7 @@
 """Grade many submissions of one chapter with the real nbgrader autograde, on all cores."""
 import nbformat
 
+import forgeries
 from autograder import grading, submissions
 from autograder.parallel_grading import grade_chapter
 
@@ -27,7 +28,8 @@ def mistake_buckets(mistakes):
 
 
 def grade_all(course, chapter):
-    """Write perfect, untouched, demo and every catalog submission, autograde them on all cores, return scores.
+    """Write perfect, untouched, demo, every catalog submission and the chapter's forged one (tests/forgeries.py),
+    autograde them on all cores, return scores.
 
     The parallel command runs the real nbgrader autograde on each submission (tests/test_parallel_grading.py
     proves its gradebook equal to serial `nbgrader autograde`'s), in half the time on two cores.
@@ -49,6 +51,8 @@ def grade_all(course, chapter):
     by_name = {m.name: m for m in catalog.MISTAKES}
     expected["demo-partial"] = {cell for name in catalog.DEMO_PARTIAL for cell in by_name[name].loses}
     students["demo-partial"] = nbformat.read(course.notebook(cfg.DEMO_DIR, chapter, "partial"), as_version=4)
+    for student, (notebook, losses) in forgeries.students(course, chapter).items():
+        students[student], expected[student] = notebook, losses
     for student, notebook in students.items():
         submissions.write_submission(course, chapter, student, notebook, cfg.SUBMITTED_DIR)
     run = grade_chapter(course, chapter, jobs=2, force=True, progress=False)

@@ -86,7 +86,7 @@ def lab(tmp_path, student_folder):
                 break
             except OSError:
                 if server.poll() is not None:
-                    raise RuntimeError("JupyterLab exited:\n" + (tmp_path / "lab.log").read_text())
+                    raise RuntimeError("JupyterLab exited:\n" + (tmp_path / "lab.log").read_text()) from None
                 time.sleep(0.5)
         yield base, token
     finally:

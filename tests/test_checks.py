@@ -233,7 +233,7 @@ def test_an_engine_that_takes_grad_only_as_a_tensor_fails_the_explicit_grad_chec
 
     def tensor_only(self, grad=None):
         if grad is not None:
-            grad.requires_grad                          # an array has none: AttributeError
+            _ = grad.requires_grad                      # an array has none: AttributeError
         return original(self, grad)
     monkeypatch.setattr(Tensor, "backward", tensor_only)
     verdict = Checker(ns, verbose=False).engine("explicit_grad")

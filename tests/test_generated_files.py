@@ -8,7 +8,6 @@ Failures name the first differing file, cell and output; nothing asks pytest to 
 import ast
 import base64
 import json
-import re
 
 import nbformat
 import pytest
@@ -188,7 +187,7 @@ def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
             assert meta["solution"] and not meta["locked"], f"{meta['grade_id']}: a written answer is the student's"
         elif meta.get("grade"):
             points += meta["points"]
-            visible = "\n".join(l for l in cell.source.split("### BEGIN HIDDEN TESTS")[0].splitlines())
+            visible = "\n".join(line for line in cell.source.split("### BEGIN HIDDEN TESTS")[0].splitlines())
             for version in (cell.source, visible):
                 assert isinstance(last_statement(version), ast.Assert), f"{meta['grade_id']} must end in an assert"
             assert meta["locked"]

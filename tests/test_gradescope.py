@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 
 from autograder.course import Course
 from autograder.gradescope import build_autograder_zip
-from autograder.gradescope_runner import FALLBACK_UID, KERNEL_USER, results_json
+from autograder.gradescope_runner import FALLBACK_UID, results_json
 from autograder.grading.kernel_user import KernelLimits, runs_kernels_unprivileged, user_processes
 from autograder.grading.results_file import write_results
 from autograder.grading.runner_config import runner_config

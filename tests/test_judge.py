@@ -19,11 +19,12 @@ from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
 from autograder.checks.engine import GRAPHS, expected_grads
 from autograder.grading.judge.plan import NotebookName, OpSpec, plan_notebook
-from autograder.grading.judge.probes import PROBE_MIME, SERVE_NAME, ProbeFailure, encode, reply_from_outputs, returned
+from autograder.grading.judge.probes import PROBE_MIME, ProbeFailure, encode, reply_from_outputs, returned
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.nbgrader_cli import run_nbgrader
 
 from conftest import ROOT, once_per_run
+from forgeries import FORGE_CHECKER, FORGE_VERDICT, FORGED, forged_notebook
 from solved_code import in_process
 from soak_judge import soak
 
@@ -37,17 +38,6 @@ WRONG_DIV = ("div", "return out_grad / b, -out_grad * a / (b * b)", "return out_
 WRONG_ENGINE = ("engine", "grads[key] = parent_grad if key not in grads else grads[key] + parent_grad",
                 "grads[key] = parent_grad")
 
-FORGE_CHECKER = '''
-from autograder.checks import Checker as _Checker
-from autograder.verdict import passed as _passed
-_Checker.__getattribute__ = lambda self, name: (
-    object.__getattribute__(self, name) if name in ("namespace", "verbose", "_report")
-    else (lambda *args, **kwargs: _passed("✔ all good")))
-'''
-FORGE_VERDICT = '''
-from autograder.verdict import Verdict as _Verdict
-_Verdict.passed = property(lambda self: True, lambda self, value: None)
-'''
 FORGE_SYS_MODULES = '''
 import sys as _sys, types as _types
 class _Pass:
@@ -417,21 +407,17 @@ def value_of(leaves, ops, index):
 CH04_FULL_MARKS = Course(ROOT).chapter("ch04").points
 # catalogued wrong answers: a Module method, Sequential and a layer; the first one's cell (the Module cell, the
 # chapter's first exercise) also forges the checks, so every later check cell passes in the kernel
-CH04_WRONG = ["parameters_duplicates", "sequential_reversed", "dropout_no_scaling"]
-CH04_SAYS = {"test_module_parameters": "appear twice", "test_sequential": "Affine1, then Affine2",
-             "test_dropout": "x / (1 - p)"}
 
 
-def test_chapter_4_forged_checker_loses_exactly_its_wrong_layer(tmp_path):
+def test_chapter_4_forged_checker_loses_exactly_its_wrong_layer(graded):
     """Tied weights listed twice, a reversed Sequential and unscaled dropout, plus a forged Checker: the kernel
     says all pass, the judge takes exactly those cells (3 + 2 + 3 points), each with its own message."""
-    course = committed_course(tmp_path / "ch04", chapter="ch04")
-    notebooks, _ = forged_notebooks(course, "ch04", CH04_WRONG, FORGE_CHECKER)
-    scores = grade(course, notebooks, "ch04")
+    course, scores, _ = graded("ch04")
+    says = FORGED["ch04"][2]
     assert total(scores["perfect"]) == CH04_FULL_MARKS and lost(scores["perfect"]) == set()
-    assert lost(scores["forged"]) == set(CH04_SAYS)
+    assert lost(scores["forged"]) == set(says)
     assert total(scores["forged"]) == CH04_FULL_MARKS - 8
-    for grade_id, text in CH04_SAYS.items():
+    for grade_id, text in says.items():
         errors = judge_errors(course, "ch04", "forged", grade_id)
         assert [e.ename for e in errors] == [JUDGE_ERROR_NAME], errors
         assert text in errors[0].evalue, errors[0].evalue
@@ -518,26 +504,6 @@ def test_the_judge_names_a_slip_from_the_same_evidence_as_the_kernel(exercise, o
 # ── chapters 1 and 5: the scalar Value and the optimizers ──
 
 # chapter: (full marks, a wrong exercise from its catalogue, the forging line appended to that cell)
-FORGED_CHAPTERS = {
-    "ch01": (14, "mul_own_data", FORGE_CHECKER),
-    "ch05": (12, "adam_no_bias_correction", FORGE_VERDICT),
-}
-
-
-def forged_notebooks(course, chapter_id, mistake_names, forge):
-    """perfect, and "forged": the catalogue's wrong exercises (a name or a list), the first one's cell also
-    forging the in-kernel checks. Returns (notebooks, the first mistake)."""
-    chapter = course.chapter(chapter_id)
-    release = nbformat.read(course.notebook("release", chapter), as_version=4)
-    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-    catalog = {m.name: m for m in submissions.load_catalog(course, chapter).MISTAKES}
-    mistakes = [catalog[name] for name in ([mistake_names] if isinstance(mistake_names, str) else mistake_names)]
-    wrong = submissions.with_mistakes(answers, mistakes)
-    cell = mistakes[0].edits[0].cell
-    wrong[cell] = wrong[cell] + "\n" + forge
-    return {"perfect": submissions.filled(release, answers), "forged": submissions.filled(release, wrong)}, mistakes[0]
-
-
 def judge_errors(course, chapter_id, student, grade_id):
     """The error outputs of one grade cell of an autograded notebook."""
     notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
@@ -555,17 +521,18 @@ def catalogue_edits(chapter_id, name):
     return replace
 
 
-@pytest.mark.parametrize("chapter_id", list(FORGED_CHAPTERS))
-def test_a_forged_wrong_exercise_loses_exactly_its_cells_in_chapters_1_and_5(tmp_path, chapter_id):
-    """Without the judge the forgery earns full marks; through it, only the wrong exercise's cells are lost."""
-    full, mistake_name, forge = FORGED_CHAPTERS[chapter_id]
+@pytest.mark.parametrize("chapter_id", ["ch01", "ch05"])
+def test_a_forged_wrong_exercise_loses_exactly_its_cells_in_chapters_1_and_5(graded, tmp_path, chapter_id):
+    """Without the judge the forgery earns full marks; through it (graded beside the chapter's catalogue),
+    only the wrong exercise's cells are lost."""
+    names, forge, _ = FORGED[chapter_id]
+    full = Course(ROOT).chapter(chapter_id).points
     plain = committed_course(tmp_path / "plain", judged=False, chapter=chapter_id)
-    notebooks, mistake = forged_notebooks(plain, chapter_id, mistake_name, forge)
-    assert total(grade(plain, {"forged": notebooks["forged"]}, chapter_id)["forged"]) == full
-    course = committed_course(tmp_path / "judged", chapter=chapter_id)
-    scores = grade(course, notebooks, chapter_id)
+    notebook, mistakes = forged_notebook(plain, chapter_id, names, forge)
+    assert total(grade(plain, {"forged": notebook}, chapter_id)["forged"]) == full
+    _, scores, _ = graded(chapter_id)
     assert total(scores["perfect"]) == full and lost(scores["perfect"]) == set()
-    assert lost(scores["forged"]) == set(mistake.loses)
+    assert lost(scores["forged"]) == {cell for m in mistakes for cell in m.loses}
     assert total(scores["forged"]) < full
 
 
@@ -617,46 +584,25 @@ def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(ca
 
 CH10 = "ch10"
 CH10_FULL_MARKS = 31
-# conv_backward_no_dilate (right for stride 1 only), with the forged Checker: every in-kernel check passes.
-WRONG_CONV = ("conv", "g = Dilate((2, 3), s - 1).forward(out_grad.data)", "g = out_grad.data")
 
 
-@pytest.fixture(scope="module")
-def judged_ch10(tmp_path_factory):
-    """A right submission and a forged one with a wrong Conv.backward, graded by plain `nbgrader autograde`
-    once per test run: (course, scores)."""
-    def make(folder):
-        course = committed_course(folder, chapter=CH10)
-        chapter = course.chapter(CH10)
-        release = nbformat.read(course.notebook("release", chapter), as_version=4)
-        answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-        forged = dict(answers)
-        cell, old, new = WRONG_CONV
-        assert old in forged[cell]
-        forged[cell] = forged[cell].replace(old, new, 1) + "\n" + FORGE_CHECKER
-        notebooks = {"perfect": submissions.filled(release, answers),
-                     "forged-checker": submissions.filled(release, forged)}
-        return grade(course, notebooks, CH10)
-    folder, scores = once_per_run(tmp_path_factory, "judged-ch10", make)
-    return Course(folder), scores
-
-
-def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(judged_ch10):
-    """The judged cells hold (Conv.backward is checked with stand-in Flip and Dilate). The forged check.capstone
+def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(graded):
+    """A Conv.backward right for stride 1 only, with a forged Checker (graded beside the chapter's catalogue):
+    the judged cells hold (Conv.backward is checked with stand-in Flip and Dilate). The forged check.capstone
     trained nothing, and the judge finds no trained model in the kernel."""
-    course, scores = judged_ch10
-    assert lost(scores["forged-checker"]) == {"test_conv_backward", "test_capstone_cnn"}
-    assert total(scores["forged-checker"]) == CH10_FULL_MARKS - 6 - 7
-    errors = judge_errors(course, CH10, "forged-checker", "test_conv_backward")
+    course, scores, _ = graded(CH10)
+    assert lost(scores["forged"]) == {"test_conv_backward", "test_capstone_cnn"}
+    assert total(scores["forged"]) == CH10_FULL_MARKS - 6 - 7
+    errors = judge_errors(course, CH10, "forged", "test_conv_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
     assert "Conv(2, 0).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
-    errors = judge_errors(course, CH10, "forged-checker", "test_capstone_cnn")
+    errors = judge_errors(course, CH10, "forged", "test_capstone_cnn")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME] and "no model trained" in errors[0].evalue
 
 
-def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(judged_ch10):
+def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
     """The capstone cell is judged (the plan) and the right CNN passes it: the judge's own forward."""
-    course, scores = judged_ch10
+    course, scores, _ = graded(CH10)
     assert total(scores["perfect"]) == CH10_FULL_MARKS and lost(scores["perfect"]) == set()
     assert not plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)["test_capstone_cnn"].unjudged
     assert judge_errors(course, CH10, "perfect", "test_capstone_cnn") == []
@@ -758,7 +704,7 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
 
 # ── right code, under secrets the fixed-seed checks never drew ──
 
-SOAK_SECRETS = 2       # per chapter in the suite; `tests/soak_judge.py --secrets 200` after changing a judged check
+SOAK_SECRETS = 1       # per chapter in the suite (the pipeline grades every catalogued right answer under its own secret too); `tests/soak_judge.py --secrets 200` after changing a judged check
 
 
 @pytest.mark.parametrize("chapter_id", Course(ROOT).config.JUDGED_CHAPTERS)
@@ -854,13 +800,12 @@ def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistak
     replace = catalogue_edits(CH02, mistake)
     judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
+    assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
 
 
 # ── chapter 7: initializers by their statistics, train_epoch and accuracy on secret batches ──
 
 CH07 = "ch07"
-# the last one breaks training (train_epoch returns after one batch): the judge measures the model itself
-CH07_WRONG = ["kaiming_uniform_fan_out", "accuracy_batch_average", "train_epoch_returns_early"]
 
 
 def test_every_chapter_7_grade_cell_is_judged_and_the_model_is_a_notebook_name():
@@ -897,7 +842,6 @@ def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
 # ── chapter 9: the Trainer's evaluate, keep_best and fit on secret weights and scripted numbers ──
 
 CH09 = "ch09"
-CH09_WRONG = ["evaluate_mean_of_means", "keep_best_no_file"]
 
 
 def test_every_chapter_9_grade_cell_is_judged():
@@ -925,47 +869,15 @@ def test_a_wrong_trainer_method_fails_the_judge_in_process(mistake, grade_id, sa
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
 
 
-# ── one forged wrong answer per chapter, through plain `nbgrader autograde` ──
+# ── one forged wrong answer per chapter, graded beside the chapter's catalogue (tests/forgeries.py) ──
 
-# chapter: (full marks, catalogued wrong answers, the line that forges the in-kernel checks, {each cell the
-# forged submission must lose: what the judge's message says there})
-FORGED = {
-    "ch02": (11, ["constructor_fixed_float32"], FORGE_VERDICT, {"test_constructor": "expected float64"}),
-    "ch06": (25, ["crop_off_by_one"], FORGE_CHECKER, {"test_random_crop": "never came up"}),
-    "ch07": (15, CH07_WRONG, FORGE_CHECKER, {"test_kaiming_uniform": "times too small",
-                                             "test_accuracy": "per-batch accuracies",
-                                             "test_train_epoch": "expected once per batch",
-                                             "test_mnist_training": "of the held-out digits right; at least 90%"}),
-    # the forged check.capstone trains nothing: the judge finds no trained model in the kernel
-    "ch09": (17, CH09_WRONG, FORGE_CHECKER, {"test_evaluate": "(the mean loss per sample)",
-                                             "test_keep_best": "no checkpoint file",
-                                             "test_capstone_mlp": "no model trained by this cell's check"}),
-    "ch08": (20, ["state_dict_aliases", "load_no_mark"], FORGE_CHECKER, {"test_state_dict": "is not a snapshot",
-                                                                          "test_checkpoint_refuses": "raised KeyError"}),
-}
-
-
-@pytest.fixture(scope="module")
-def forged_run(tmp_path_factory):
-    """run(chapter) -> (course, scores): perfect and forged graded in one real autograde, once per test run."""
-    def run(chapter_id):
-        def make(folder):
-            course = committed_course(folder, chapter=chapter_id)
-            _, wrong, forge, _ = FORGED[chapter_id]
-            notebooks, _ = forged_notebooks(course, chapter_id, wrong, forge)
-            return grade(course, notebooks, chapter_id)
-        folder, scores = once_per_run(tmp_path_factory, f"judged-{chapter_id}", make)
-        return Course(folder), scores
-    return run
-
-
-@pytest.mark.parametrize("chapter_id", list(FORGED))
-def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(forged_run, chapter_id):
+@pytest.mark.parametrize("chapter_id", ["ch02", "ch06", "ch07", "ch08", "ch09"])
+def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(graded, chapter_id):
     """The in-kernel checks are forged to pass, so each lost cell's only error is the judge's; the right
-    submission graded beside it keeps full marks. Cells the kernel decides keep the forged verdict."""
-    full, _, _, says = FORGED[chapter_id]
-    course, scores = forged_run(chapter_id)
-    assert total(scores["perfect"]) == full and lost(scores["perfect"]) == set()
+    submission graded beside it keeps full marks."""
+    says = FORGED[chapter_id][2]
+    course, scores, _ = graded(chapter_id)
+    assert total(scores["perfect"]) == Course(ROOT).chapter(chapter_id).points and lost(scores["perfect"]) == set()
     assert lost(scores["forged"]) == set(says)
     for grade_id, text in says.items():
         errors = judge_errors(course, chapter_id, "forged", grade_id)

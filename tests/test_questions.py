@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import authoring, grading, questions, submissions
+from autograder import authoring, questions, submissions
 from autograder.class_report import write_report, written_scores
 from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines

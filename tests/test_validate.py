@@ -132,7 +132,7 @@ def jupyter_server(cwd, tmp_path):
             return server, base, token
         except OSError:
             if server.poll() is not None:
-                raise RuntimeError("the Jupyter server exited:\n" + (tmp_path / "server.log").read_text())
+                raise RuntimeError("the Jupyter server exited:\n" + (tmp_path / "server.log").read_text()) from None
             time.sleep(0.5)
     server.kill()
     raise RuntimeError("the Jupyter server did not start:\n" + (tmp_path / "server.log").read_text())

@@ -86,9 +86,9 @@ def check_idx_types(parse_idx, seed=2):
         passed("✔ parse_idx reads big-endian int8, int16, int32, float32 and float64 files")
 
 
-def broken_files(good=np.arange(12, dtype=np.uint8).reshape(3, 4), magic=b"\x01\x02", code=0x07, missing=5, suffix=""):
+def broken_files(good=None, magic=b"\x01\x02", code=0x07, missing=5, suffix=""):
     """(name, bytes, what is wrong): files parse_idx must refuse."""
-    good = idx_bytes(good)
+    good = idx_bytes(np.arange(12, dtype=np.uint8).reshape(3, 4) if good is None else good)
     return [("notes" + suffix + ".txt", b"hello, these are not digits\n", "a text file"),
             ("bad-magic" + suffix, magic + good[2:], "a file whose magic number does not start with two zero bytes"),
             ("bad-type" + suffix, good[:2] + bytes([code]) + good[3:], f"a file with the unknown type code {code:#04x}"),

@@ -7,7 +7,6 @@ with the course's own versions of the others swapped in (`named_state` for `stat
 import contextlib
 import os
 import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np

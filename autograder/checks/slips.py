@@ -210,11 +210,13 @@ def assigned(c):
     return [grad]
 
 
+GELU_SCALE, GELU_CUBIC = np.sqrt(2 / np.pi), 0.044715     # the tanh approximation's constants
+
+
 def gelu_parts(c):
     """GELU's pieces at the input x: (x, t = tanh(z), dz/dx), for the tanh approximation."""
     x = c.arrays[0]
-    t = np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))
-    return x, t, np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2)
+    return x, np.tanh(GELU_SCALE * x * (1 + GELU_CUBIC * x * x)), GELU_SCALE * (1 + 3 * GELU_CUBIC * x * x)
 
 
 SLIPS["GetItem"] = [

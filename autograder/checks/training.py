@@ -155,7 +155,7 @@ def run_accuracy(namespace, batches):
         return Tensor(x, requires_grad=False), Tensor(np.array(labels), dtype=np.int64, requires_grad=False)
 
     model = scorer_module(namespace["Module"], Tensor)()
-    result = run_quietly(accuracy, model, [batch(f, l) for f, l in batches])
+    result = run_quietly(accuracy, model, [batch(features, labels) for features, labels in batches])
     return result, bool(model.modes and any(model.modes))
 
 

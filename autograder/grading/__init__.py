@@ -8,6 +8,7 @@ from nbgrader.api import Gradebook
 
 from ..nbgrader_cli import run_nbgrader
 from ..questions import answer_cells
+from .. import cell_marks
 
 
 def register(course, chapter):
@@ -48,7 +49,7 @@ def graded_cells(course, chapter):
     """The chapter's autograded cells (its test cells), in notebook order."""
     notebook = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
     return [c.metadata["nbgrader"]["grade_id"] for c in notebook.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+            if cell_marks.is_test_cell(c)]
 
 
 def written_questions(course, chapter):

@@ -169,7 +169,7 @@ def _fill_gap(gap, candidates, result, used):
             score = difflib.SequenceMatcher(None, stub, lines[c.index], autojunk=False).ratio()
             if score >= threshold:
                 scored.append((score, -c.index, s.index, c.index))
-    for score, _, s_index, c_index in sorted(scored, reverse=True):
+    for _score, _, s_index, c_index in sorted(scored, reverse=True):
         if s_index not in result.matches and c_index not in used:
             result.matches[s_index] = Match(s_index, c_index, Rule.POSITION)
             used.add(c_index)

@@ -25,6 +25,8 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
+from .. import cell_marks
+
 HIDDEN, SOLUTION, RUBRIC = "HIDDEN TESTS", "SOLUTION", "MARK SCHEME"
 # A secret line counts as shown when a line of text is exactly it, or, once it is long enough to be
 # unmistakable, when it stands inside a line (a print with a prefix, a repr in a list).
@@ -107,12 +109,12 @@ def course_cell_ids(resources):
 
 
 def cell_label(cell, index):
-    return cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index + 1}"
+    return cell_marks.grade_id(cell) or f"cell {index + 1}"
 
 
 def is_course_cell(cell, grade_ids):
     """A test cell whose text nbgrader restored from the source (OverwriteCells), not the student's."""
-    meta = cell.metadata.get("nbgrader", {})
+    meta = cell_marks.marks(cell)
     return meta.get("grade_id") in grade_ids and not meta.get("solution")
 
 
@@ -136,7 +138,7 @@ class NeutraliseStudentMarkers(NbGraderPreprocessor):
             if not is_course_cell(cell, grade_ids):
                 for marker in (self.begin, self.end):
                     cell.source = defused(cell.source, marker)
-            meta = cell.metadata.get("nbgrader", {})
+            meta = cell_marks.marks(cell)
             if meta.get("grade_id") not in locked_ids or meta.get("solution"):
                 for marker in self.rubric_markers:
                     cell.source = defused(cell.source, marker)
@@ -172,9 +174,9 @@ class FeedbackGuard(NbGraderPreprocessor):
         student may print their own code). Cells the student wrote are not scanned: they show what
         the student typed. The course's cells are, in case a hidden region survived.
         """
-        test_cell = lambda cell: (cell.metadata.get("nbgrader", {}).get("grade")          # noqa: E731
+        test_cell = lambda cell: (cell_marks.marks(cell).get("grade")          # noqa: E731
                                   and not cell.metadata["nbgrader"].get("solution"))
-        locked_cell = lambda cell: (cell.metadata.get("nbgrader", {}).get("locked")      # noqa: E731
+        locked_cell = lambda cell: (cell_marks.marks(cell).get("locked")      # noqa: E731
                                     and not cell.metadata["nbgrader"].get("solution"))
         own_code = {line.strip() for cell in nb.cells if not test_cell(cell) for line in cell.source.splitlines()}
         in_outputs = secrets.hidden | (secrets.solution - own_code) | secrets.rubric

@@ -14,6 +14,8 @@ from dataclasses import astuple, dataclass, fields
 
 import nbformat
 
+from .. import cell_marks
+
 NOTICE = ("Flags are a report for the instructor to review, not a penalty: "
           "no grade is changed by them.")
 
@@ -211,7 +213,7 @@ def student_cells(notebook, source_notebook):
     """
     solution_ids, provided_ids, provided_text = set(), set(), set()
     for cell in source_notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell_marks.marks(cell)
         if meta.get("solution") and cell.cell_type == "markdown":
             continue                    # a written answer: prose, graded by a person (autograder/questions.py)
         if meta.get("solution"):

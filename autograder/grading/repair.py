@@ -24,6 +24,7 @@ from traitlets import Integer, Unicode
 
 from .cell_matching import Rule, SkeletonCell, StudentCell, plan
 from .repair_log import Repair, RepairKind, record_student_repairs
+from .. import cell_marks
 
 NBGRADER_FIELDS = ("grade", "solution", "locked", "points", "task")   # what decides how a cell is graded
 RULE_KINDS = {Rule.CELL_ID: RepairKind.MATCHED_BY_ID, Rule.CONTENT: RepairKind.MATCHED_BY_CONTENT,
@@ -100,7 +101,7 @@ class RepairNotebook(NbGraderPreprocessor):
             if template.metadata.get("nbgrader"):   # a plain cell (the USE_MY_LIBRARY switch) has none to miss
                 self.repairs.append(self._repair(RULE_KINDS[match.rule], name, f"{where}: nbgrader metadata missing"))
         else:
-            ours = template.metadata.get("nbgrader", {})
+            ours = cell_marks.marks(template)
             changed = [f for f in NBGRADER_FIELDS if theirs.nbgrader.get(f) != ours.get(f)]
             if changed:
                 self.repairs.append(self._repair(RepairKind.METADATA_RESTORED, name, f"{where}: {', '.join(changed)}"))
@@ -215,7 +216,7 @@ def _text(source):
 
 
 def skeleton_cells(skeleton):
-    return [SkeletonCell(index=i, grade_id=c.metadata.get("nbgrader", {}).get("grade_id"), cell_id=c.get("id"),
+    return [SkeletonCell(index=i, grade_id=cell_marks.grade_id(c), cell_id=c.get("id"),
                          cell_type=c.cell_type, source=c.source, is_solution=_is_solution(c))
             for i, c in enumerate(skeleton.cells)]
 
@@ -248,11 +249,11 @@ def _config_key(config):
 
 
 def _is_solution(cell):
-    return bool(cell.metadata.get("nbgrader", {}).get("solution"))
+    return cell_marks.is_solution(cell)
 
 
 def _name(cell):
-    return cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id") or ""
+    return cell_marks.grade_id(cell) or cell.get("id") or ""
 
 
 def _valid_id(cell_id):

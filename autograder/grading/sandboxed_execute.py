@@ -23,6 +23,7 @@ from traitlets import Bool, Instance, Integer, default
 
 from . import sandbox
 from .sandboxed_kernel import SandboxedKernelManager
+from .. import cell_marks
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
@@ -44,11 +45,11 @@ class KernelDeath:
 
 
 def cell_label(cell, index):
-    return cell.metadata.get("nbgrader", {}).get("grade_id") or f"cell {index}"
+    return cell_marks.grade_id(cell) or f"cell {index}"
 
 
 def is_graded(cell):
-    return cell.cell_type == "code" and bool(cell.metadata.get("nbgrader", {}).get("grade"))
+    return cell_marks.is_test_cell(cell)
 
 
 def output_chars(output):

@@ -225,7 +225,7 @@ def normalize(rng):
 def flatten_image(rng):
     images = [image(rng, tuple(rng.integers(2, 29, 2))), image(rng, tuple(rng.integers(2, 6, 3)))]
     labels = [transform_rules.flatten_label(x.shape) for x in images]
-    got, error = yield from transform_runs([run(build("FlattenImage"), x) for x in images], [(l, "") for l in labels])
+    got, error = yield from transform_runs([run(build("FlattenImage"), x) for x in images], [(label, "") for label in labels])
     if error:
         return error
     for x, label, (out,) in zip(images, labels, got):

@@ -69,7 +69,7 @@ def layer_steps(x, values, upstreams, extras=(), training=None, report=()):
     """check_layer's runs as steps: give the parameters the judge's values, then forward x and backward
     each out_grad; `report` names attributes read after the last run."""
     steps = []
-    for upstream_name, upstream in upstreams:
+    for _name, upstream in upstreams:
         steps.append({"module": 0, "forward": {"x": x, "upstream": upstream, "params": list(values),
                                                "extras": list(extras)}})
     steps[0].update({"set": dict(values)} if values else {})

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...checks import slow
+from ... import cell_marks
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ def plan_notebook(notebook, judged, kernel_decides=None):
     """{grade_id: GradeCellPlan} for every graded code cell of the source notebook."""
     plans = {}
     for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
+        meta = cell_marks.marks(cell)
         if cell.cell_type == "code" and meta.get("grade") and meta.get("grade_id"):
             plans[meta["grade_id"]] = plan_cell(meta["grade_id"], cell.source, judged, kernel_decides)
     return plans

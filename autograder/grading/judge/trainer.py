@@ -64,7 +64,7 @@ def keep_best(rng, kind, losses=None, patience=2, seed=0):
     if not isinstance(records, list) or len(records) > epochs:
         raise ProbeFailure("the reply's keep_best records are malformed")
     shapes = reply.get("shapes")
-    for epoch, data in enumerate(records, 1):
+    for epoch in range(1, len(records) + 1):
         problem = rules.keep_best_problem(kind, losses, patience, [record(r) for r in records[:epoch]],
                                           {e: snapshot(pools[e - 1], shapes) for e in range(1, epoch + 1)})
         if problem:

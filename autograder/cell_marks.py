@@ -1,0 +1,28 @@
+"""nbgrader's marks on a notebook cell, read in one place.
+
+nbgrader keeps them under `metadata["nbgrader"]` (grade, solution, locked, grade_id, points); a cell a
+student pasted or a tool stripped has none, so every reader needs the same empty default."""
+
+
+def marks(cell):
+    """The cell's nbgrader metadata, {} when it has none (a NotebookNode or a plain dict)."""
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell):
+    """The cell's nbgrader name, or None."""
+    return marks(cell).get("grade_id")
+
+
+def is_graded(cell):
+    """A cell that earns points: an autograded test cell, or a written answer graded by a person."""
+    return bool(marks(cell).get("grade"))
+
+
+def is_test_cell(cell):
+    """An autograded test cell: graded, and code."""
+    return cell.get("cell_type") == "code" and is_graded(cell)
+
+
+def is_solution(cell):
+    return bool(marks(cell).get("solution"))
