@@ -32,6 +32,13 @@ CHAPTERS = [
     Chapter("ch10", "conv", "Convolutional networks", points=31),
 ]
 
+# Optional assignments, built and graded like a chapter (`python -m autograder build`, `grade capstone_mine`)
+# but outside CHAPTERS: no chapter's grade and no course total counts them. nbgrader knows no bonus points,
+# so an instructor who wants them adds the assignment's score to the final grade by hand (README).
+BONUS = [
+    Chapter("capstone_mine", "capstone", "Bonus: the MLP capstone on your own babygrad", points=5),
+]
+
 # Folders, relative to the repository root. nbgrader names them "directories".
 SOURCE_DIR = "source"
 RELEASE_DIR = "release"
@@ -133,11 +140,11 @@ CAPSTONE_CNN_ACCURACY = 0.97
 
 
 def chapter(chapter_id: str) -> Chapter:
-    """The chapter with this id, or a KeyError that lists the known ones."""
-    for ch in CHAPTERS:
+    """The chapter (or bonus assignment) with this id, or a KeyError that lists the known ones."""
+    for ch in CHAPTERS + BONUS:
         if ch.id == chapter_id:
             return ch
-    raise KeyError(f"no chapter {chapter_id!r} in course_config.py; known: {[c.id for c in CHAPTERS]}")
+    raise KeyError(f"no chapter {chapter_id!r} in course_config.py; known: {[c.id for c in CHAPTERS + BONUS]}")
 
 
 def configure_nbgrader(c) -> None:
@@ -196,7 +203,7 @@ def configure_nbgrader(c) -> None:
         UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata,
     ]
-    c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS
+    c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS + [bonus.id for bonus in BONUS]   # the bonus is judged too
     # Kernels that nbgrader starts inherit these (see KERNEL_ENVIRONMENT).
     os.environ.update(KERNEL_ENVIRONMENT)
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR

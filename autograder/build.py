@@ -4,11 +4,14 @@ Each step is the real nbgrader command, configured by course_config.py. Every fi
 generated: edit `chapters/*.py`, never the outputs.
 """
 import shutil
+import tempfile
+from pathlib import Path
 
 import nbformat
 
 from . import authoring, frame, readme, student_config, submissions
-from .export import exports_trailer
+from .export import PACKAGE, exports_trailer, init_text, module_text
+from .my_library import CHOSEN_FOLDER
 from .nbgrader_cli import run_nbgrader
 
 PROVIDED_MODULE = "earlier_chapters.py"
@@ -69,6 +72,21 @@ def write_earlier_chapters(course, chapter):
     return path
 
 
+def write_solved_library(course, folder):
+    """folder/mybabygrad/: the solved export cells of every chapter as the package a student who finished the
+    course would have exported. The bonus's executed solution runs on it; it is never handed out."""
+    package = Path(folder) / PACKAGE
+    package.mkdir(parents=True, exist_ok=True)
+    chapters = []
+    for script in sorted((course.root / "chapters").glob("ch*.py")):
+        parts = authoring.exported_code(script.read_text(encoding="utf-8"))
+        if parts:
+            (package / f"{script.stem}.py").write_text(module_text(script.stem, chapters, parts), encoding="utf-8")
+            chapters.append(script.stem)
+    (package / "__init__.py").write_text(init_text(chapters), encoding="utf-8")
+    return package
+
+
 def build_gradebook(course):
     """The build's own gradebook (.build/gradebook.db), as an nbgrader option.
 
@@ -83,7 +101,9 @@ def build_gradebook(course):
 
 def build_chapter(course, chapter, log=print):
     cfg = course.config
-    write_earlier_chapters(course, chapter)
+    bonus = chapter in course.bonus         # runs on the student's own library: no earlier_chapters.py, no demo
+    if not bonus:
+        write_earlier_chapters(course, chapter)
     write_source(course, chapter)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id, ignore_errors=True)
@@ -91,17 +111,23 @@ def build_chapter(course, chapter, log=print):
     build_db = build_gradebook(course)
     run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
     log(f"[{chapter.id}] nbgrader generate_solution (hidden tests stripped, executed)")
-    run_nbgrader(course.root, "generate_solution", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
+    with tempfile.TemporaryDirectory(prefix="bg-solved-library-") as library:
+        environment = dict(BUILD_ENVIRONMENT)
+        if bonus:
+            write_solved_library(course, library)
+            environment[CHOSEN_FOLDER] = library
+        run_nbgrader(course.root, "generate_solution", chapter.id, "--force", build_db, env=environment)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
     # where a student runs `nbgrader validate` or `jupyter lab` (see student_config)
     student_config.write(course, course.root / cfg.RELEASE_DIR / chapter.id)
-    submissions.write_demo_submissions(course, chapter)
-    log(f"[{chapter.id}] demo submissions written to {cfg.DEMO_DIR}/")
+    if not bonus:
+        submissions.write_demo_submissions(course, chapter)
+        log(f"[{chapter.id}] demo submissions written to {cfg.DEMO_DIR}/")
 
 
 def build(course, chapter_ids=None, log=print):
-    for chapter in course.chapters:
+    for chapter in course.assignments:
         if not chapter_ids or chapter.id in chapter_ids:
             build_chapter(course, chapter, log)
     student_config.write(course, course.root / course.config.RELEASE_DIR)

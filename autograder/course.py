@@ -22,6 +22,16 @@ class Course:
         """course_config's GRADEBOOK_URL, or nbgrader's default SQLite file in the course root."""
         return self.config.GRADEBOOK_URL or f"sqlite:///{self.root / 'gradebook.db'}"
 
+    @property
+    def bonus(self):
+        """Optional assignments (course_config.BONUS): built and graded like chapters, counted in no total."""
+        return getattr(self.config, "BONUS", [])
+
+    @property
+    def assignments(self):
+        """Every assignment the build makes: the chapters, then the bonus ones."""
+        return self.chapters + self.bonus
+
     def chapter(self, chapter_id):
         return self.config.chapter(chapter_id)
 

@@ -6,6 +6,7 @@ in course order from the student's `mybabygrad/` chapters, and from the course's
 chapter the package does not hold, so a student with chapters 2 and 3 exported can still open
 chapter 5. Grading never sees the switch on: autograde sets it back (preprocessors.UseCourseChapters).
 """
+import os
 import re
 import sys
 import types
@@ -18,10 +19,15 @@ MINE = "__babygrad_mine__"              # marks a module built from the student'
 RELATIVE_IMPORT = re.compile(r"^from \.\w+ import \*$", re.MULTILINE)
 
 
+CHOSEN_FOLDER = "BABYGRAD_LIBRARY_FOLDER"    # a folder holding mybabygrad/, looked in first when set
+
+
 def package_folders(folder="."):
-    """Where mybabygrad/ may be: next to the notebook, next to its chapter folder, in the Colab Drive folder."""
+    """Where mybabygrad/ may be: in $BABYGRAD_LIBRARY_FOLDER, next to the notebook, next to its chapter
+    folder, in the Colab Drive folder. (A grading sandbox's environment never has the variable.)"""
     here = Path(folder).resolve()
-    return [here / PACKAGE, here.parent / PACKAGE, COLAB_DRIVE / PACKAGE]
+    chosen = [Path(os.environ[CHOSEN_FOLDER]).resolve() / PACKAGE] if os.environ.get(CHOSEN_FOLDER) else []
+    return chosen + [here / PACKAGE, here.parent / PACKAGE, COLAB_DRIVE / PACKAGE]
 
 
 def find_package(folder="."):

@@ -16,8 +16,9 @@ from . import frame, readme
 
 # The student side of the package. The grading side (autograder/grading/, with the judge's workers that
 # restate chapter solutions) and the instructor commands are left out: `check` runs without them.
-STUDENT_MODULES = ["__init__", "__main__", "broadcasting", "cell_marks", "datasets", "export", "gradcheck", "graph", "hints",
-                   "my_library", "pictures", "progress", "progress_bars", "questions", "selfcheck", "support", "verdict"]
+STUDENT_MODULES = ["__init__", "__main__", "broadcasting", "cell_marks", "datasets", "export", "gradcheck", "graph",
+                   "hints", "my_library", "my_package", "pictures", "progress", "progress_bars", "questions",
+                   "selfcheck", "support", "verdict"]
 STUDENT_PACKAGES = ["checks"]                       # what notebooks' check cells call, copied whole
 PACKAGE_DATA = "data/mnist/*.gz"                    # all of MNIST: notebooks never download it
 # What a student's environment needs from requirements.txt (its pins are kept): the notebooks' imports,

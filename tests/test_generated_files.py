@@ -23,6 +23,7 @@ from conftest import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
+ASSIGNMENTS = [c.id for c in COURSE.assignments]      # the chapters and the bonus assignments (built alike)
 GENERATED = [COURSE.config.SOURCE_DIR, COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR, COURSE.config.DEMO_DIR]
 
 
@@ -32,7 +33,7 @@ def files_under(root, folder, chapter_id):
                   and "__pycache__" not in p.parts)
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_source_notebooks_are_current(repo_course, chapter_id):
     """Seconds, not minutes: the source notebook and earlier_chapters.py as the chapter script makes them."""
     chapter = repo_course.chapter(chapter_id)
@@ -41,6 +42,9 @@ def test_source_notebooks_are_current(repo_course, chapter_id):
     difference = compare_notebooks(str(path.relative_to(ROOT)), json.loads(path.read_text(encoding="utf-8")), made)
     assert difference is None, str(difference)
     provided = path.parent / build.PROVIDED_MODULE
+    if chapter in repo_course.bonus:            # it runs on the student's own library, never on the course's
+        assert not provided.exists(), f"{provided.relative_to(ROOT)}: a bonus assignment gets no earlier chapters"
+        return
     expected = build.earlier_chapters(repo_course, chapter)
     text = provided.read_text(encoding="utf-8")
     assert digest(text.encode()) == digest(expected.encode()), \
@@ -49,7 +53,7 @@ def test_source_notebooks_are_current(repo_course, chapter_id):
 
 def student_config_folders(course):
     release = course.root / course.config.RELEASE_DIR
-    return [release] + [release / chapter.id for chapter in course.chapters]
+    return [release] + [release / chapter.id for chapter in course.assignments]
 
 
 def test_student_nbgrader_configs_are_current(repo_course):
@@ -70,7 +74,7 @@ VERSION_STEPS = {"RELEASE_DIR": (ClearSolutions, ClearHiddenTests, ClearMarkSche
                  "SOLUTIONS_DIR": (ClearMarkScheme, ClearHiddenTests)}
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_student_and_solution_versions_are_current(repo_course, chapter_id):
     """Every cell's kind, id and text in release/ and solutions/ as nbgrader makes them from the source."""
     chapter = repo_course.chapter(chapter_id)
@@ -91,7 +95,7 @@ def test_student_and_solution_versions_are_current(repo_course, chapter_id):
                 f"{path.relative_to(ROOT)}: cell {index} ({have.get('id')}){difference[0]}: {difference[1]} (run `make build`)"
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_rebuilding_reproduces_the_committed_files(rebuilt_course, chapter_id):
     for folder in GENERATED:
         committed = files_under(ROOT, folder, chapter_id)
@@ -127,7 +131,7 @@ def file_text(path):
     return text
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_release_leaks_no_solution_and_no_hidden_test(repo_course, chapter_id):
     chapter = repo_course.chapter(chapter_id)
     source = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
@@ -147,7 +151,7 @@ def test_release_leaks_no_solution_and_no_hidden_test(repo_course, chapter_id):
         assert leaked == [], f"{path} leaks: {leaked[:5]}"
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_solutions_are_executed_and_carry_no_hidden_tests(repo_course, chapter_id):
     chapter = repo_course.chapter(chapter_id)
     source = nbformat.read(repo_course.notebook(repo_course.config.SOURCE_DIR, chapter), as_version=4)
@@ -155,7 +159,8 @@ def test_solutions_are_executed_and_carry_no_hidden_tests(repo_course, chapter_i
     solution = nbformat.read(repo_course.notebook(repo_course.config.SOLUTIONS_DIR, chapter), as_version=4)
     text = "\n".join(c.source for c in solution.cells)
     assert "HIDDEN TESTS" not in text
-    assert hidden and not any(line in text for line in hidden)
+    assert hidden or chapter in repo_course.bonus, "a chapter without hidden tests"    # the bonus has none
+    assert not any(line in text for line in hidden)
     code = [c for c in solution.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in code), "solutions/ must be executed"
     errors = [(c.id, o.get("ename")) for c in code for o in c.outputs
@@ -168,7 +173,7 @@ def last_statement(source):
     return body[-1] if body else None
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+@pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
 def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
     """Outputs cleared, python3 kernel, every test cell ends in an assertion (with and without its
     hidden part: an expression would be read as partial credit), test points add up to course_config's

@@ -245,10 +245,10 @@ def test_every_chapter_3_grade_cell_is_judged_from_the_source():
     assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
 
 
-@pytest.mark.parametrize("chapter_id", [c.id for c in Course(ROOT).chapters])
+@pytest.mark.parametrize("chapter_id", [c.id for c in Course(ROOT).assignments])
 def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
     """No point of the course rests on the kernel's word: every grade cell has a judge-side plan, and their
-    points add up to the chapter's."""
+    points add up to the chapter's. The bonus assignments too."""
     notebook = source_notebook(chapter_id)
     plans = plan_notebook(notebook, JUDGED_CHECKS, KERNEL_DECIDES)
     assert {g: p.unjudged for g, p in plans.items() if p.unjudged} == {}

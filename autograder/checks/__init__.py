@@ -299,6 +299,10 @@ class Checker:
         """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
         return self._report(capstone.check_capstone(self.namespace, kind, build))
 
+    def my_capstone(self, kind):
+        """The bonus: the capstone recipe on the student's own mybabygrad/, loaded by the notebook's provided cell."""
+        return self._report(capstone.check_my_capstone(self.namespace, kind))
+
     # ── chapter 10: convolutional networks ──
 
     def vectorized(self, op, shapes, larger, seed=0):

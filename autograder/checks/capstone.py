@@ -129,6 +129,32 @@ def check_capstone(ns, kind, build):
     return capstone_verdict(kind, accuracy, seconds)
 
 
+# The bonus assignment (capstone_mine): the same recipe, on the student's whole mybabygrad/ package, which the
+# notebook's provided cell loaded into its namespace (autograder/my_package.py).
+MY_LIBRARY, MY_LIBRARY_PROBLEM = "MY_LIBRARY", "MY_LIBRARY_PROBLEM"
+LIBRARY_HINT = (
+    "  This trained on your own library, mybabygrad/, and every chapter of it is graded on its own with the course's "
+    "earlier chapters: a chapter that passed there can still fail here, on your earlier code. To find the op, run each "
+    "chapter with USE_MY_LIBRARY = True (a check that fails with it and passes without it points at your earlier "
+    "chapters); in the course's repository, `python -m autograder capstone {kind} --mine --from FOLDER` (FOLDER holds "
+    "mybabygrad/) names each op that differs from the course's.")
+
+
+def check_my_capstone(ns, kind):
+    """check_capstone on the student's library; a failure says it is the library's and how to find the op."""
+    if not ns.get(MY_LIBRARY):
+        problem = ns.get(MY_LIBRARY_PROBLEM) or "the cell that loads it has not run (run the notebook from the top)"
+        return failed(f"the {RECIPES[kind].name} capstone on your library: not trained, because {problem}")
+    verdict = check_capstone(ns, kind, ns.get(f"build_{kind}"))
+    return with_library_hint(verdict, kind)
+
+
+def with_library_hint(verdict, kind):
+    if not verdict.passed:
+        verdict.message = f"{verdict.message}\n{LIBRARY_HINT.format(kind=kind)}"
+    return verdict
+
+
 def no_trained_capstone(kind):
     """The judge's verdict when the kernel holds no model trained by check_capstone (the check never ran)."""
     return failed(f"the {RECIPES[kind].name} capstone: there is no model trained by this cell's check in the kernel.\n"
