@@ -166,11 +166,13 @@ def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
     prepare(dest, replace)
     cfg = course.config
     copy_chapters(course, cfg.RELEASE_DIR, released, dest)
+    bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
+    copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
     copy_release_settings(course, dest)
     copy_chapters(course, cfg.SOLUTIONS_DIR, solved, dest)
     copy_student_package(course, released, dest)
     shutil.copy2(course.root / "runtime.txt", dest / "runtime.txt")
     (dest / "requirements.txt").write_text(requirements_text(course), encoding="utf-8")
     (dest / "pyproject.toml").write_text(pyproject_text(course), encoding="utf-8")
-    (dest / "README.md").write_text(readme.student_readme(course, released, solved), encoding="utf-8")
+    (dest / "README.md").write_text(readme.student_readme(course, released, solved, bonus), encoding="utf-8")
     return dest

@@ -46,16 +46,21 @@ def update_readme(course):
         path.write_text(with_chapter_table(path.read_text(encoding="utf-8"), course), encoding="utf-8")
 
 
-def student_readme(course, released, solved):
-    """The published repository's README: how to open the released chapters, and nothing it lacks."""
+def student_readme(course, released, solved, bonus=()):
+    """The published repository's README: how to open the released chapters (and the bonus assignments,
+    once every chapter is out), and nothing it lacks."""
     cfg = course.config
     name = cfg.github_path().split("/")[-1]
     example = f"{cfg.RELEASE_DIR}/{released[-1].id}/{released[-1].notebook}.ipynb"
     paths = [f"{cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb" for c in solved]
     solutions = "".join(f"* [`{path}`]({path})\n" for path in paths)
+    extras = "".join(f"* [`{cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb`]({cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb): "
+                     f"{b.title} ({b.points} bonus points; hand in the notebook with your `mybabygrad/` folder beside it)\n"
+                     for b in bonus)
     return STUDENT_README.format(
         binder=cfg.binder_url(), table=chapter_table(course, released), repository=cfg.PUBLISHED_REPOSITORY,
         name=name, tag=cfg.TAG, release=cfg.RELEASE_DIR, example=example,
+        bonus=f"\n## Bonus\n\nOptional, counted apart from the chapters:\n\n{extras}" if bonus else "",
         solutions=f"\n## Solutions\n\nChapters whose deadline has passed, solved and executed:\n\n{solutions}"
         if solved else "")
 
@@ -69,7 +74,7 @@ at a time. Every chapter is a notebook in `{release}/<chapter>/` with skeleton c
 checks that tell you what is wrong and why. New chapters appear here as they are released.
 
 {table}
-
+{bonus}
 ## Open a notebook
 
 The notebooks, checks and results are the same in all three places.

@@ -160,6 +160,9 @@ def test_each_release_point(newest, tmp_path):
     hit = first_hit(tree, forbidden_lines(COURSE, released, solved))
     assert not hit, hit
     assert later_chapters_support(tree, released) == []
+    bonus = [(tree / COURSE.config.RELEASE_DIR / b.id).is_dir() for b in COURSE.bonus]
+    assert bonus and bonus == [newest == ORDER[-1]] * len(bonus), "the bonus comes out with the last chapter"
+    assert all((b.title in (tree / "README.md").read_text()) == (newest == ORDER[-1]) for b in COURSE.bonus)
 
 
 def test_publish_refuses_a_chapter_whose_earlier_chapters_are_open(tmp_path):
