@@ -15,6 +15,7 @@ from ..datasets import mnist_files
 from ..verdict import failed, passed
 from .fitting import quiet
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 MLP_ACCURACY = 0.95
 CNN_ACCURACY = 0.97
@@ -175,3 +176,17 @@ def capstone_verdict(kind, accuracy, seconds=None):
             "  Hint: about 10% means nothing was learned (a gradient that does not flow: check the layers' "
             "backward); a few points short means the model is too small or badly initialized.")
     return passed(f"✔ {label}: {accuracy:.1%} of the 10,000 held-out test digits (needs {recipe.threshold:.0%})")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("capstone")
+def capstone_check(namespace, kind, build):
+    """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
+    return check_capstone(namespace, kind, build)
+
+
+@register("my_capstone")
+def my_capstone_check(namespace, kind):
+    """The bonus: the capstone recipe on the student's own mybabygrad/, loaded by the notebook's provided cell."""
+    return check_my_capstone(namespace, kind)

@@ -20,6 +20,7 @@ from . import slow
 from .describe import number, op_label, shapes_label
 from .operators import make_standin, reaches
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 STANDINS = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate,
             "Conv": slow.conv, "MaxPool": slow.max_pool}
@@ -262,3 +263,23 @@ def check_max_pool2d(namespace, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
 
 def has_parameters(label, count):
     return failed(f"{label}: has {count} parameter(s); pooling learns nothing.")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("vectorized")
+def vectorized_check(namespace, op, shapes, larger, seed=0):
+    """op's forward and backward run as many Python lines on `larger` inputs as on `shapes`: no pixel loops."""
+    return check_vectorized(namespace["Tensor"], op, shapes, larger, seed)
+
+
+@register("conv2d")
+def conv2d_check(namespace, **options):
+    """The Conv2d layer: Parameters, Kaiming scale, seed, conv(x, W) + b (with a stand-in Conv)."""
+    return check_conv2d(namespace, **options)
+
+
+@register("max_pool2d")
+def max_pool2d_check(namespace, **options):
+    """The MaxPool2d layer: no parameters, MaxPool on its input (with a stand-in MaxPool)."""
+    return check_max_pool2d(namespace, **options)

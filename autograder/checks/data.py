@@ -15,6 +15,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 
 class ProbeDataset:
@@ -376,3 +377,30 @@ def real_mnist_verdict(name, want_images, want_labels, item, n, image, label):
         return failed(f"MNISTDataset on {name}: len {n}, label of item {item} {label}; "
                       f"expected {len(want_labels)} and {want_labels[item]}, with the image scaled to [0, 1].")
     return passed("✔ MNISTDataset: images scaled to float32 in [0, 1], integer labels, transforms applied per item")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+LOADER_CHECKS = {"batches": check_loader_batches, "shuffle": check_loader_shuffle}
+
+
+@register("array_dataset")
+def array_dataset_check(namespace):
+    """ArrayDataset: length, items as tuples, unequal lengths refused."""
+    return check_array_dataset(namespace)
+
+
+@register("data_loader")
+def data_loader_check(namespace, name):
+    """One property of DataLoader: `batches` (order, sizes, drop_last, len, dtypes) or `shuffle`."""
+    return LOADER_CHECKS[name](namespace)
+
+
+@register("mnist_dataset")
+def mnist_dataset_check(namespace, real_split=None):
+    """MNISTDataset with a known-good parser swapped in; with `real_split`, also on that MNIST split."""
+    files = None
+    if real_split:
+        from ..datasets import mnist_files
+        files = mnist_files(real_split)
+    return check_mnist_dataset(namespace, files)

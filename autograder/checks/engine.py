@@ -13,6 +13,7 @@ from ..verdict import failed, passed
 from .describe import type_name
 from .engine_graph import build
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 ORDER_HINT = ("a node's backward may only run after every path into it has delivered its gradient: "
               "walk the nodes in reverse topological order.")
@@ -306,3 +307,11 @@ def check_engine(Tensor, Function, name):
            Grad(False, type_name(nodes[i].grad), nodes[i].grad if isinstance(nodes[i].grad, np.ndarray) else None)
            for i in graph.report]
     return grads_verdict(title, graph, hint, got)
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("engine")
+def engine_check(namespace, name):
+    """One property of Tensor.backward: product, diamond, reuse, accumulation, explicit_grad, long_chain."""
+    return check_engine(namespace["Tensor"], namespace["Function"], name)

@@ -12,6 +12,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .engine_graph import rule_facts
 from .ops import not_implemented, run_quietly, student_line
+from .registry import register
 
 ZERO_GRAD_HINT = ("zero_grad() forgets the gradient: it sets .grad back to None, the value of a tensor no "
                   "backward() has reached yet, and leaves .data alone.")
@@ -251,3 +252,11 @@ def check_engine_rule(namespace, name):
         return failed(f"{RULE_TITLES[name]}: the check could not build its tensors with your Tensor and Function: "
                       f"{type(error).__name__}: {error}")
     return rule_verdict(name, inputs, facts)
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("engine_rule")
+def engine_rule_check(namespace, name):
+    """One rule around Tensor.backward: zero_grad, no_grad, constant_error, non_scalar_error."""
+    return check_engine_rule(namespace, name)

@@ -14,6 +14,7 @@ import numpy as np
 from ..progress_bars import ENV_VAR as HEADLESS
 from ..verdict import failed, passed
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 
 def fmt(values):
@@ -365,3 +366,23 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         done = ", validated each" + (", stopped when keep_best said so" if stop_after and stop_after < epochs else "") \
             + ", restored the best weights"
     return passed(f"✔ fit ran {ran} of {epochs} epochs{done}; the history is right")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("evaluate")
+def evaluate_check(namespace, samples=10, batch_size=4, seed=0):
+    """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
+    return check_evaluate(namespace, samples, batch_size, seed)
+
+
+@register("keep_best")
+def keep_best_check(namespace, kind, losses=None, patience=2, seed=0):
+    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
+    return check_keep_best(namespace, kind, losses, patience, seed)
+
+
+@register("fit")
+def fit_check(namespace, epochs=5, stop_after=3, validate=True, seed=0):
+    """Trainer.fit with scripted train_epoch, evaluate and keep_best: calls, history, stop, best weights."""
+    return check_fit(namespace, epochs, stop_after, validate, seed)

@@ -8,6 +8,7 @@ from ..verdict import failed, passed
 from .data import idx_bytes, idx_file
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 
 NOT_IMPLEMENTED = "parse_idx is not implemented yet: replace `raise NotImplementedError()` with your code."
@@ -134,3 +135,14 @@ def refusals_verdict(outcomes):
             return failed(f"parse_idx on {what} raised {outcome['error_type']}: {outcome['message']}\n"
                           "  expected a ValueError that names the file and says what is wrong.")
     return passed("✔ parse_idx refuses broken files with a ValueError that names the file")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+IDX_CHECKS = {"bytes": check_idx_bytes, "types": check_idx_types, "errors": check_idx_errors}
+
+
+@register("parse_idx")
+def parse_idx_check(namespace, name, **options):
+    """parse_idx on files the check writes: `bytes` (uint8, raw and gzip), `types` (seed=...), `errors`."""
+    return IDX_CHECKS[name](namespace["parse_idx"], **options)

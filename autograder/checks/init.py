@@ -12,6 +12,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 SIGMAS = 6.0
 KURTOSIS = {"uniform": 1.8, "normal": 3.0}
@@ -125,3 +126,11 @@ def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
                           f"{NORMAL_TAIL:.2%} there.\n  Hint: draw from a normal distribution, rng.normal(0, std, shape).")
     return passed(f"✔ {label}: mean {mean:+.1e}, variance {sample_var:.4g} (expected {var:.4g}), "
                   f"{distribution} shape, reproducible")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("initializer")
+def initializer_check(namespace, name, fan_in=400, fan_out=600, setting=(), seed=0):
+    """xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal, by the statistics of a large draw."""
+    return check_initializer(namespace, name, fan_in, fan_out, tuple(setting), seed)

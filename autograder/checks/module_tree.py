@@ -13,6 +13,7 @@ import numpy as np
 
 from ..verdict import failed, passed
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 # The stand-ins, named as the messages name them; the judge reports the kernel's answers in these names.
 TREE_MODULES = ("tree", "first", "layers[0]", "layers[1]", "table['deep'][0]", "pair[1]", "empty")
@@ -288,3 +289,21 @@ def check_call(ns):
     except Exception as error:  # noqa: BLE001
         return error_verdict("call", describe_exception("Module", "__call__", error))
     return call_verdict(probe.calls, [one, two])
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+MODULE_CHECKS = {
+    "parameters": check_parameters,
+    "children": check_children,
+    "train_eval": check_train_eval,
+    "zero_grad": check_zero_grad,
+    "call": check_call,
+}
+
+
+@register("module")
+def module_check(namespace, name):
+    """One behaviour of the Module base class, on stand-in modules: parameters, children,
+    train_eval, zero_grad, call."""
+    return MODULE_CHECKS[name](namespace)

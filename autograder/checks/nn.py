@@ -15,6 +15,7 @@ from . import formulas
 from .describe import index_label, number, type_name
 from .module_tree import reference_parameters
 from .ops import check_forward, describe_exception, run_quietly
+from .registry import register
 
 FORWARD_RTOL, FORWARD_ATOL = 1e-4, 1e-5      # float32 parameters and constants; wrong formulas are off by O(1)
 
@@ -757,3 +758,99 @@ def check_embedding(ns, num_embeddings, dim, index_shape, seed=0):
         if verdict:
             return verdict
     return passed(f"✔ {label}: a seeded Parameter; rows looked up on indices{indices.shape}, gradients added at repeats")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("linear_init")
+def linear_init_check(namespace, in_features=3, out_features=4):
+    """Linear's weight and bias: Parameters of the right shapes, seeded, in ±1/sqrt(in_features)."""
+    return check_linear_init(namespace, in_features, out_features)
+
+
+@register("linear")
+def linear_check(namespace, in_features=3, out_features=4, batch=5, bias=True, seed=0):
+    """Linear.forward and its gradients against x @ W + b."""
+    return check_linear(namespace, in_features, out_features, batch, bias, seed)
+
+
+@register("activation")
+def activation_check(namespace, name, shape=(4, 3), seed=0):
+    """The ReLU, Sigmoid, Tanh or Identity module against its formula."""
+    return check_activation(namespace, name, tuple(shape), seed)
+
+
+@register("sequential")
+def sequential_check(namespace, seed=0):
+    """Sequential on stand-in modules: order, gradient, parameters reachable, empty = identity."""
+    return check_sequential(namespace, seed)
+
+
+@register("flatten")
+def flatten_check(namespace, shape=(2, 3, 4), seed=0):
+    return check_flatten(namespace, tuple(shape), seed)
+
+
+@register("dropout")
+def dropout_check(namespace, p=0.25, seed=0):
+    """Dropout in training: drop rate, 1/(1-p) scaling, fresh seeded masks, gradient."""
+    return check_dropout(namespace, p, seed)
+
+
+@register("dropout_eval")
+def dropout_eval_check(namespace, p=0.25, seed=0):
+    return check_dropout_eval(namespace, p, seed)
+
+
+@register("batchnorm")
+def batchnorm_check(namespace, batch=6, dim=3, seed=0):
+    """BatchNorm1d in training mode: output and gradients of x, weight and bias."""
+    return check_batchnorm(namespace, batch, dim, seed)
+
+
+@register("batchnorm_running")
+def batchnorm_running_check(namespace, batch=6, dim=3, seed=0):
+    """BatchNorm1d's running statistics, and evaluation mode."""
+    return check_batchnorm_running(namespace, batch, dim, seed)
+
+
+@register("layernorm")
+def layernorm_check(namespace, batch=4, dim=5, seed=0, scale=1.0):
+    """LayerNorm1d: output and gradients; `scale` shrinks the inputs to rows whose variance is near eps."""
+    return check_layernorm(namespace, batch, dim, seed, scale)
+
+
+@register("mse_loss")
+def mse_loss_check(namespace, shape=(5, 1), seed=0):
+    return check_mse(namespace, tuple(shape), seed)
+
+
+@register("softmax_loss")
+def softmax_loss_check(namespace, batch=5, classes=4, offset=0.0, labels_as="array", seed=0):
+    """SoftmaxLoss (with a stand-in LogSumExp) against the mean cross-entropy and its gradient."""
+    return check_softmax_loss(namespace, batch, classes, offset, labels_as, seed)
+
+
+@register("logsumexp_forward")
+def logsumexp_forward_check(namespace, axes, shape, domain="real", seed=0):
+    """LogSumExp(axes).forward against a stable NumPy log-sum-exp."""
+    return check_logsumexp_forward(namespace, axes, tuple(shape), domain, seed)
+
+
+@register("softmax_forward")
+def softmax_forward_check(namespace, axis, shape, domain="real", seed=0):
+    """Softmax(axis).forward against a stable NumPy softmax."""
+    return check_softmax_forward(namespace, axis, tuple(shape), domain, seed)
+
+
+@register("bce_loss")
+def bce_loss_check(namespace, shape=(6,), extreme=False, targets_as="array", seed=0):
+    """BCEWithLogitsLoss against the float64 mean binary cross-entropy and its gradient; `extreme` adds
+    logits of ±50 and ±1000 on both sides of the answer."""
+    return check_bce(namespace, tuple(shape), extreme, targets_as, seed)
+
+
+@register("embedding")
+def embedding_check(namespace, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
+    """Embedding: a seeded weight Parameter, rows looked up for indices of any shape, gradients added at repeats."""
+    return check_embedding(namespace, num_embeddings, dim, tuple(index_shape), seed)

@@ -8,6 +8,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .course_ops import FORWARDS
 from .describe import number, type_name
+from .registry import register
 
 # every op the operators may call, forward only and known to be right: the course's own (course_ops.py)
 STANDINS = FORWARDS
@@ -99,3 +100,11 @@ def check_operators(namespace):
     if problems:
         return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
     return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("operators")
+def operators_check(namespace):
+    """The Tensor operators and methods call the right Function."""
+    return check_operators(namespace)

@@ -3,6 +3,7 @@
 A backward is called directly as `op.backward(out_grad, node)` on a node built by hand, so a broken
 engine or a broken `Function.__call__` never costs an op its points.
 """
+import contextlib
 import re
 import traceback
 import warnings
@@ -12,8 +13,9 @@ import numpy as np
 from .. import gradcheck
 from ..hints import backward_hint, op_name
 from ..verdict import failed, passed
-from . import slips
+from . import course_ops, slips
 from .describe import INPUT_NAMES, index_label, number, op_label, shapes_label, type_name
+from .registry import register
 
 
 def run_quietly(fn, *args):
@@ -224,3 +226,27 @@ def gradient_mismatch(where, arrays, analytic, numeric, hint):
                     f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
                     f"  Hint: {hint}")
     return None
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("forward")
+def forward_check(namespace, op, expected, shapes, domains="real", seed=0):
+    """op.forward against NumPy's `expected` on random inputs of these shapes, with the course's
+    own versions of every other chapter-3 op and of the Tensor operators meanwhile (`course_ops`)."""
+    with course_ops.swapped(namespace, keep=[type(op).__name__]):
+        return check_forward(op, expected, shapes, domains, seed)
+
+
+@register("backward")
+def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=()):
+    """op.backward against finite differences of op.forward, with all-ones and random out_grad.
+
+    Meanwhile every other chapter-3 op and the Tensor operators are the course's (`course_ops`), and
+    `isolate` names further ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins,
+    so that a backward built from other ops is graded on its own.
+    """
+    from .convolution import swapped as isolating     # convolution imports this module
+    isolated = isolating(namespace, isolate) if isolate else contextlib.nullcontext()
+    with course_ops.swapped(namespace, keep=[type(op).__name__]), isolated:
+        return check_backward(namespace["Tensor"], op, shapes, domains, seed)

@@ -13,6 +13,7 @@ from .. import gradcheck
 from ..verdict import failed, passed
 from .describe import index_label, number, type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 TOLERANCE = 1e-6
 
@@ -351,3 +352,28 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
         return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
                       f"{want_loss:.6g}.\n  Hint: return loss.item().")
     return None
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("optimizer_zero_grad")
+def optimizer_zero_grad_check(namespace):
+    return check_zero_grad(namespace)
+
+
+@register("train_step")
+def train_step_check(namespace):
+    """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
+    return check_train_step(namespace)
+
+
+@register("sgd")
+def sgd_check(namespace, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+    """Three SGD steps against the NumPy update rule, to 1e-6."""
+    return check_sgd(namespace, lr, momentum, weight_decay, seed)
+
+
+@register("adam")
+def adam_check(namespace, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+    """Three Adam steps against the NumPy update rule, to 1e-6."""
+    return check_adam(namespace, lr, beta1, beta2, eps, weight_decay, seed)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..verdict import failed, passed
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 # ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────
 
@@ -711,3 +712,45 @@ def resume_verdict(label, pairs, original_out, resumed_out):
     if not np.array_equal(original_out, resumed_out):
         return failed("resumed training gives different predictions in eval() mode: are the running statistics restored?")
     return passed(f"✔ training with {label} resumed from a checkpoint matches uninterrupted training bit for bit")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("named_state")
+def named_state_check(namespace, variant="flat"):
+    """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
+    return check_named_state(namespace, variant)
+
+
+@register("state_dict")
+def state_dict_check(namespace):
+    """Module.state_dict (with the course's named_state): every array, copied."""
+    return check_state_dict(namespace)
+
+
+@register("load_state_dict")
+def load_state_dict_check(namespace, kind):
+    """Module.load_state_dict: `values` (copied in place) or `errors` (missing, unexpected, shape; all or nothing)."""
+    check = {"values": check_load_values, "errors": check_load_errors}[kind]
+    return check(namespace)
+
+
+@register("optimizer_state")
+def optimizer_state_check(namespace, *optimizers):
+    """Optimizer.state_dict / load_state_dict: `adam`, `sgd` (momentum), `adam_decay` continue exactly."""
+    return check_optimizer_state(namespace, optimizers or ("adam",))
+
+
+@register("checkpoint")
+def checkpoint_check(namespace, kind, *files):
+    """save_checkpoint / load_checkpoint: `round_trip`, or `refuses` files that are not checkpoints
+    (text, empty, random, zip, npy, npz)."""
+    if kind == "round_trip":
+        return check_checkpoint_round_trip(namespace)
+    return check_checkpoint_refuses(namespace, files or ("text", "npz"))
+
+
+@register("resume_training")
+def resume_training_check(namespace, optimizer="adam"):
+    """Train, checkpoint, train on; resuming from the checkpoint must match bit for bit."""
+    return check_resume_training(namespace, optimizer)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..verdict import failed, passed
 from .describe import number, type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 STEP = 1e-6   # central differences in float64: for + and * the error is rounding only, ~1e-10
 TOL = 1e-6
@@ -458,3 +459,29 @@ def numeric_hint(f, xs, i, h, got, want):
     if math.isclose(got, 2 * want, rel_tol=1e-6, abs_tol=1e-9):
         return "twice the derivative: the two nudges are 2h apart, so divide by 2h, not h."
     return "nudge ONE input at a time, by +h and by -h, leaving the others as they are: (f(x + h) - f(x - h)) / (2h)."
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("value_graph")
+def value_graph_check(namespace, op, seed=0):
+    """`a + b` or `a * b` ("add", "mul"), numbers on either side: a new Value with data, _prev and _op."""
+    return check_graph(namespace["Value"], op, seed)
+
+
+@register("value_backward")
+def value_backward_check(namespace, op, seed=0):
+    """The `_backward` closure of "add" or "mul", called directly: out.grad × local derivative, accumulated."""
+    return check_backward(namespace["Value"], op, seed)
+
+
+@register("value_engine")
+def value_engine_check(namespace, name):
+    """Value.backward on graphs whose closures the check wires: order, reuse, twice, long_chain."""
+    return ENGINE_CHECKS[name](namespace["Value"])
+
+
+@register("numerical_gradient")
+def numerical_gradient_check(namespace, case="basic"):
+    """The student's numerical_gradient against exact derivatives of small functions ("basic", "more")."""
+    return check_numerical_gradient(namespace["numerical_gradient"], case)

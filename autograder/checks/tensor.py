@@ -11,6 +11,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 MISSING = object()
 
@@ -573,3 +574,36 @@ def distributions_verdict(draws):
             return failed(f"{t.text}: 10,000 draws have mean {got_mean:.3f} and standard deviation {got_std:.3f}; "
                           f"expected about {mean} and {std:.3f}.\n  Hint: randn is standard normal, rand uniform on [0, 1).")
     return passed("✔ randn and rand are seeded, shaped, typed, and draw from the right distributions")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("constructor")
+def constructor_check(namespace, case):
+    """Tensor(...) for one kind of input: list, requires_grad, ints, scalar, float64, ndarray,
+    float64 ndarray, or "copies" (a tensor made from a tensor or an array owns its values)."""
+    return check_constructor(namespace["Tensor"], case)
+
+
+@register("properties")
+def properties_check(namespace, case="matrix"):
+    """shape, ndim, size, dtype on a matrix, scalar, float64 or empty tensor (the rest of Tensor stood in)."""
+    return check_properties(namespace["Tensor"], case)
+
+
+@register("conversions")
+def conversions_check(namespace, case="basic"):
+    """numpy(), item(), detach(), len(): "basic", or "more" (float64, other shapes)."""
+    return check_conversions(namespace["Tensor"], case)
+
+
+@register("tensor_repr")
+def tensor_repr_check(namespace, case="basic"):
+    """repr(t) against the specified text: "basic", or "more" (dtype, op, scalar, matrix)."""
+    return check_repr(namespace["Tensor"], case)
+
+
+@register("factories")
+def factories_check(namespace, kind, case="basic"):
+    """zeros/ones ("constant") or randn/rand ("random"), for the "basic" or "more" cases."""
+    return check_factories(namespace, kind, case)

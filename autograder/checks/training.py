@@ -9,6 +9,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 
 def probe_batches(Tensor, sizes, seed=0):
@@ -230,3 +231,23 @@ def trained_model_verdict(score, minimum, count):
                       "expected. A model that learned nothing scores about 10%.\n  Hint: look at the loss curve: if the "
                       "loss did not fall, check train_epoch (does it call train_step on every batch?).")
     return passed(f"✔ the trained model classifies {score:.1%} of the {count} held-out digits right")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("train_epoch")
+def train_epoch_check(namespace):
+    """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
+    return check_train_epoch(namespace)
+
+
+@register("accuracy")
+def accuracy_check(namespace):
+    """accuracy(model, loader) on a probe model with known predictions."""
+    return check_accuracy(namespace)
+
+
+@register("trained_model")
+def trained_model_check(namespace, model, loader, minimum):
+    """The held-out accuracy of a trained model, counted by the course, is at least `minimum`."""
+    return check_trained_model(model, loader, minimum)

@@ -4,6 +4,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .ops import describe_exception, run_quietly
+from .registry import register
 
 
 def image(shape, seed=0):
@@ -246,3 +247,20 @@ def compose_verdict(x, both, empty, three):
     if not close(three, (2 * x - 1) ** 2):
         return failed("Compose([times 2, minus 1, squared]) must give (2x - 1)²: feed each transform the output of the one before.")
     return passed("✔ Compose applies its transforms in order")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+TRANSFORM_CHECKS = {
+    "normalize": check_normalize,
+    "flatten_image": check_flatten_image,
+    "flip": check_flip,
+    "crop": check_crop,
+    "compose": check_compose,
+}
+
+
+@register("transform")
+def transform_check(namespace, name):
+    """One transform: normalize, flatten_image, flip, crop or compose."""
+    return TRANSFORM_CHECKS[name](namespace)
