@@ -6,7 +6,7 @@ import pytest
 
 from autograder import gradcheck
 from autograder.checks import Checker, slips
-from autograder.checks.ops import describe_exception
+from autograder.checks.running import describe_exception
 from autograder.grading.judge.worker import error_report
 from autograder.hints import BACKWARD
 

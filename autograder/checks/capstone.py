@@ -14,7 +14,7 @@ import numpy as np
 from ..datasets import mnist_files
 from ..verdict import failed, passed
 from .fitting import quiet
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 MLP_ACCURACY = 0.95

@@ -19,7 +19,7 @@ from ..verdict import failed, passed
 from . import slow
 from .describe import number, op_label, shapes_label
 from .operators import make_standin, reaches
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 STANDINS = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate,

@@ -12,7 +12,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .describe import type_name
 from .engine_graph import build
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 ORDER_HINT = ("a node's backward may only run after every path into it has delivered its gradient: "

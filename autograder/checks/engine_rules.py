@@ -11,7 +11,7 @@ import numpy as np
 
 from ..verdict import failed, passed
 from .engine_graph import rule_facts
-from .ops import not_implemented, run_quietly, student_line
+from .running import not_implemented, run_quietly, student_line
 from .registry import register
 
 ZERO_GRAD_HINT = ("zero_grad() forgets the gradient: it sets .grad back to None, the value of a tensor no "
@@ -234,7 +234,7 @@ def local_report(value):
 
 
 def local_error(error):
-    from .ops import raised_elsewhere
+    from .running import raised_elsewhere
     report = {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000],
               "line": student_line(error.__traceback__)}
     if isinstance(error, NotImplementedError):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..progress_bars import ENV_VAR as HEADLESS
 from ..verdict import failed, passed
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 

@@ -7,7 +7,7 @@ import numpy as np
 from ..verdict import failed, passed
 from .data import idx_bytes, idx_file
 from .describe import type_name
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 

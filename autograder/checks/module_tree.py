@@ -12,7 +12,7 @@ builds the same tree in the kernel with secret values and gives its data to the 
 import numpy as np
 
 from ..verdict import failed, passed
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 # The stand-ins, named as the messages name them; the judge reports the kernel's answers in these names.

@@ -14,7 +14,8 @@ from ..verdict import failed, passed
 from . import formulas
 from .describe import index_label, number, type_name
 from .module_tree import reference_parameters
-from .ops import check_forward, describe_exception, run_quietly
+from .ops import check_forward
+from .running import describe_exception, run_quietly
 from .registry import register
 
 FORWARD_RTOL, FORWARD_ATOL = 1e-4, 1e-5      # float32 parameters and constants; wrong formulas are off by O(1)

@@ -12,7 +12,7 @@ import numpy as np
 from .. import gradcheck
 from ..verdict import failed, passed
 from .describe import index_label, number, type_name
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 TOLERANCE = 1e-6

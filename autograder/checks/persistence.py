@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ..verdict import failed, passed
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 # ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..verdict import failed, passed
 from .describe import number, type_name
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 STEP = 1e-6   # central differences in float64: for + and * the error is rounding only, ~1e-10

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..verdict import failed, passed
 from .describe import type_name
-from .ops import describe_exception, run_quietly
+from .running import describe_exception, run_quietly
 from .registry import register
 
 MISSING = object()

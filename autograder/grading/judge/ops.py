@@ -12,7 +12,8 @@ from ... import gradcheck
 from ...checks.convolution import STANDINS
 from ...checks.describe import INPUT_NAMES, number, shapes_label
 from ...checks import slips
-from ...checks.ops import gradient_mismatch, ignores_out_grad, method_of, not_implemented, side_effect_problem
+from ...checks.ops import gradient_mismatch, ignores_out_grad, side_effect_problem
+from ...checks.running import method_of, not_implemented
 from ...hints import rule
 from ...verdict import failed, passed
 from .probes import ProbeFailure, objects, returned, returned_list

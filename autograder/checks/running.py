@@ -1,0 +1,75 @@
+"""How every check runs a student's code: quietly (nothing reaches stderr, which would zero an nbgrader
+cell), and what it says when that code raises: the method, the exception, and the student's own line."""
+import re
+import traceback
+import warnings
+
+import numpy as np
+
+
+def run_quietly(fn, *args):
+    """Call student code with NumPy warnings silenced: nbgrader zeroes any cell that writes to stderr."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def not_implemented(label, method, helper=""):
+    """`label.method` raised NotImplementedError: its own skeleton, or (`helper`, the function that raised
+    it) code it calls. Shared with the judge, so a helper's unwritten skeleton is never blamed on the op."""
+    if helper:
+        return (f"{method_of(label, method)} calls `{helper}`, which is not implemented yet (it still raises "
+                f"NotImplementedError).\n  That is another exercise: write it, or compute this one without it.")
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return (f"{context['name']}.{method} is not implemented yet (checked on {label}): "
+                "replace `raise NotImplementedError()` with your code.")
+    return f"{label}.{method} is not implemented yet: replace `raise NotImplementedError()` with your code."
+
+
+def raised_elsewhere(error, own):
+    """The name of the function that raised `error`, when it is not `own` (the method under test); "" when it is."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code, own_code = (tb.tb_frame.f_code if tb is not None else None), getattr(own, "__code__", None)
+    if own_code is None or code is None or code is own_code:
+        return ""
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def describe_exception(label, method, error, own=None):
+    """A student's exception, told with the line of their code that raised it. `own`: the function under
+    test, so that a NotImplementedError raised by something it calls is told as that."""
+    if isinstance(error, NotImplementedError):
+        return not_implemented(label, method, raised_elsewhere(error, own))
+    line = student_line(error.__traceback__)
+    where = f"\n  at: {line}" if line else ""
+    return f"{method_of(label, method)} raised {type(error).__name__}: {error}{where}"
+
+
+# A label that says more than the call that built the object: `Dropout(p=0.25, seed=0) in training mode`.
+LABEL_WITH_CONTEXT = re.compile(r"^(?P<name>[A-Za-z_]\w*)\(.*\)\s+\S")
+
+
+def method_of(label, method):
+    """`Mul().forward`, or for a label with context `Dropout.__init__ (checked on Dropout(p=0.25, seed=0) in
+    training mode)`, which reads as a sentence. Shared with the judge's describe_error."""
+    context = LABEL_WITH_CONTEXT.match(label)
+    if context:
+        return f"{context['name']}.{method} (checked on {label})"
+    return f"{label}.{method}"
+
+
+# The file names IPython gives notebook cells: `/tmp/ipykernel_NNN/NNNN.py` (ipykernel 6, also under nbgrader's
+# nbclient) or `<ipython-input-N-...>` (older kernels). The judge's worker keeps its own copy of this pattern.
+NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
+
+
+def student_line(tb):
+    """The source line to show for a traceback: the deepest frame in a notebook cell (the student's own code),
+    else the deepest frame outside the autograder, as before; "" when there is none."""
+    frames = [f for f in traceback.extract_tb(tb) if "autograder" not in f.filename]
+    in_cells = [f for f in frames if NOTEBOOK_CELL.search(f.filename)]
+    chosen = (in_cells or frames)[-1:]
+    return chosen[0].line if chosen and chosen[0].line else ""
