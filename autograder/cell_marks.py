@@ -4,6 +4,14 @@ nbgrader keeps them under `metadata["nbgrader"]` (grade, solution, locked, grade
 student pasted or a tool stripped has none, so every reader needs the same empty default."""
 
 
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+def without_solution_markers(source):
+    """A solution cell's code as solved, its `### BEGIN/END SOLUTION` lines left out."""
+    return "\n".join(line for line in source.splitlines() if line.strip() not in SOLUTION_MARKERS)
+
+
 def marks(cell):
     """The cell's nbgrader metadata, {} when it has none (a NotebookNode or a plain dict)."""
     return cell.get("metadata", {}).get("nbgrader", {})

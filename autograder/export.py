@@ -23,7 +23,6 @@ ANY_SECTION = re.compile(r"^# ════ .* ════$", re.MULTILINE)
 CHAPTER_MODULE = re.compile(r"^ch\d\d_\w+$")
 # What ClearSolutions leaves in an exercise the student has not written yet (course_config's code_stub).
 STUB = re.compile(r"# YOUR CODE HERE\s*\n\s*raise NotImplementedError\(\)")
-SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 COLAB_DRIVE = Path("/content/drive/MyDrive/babygrad")   # the folder the notebooks' text tells Colab users to use
 
 
@@ -43,8 +42,8 @@ def export_sources(notebook):
     sources = []
     for cell in notebook.cells:
         if cell.cell_type == "code" and EXPORT_TAG in cell.metadata.get("tags", []):
-            lines = [line for line in cell.source.splitlines() if not any(m in line for m in SOLUTION_MARKERS)]
-            sources.append(f"# ── cell {cell.get('id', '?')!r} ──\n" + "\n".join(lines).strip() + "\n")
+            code = cell_marks.without_solution_markers(cell.source)
+            sources.append(f"# ── cell {cell.get('id', '?')!r} ──\n" + code.strip() + "\n")
     return sources
 
 

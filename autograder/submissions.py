@@ -11,7 +11,6 @@ import nbformat
 
 from . import cell_marks
 
-SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 @dataclass(frozen=True)
@@ -45,8 +44,7 @@ def right(name, description, cell, old, new):
 
 def solved_answers(source_notebook):
     """{cell id: the solved code of that exercise cell, markers removed}."""
-    return {cell.metadata["nbgrader"]["grade_id"]: "\n".join(
-                line for line in cell.source.splitlines() if line.strip() not in SOLUTION_MARKERS)
+    return {cell_marks.grade_id(cell): cell_marks.without_solution_markers(cell.source)
             for cell in source_notebook.cells if cell_marks.is_solution(cell)}
 
 
