@@ -19,6 +19,9 @@ nbgrader allows a mark scheme only in "task" cells unless `ClearMarkScheme.enfor
 live in cells nbgrader does not grade; `check_question_cells` keeps every rubric where it is safe.
 """
 import re
+from pathlib import Path
+
+import nbformat
 
 from . import cell_marks
 
@@ -44,6 +47,12 @@ def answer_cells(notebook):
 def written_points(notebook):
     """The points of a notebook's written questions (graded by people, never by autograde)."""
     return sum(nbgrader(cell)["points"] for cell in answer_cells(notebook))
+
+
+def written_points_in(path):
+    """The written questions' points of the notebook file at `path` (0 when there is no such file yet)."""
+    path = Path(path)
+    return written_points(nbformat.read(path, as_version=4)) if path.exists() else 0
 
 
 def autograded_points(notebook):

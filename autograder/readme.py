@@ -2,9 +2,7 @@
 never drift from the course, and the whole README of the student distribution (autograder/publish.py)."""
 import re
 
-import nbformat
-
-from .questions import written_points
+from .questions import written_points_in
 
 BEGIN, END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -21,7 +19,7 @@ def chapter_table(course, chapters=None):
     for chapter in chapters:
         number = int(chapter.id[2:])
         notebook = f"{cfg.RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb"
-        written = written_points_of(course, chapter)
+        written = written_points_in(course.notebook(cfg.SOURCE_DIR, chapter))
         written_total += written
         rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {chapter.points} | {written} | "
                     f"[![Open in Colab]({BADGE})]({cfg.colab_url(chapter)}) |")
@@ -29,9 +27,6 @@ def chapter_table(course, chapters=None):
     return "\n".join(rows)
 
 
-def written_points_of(course, chapter):
-    path = course.notebook(course.config.SOURCE_DIR, chapter)
-    return written_points(nbformat.read(path, as_version=4)) if path.exists() else 0
 
 
 def with_chapter_table(readme, course):

@@ -14,7 +14,7 @@ from nbclient import NotebookClient
 from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 from .progress import FAILED, NOT_RUN, PASSED, CheckResult, format_table, teaching_message
-from .questions import written_points
+from .questions import written_points_in
 from . import cell_marks
 
 # The kernel's own log stays quiet: on a laptop ipykernel warns at every start that it "is running over
@@ -74,11 +74,6 @@ def sandbox_kernel_manager():
     return SandboxedKernelManager, "Running in the grading sandbox (no network, read-only system)."
 
 
-def written_points_of(path):
-    """The points of the notebook's written questions (graded by people, not by this command)."""
-    return written_points(nbformat.read(Path(path), as_version=4))
-
-
 def run_checks(path, timeout=None, kernel_manager_class=None):
     """Execute the notebook at `path` as Validate would (`validate_settings`), each cell for at most `timeout`
     seconds when given; return a CheckResult per test cell, in notebook order."""
@@ -123,5 +118,5 @@ def main(path, timeout=None, out=print, short=False):
     if not results:
         out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
         return 2
-    out(format_table(f"{path}: visible checks", results, short, written_points_of(path)))
+    out(format_table(f"{path}: visible checks", results, short, written_points_in(path)))
     return 0 if all(r.status == PASSED for r in results) else 1
