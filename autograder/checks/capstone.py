@@ -90,7 +90,9 @@ def held_out_accuracy(ns, model, images, labels, batch_size=500):
     return right / len(images)
 
 
+@register("capstone")
 def check_capstone(ns, kind, build):
+    """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
     recipe = RECIPES[kind]
     label = f"the {recipe.name} capstone"
     TRAINED.pop(kind, None)
@@ -141,6 +143,7 @@ LIBRARY_HINT = (
     "mybabygrad/) names each op that differs from the course's.")
 
 
+@register("my_capstone")
 def check_my_capstone(ns, kind):
     """check_capstone on the student's library; a failure says it is the library's and how to find the op."""
     if not ns.get(MY_LIBRARY):
@@ -176,17 +179,3 @@ def capstone_verdict(kind, accuracy, seconds=None):
             "  Hint: about 10% means nothing was learned (a gradient that does not flow: check the layers' "
             "backward); a few points short means the model is too small or badly initialized.")
     return passed(f"✔ {label}: {accuracy:.1%} of the 10,000 held-out test digits (needs {recipe.threshold:.0%})")
-
-
-# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("capstone")
-def capstone_check(namespace, kind, build):
-    """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
-    return check_capstone(namespace, kind, build)
-
-
-@register("my_capstone")
-def my_capstone_check(namespace, kind):
-    """The bonus: the capstone recipe on the student's own mybabygrad/, loaded by the notebook's provided cell."""
-    return check_my_capstone(namespace, kind)

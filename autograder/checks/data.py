@@ -48,7 +48,9 @@ def described(value):
     return value if isinstance(value, str) else type_name(value)
 
 
+@register("array_dataset")
 def check_array_dataset(namespace):
+    """ArrayDataset: length, items as tuples, unequal lengths refused."""
     ArrayDataset = namespace["ArrayDataset"]
     x = np.arange(12, dtype=np.float32).reshape(6, 2)
     y = np.array([3, 1, 4, 1, 5, 9])
@@ -382,12 +384,6 @@ def real_mnist_verdict(name, want_images, want_labels, item, n, image, label):
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
 
 LOADER_CHECKS = {"batches": check_loader_batches, "shuffle": check_loader_shuffle}
-
-
-@register("array_dataset")
-def array_dataset_check(namespace):
-    """ArrayDataset: length, items as tuples, unequal lengths refused."""
-    return check_array_dataset(namespace)
 
 
 @register("data_loader")

@@ -242,6 +242,7 @@ def local_error(error):
     return report
 
 
+@register("engine_rule")
 def check_engine_rule(namespace, name):
     """One rule of the student's engine, on inputs from a fixed seed."""
     inputs = rule_inputs(name, np.random.default_rng(CHECK_SEEDS[name]))
@@ -252,11 +253,3 @@ def check_engine_rule(namespace, name):
         return failed(f"{RULE_TITLES[name]}: the check could not build its tensors with your Tensor and Function: "
                       f"{type(error).__name__}: {error}")
     return rule_verdict(name, inputs, facts)
-
-
-# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("engine_rule")
-def engine_rule_check(namespace, name):
-    """One rule around Tensor.backward: zero_grad, no_grad, constant_error, non_scalar_error."""
-    return check_engine_rule(namespace, name)

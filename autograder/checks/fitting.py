@@ -83,7 +83,9 @@ def evaluate_where(samples, batch_size):
     return f"evaluate on {samples} samples in batches of {batch_size} ({', '.join(map(str, sizes))})"
 
 
+@register("evaluate")
 def check_evaluate(ns, samples=10, batch_size=4, seed=0):
+    """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((samples, 3)).astype(np.float32)
     y = rng.integers(0, 3, samples)
@@ -154,7 +156,9 @@ def expected_keep_best(losses, patience):
     return flags, bests
 
 
+@register("keep_best")
 def check_keep_best(ns, kind, losses=None, patience=2, seed=0):
+    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
     losses, patience = keep_best_scenario(kind, losses, patience)
     want_flags, _ = expected_keep_best(losses, patience)
     with tempfile.TemporaryDirectory() as folder:
@@ -262,6 +266,7 @@ def fit_scenario(rng, epochs):
     return batch_losses, val_results
 
 
+@register("fit")
 def check_fit(ns, epochs=5, stop_after=3, validate=True, seed=0):
     """fit with scripted train_epoch, evaluate and keep_best: calls, history, early stop, best weights."""
     rng = np.random.default_rng(seed)
@@ -366,23 +371,3 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         done = ", validated each" + (", stopped when keep_best said so" if stop_after and stop_after < epochs else "") \
             + ", restored the best weights"
     return passed(f"✔ fit ran {ran} of {epochs} epochs{done}; the history is right")
-
-
-# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("evaluate")
-def evaluate_check(namespace, samples=10, batch_size=4, seed=0):
-    """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
-    return check_evaluate(namespace, samples, batch_size, seed)
-
-
-@register("keep_best")
-def keep_best_check(namespace, kind, losses=None, patience=2, seed=0):
-    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
-    return check_keep_best(namespace, kind, losses, patience, seed)
-
-
-@register("fit")
-def fit_check(namespace, epochs=5, stop_after=3, validate=True, seed=0):
-    """Trainer.fit with scripted train_epoch, evaluate and keep_best: calls, history, stop, best weights."""
-    return check_fit(namespace, epochs, stop_after, validate, seed)

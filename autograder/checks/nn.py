@@ -227,7 +227,9 @@ def empty_sequential_problem(is_tensor, unchanged):
     return failed("Sequential() with no modules should return its input unchanged.")
 
 
+@register("sequential")
 def check_sequential(ns, seed=0):
+    """Sequential on stand-in modules: order, gradient, parameters reachable, empty = identity."""
     Module, Parameter = ns["Module"], ns["Parameter"]
 
     def standin(name, fn):
@@ -779,12 +781,6 @@ def linear_check(namespace, in_features=3, out_features=4, batch=5, bias=True, s
 def activation_check(namespace, name, shape=(4, 3), seed=0):
     """The ReLU, Sigmoid, Tanh or Identity module against its formula."""
     return check_activation(namespace, name, tuple(shape), seed)
-
-
-@register("sequential")
-def sequential_check(namespace, seed=0):
-    """Sequential on stand-in modules: order, gradient, parameters reachable, empty = identity."""
-    return check_sequential(namespace, seed)
 
 
 @register("flatten")

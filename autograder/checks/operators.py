@@ -62,7 +62,9 @@ def reaches(result, leaf):
     return False
 
 
+@register("operators")
 def check_operators(namespace):
+    """The Tensor operators and methods call the right Function."""
     Tensor, Function = namespace["Tensor"], namespace["Function"]
     saved = {name: namespace[name] for name in STANDINS if name in namespace}
     standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
@@ -100,11 +102,3 @@ def check_operators(namespace):
     if problems:
         return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
     return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")
-
-
-# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("operators")
-def operators_check(namespace):
-    """The Tensor operators and methods call the right Function."""
-    return check_operators(namespace)

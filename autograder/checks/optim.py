@@ -183,7 +183,9 @@ def sgd_mistakes(lr, momentum, weight_decay):
     ]
 
 
+@register("sgd")
 def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+    """Three SGD steps against the NumPy update rule, to 1e-6."""
     label = sgd_label(lr, momentum, weight_decay)
     make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
     verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
@@ -214,7 +216,9 @@ def with_adam_hint(verdict):
     return verdict
 
 
+@register("adam")
 def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+    """Three Adam steps against the NumPy update rule, to 1e-6."""
     label = adam_label(lr, beta1, beta2, eps, weight_decay)
     make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
                                      weight_decay=weight_decay)
@@ -228,6 +232,7 @@ def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, 
 ZERO_GRAD_SHAPES = ((2, 3), (3,), (1, 1))   # the last one has no gradient to forget
 
 
+@register("optimizer_zero_grad")
 def check_zero_grad(ns):
     Parameter = ns["Parameter"]
     rng = np.random.default_rng(3)
@@ -261,7 +266,9 @@ TRAIN_STEP_LABEL = "train_step(model, loss_fn, optimizer, x, y)"
 TRAIN_STEP_LR = 0.05      # the recording optimizer's step: w -= TRAIN_STEP_LR * w.grad
 
 
+@register("train_step")
 def check_train_step(ns):
+    """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
     Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
     events = []
     w = Parameter(np.array([[0.5], [-1.0]]), dtype=np.float64)
@@ -325,7 +332,6 @@ def check_train_step(ns):
     return passed(f"✔ {TRAIN_STEP_LABEL}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")
 
 
-
 def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
     """What went wrong in one call of train_step, or None: the calls made (`events`), the gradients step()
     saw at each call so far (the last is this call's), and the value returned. Shared with the judge."""
@@ -352,28 +358,3 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
         return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
                       f"{want_loss:.6g}.\n  Hint: return loss.item().")
     return None
-
-
-# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("optimizer_zero_grad")
-def optimizer_zero_grad_check(namespace):
-    return check_zero_grad(namespace)
-
-
-@register("train_step")
-def train_step_check(namespace):
-    """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
-    return check_train_step(namespace)
-
-
-@register("sgd")
-def sgd_check(namespace, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-    """Three SGD steps against the NumPy update rule, to 1e-6."""
-    return check_sgd(namespace, lr, momentum, weight_decay, seed)
-
-
-@register("adam")
-def adam_check(namespace, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
-    """Three Adam steps against the NumPy update rule, to 1e-6."""
-    return check_adam(namespace, lr, beta1, beta2, eps, weight_decay, seed)

@@ -217,7 +217,9 @@ def warm_up(ns, model, seed=0):
 
 # ── 8.1 named_state and state_dict ────────────────────────────────────────────────────────────
 
+@register("named_state")
 def check_named_state(ns, variant="flat"):
+    """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
     model, expected = probe_model(ns, variant=variant)
     got, error = attempt("Module.named_state", model.named_state)
     if error:
@@ -260,7 +262,9 @@ def named_state_verdict(got, want):
     return passed(f"✔ named_state() names all {len(want)} arrays of the check's model, each once")
 
 
+@register("state_dict")
 def check_state_dict(ns):
+    """Module.state_dict (with the course's named_state): every array, copied."""
     with course_methods(ns, ("Module", "named_state")):
         model = small_net(ns, seed=0)
         warm_up(ns, model)
@@ -673,6 +677,7 @@ def refuses_passed(descriptions):
 
 # ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
 
+@register("resume_training")
 def check_resume_training(ns, optimizer="adam"):
     """Train, checkpoint, train on; a new model and optimizer loaded from the checkpoint must match bit for bit."""
     label, build = OPTIMIZERS[optimizer]
@@ -716,17 +721,6 @@ def resume_verdict(label, pairs, original_out, resumed_out):
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
 
-@register("named_state")
-def named_state_check(namespace, variant="flat"):
-    """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
-    return check_named_state(namespace, variant)
-
-
-@register("state_dict")
-def state_dict_check(namespace):
-    """Module.state_dict (with the course's named_state): every array, copied."""
-    return check_state_dict(namespace)
-
 
 @register("load_state_dict")
 def load_state_dict_check(namespace, kind):
@@ -748,9 +742,3 @@ def checkpoint_check(namespace, kind, *files):
     if kind == "round_trip":
         return check_checkpoint_round_trip(namespace)
     return check_checkpoint_refuses(namespace, files or ("text", "npz"))
-
-
-@register("resume_training")
-def resume_training_check(namespace, optimizer="adam"):
-    """Train, checkpoint, train on; resuming from the checkpoint must match bit for bit."""
-    return check_resume_training(namespace, optimizer)

@@ -436,6 +436,7 @@ def repr_hint(want, got):
 
 # ── factories ──────────────────────────────────────────────────────────────────────────────
 
+@register("factories")
 def check_factories(namespace, kind, case="basic"):
     """zeros and ones ("constant"), or randn and rand ("random"): shape, values, dtype, requires_grad, seed."""
     Tensor = namespace["Tensor"]
@@ -601,9 +602,3 @@ def conversions_check(namespace, case="basic"):
 def tensor_repr_check(namespace, case="basic"):
     """repr(t) against the specified text: "basic", or "more" (dtype, op, scalar, matrix)."""
     return check_repr(namespace["Tensor"], case)
-
-
-@register("factories")
-def factories_check(namespace, kind, case="basic"):
-    """zeros/ones ("constant") or randn/rand ("random"), for the "basic" or "more" cases."""
-    return check_factories(namespace, kind, case)

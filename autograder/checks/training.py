@@ -90,7 +90,9 @@ def run_train_epoch(namespace, batches, losses):
             "result": result, "updates": bar.updates, "shown": shown}
 
 
+@register("train_epoch")
 def check_train_epoch(namespace):
+    """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
     Tensor = namespace["Tensor"]
     try:
         ran = run_train_epoch(namespace, probe_batches(Tensor, TRAIN_EPOCH_SIZES), TRAIN_EPOCH_LOSSES)
@@ -166,7 +168,9 @@ def scored(batches):
     return sum(map(sum, rights)) / sum(map(len, rights)), float(np.mean([np.mean(r) for r in rights]))
 
 
+@register("accuracy")
 def check_accuracy(namespace):
+    """accuracy(model, loader) on a probe model with known predictions."""
     try:
         result, trained = run_accuracy(namespace, ACCURACY_BATCHES)
     except Exception as error:  # noqa: BLE001
@@ -234,17 +238,6 @@ def trained_model_verdict(score, minimum, count):
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
-
-@register("train_epoch")
-def train_epoch_check(namespace):
-    """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
-    return check_train_epoch(namespace)
-
-
-@register("accuracy")
-def accuracy_check(namespace):
-    """accuracy(model, loader) on a probe model with known predictions."""
-    return check_accuracy(namespace)
 
 
 @register("trained_model")
