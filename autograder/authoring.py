@@ -13,6 +13,7 @@ Chapter scripts are the course's one source: they diff and review like code. Cel
                                   differ in the last digits between CPUs: see autograder/generated_files.py
 """
 import re
+from pathlib import Path
 
 import jupytext
 
@@ -79,3 +80,14 @@ def name_questions(nb):
 def exported_code(text):
     """The solved code of a chapter script's `export` cells, solution markers removed."""
     return export_sources(notebook_from_script(text))
+
+
+def solved_exports(root):
+    """{chapter module: (its export cells' solved code, the script)} for every chapter script of the course
+    at `root` that exports any, in course order: the library a student who finished every chapter has."""
+    exports = {}
+    for script in sorted((Path(root) / "chapters").glob("ch*.py")):
+        parts = exported_code(script.read_text(encoding="utf-8"))
+        if parts:
+            exports[script.stem] = (parts, script)
+    return exports

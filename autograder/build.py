@@ -78,11 +78,9 @@ def write_solved_library(course, folder):
     package = Path(folder) / PACKAGE
     package.mkdir(parents=True, exist_ok=True)
     chapters = []
-    for script in sorted((course.root / "chapters").glob("ch*.py")):
-        parts = authoring.exported_code(script.read_text(encoding="utf-8"))
-        if parts:
-            (package / f"{script.stem}.py").write_text(module_text(script.stem, chapters, parts), encoding="utf-8")
-            chapters.append(script.stem)
+    for name, (parts, _) in authoring.solved_exports(course.root).items():
+        (package / f"{name}.py").write_text(module_text(name, chapters, parts), encoding="utf-8")
+        chapters.append(name)
     (package / "__init__.py").write_text(init_text(chapters), encoding="utf-8")
     return package
 

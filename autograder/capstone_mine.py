@@ -40,12 +40,7 @@ class OpReport:
 
 def solved_sections(root):
     """{chapter module: (its solved export code, file name)} for every chapter with exports, in order."""
-    sections = {}
-    for script in sorted((Path(root) / "chapters").glob("ch*.py")):
-        parts = authoring.exported_code(script.read_text(encoding="utf-8"))
-        if parts:
-            sections[script.stem] = ("\n".join(parts), str(script))
-    return sections
+    return {name: ("\n".join(parts), str(script)) for name, (parts, script) in authoring.solved_exports(root).items()}
 
 
 def library(root, package=None):
