@@ -61,19 +61,11 @@ def forged_notebook(course, chapter_id, mistake_names, forge):
     return submissions.filled(release, wrong), mistakes
 
 
-def expected_losses(course, chapter_id):
-    """The cells the forged student of the chapter must lose."""
-    names, forge, says = FORGED[chapter_id]
-    if says is not None:
-        return set(says)
-    _, mistakes = forged_notebook(course, chapter_id, names, forge)
-    return {cell for m in mistakes for cell in m.loses}
-
-
 def students(course, chapter):
     """{"forged": (notebook, the cells it must lose)} for a chapter with a forgery, else {}."""
     if chapter.id not in FORGED:
         return {}
-    names, forge, _ = FORGED[chapter.id]
-    notebook, _ = forged_notebook(course, chapter.id, names, forge)
-    return {STUDENT: (notebook, expected_losses(course, chapter.id))}
+    names, forge, says = FORGED[chapter.id]
+    notebook, mistakes = forged_notebook(course, chapter.id, names, forge)
+    losses = set(says) if says is not None else {cell for m in mistakes for cell in m.loses}
+    return {STUDENT: (notebook, losses)}
