@@ -48,10 +48,6 @@ def cell_label(cell, index):
     return cell_marks.grade_id(cell) or f"cell {index}"
 
 
-def is_graded(cell):
-    return cell_marks.is_test_cell(cell)
-
-
 def output_chars(output):
     """The characters an output holds: what it costs in the notebook and the feedback page."""
     if output.output_type == "stream":
@@ -240,11 +236,11 @@ class SandboxedExecute(Execute):
             for index, cell in enumerate(self.nb.cells):
                 if index in skip:
                     continue
-                if cell.cell_type == "code" and not is_graded(cell):
+                if cell.cell_type == "code" and not cell_marks.is_test_cell(cell):
                     self.after_graded_run()     # still attributed to the last cell run, a graded one
                 self._running = index
                 self.preprocess_cell(cell, resources, index)
-                if is_graded(cell):
+                if cell_marks.is_test_cell(cell):
                     self.after_graded_cell(cell, index)
             self.after_graded_run()
             self._running = None
