@@ -96,8 +96,8 @@ KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
 # The environment of every kernel nbgrader starts: configure_nbgrader sets it in nbgrader's process, and
-# the students' nbgrader_config.py in Validate's kernels (autograder/student_config.py). No progress bars
-# (autograder/progress_bars.py). One BLAS thread: babygrad's matrices are small, and on a busy grading
+# the students' nbgrader_config.py in Validate's kernels (autograder/build/student_config.py). No progress bars
+# (autograder/student/progress_bars.py). One BLAS thread: babygrad's matrices are small, and on a busy grading
 # machine threaded BLAS made chapter 7's training epoch ten times slower (135 s instead of 14 s); one
 # thread also makes results independent of the core count, so rebuilt solutions reproduce.
 KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -120,7 +120,7 @@ SANDBOX_SCRATCH_BYTES = 256 << 20  # each of the kernel's writable folders (its 
 OUTPUT_CHARS_PER_CELL = 20_000      # output kept per cell: a test's message is a few lines, a table a few thousand
 OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB give a small notebook and feedback page
 
-# Collecting from an LMS (`python -m autograder collect`, autograder/lms.py). Canvas names each file
+# Collecting from an LMS (`python -m autograder collect`, autograder/grading/lms.py). Canvas names each file
 # <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb).
 # Students are identified by their Canvas user id through the roster (columns lms_user_id,student_id,name);
 # the name in the file name is for display only. The regexp is matched against the member's whole path.
@@ -133,7 +133,7 @@ LMS_MAX_TOTAL_BYTES = 2 * 2**30           # the whole download, decompressed: a 
 
 # The capstones (chapters 9 and 10): held-out accuracy on the 10,000 MNIST test digits that a student's
 # model must reach, trained by the course's fixed recipe with the student's library. The reference
-# solutions reach 96.6% (MLP) and 97.8% (CNN); autograder/checks/capstone.py holds the same numbers
+# solutions reach 96.6% (MLP) and 97.8% (CNN); autograder/student/checks/capstone.py holds the same numbers
 # for notebooks that run without this file, and a test keeps the two equal.
 CAPSTONE_MLP_ACCURACY = 0.95
 CAPSTONE_CNN_ACCURACY = 0.97
@@ -162,7 +162,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
-    from autograder.preprocessors import CoalesceStreams, ShortTracebacks, UseCourseChapters
+    from autograder.grading.preprocessors import CoalesceStreams, ShortTracebacks, UseCourseChapters
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR
@@ -198,7 +198,7 @@ def configure_nbgrader(c) -> None:
     # nbgrader's default with it in Execute's place, and it reads the c.Execute settings above.
     c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
     # A submission's USE_MY_LIBRARY switch is set back to False: each chapter is graded on the course's
-    # earlier chapters (autograder/my_library.py).
+    # earlier chapters (autograder/student/my_library.py).
     c.Autograde.autograde_preprocessors = [
         UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
         AssignLatePenalties, CheckCellMetadata,

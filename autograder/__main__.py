@@ -62,39 +62,40 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     if args.command == "export":                # a student's command, like check
-        from .export import export_notebook
+        from autograder.student.export import export_notebook
         print(export_notebook(args.notebook, args.to).summary())
         return
 
     if args.command == "check":                 # needs neither the course folder nor nbgrader
-        from . import selfcheck
+        from autograder.student import selfcheck
         sys.exit(selfcheck.main(args.notebook, short=args.short))
 
     if importlib.util.find_spec(f"{__package__}.build") is None:     # the published student distribution
         sys.exit(f"{args.command}: an instructor's command; this copy of the course has only `check` and `export`")
-    from . import build, grading
-    from .course import Course
+    from autograder import grading
+    from autograder.build import pipeline
+    from autograder.course import Course
 
     course = Course(args.root)
     if args.command == "capstone":
-        from .capstone_mine import run
-        from .export import PACKAGE
+        from autograder.build.capstone_mine import run
+        from autograder.student.export import PACKAGE
         package = Path(args.source or course.root / course.config.RELEASE_DIR) / PACKAGE
         if not (package / "__init__.py").is_file():
             sys.exit(f"capstone: no {package}/: export your notebooks first (python -m autograder export NOTEBOOK)")
         run(course.root, args.kind, package, images=args.images)
         return
     if args.command == "publish":
-        from .publish import PublishError, publish
+        from autograder.build.publish import PublishError, publish
         try:
             print(publish(course, args.dest, args.chapters, args.solutions, replace=args.replace))
         except PublishError as error:
             sys.exit(f"publish: {error}")
         return
     if args.command == "build":
-        build.build(course, args.chapters)
+        pipeline.build(course, args.chapters)
     elif args.command == "demo":
-        build.build(course, args.chapters)
+        pipeline.build(course, args.chapters)
         for chapter in course.chapters:
             if not args.chapters or chapter.id in args.chapters:
                 table = grading.grade_demo(course, chapter)
@@ -102,7 +103,7 @@ def main(argv=None):
     elif args.command == "grade":
         grade(course, course.chapter(args.chapter), args)
     elif args.command == "collect":
-        from . import lms
+        from autograder.grading import lms
         try:
             run = lms.collect(course, course.chapter(args.chapter), args.zip, args.roster)
         except lms.CollectError as error:
@@ -112,18 +113,18 @@ def main(argv=None):
             print(f"  {row.file}: {row.problem}")
         print(f"  (every member of the zip: {run.report})")
     elif args.command == "gradescope":
-        from . import gradescope
+        from autograder.grading import gradescope
         for chapter in course.chapters:
             if not args.chapters or chapter.id in args.chapters:
                 print(gradescope.build_autograder_zip(course, chapter))
     elif args.command == "report":
-        from . import class_report
+        from autograder.grading import class_report
         report = class_report.write_report(course, course.chapter(args.chapter))
         print(report.table)
         print(f"\ngrades: {report.grades_csv}\npass shares: {report.shares_csv}\nchart: {report.chart}"
               f"\nflags: {report.flags_csv}")
     elif args.command == "flags":
-        from .grading import flags
+        from autograder.grading import flags
         chapter = course.chapter(args.chapter)
         path, found, unreadable = flags.write_flags(course, chapter)
         print(flags.format_flags(chapter, found))
@@ -133,14 +134,14 @@ def main(argv=None):
 
 
 def grade(course, chapter, args):
-    from . import grading
+    from autograder import grading
     if args.serial:
         done = grading.autograde(course, chapter, check=False, unsafe=args.unsafe)
         if done.returncode:
             print("nbgrader reported submissions it could not grade; see its log above.", file=sys.stderr)
             print(done.stderr[-4000:], file=sys.stderr)
     else:
-        from .parallel_grading import grade_chapter
+        from autograder.grading.parallel import grade_chapter
         try:
             run = grade_chapter(course, chapter, jobs=args.jobs, force=args.force, progress=not args.quiet,
                                 unsafe=args.unsafe, scheduler=args.scheduler)

@@ -48,3 +48,11 @@ class Course:
     def earlier_scripts(self, chapter):
         """Chapter scripts before `chapter`, in course order (their exports are provided code)."""
         return sorted(p for p in (self.root / "chapters").glob("ch*.py") if p.name.split("_")[0] < chapter.id)
+
+    def support_files(self, chapter):
+        """The files next to the chapter's source notebook that students get too (relative paths, sorted):
+        what the build lists in the set-up cell, and what a grading kit carries."""
+        folder = self.notebook(self.config.SOURCE_DIR, chapter).parent
+        return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()
+                      and p.suffix != ".ipynb" and "__pycache__" not in p.parts
+                      and not any(part.startswith(".") for part in p.relative_to(folder).parts))

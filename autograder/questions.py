@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-from . import cell_marks
+from autograder import cell_marks
 
 BEGIN_RUBRIC, END_RUBRIC = "### BEGIN MARK SCHEME", "### END MARK SCHEME"
 RUBRIC_REGION = re.compile(r"(?s)\n*[ \t]*### BEGIN MARK SCHEME.*?### END MARK SCHEME[^\n]*")

@@ -23,9 +23,10 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder import grading, submissions  # noqa: E402
+from autograder import grading  # noqa: E402
+from autograder.build import submissions  # noqa: E402
 from autograder.course import Course  # noqa: E402
-from autograder.nbgrader_cli import nbgrader_env, run_nbgrader  # noqa: E402
+from autograder.grading.nbgrader_cli import nbgrader_env, run_nbgrader  # noqa: E402
 
 COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo/mistakes", "source", "release"]
 

@@ -1,5 +1,5 @@
 """Where the seconds of one graded submission go: one nbgrader process grading several submissions in
-a row through `NbGraderAPI.autograde`, as a grading worker does (`grading_worker.grade_one`), with
+a row through `NbGraderAPI.autograde`, as a grading worker does (`grading.worker.grade_one`), with
 the sandbox and the judge on.
 
 Every row is a measured interval. The grader's own methods are wrapped with a stopwatch in this
@@ -135,15 +135,15 @@ def cell_row(preprocessor, cell, resources, index):
 
 def instrument(watch):
     """Wrap the grader's steps with the stopwatch (in this process only)."""
+    from nbconvert.exporters import Exporter
     from nbgrader.converters.autograde import Autograde
     from nbgrader.converters.base import BaseConverter
-    from nbconvert.exporters import Exporter
+    from traitlets.config import Config
 
-    from autograder import grading_worker
     from autograder.grading import judge, judged_execute, sandboxed_execute
+    from autograder.grading import worker as grading_worker
     from autograder.grading.sandboxed_execute import cell_label
     from course_config import configure_nbgrader
-    from traitlets.config import Config
 
     config = Config()
     configure_nbgrader(config)
@@ -184,15 +184,14 @@ def startup_seconds():
 
 
 def scratch_course(scratch, chapter, submissions):
-    """The chapter's grading kit unpacked, as a Dask task unpacks it (grading_kit.chapter_kit: the autograde
+    """The chapter's grading kit unpacked, as a Dask task unpacks it (kit.chapter_kit: the autograde
     source, the configuration, a gradebook that knows the chapter), and `submissions` copies of the
     solved demo notebook to hand in, each in a folder of its own."""
     from nbgrader.api import Gradebook
 
-    from autograder import file_bundle
     from autograder.course import Course
-    from autograder.grading import register
-    from autograder.grading_kit import chapter_kit
+    from autograder.grading import file_bundle, register
+    from autograder.grading.kit import chapter_kit
 
     course_root = scratch / "course"
     course_root.mkdir(parents=True, exist_ok=True)
@@ -218,9 +217,8 @@ def grade_chapter(watch, chapter, submissions, scratch):
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
 
-    from autograder.grading_worker import course_settings, grade_one, prepare
-
     import course_config as cfg
+    from autograder.grading.worker import course_settings, grade_one, prepare
     kit_root, settings, students = scratch_course(scratch, chapter, submissions)
     worker = scratch / f"worker-{chapter.id}"
     prepare(kit_root, worker, chapter.id, cfg.SOURCE_DIR)
@@ -320,7 +318,7 @@ def main():
     args = parser.parse_args()
 
     from autograder.course import Course
-    from autograder.nbgrader_cli import nbgrader_env
+    from autograder.grading.nbgrader_cli import nbgrader_env
 
     os.environ.update(nbgrader_env())
     os.chdir(ROOT)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder.course import Course  # noqa: E402
-from autograder.nbgrader_cli import run_nbgrader  # noqa: E402
+from autograder.grading.nbgrader_cli import run_nbgrader  # noqa: E402
 
 # Appended to each copy's nbgrader_config.py, after the course's own configuration.
 CONFIGURATIONS = {

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from autograder import capstone_mine  # noqa: E402
-from autograder.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
+from autograder.build import capstone_mine  # noqa: E402
+from autograder.student.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
 from benchmarks import numpy_floor  # noqa: E402
 
 

@@ -35,8 +35,8 @@
 # in a sandbox, on the `mybabygrad/` you handed in: a package left on your computer counts for nothing.
 
 # %% provided
-from autograder.checks import Checker
-from autograder.my_package import load_my_library
+from autograder.student.checks import Checker
+from autograder.student.my_package import load_my_library
 
 load_my_library(globals())      # your mybabygrad/: chapter 9 and every chapter it builds on, nothing of the course's
 check = Checker(globals())

@@ -45,8 +45,8 @@
 # %% provided
 import math
 
-from autograder.checks import Checker
-from autograder.graph import draw_graph  # draws the computation graph behind a Value
+from autograder.student.checks import Checker
+from autograder.student.graph import draw_graph  # draws the computation graph behind a Value
 
 check = Checker(globals())
 

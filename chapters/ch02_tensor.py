@@ -26,7 +26,7 @@
 # %% provided
 import numpy as np
 
-from autograder.checks import Checker
+from autograder.student.checks import Checker
 
 check = Checker(globals())
 
@@ -504,7 +504,7 @@ print("a loss, as a Python float:", Tensor(0.125).item())
 # values, dashed ones the copies that broadcasting makes. Try other arrays of one or two axes.
 
 # %% provided
-from autograder.broadcasting import draw_broadcast
+from autograder.student.broadcasting import draw_broadcast
 
 draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0]))
 

@@ -37,8 +37,8 @@
 import numpy as np
 
 from earlier_chapters import *          # chapter 2: Tensor, tensor_method, zeros, ones, randn, rand
-from autograder.checks import Checker
-from autograder.graph import draw_graph  # draws the computation graph behind a tensor
+from autograder.student.checks import Checker
+from autograder.student.graph import draw_graph  # draws the computation graph behind a tensor
 
 check = Checker(globals())
 
@@ -1045,7 +1045,7 @@ assert verdict.passed, verdict.message
 # permutation, then down again through the one the backward needs.
 
 # %% provided
-from autograder.pictures import transpose_picture
+from autograder.student.pictures import transpose_picture
 
 transpose_picture((3, 2, 5), axes=(1, 2, 0))
 
@@ -1189,7 +1189,7 @@ assert verdict.passed, verdict.message
 # $(3, 1)$ broadcast to $(2, 3, 4)$, each element in its own colour:
 
 # %% provided
-from autograder.pictures import broadcast_picture
+from autograder.student.pictures import broadcast_picture
 
 broadcast_picture((3, 1), (2, 3, 4))
 

@@ -38,7 +38,7 @@
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 and 3: Tensor, Function, the operations, backward
-from autograder.checks import Checker
+from autograder.student.checks import Checker
 
 check = Checker(globals())
 

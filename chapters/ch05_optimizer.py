@@ -36,7 +36,7 @@
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 to 4: Tensor, the operations, Module, layers, losses
-from autograder.checks import Checker
+from autograder.student.checks import Checker
 
 check = Checker(globals())
 

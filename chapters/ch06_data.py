@@ -38,8 +38,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 to 5: Tensor, the operations, nn, optimizers
-from autograder.checks import Checker
-from autograder.datasets import describe_mnist, mnist_files
+from autograder.student.checks import Checker
+from autograder.student.datasets import describe_mnist, mnist_files
 
 check = Checker(globals())
 

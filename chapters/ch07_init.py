@@ -29,9 +29,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from earlier_chapters import *          # chapters 2 to 6: Tensor, operations, nn, optimizers, data
-from autograder.checks import Checker
-from autograder.datasets import mnist_files
-from autograder.progress_bars import show_progress_bars
+from autograder.student.checks import Checker
+from autograder.student.datasets import mnist_files
+from autograder.student.progress_bars import show_progress_bars
 
 check = Checker(globals())
 

@@ -33,7 +33,7 @@ import tempfile
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 to 7: Tensor, ops, Module and layers, optimizers, data
-from autograder.checks import Checker
+from autograder.student.checks import Checker
 
 check = Checker(globals())
 

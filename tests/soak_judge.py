@@ -12,13 +12,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder import submissions  # noqa: E402
-from autograder.course import Course  # noqa: E402
-from autograder.grading.judge import Judge  # noqa: E402
-
 from conftest import ROOT  # noqa: E402
 from solved_code import in_process, notebook_namespace  # noqa: E402
 
+from autograder.build import submissions  # noqa: E402
+from autograder.course import Course  # noqa: E402
+from autograder.grading.judge import Judge  # noqa: E402
 
 # The trained models' cells need the training runs, and their judgement draws nothing from the secret unless
 # the model cannot be walked: tests/test_judge.py judges them on trained models.

@@ -5,11 +5,10 @@ import sys
 
 import IPython.display
 import matplotlib.pyplot as plt
-
-from autograder import authoring
-from autograder.generated_files import NUMERIC_TAG
-
 from conftest import ROOT
+
+from autograder.build.generated_files import NUMERIC_TAG
+from autograder.build import authoring
 
 
 def solved_namespace(chapter_id, before=False):

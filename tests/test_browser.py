@@ -15,11 +15,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from autograder import submissions
-from autograder.course import Course
-
 from conftest import ROOT
+
+from autograder.build import submissions
+from autograder.course import Course
 
 COURSE = Course(ROOT)
 CHROMIUM = "/usr/bin/chromium"

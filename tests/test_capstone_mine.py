@@ -9,14 +9,13 @@ import sys
 
 import nbformat
 import pytest
-
-from autograder import capstone_mine
-from autograder.checks.capstone import MLP_ACCURACY
-from autograder.export import PACKAGE, export_notebook
-from autograder.submissions import Edit
-
 from conftest import ROOT
 from test_my_library import WRONG_SUMMATION, student_notebook
+
+from autograder.build.submissions import Edit
+from autograder.build import capstone_mine
+from autograder.student.checks.capstone import MLP_ACCURACY
+from autograder.student.export import PACKAGE, export_notebook
 
 CHAPTERS = ["ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09"]     # what the MLP needs
 
@@ -34,7 +33,7 @@ def exported_library(course, folder, edits=None):
 
 
 def batch(kind="mlp", size=64):
-    from autograder.checks.capstone import RECIPES, mnist
+    from autograder.student.checks.capstone import RECIPES, mnist
     images, labels = mnist("train", RECIPES[kind].image_shape)
     return images[:size], labels[:size]
 

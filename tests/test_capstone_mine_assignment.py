@@ -9,16 +9,16 @@ import shutil
 
 import nbformat
 import pytest
-
-from autograder import grading, submissions
-from autograder.course import Course
-from autograder.export import PACKAGE
-from autograder.grading.judged_execute import JUDGE_ERROR_NAME
-from autograder.nbgrader_cli import run_nbgrader
-
 from conftest import ROOT, once_per_run
 from test_capstone_mine import exported_library
 from test_my_library import WRONG_SUMMATION
+
+from autograder import grading
+from autograder.build import submissions
+from autograder.course import Course
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME
+from autograder.grading.nbgrader_cli import run_nbgrader
+from autograder.student.export import PACKAGE
 
 BONUS = "capstone_mine"
 CELL = "test_my_capstone"

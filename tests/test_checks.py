@@ -3,14 +3,13 @@ import linecache
 
 import numpy as np
 import pytest
-
-from autograder import gradcheck
-from autograder.checks import Checker, slips
-from autograder.checks.running import describe_exception
-from autograder.grading.judge.worker import error_report
-from autograder.hints import BACKWARD
-
 from solved_code import solved_namespace
+
+from autograder.grading.judge.in_kernel.worker import error_report
+from autograder.student import gradcheck
+from autograder.student.checks import Checker, slips
+from autograder.student.checks.running import describe_exception
+from autograder.student.hints import BACKWARD
 
 # (op factory, input shapes, domains): every chapter 3 op, on shapes with the edge cases.
 OPS = [
@@ -385,9 +384,10 @@ def test_every_check_a_chapter_calls_is_registered_and_every_judged_check_is_one
     judge re-runs (a judged name nobody registered would never be called by a notebook)."""
     import re
 
-    from autograder.checks import CHECKS
-    from autograder.grading.judge import JUDGED_CHECKS
     from conftest import ROOT
+
+    from autograder.grading.judge import JUDGED_CHECKS
+    from autograder.student.checks import CHECKS
     called = {name for script in (ROOT / "chapters").glob("*.py")
               for name in re.findall(r"\bcheck\.(\w+)\(", script.read_text(encoding="utf-8"))}
     assert len(called) > 40 and sorted(called - set(CHECKS) - {"all"}) == []
@@ -405,6 +405,6 @@ def test_a_check_is_found_listed_and_documented_by_name():
 
 
 def test_a_check_registers_once():
-    from autograder.checks import registry
+    from autograder.student.checks import registry
     with pytest.raises(ValueError, match="two checks are named 'linear'"):
         registry.register("linear")(lambda namespace: None)

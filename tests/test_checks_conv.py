@@ -2,10 +2,9 @@
 and the stand-ins put the notebook back as they found it."""
 import numpy as np
 import pytest
-
-from autograder.checks import Checker, convolution, slow
-
 from solved_code import solved_namespace
+
+from autograder.student.checks import Checker, convolution, slow
 
 
 @pytest.fixture(scope="module")

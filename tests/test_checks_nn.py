@@ -1,10 +1,9 @@
 """Chapter 4's checks: right layers pass on every seed, wrong ones fail with a message that teaches."""
 import numpy as np
 import pytest
-
-from autograder.checks import Checker
-
 from solved_code import assert_fails, solved_namespace
+
+from autograder.student.checks import Checker
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +318,7 @@ def test_naive_bce_fails_on_large_logits_and_names_the_rule(ns, check, monkeypat
 
 
 def test_bce_extreme_inputs_hold_every_side_of_the_answer():
-    from autograder.checks.nn import BCE_EXTREMES, bce_inputs
+    from autograder.student.checks.nn import BCE_EXTREMES, bce_inputs
     logits, targets = bce_inputs((8,), True, np.random.default_rng(0))
     pairs = {(float(np.round(z, -1) if abs(z) > 40 else 0), float(t)) for z, t in zip(logits, targets)}
     assert pairs == {(float(np.round(o, -1)), t) for o in BCE_EXTREMES for t in (0.0, 1.0)}

@@ -2,10 +2,9 @@
 and the capstone thresholds are the ones course_config.py states."""
 import numpy as np
 import pytest
-
-from autograder.checks import Checker, capstone, fitting, persistence
-
 from solved_code import solved_namespace
+
+from autograder.student.checks import Checker, capstone, fitting, persistence
 
 
 @pytest.fixture(scope="module")

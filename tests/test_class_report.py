@@ -5,13 +5,11 @@ import csv
 
 import matplotlib.image
 import pytest
-
-from autograder.class_report import write_report
-from autograder.grading import graded_cells
-from autograder.submissions import load_catalog
-
 from conftest import CLASS_CHAPTERS
 
+from autograder.build.submissions import load_catalog
+from autograder.grading import graded_cells
+from autograder.grading.class_report import write_report
 
 
 @pytest.mark.parametrize("chapter_id", CLASS_CHAPTERS)

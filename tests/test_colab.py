@@ -6,13 +6,13 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
-from autograder import frame, student_config, support
-from autograder.course import Course
-
 import fresh_env
+import pytest
 from conftest import ROOT, once_per_run
+
+from autograder.build import frame, student_config
+from autograder.course import Course
+from autograder.student import support
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

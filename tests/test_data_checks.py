@@ -5,11 +5,10 @@ import struct
 
 import numpy as np
 import pytest
-
-from autograder import datasets
-from autograder.checks import Checker
-
 from solved_code import solved_namespace
+
+from autograder.student import datasets
+from autograder.student.checks import Checker
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,11 @@ import re
 
 import nbformat
 import pytest
-
-from autograder.course import Course
-from autograder.nbgrader_cli import run_nbgrader
-
 from conftest import ROOT, once_per_run
 from test_generated_files import secret_lines
+
+from autograder.course import Course
+from autograder.grading.nbgrader_cli import run_nbgrader
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 STUDENTS = ["demo-partial", "perfect"]      # failures (hidden-only ones too), and none

@@ -10,17 +10,16 @@ import shutil
 
 import nbformat
 import pytest
+from conftest import ROOT, once_per_run
 
-from autograder import submissions
-from autograder.class_report import write_report
+from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading import register
+from autograder.grading.class_report import write_report
 from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
-from autograder.nbgrader_cli import run_nbgrader
+from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.questions import written_points
-
-from conftest import ROOT, once_per_run
 
 CHAPTER = "ch03"
 GUARD_OFF = ["--NeutraliseStudentMarkers.enabled=False", "--FeedbackGuard.enabled=False"]

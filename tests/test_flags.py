@@ -8,12 +8,11 @@ import sys
 
 import nbformat
 import pytest
+from conftest import ROOT
 
-from autograder import submissions
+from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading.flags import NOTICE, scan_notebook, scan_source
-
-from conftest import ROOT
 
 COURSE = Course(ROOT)
 CH03 = COURSE.chapter("ch03")
@@ -52,7 +51,7 @@ def test_provided_code_raises_no_flag_even_when_an_editor_stripped_the_metadata(
 
 HOSTILE = [  # (code, the categories it must raise)
     ("type(check).__getattribute__ = lambda self, name: (lambda *a, **k: None)", {"checker", "class patch"}),
-    ("from autograder.verdict import Verdict", {"checker"}),
+    ("from autograder.student.verdict import Verdict", {"checker"}),
     ("import builtins\nbuiltins.print = lambda *a: None", {"builtins"}),
     ("__builtins__.len = lambda x: 0", {"builtins"}),
     ("import sys\nsys.modules['numpy'] = None", {"sys.modules"}),

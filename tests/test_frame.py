@@ -6,13 +6,13 @@ import os
 
 import nbformat
 import pytest
+from conftest import ROOT
 
 import autograder
-from autograder import frame, student_config, support
+from autograder.build import frame, student_config
 from autograder.course import Course
-from autograder.progress import HEADER
-
-from conftest import ROOT
+from autograder.student import support
+from autograder.student.progress import HEADER
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

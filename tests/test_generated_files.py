@@ -3,7 +3,7 @@ the student versions leak neither solutions nor hidden tests.
 
 Two layers: the source notebooks and earlier_chapters.py are regenerated in memory in milliseconds
 (a chapter edited but not rebuilt fails at once, and conftest runs these tests first); the full
-rebuild executes every solution and compares everything by meaning (autograder/generated_files.py).
+rebuild executes every solution and compares everything by meaning (autograder/build/generated_files.py).
 Failures name the first differing file, cell and output; nothing asks pytest to diff large text."""
 import ast
 import base64
@@ -11,15 +11,21 @@ import json
 
 import nbformat
 import pytest
+from conftest import ROOT
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions
 from traitlets.config import Config
 
-from autograder import build, student_config
+from autograder.build.generated_files import (
+    compare_cells,
+    compare_notebooks,
+    compare_trees,
+    digest,
+    first_text_difference,
+)
+from autograder.build import pipeline as build
+from autograder.build import student_config
 from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines, strings_in  # noqa: F401 (other tests import them here)
-from autograder.generated_files import compare_cells, compare_notebooks, compare_trees, digest, first_text_difference
-
-from conftest import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -57,7 +63,7 @@ def student_config_folders(course):
 
 
 def test_student_nbgrader_configs_are_current(repo_course):
-    """release/ and each chapter folder carry the students' nbgrader_config.py as autograder/student_config.py
+    """release/ and each chapter folder carry the students' nbgrader_config.py as autograder/build/student_config.py
     writes it from course_config.py: Validate outside the course root reads nothing else."""
     expected = student_config.text(repo_course.config)
     for folder in student_config_folders(repo_course):
@@ -201,7 +207,7 @@ def test_source_notebook_follows_nbgrader_rules(repo_course, chapter_id):
 
 
 def test_readme_chapter_table_is_current(repo_course):
-    from autograder.readme import with_chapter_table
+    from autograder.build.readme import with_chapter_table
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "<!-- chapters:begin -->" in text
     expected = with_chapter_table(text, repo_course)

@@ -1,6 +1,7 @@
 """The Gradescope autograder zip, run as Gradescope runs it: unzipped into a folder laid out like
 /autograder (source, submission, results), `run_autograder` once per submission, results.json
 checked against Gradescope's published specification and against nbgrader's own scores."""
+import fcntl
 import hashlib
 import json
 import os
@@ -18,19 +19,27 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from nbgrader.api import Gradebook
-
-from autograder.course import Course
-from autograder.gradescope import build_autograder_zip
-from autograder.gradescope_runner import FALLBACK_UID, results_json
-from autograder.grading.kernel_user import KernelLimits, runs_kernels_unprivileged, user_processes
-from autograder.grading.results_file import write_results
-from autograder.grading.runner_config import runner_config
-from autograder.submissions import filled, load_catalog, solved_answers, with_mistakes
-
 from class_support import class_notebooks, course_copy
 from conftest import CLASS_CHAPTERS, ROOT, once_per_run
+from nbgrader.api import Gradebook
 from test_generated_files import file_text, leaked_lines, secret_lines
+
+from autograder.build.submissions import (
+    filled,
+    load_catalog,
+    solved_answers,
+    with_mistakes,
+)
+from autograder.course import Course
+from autograder.grading.gradescope import build_autograder_zip
+from autograder.grading.gradescope_runner import FALLBACK_UID, results_json
+from autograder.grading.kernel_user import (
+    KernelLimits,
+    runs_kernels_unprivileged,
+    user_processes,
+)
+from autograder.grading.results_file import write_results
+from autograder.grading.runner_config import runner_config
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 # The runner drops the kernel to an unprivileged user: only root can, as on Gradescope.
@@ -68,17 +77,25 @@ def gradescope_runs(repo_course, tmp_path_factory):
     return dict(runs, course=course, chapter=course.chapter(chapter_id))
 
 
+# Every run's kernel runs as the same fallback uid, and a run ends by killing that uid's processes, as
+# Gradescope's one-submission container allows. Two runs at once (two xdist workers) would kill each
+# other's kernels: runs take this machine-wide lock.
+ONE_RUN_AT_A_TIME = Path(tempfile.gettempdir()) / "babygrad-gradescope-test.lock"
+
+
 @contextmanager
 def gradescope_root():
-    """A folder laid out like /autograder. It lives in /tmp, traversable by everyone, because the
-    kernel's user must reach the course package in it, as it does in /autograder (pytest's own
-    folders are root's alone)."""
-    root = Path(tempfile.mkdtemp(prefix="babygrad-gradescope-test-", dir="/tmp"))
-    os.chmod(root, 0o755)
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    """A folder laid out like /autograder, for one run at a time on this machine. It lives in /tmp,
+    traversable by everyone, because the kernel's user must reach the course package in it, as it does
+    in /autograder (pytest's own folders are root's alone)."""
+    with open(ONE_RUN_AT_A_TIME, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        root = Path(tempfile.mkdtemp(prefix="babygrad-gradescope-test-", dir="/tmp"))
+        os.chmod(root, 0o755)
+        try:
+            yield root
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def run_like_gradescope(archive, root, chapter, notebook, check_course_unchanged=True):
@@ -400,7 +417,7 @@ def test_runner_refuses_to_grade_when_it_cannot_drop_privileges():
         shutil.copy(ROOT / "course_config.py", root / "source" / "course" / "course_config.py")
         os.chmod(root, 0o755)
         done = subprocess.run(["setpriv", f"--reuid={other}", f"--regid={other}", "--clear-groups",
-                               sys.executable, "-m", "autograder.gradescope_runner", "ch03", "--root", str(root)],
+                               sys.executable, "-m", "autograder.grading.gradescope_runner", "ch03", "--root", str(root)],
                               capture_output=True, text=True, timeout=120, cwd=root,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
         results = json.loads((root / "results" / "results.json").read_text())
@@ -417,7 +434,10 @@ def test_every_execute_step_of_the_course_runs_its_kernel_unprivileged(tmp_path)
     from nbgrader.preprocessors import Execute, SaveAutoGrades
     from traitlets.config import Config
 
-    from autograder.grading.kernel_user import UnprivilegedKernelManager, run_kernels_unprivileged
+    from autograder.grading.kernel_user import (
+        UnprivilegedKernelManager,
+        run_kernels_unprivileged,
+    )
 
     class CourseExecute(Execute):                 # as the sandbox's SandboxedExecute chooses its manager
         def __init__(self, *args, **kwargs):

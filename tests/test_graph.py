@@ -1,12 +1,12 @@
-"""Tests for autograder.graph: the drawing must be valid SVG and show the graph backward() walks."""
+"""Tests for autograder.student.graph: the drawing must be valid SVG and show the graph backward() walks."""
 import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
-from autograder import graph
-from autograder.graph import GraphDrawing, draw_graph
+from autograder.student import graph
+from autograder.student.graph import GraphDrawing, draw_graph
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -197,7 +197,7 @@ def test_graphviz_is_used_when_dot_works(monkeypatch):
 
 
 def test_broadcast_drawing_marks_own_values_and_copies():
-    from autograder.broadcasting import draw_broadcast
+    from autograder.student.broadcasting import draw_broadcast
 
     root = ET.fromstring(draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0])).svg)
     cells = root.findall(SVG + "rect")

@@ -2,10 +2,9 @@
 fail with the rule in the message; the training-loop checks grade the loop alone."""
 import numpy as np
 import pytest
-
-from autograder.checks import Checker
-
 from solved_code import solved_namespace
+
+from autograder.student.checks import Checker
 
 INITIALIZERS = ["xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal"]
 

@@ -12,21 +12,27 @@ import shutil
 import nbformat
 import numpy as np
 import pytest
-
-from autograder import grading, submissions
-from autograder.checks import Checker
-from autograder.course import Course
-from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
-from autograder.checks.engine import GRAPHS, expected_grads
-from autograder.grading.judge.plan import NotebookName, OpSpec, plan_notebook
-from autograder.grading.judge.probes import PROBE_MIME, ProbeFailure, encode, reply_from_outputs, returned
-from autograder.grading.judged_execute import JUDGE_ERROR_NAME
-from autograder.nbgrader_cli import run_nbgrader
-
 from conftest import ROOT, once_per_run
 from forgeries import FORGE_CHECKER, FORGE_VERDICT, FORGED, forged_notebook
-from solved_code import in_process
 from soak_judge import soak
+from solved_code import in_process
+
+from autograder import grading
+from autograder.build import submissions
+from autograder.course import Course
+from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
+from autograder.grading.judge.plan import NotebookName, OpSpec, plan_notebook
+from autograder.grading.judge.probes import (
+    PROBE_MIME,
+    ProbeFailure,
+    encode,
+    reply_from_outputs,
+    returned,
+)
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME
+from autograder.grading.nbgrader_cli import run_nbgrader
+from autograder.student.checks import Checker
+from autograder.student.checks.engine import GRAPHS, expected_grads
 
 CHAPTER = "ch03"
 FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
@@ -47,10 +53,10 @@ class _AnyCheck:
         pass
     def __getattr__(self, name):
         return lambda *args, **kwargs: _Pass()
-_fake = _types.ModuleType("autograder.checks")
+_fake = _types.ModuleType("autograder.student.checks")
 _fake.Checker = _AnyCheck
-_sys.modules["autograder.checks"] = _fake
-from autograder.checks import Checker
+_sys.modules["autograder.student.checks"] = _fake
+from autograder.student.checks import Checker
 check = Checker(globals())
 '''
 FORGE_NUMPY = '''
@@ -58,7 +64,7 @@ np.allclose = lambda *args, **kwargs: True
 '''
 # Right answers only where the public course package says the checks will look (seeds 0, 21, 22, 23).
 PRECOMPUTED_MUL = '''
-from autograder import gradcheck as _gradcheck
+from autograder.student import gradcheck as _gradcheck
 def _public(shapes, seed):
     rng = np.random.default_rng(seed)
     return [_gradcheck.sample(s, "real", rng) for s in shapes]
@@ -197,7 +203,7 @@ def test_feedback_shows_the_judges_message(judged):
 
 def test_parallel_grading_workers_judge_too(judged, tmp_path):
     """`python -m autograder grade` (parallel workers, nbgrader in process) reads the same configuration."""
-    from autograder.parallel_grading import grade_chapter
+    from autograder.grading.parallel import grade_chapter
     shared, _ = judged
     shutil.copytree(shared.root, tmp_path / "course")        # the graded course is shared: change a copy
     course = Course(tmp_path / "course")
@@ -240,7 +246,9 @@ def test_every_chapter_3_grade_cell_is_judged_from_the_source():
     assert [c.args[0] for c in hidden][3] == OpSpec("Summation", ((0, -1),))
     indexing = [c.args[0] for c in plans["test_getitem_backward"].calls]      # np.s_[...], read by the judge
     assert indexing[:2] == [OpSpec("GetItem", ((slice(1, None), slice(None, None, -2)),)), OpSpec("GetItem", ([0, 2, 0],))]
-    from autograder.grading.judge.worker import decode as decode_request     # slices travel as data
+    from autograder.grading.judge.in_kernel.worker import (
+        decode as decode_request,  # slices travel as data
+    )
     assert decode_request(encode(indexing[0].request()))["args"] == ((slice(1, None), slice(None, None, -2)),)
     assert hidden[3].kwargs == {"shapes": [(2, 3, 4)], "seed": 21}
 
@@ -568,6 +576,7 @@ def test_the_judges_value_graphs_agree_with_finite_differences(name):
 @pytest.mark.parametrize("case", ["basic", "more"])
 def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(case):
     import math
+
     from autograder.grading.judge.scalar import FUNCTIONS
     rng = np.random.default_rng(6)
     for text, params, body, draw, _, exact, _ in FUNCTIONS[case]:
@@ -753,8 +762,9 @@ def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_j
 def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_samples(ch06_judge):
     """A DataLoader that ignores its dataset's values and yields sample i as (an image filled with i, label i),
     which is all the in-kernel check's ProbeDataset holds, passes that check; the judge's samples are secret."""
-    from autograder.checks import data as data_checks
     from solved_code import notebook_namespace
+
+    from autograder.student.checks import data as data_checks
     namespace = notebook_namespace(CH06)
     Tensor, real = namespace["Tensor"], namespace["DataLoader"]
 
@@ -817,8 +827,9 @@ def test_every_chapter_7_grade_cell_is_judged_and_the_model_is_a_notebook_name()
 
 def test_the_judges_gains_are_the_notebooks():
     """The judge's copy of the provided GAINS table: a student who edits theirs cannot move the target."""
-    from autograder.checks import init
     from solved_code import solved_namespace
+
+    from autograder.student.checks import init
     assert init.GAINS == pytest.approx(solved_namespace(CH07)["GAINS"])
 
 
@@ -988,8 +999,8 @@ def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_tra
 def trained_briefly(namespace, model, image_shape, digits=2000):
     """`model` after one epoch of the capstone recipe on the first `digits` training digits: weights with the
     near-ties of a real model, in seconds."""
-    from autograder.checks import capstone as course
-    from autograder.checks.fitting import quiet
+    from autograder.student.checks import capstone as course
+    from autograder.student.checks.fitting import quiet
     x, y = course.mnist("train", image_shape)
     loader = namespace["DataLoader"](namespace["ArrayDataset"](x[:digits], y[:digits]), batch_size=64, shuffle=True, seed=0)
     trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["Adam"](model.parameters(), lr=0.002))
@@ -1029,8 +1040,9 @@ def test_the_judges_forward_agrees_with_the_course_on_trained_weights(capstone_c
     """Same weights, same logits (float32 rounding apart) and the same count of right digits, to the digit, as the
     course's held_out_accuracy: the solution's MLP, a model of every known layer (batch norm's running statistics
     included) and the solution's CNN (ch10's Conv2d, MaxPool2d), each briefly trained."""
-    from autograder.checks import capstone as course
     from solved_code import notebook_namespace
+
+    from autograder.student.checks import capstone as course
     if kind == "mlp":
         (namespace, model), shape = capstone_ch09, (784,)
     elif kind == "norms":
@@ -1052,7 +1064,7 @@ def test_the_judges_forward_agrees_with_the_course_on_trained_weights(capstone_c
 def test_the_capstone_is_judged_on_the_model_its_check_trained(capstone_ch09):
     """The model in the check's slot is measured by the judge: the course's verdict on the course's own count, to
     the digit; an untrained model there (a forger's) fails; an empty slot (the check never ran) fails too."""
-    from autograder.checks import capstone as course
+    from autograder.student.checks import capstone as course
     namespace, model = capstone_ch09
     judge = Judge.from_source(ROOT / "source" / CH09 / "trainer.ipynb")
     x, y = course.mnist("test", (784,))
@@ -1078,8 +1090,8 @@ def test_the_capstone_is_judged_on_the_model_its_check_trained(capstone_ch09):
 def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_order(capstone_ch09, caplog):
     """A custom Module (a trained MLP inside) is counted the weaker way, to the same accuracy, and says so;
     a model that answers the public test labels in their public order fails: the judge sent the digits shuffled."""
-    from autograder.checks import capstone as course
-    from autograder.checks.training import trained_model_verdict
+    from autograder.student.checks import capstone as course
+    from autograder.student.checks.training import trained_model_verdict
     namespace = dict(capstone_ch09[0])
     Module, Tensor = namespace["Module"], namespace["Tensor"]
     _, labels = course.mnist_pixels("test")

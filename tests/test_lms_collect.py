@@ -1,5 +1,5 @@
 """An LMS's zip of submissions (Canvas's file naming) becomes submitted/<student>/<chapter>/, read by
-the course's own collector (autograder/lms.py), never by nbgrader's zip_collect: students are found by
+the course's own collector (autograder/grading/lms.py), never by nbgrader's zip_collect: students are found by
 LMS user id in the roster, the newest upload wins and keeps its time, and no member of the zip can
 write outside its student's folder, plant another student's work, or stop the class."""
 import csv
@@ -12,11 +12,10 @@ import zipfile
 from datetime import datetime, timezone
 
 import pytest
+from conftest import ROOT
 
 from autograder.course import Course
-from autograder.lms import CollectError, collect
-
-from conftest import ROOT
+from autograder.grading.lms import CollectError, collect
 
 NB = "autodiff"
 PERFECT = (ROOT / "demo" / "submitted" / "perfect" / "ch03" / f"{NB}.ipynb").read_bytes()
@@ -286,8 +285,9 @@ def test_nbgrader_autograde_records_a_late_upload_as_late(course, tmp_path):
     """End to end with the real nbgrader: the upload's time reaches the gradebook, so the course's late
     policy (nbgrader's LateSubmissionPlugin) sees how late it was."""
     from nbgrader.api import Gradebook
+
     from autograder.grading import register
-    from autograder.nbgrader_cli import run_nbgrader
+    from autograder.grading.nbgrader_cli import run_nbgrader
 
     shutil.copy(ROOT / "nbgrader_config.py", course.root)
     shutil.copytree(ROOT / "source" / "ch03", course.root / "source" / "ch03")

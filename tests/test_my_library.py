@@ -10,15 +10,20 @@ import sys
 
 import nbformat
 import pytest
+from conftest import ROOT
 from nbclient import NotebookClient
 
-from autograder import grading, submissions
-from autograder.export import PACKAGE, chapter_module, export_my_chapter, export_notebook
-from autograder.frame import SETUP_ID, SWITCH_ID
+from autograder import grading
+from autograder.build.frame import SETUP_ID, SWITCH_ID
+from autograder.build import submissions
+from autograder.grading.preprocessors import GRADED_SWITCH
 from autograder.grading.repair_log import read_repairs
-from autograder.preprocessors import GRADED_SWITCH
-
-from conftest import ROOT
+from autograder.student.export import (
+    PACKAGE,
+    chapter_module,
+    export_my_chapter,
+    export_notebook,
+)
 
 # demo/mistakes/ch03.py: "summation_no_reshape", a backward that loses the summed axes' places.
 WRONG_SUMMATION = submissions.Edit("summation", "return out_grad.reshape(kept).broadcast_to(shape)",

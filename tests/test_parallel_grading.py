@@ -2,29 +2,34 @@
 submissions that crash, loop forever, are corrupt or write to stderr; it records their problems,
 never stops on them, does no work twice, and resumes an interrupted run."""
 import json
-from datetime import datetime
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 
 import psutil
 import pytest
-from nbgrader.api import Gradebook
-
-from autograder.course import Course
-from autograder.gradebook_merge import (
-    copy_assignment, create_like, late_penalty_rule, merge_submission, quiet_nbgrader, submission_record, submitted_timestamp,
-)
-from autograder.grading import autograde, scores
-from autograder.submissions import filled, load_catalog
-from autograder.nbgrader_cli import nbgrader_env
-from autograder.parallel_grading import grade_chapter
-
 from class_support import TEST_CELL_TIMEOUT, class_notebooks, course_copy, hand_in
 from conftest import CLASS_CHAPTERS, ROOT, once_per_run
+from nbgrader.api import Gradebook
+
+from autograder.build.submissions import filled, load_catalog
+from autograder.course import Course
+from autograder.grading import autograde, scores
+from autograder.grading.gradebook_merge import (
+    copy_assignment,
+    create_like,
+    late_penalty_rule,
+    merge_submission,
+    quiet_nbgrader,
+    submission_record,
+    submitted_timestamp,
+)
+from autograder.grading.nbgrader_cli import nbgrader_env
+from autograder.grading.parallel import grade_chapter
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 

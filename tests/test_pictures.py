@@ -3,7 +3,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from autograder.pictures import broadcast_picture, transpose_picture
+from autograder.student.pictures import broadcast_picture, transpose_picture
 
 SVG = "{http://www.w3.org/2000/svg}"
 

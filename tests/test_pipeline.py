@@ -4,12 +4,11 @@ and each correct alternative keeps full marks."""
 from collections import Counter
 
 import pytest
+from conftest import ROOT
 
+from autograder.build.submissions import load_catalog
 from autograder.course import Course
 from autograder.grading import graded_cells
-from autograder.submissions import load_catalog
-
-from conftest import ROOT
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 

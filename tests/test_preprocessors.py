@@ -2,7 +2,7 @@
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from autograder.preprocessors import CoalesceStreams
+from autograder.grading.preprocessors import CoalesceStreams
 
 
 def test_split_prints_are_merged_and_other_outputs_kept_in_order():

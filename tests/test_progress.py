@@ -2,8 +2,8 @@
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from autograder import progress
-from autograder.progress import CheckResult, format_table, header, watch_checks
+from autograder.student import progress
+from autograder.student.progress import CheckResult, format_table, header, watch_checks
 
 
 @pytest.fixture

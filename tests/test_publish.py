@@ -8,14 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fresh_env
 import nbformat
 import pytest
-
-from autograder import frame, publish, support
-from autograder.course import Course
-
-import fresh_env
 from conftest import ROOT, once_per_run
+
+from autograder.build import frame, publish
+from autograder.course import Course
+from autograder.student import support
 
 COURSE = Course(ROOT)
 RELEASED, SOLVED = ["ch01", "ch02", "ch03"], ["ch01", "ch02"]
@@ -115,10 +115,11 @@ def test_published_tree_holds_no_later_chapter_or_instructor_folder(published):
     release, solutions = (sorted(p.name for p in (published / f).iterdir() if p.is_dir())
                           for f in (COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR))
     assert (release, solutions) == (RELEASED, SOLVED)
-    assert not (published / "autograder" / "grading").exists(), "the grading side (the judge) is published"
+    shipped = sorted(p.name for p in (published / "autograder").iterdir() if p.is_dir())
+    assert shipped == ["student"], f"published autograder/ holds {shipped}: build/ and grading/ (the judge) stay home"
     later = [name for cid, names in publish.CHAPTER_CHECKS.items() if cid not in RELEASED for name in names]
     assert len(later) > 10 and [name for name in later if "published with chapter" not in
-                                (published / "autograder" / "checks" / f"{name}.py").read_text()] == []
+                                (published / "autograder" / "student" / "checks" / f"{name}.py").read_text()] == []
 
 
 def test_scan_finds_what_it_looks_for(tmp_path):
@@ -220,7 +221,7 @@ def test_release_notebook_runs_from_the_published_tree_alone(published, tmp_path
         return str(env.root), modules
     root, modules = once_per_run(tmp_path_factory, "published-env", make)[1]
     env = fresh_env.FreshEnv(root)
-    assert "autograder.checks" in modules and not [m for m in modules if m.startswith("autograder.grading")]
+    assert "autograder.student.checks" in modules and not [m for m in modules if m.startswith("autograder.grading")]
 
     chapter = COURSE.chapter("ch03")
     release = published / COURSE.config.RELEASE_DIR / chapter.id

@@ -12,16 +12,16 @@ import re
 
 import nbformat
 import pytest
+from conftest import ROOT, once_per_run
 from nbgrader.api import Gradebook
 
-from autograder import authoring, questions, submissions
-from autograder.class_report import write_report, written_scores
+from autograder import questions
+from autograder.build import authoring, submissions
+from autograder.build.readme import chapter_table
 from autograder.course import Course
+from autograder.grading.class_report import write_report, written_scores
 from autograder.grading.feedback_guard import leaked_lines, secret_lines
-from autograder.nbgrader_cli import run_nbgrader
-from autograder.readme import chapter_table
-
-from conftest import ROOT, once_per_run
+from autograder.grading.nbgrader_cli import run_nbgrader
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -135,8 +135,9 @@ def class_with_questions(course):
 def hand_graded(built_course, tmp_path_factory):
     """Chapter 3 autograded for three students, then graded by hand through nbgrader's API (as
     formgrader does it), then exported, fed back and reported; once per run."""
-    from autograder.parallel_grading import grade_chapter
     from class_support import course_copy, hand_in
+
+    from autograder.grading.parallel import grade_chapter
 
     def make(folder):
         course = course_copy(built_course, folder, CHAPTER)

@@ -7,16 +7,16 @@ import shutil
 
 import nbformat
 import pytest
+from conftest import ROOT, once_per_run
 from nbformat.corpus.words import generate_corpus_id
+from test_feedback import visible_text
+from test_generated_files import secret_lines
 
 from autograder import grading
 from autograder.course import Course
 from autograder.grading.cell_matching import SkeletonCell, StudentCell, plan
+from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.grading.repair_log import RepairKind, read_repairs
-from autograder.nbgrader_cli import run_nbgrader
-from conftest import ROOT, once_per_run
-from test_feedback import visible_text
-from test_generated_files import secret_lines
 
 CHAPTER = "ch03"
 FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
@@ -284,7 +284,7 @@ def test_a_written_answer_without_metadata_is_still_found_by_its_place():
 
 def test_parallel_grading_repairs_too_and_keeps_the_repairs_in_the_course(repaired_class, tmp_path):
     """The parallel command grades in worker folders: the repairs come back to the course's ledger."""
-    from autograder.parallel_grading import grade_chapter
+    from autograder.grading.parallel import grade_chapter
     course, students, scores, _ = repaired_class
     root = tmp_path / "course"
     root.mkdir()

@@ -15,16 +15,15 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
+from conftest import ROOT, once_per_run
 from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.course import Course
-from autograder.gradebook_merge import submission_record
 from autograder.grading import sandbox
+from autograder.grading.gradebook_merge import submission_record
+from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
-from autograder.nbgrader_cli import run_nbgrader
 from autograder.questions import written_points
-
-from conftest import ROOT, once_per_run
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")

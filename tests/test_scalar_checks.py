@@ -3,10 +3,9 @@ and each check grades its own exercise only."""
 import warnings
 
 import pytest
-
-from autograder.checks import Checker, scalar
-
 from solved_code import notebook_namespace
+
+from autograder.student.checks import Checker, scalar
 
 ADD = "        self.grad += out.grad\n        other.grad += out.grad"
 MUL = "        self.grad += other.data * out.grad\n        other.grad += self.data * out.grad"

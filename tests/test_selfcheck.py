@@ -6,14 +6,14 @@ import sys
 
 import nbformat
 import pytest
-
-from autograder import selfcheck, student_config
-from autograder.course import Course
-from autograder.frame import PROGRESS_ID
-from autograder.progress import NOT_RUN, PASSED, format_table
-from autograder.questions import written_points
-
 from conftest import ROOT
+
+from autograder.build.frame import PROGRESS_ID
+from autograder.build import student_config
+from autograder.course import Course
+from autograder.questions import written_points
+from autograder.student import selfcheck
+from autograder.student.progress import NOT_RUN, PASSED, format_table
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

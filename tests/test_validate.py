@@ -1,6 +1,6 @@
 """`nbgrader validate`, and JupyterLab's Validate button, work on a student's release folder, with the
 course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
-writes into release/ and its chapter folders (autograder/student_config.py)."""
+writes into release/ and its chapter folders (autograder/build/student_config.py)."""
 import json
 import os
 import secrets
@@ -14,11 +14,10 @@ import urllib.request
 
 import nbformat
 import pytest
-
-from autograder import student_config
-from autograder.course import Course
-
 from conftest import ROOT
+
+from autograder.build import student_config
+from autograder.course import Course
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

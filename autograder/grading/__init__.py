@@ -6,9 +6,9 @@ import tempfile
 import nbformat
 from nbgrader.api import Gradebook
 
-from ..nbgrader_cli import run_nbgrader
-from ..questions import answer_cells
-from .. import cell_marks
+from autograder import cell_marks
+from autograder.grading.nbgrader_cli import run_nbgrader
+from autograder.questions import answer_cells
 
 
 def register(course, chapter):

@@ -25,7 +25,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from .. import cell_marks
+from autograder import cell_marks
 
 HIDDEN, SOLUTION, RUBRIC = "HIDDEN TESTS", "SOLUTION", "MARK SCHEME"
 # A secret line counts as shown when a line of text is exactly it, or, once it is long enough to be

@@ -14,7 +14,7 @@ from dataclasses import astuple, dataclass, fields
 
 import nbformat
 
-from .. import cell_marks
+from autograder import cell_marks
 
 NOTICE = ("Flags are a report for the instructor to review, not a penalty: "
           "no grade is changed by them.")

@@ -14,8 +14,8 @@ from nbclient.util import run_sync
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool, List, Unicode
 
-from .judge import Judge
-from .sandboxed_execute import SandboxedExecute
+from autograder.grading.judge import Judge
+from autograder.grading.sandboxed_execute import SandboxedExecute
 
 JUDGE_ERROR_NAME = "JudgeVerdict"
 

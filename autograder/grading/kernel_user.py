@@ -26,7 +26,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Int, Unicode
 
-from .sandbox import KERNEL_ARGUMENTS
+from autograder.grading.sandbox import KERNEL_ARGUMENTS
 
 # Files of the notebook's folder that the kernel may need (provided modules, data); never notebooks.
 NOT_COPIED = shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__")

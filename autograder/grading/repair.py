@@ -18,13 +18,18 @@ import nbformat
 from nbconvert.exporters import NotebookExporter
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import (
-    ClearHiddenTests, ClearMarkScheme, ClearSolutions, ComputeChecksums, LockCells, NbGraderPreprocessor,
+    ClearHiddenTests,
+    ClearMarkScheme,
+    ClearSolutions,
+    ComputeChecksums,
+    LockCells,
+    NbGraderPreprocessor,
 )
 from traitlets import Integer, Unicode
 
-from .cell_matching import Rule, SkeletonCell, StudentCell, plan
-from .repair_log import Repair, RepairKind, record_student_repairs
-from .. import cell_marks
+from autograder import cell_marks
+from autograder.grading.cell_matching import Rule, SkeletonCell, StudentCell, plan
+from autograder.grading.repair_log import Repair, RepairKind, record_student_repairs
 
 NBGRADER_FIELDS = ("grade", "solution", "locked", "points", "task")   # what decides how a cell is graded
 RULE_KINDS = {Rule.CELL_ID: RepairKind.MATCHED_BY_ID, Rule.CONTENT: RepairKind.MATCHED_BY_CONTENT,

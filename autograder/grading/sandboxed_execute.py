@@ -9,8 +9,8 @@ resources["babygrad"]["kernel_deaths"].
 """
 import asyncio
 import json
-from queue import Empty
 from dataclasses import dataclass
+from queue import Empty
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
@@ -21,9 +21,9 @@ from nbformat.v4 import output_from_msg
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Instance, Integer, default
 
-from . import sandbox
-from .sandboxed_kernel import SandboxedKernelManager
-from .. import cell_marks
+from autograder import cell_marks
+from autograder.grading import sandbox
+from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped

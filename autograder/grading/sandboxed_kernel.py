@@ -16,7 +16,13 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Instance, Int, Type
 
-from .sandbox import KERNEL_ARGUMENTS, NOBODY, SandboxLimits, compile_package, sandbox_launch
+from autograder.grading.sandbox import (
+    KERNEL_ARGUMENTS,
+    NOBODY,
+    SandboxLimits,
+    compile_package,
+    sandbox_launch,
+)
 
 SOCKET_FOLDER_PARENT = "/tmp"      # short: the kernel's socket paths are this + ~20 characters
 IOPUB_RETRY_SECONDS = 0.02         # no idle status on IOPub yet: its subscription joined late, ask again

@@ -4,7 +4,7 @@ Each entry is an answer a student might really write, given as edits to the solv
 with the test cells it must lose (`loses`; empty for a correct alternative). The tests grade them
 with the real `nbgrader autograde` and require exactly those cells to lose their points.
 """
-from autograder.submissions import right, wrong
+from autograder.build.submissions import right, wrong
 
 
 

@@ -5,7 +5,7 @@ with the test cells it must lose (`loses`; empty for a correct alternative). The
 with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
 "partial" student makes the mistakes named in DEMO_PARTIAL.
 """
-from autograder.submissions import Edit, Mistake, right, wrong
+from autograder.build.submissions import Edit, Mistake, right, wrong
 
 
 

@@ -1,5 +1,5 @@
 """Chapter 8's catalog of typical mistakes, and of correct answers written another way (see ch03.py)."""
-from autograder.submissions import right, wrong
+from autograder.build.submissions import right, wrong
 
 
 

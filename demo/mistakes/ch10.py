@@ -5,7 +5,7 @@ uses can cost the capstone too: the `loses` below say so wherever the network no
 (or no longer runs). A Conv with Python loops over images or pixels is not in this catalog, only in
 tests/test_checks_conv.py: its capstone would run for minutes in every test run.
 """
-from autograder.submissions import right, wrong
+from autograder.build.submissions import right, wrong
 
 
 

@@ -1484,7 +1484,7 @@ def load_checkpoint(path, model, optimizer=None):
 # ── cell 'cell-001' ──
 from tqdm.auto import tqdm
 
-from autograder.progress_bars import show_progress_bars
+from autograder.student.progress_bars import show_progress_bars
 
 
 # ── cell 'cell-004' ──

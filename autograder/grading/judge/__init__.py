@@ -17,11 +17,31 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from ...verdict import failed
-from . import capstone, data, engine, layers, module_tree, nn, operators, ops, optim, persistence, scalar, tensor, trainer, training
-from . import engine_rules
-from .plan import plan_notebook
-from .probes import ProbeFailure, probe_code, reply_from_outputs, worker_missing
+from autograder.grading.judge import (
+    capstone,
+    data,
+    engine,
+    engine_rules,
+    layers,
+    module_tree,
+    nn,
+    operators,
+    ops,
+    optim,
+    persistence,
+    scalar,
+    tensor,
+    trainer,
+    training,
+)
+from autograder.grading.judge.plan import plan_notebook
+from autograder.grading.judge.probes import (
+    ProbeFailure,
+    probe_code,
+    reply_from_outputs,
+    worker_missing,
+)
+from autograder.student.verdict import failed
 
 log = logging.getLogger(__name__)
 

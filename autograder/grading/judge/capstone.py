@@ -13,11 +13,11 @@ import zlib
 
 import numpy as np
 
-from ...checks import capstone as course
-from ...checks.training import NO_TRAINED_MODEL, trained_model_verdict
-from ...verdict import failed
-from .forward import NotWalkable, model_from_record
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.forward import NotWalkable, model_from_record
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import capstone as course
+from autograder.student.checks.training import NO_TRAINED_MODEL, trained_model_verdict
+from autograder.student.verdict import failed
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,12 @@ messages are those of `checks/data.py`, `checks/transforms.py` and `checks/idx.p
 """
 import numpy as np
 
-from ...checks import data as rules
-from ...checks import idx as idx_rules
-from ...checks import transforms as transform_rules
-from ...verdict import failed, passed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
-
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import data as rules
+from autograder.student.checks import idx as idx_rules
+from autograder.student.checks import transforms as transform_rules
+from autograder.student.verdict import failed, passed
 
 
 def kept(value):
@@ -391,7 +390,7 @@ def mnist_dataset(rng, real_split=None):
              ("labels-idx1-ubyte.gz", as_payload(rules.idx_bytes(labels, True)))]
     request = {"kind": "mnist_dataset", "files": files, "item": first, "other": other, "real": None}
     if real_split:
-        from ...datasets import mnist_files
+        from autograder.student.datasets import mnist_files
         real_files = mnist_files(real_split)
         want_images, want_labels = (rules.reference_parse_idx(path) for path in real_files)
         request.update(real=real_split, real_item=int(rng.integers(len(want_labels))))

@@ -1,10 +1,15 @@
 """Judge-side checks of Tensor.backward: the judge draws one of the course's graphs (`checks/engine.py`)
 from the secret seed, the kernel builds it from private ops and runs the student's engine, and the judge
 compares the reported gradients with the course's own reverse sweep over the same description."""
-from ...checks.engine import GRAPHS, RECURSION_MESSAGE, Grad, grads_verdict
-from ...verdict import failed
-from .ops import describe_error
-from .probes import ProbeFailure, returned, returned_list
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, returned, returned_list
+from autograder.student.checks.engine import (
+    GRAPHS,
+    RECURSION_MESSAGE,
+    Grad,
+    grads_verdict,
+)
+from autograder.student.verdict import failed
 
 
 def reported_grad(name, g):

@@ -3,8 +3,12 @@ inputs from the secret seed, the kernel runs the student's code on them and repo
 (`checks/engine_graph.rule_facts`, shipped as text), and the verdict is the course check's own
 (`checks/engine_rules.rule_verdict`). Which exception class was raised, and whether an output recorded a
 graph, only the kernel can say: the judge takes those as reported; every value it checks itself."""
-from ...checks.engine_rules import RULE_TITLES, rule_inputs, rule_verdict
-from .probes import ProbeFailure, returned
+from autograder.grading.judge.probes import ProbeFailure, returned
+from autograder.student.checks.engine_rules import (
+    RULE_TITLES,
+    rule_inputs,
+    rule_verdict,
+)
 
 SCALARS = (bool, int, float, type(None))
 

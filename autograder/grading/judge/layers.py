@@ -8,15 +8,23 @@ reported by the kernel, as for the Tensor operators. Order of checks and message
 """
 import numpy as np
 
-from ...checks import slow
-from ...checks.convolution import (
-    CONV2D_HINT, MAX_POOL2D_HINT, conv2d_label, has_parameters, kaiming_problem, not_a_tensor, output_problem,
-    parameter_problem, unreached, unseeded,
+from autograder.grading.judge.ops import describe_error, standins
+from autograder.grading.judge.probes import ProbeFailure, returned
+from autograder.student.checks import slow
+from autograder.student.checks.convolution import (
+    CONV2D_HINT,
+    MAX_POOL2D_HINT,
+    conv2d_label,
+    has_parameters,
+    kaiming_problem,
+    not_a_tensor,
+    output_problem,
+    parameter_problem,
+    unreached,
+    unseeded,
 )
-from ...checks.describe import shapes_label
-from ...verdict import failed, passed
-from .ops import describe_error, standins
-from .probes import ProbeFailure, returned
+from autograder.student.checks.describe import shapes_label
+from autograder.student.verdict import failed, passed
 
 
 def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=0, size=(5, 6), seed=0):

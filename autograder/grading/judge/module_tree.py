@@ -14,13 +14,13 @@ name) and a flag's exact type. Neither can pass a wrong method: every verdict al
 """
 import numpy as np
 
-from ... import gradcheck
-from ...checks import module_tree as tree_checks
-from ...checks import nn as nn_checks
-from ...verdict import failed
-from .nn import layer_verdict, upstreams_for
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.nn import layer_verdict, upstreams_for
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student import gradcheck
+from autograder.student.checks import module_tree as tree_checks
+from autograder.student.checks import nn as nn_checks
+from autograder.student.verdict import failed
 
 LEAVES = 5                       # first, layers[0], layers[1], table['deep'][0], pair[1]
 

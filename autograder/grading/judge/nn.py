@@ -1,4 +1,4 @@
-"""Judge-side checks of chapter 4's layers and losses, mirroring `autograder/checks/nn.py`.
+"""Judge-side checks of chapter 4's layers and losses, mirroring `autograder/student/checks/nn.py`.
 
 The kernel builds each module from its class name and runs the judge's steps on it (`worker.layer`):
 the parameters get the judge's secret values, forward runs on the judge's inputs, backward on its
@@ -11,13 +11,19 @@ never a pass on its own, since every passing verdict also needs the numbers veri
 """
 import numpy as np
 
-from ... import gradcheck
-from ...checks import formulas, nn
-from ...verdict import failed, passed
-from .ops import describe_error
-from .plan import OpSpec
-from . import ops
-from .probes import ProbeFailure, Returned, objects, returned, returned_list
+from autograder.grading.judge import ops
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.plan import OpSpec
+from autograder.grading.judge.probes import (
+    ProbeFailure,
+    Returned,
+    objects,
+    returned,
+    returned_list,
+)
+from autograder.student import gradcheck
+from autograder.student.checks import formulas, nn
+from autograder.student.verdict import failed, passed
 
 EPS = 1e-5          # the norm layers' eps: the default of the notebook's provided __init__ signature
 MIN_SPREAD = 0.25   # std of each normalized group; near-equal values make a right float32 backward miss by 1e-3

@@ -6,10 +6,10 @@ the kernel; the values, which need a working operator on inputs the student neve
 """
 import numpy as np
 
-from ...checks.describe import number
-from ...checks.operators import CASES
-from ...verdict import failed, passed
-from .probes import ProbeFailure, returned
+from autograder.grading.judge.probes import ProbeFailure, returned
+from autograder.student.checks.describe import number
+from autograder.student.checks.operators import CASES
+from autograder.student.verdict import failed, passed
 
 
 def operators(rng):

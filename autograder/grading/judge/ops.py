@@ -3,20 +3,29 @@ against central differences the judge computes itself, on inputs drawn from the 
 
 Each check is a generator: it yields a request for the kernel, receives the reply's JSON, and
 returns a Verdict (see `Judge`, which batches the requests of a cell into one probe). They mirror
-`autograder/checks/ops.py` (same order of checks, tolerances and messages), so a right
+`autograder/student/checks/ops.py` (same order of checks, tolerances and messages), so a right
 answer never fails; what changes is who decides: the numbers come back as data and are compared here.
 """
 import numpy as np
 
-from ... import gradcheck
-from ...checks.convolution import STANDINS
-from ...checks.describe import INPUT_NAMES, number, shapes_label
-from ...checks import slips
-from ...checks.ops import gradient_mismatch, ignores_out_grad, side_effect_problem
-from ...checks.running import method_of, not_implemented
-from ...hints import rule
-from ...verdict import failed, passed
-from .probes import ProbeFailure, objects, returned, returned_list
+from autograder.grading.judge.probes import (
+    ProbeFailure,
+    objects,
+    returned,
+    returned_list,
+)
+from autograder.student import gradcheck
+from autograder.student.checks import slips
+from autograder.student.checks.convolution import STANDINS
+from autograder.student.checks.describe import INPUT_NAMES, number, shapes_label
+from autograder.student.checks.ops import (
+    gradient_mismatch,
+    ignores_out_grad,
+    side_effect_problem,
+)
+from autograder.student.checks.running import method_of, not_implemented
+from autograder.student.hints import rule
+from autograder.student.verdict import failed, passed
 
 
 def describe_error(label, method, outcome):

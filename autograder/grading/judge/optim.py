@@ -1,6 +1,6 @@
 """Judge-side checks of chapter 5's optimizers: the kernel runs the student's optimizer on the judge's
 secret parameters and gradients and reports the values after every step; the judge runs the update
-rules of `autograder/checks/optim.py` itself in float64 and gives that module's verdicts and hints.
+rules of `autograder/student/checks/optim.py` itself in float64 and gives that module's verdicts and hints.
 
 `zero_grad` and `train_step` are about which calls happen when: the kernel reports what it saw (the
 gradients' types, the calls in order, the gradient `step()` found) and the judge verifies every number
@@ -8,10 +8,10 @@ in it (values kept, this batch's gradient, the loss) against its own computation
 """
 import numpy as np
 
-from ...checks import optim as rules
-from ...verdict import failed, passed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import optim as rules
+from autograder.student.verdict import failed, passed
 
 EVENTS = {"forward", "loss", "backward", "zero_grad", "step"}
 

@@ -4,7 +4,7 @@ holder the judge's secret values (and the optimizers secret state), calls the on
 the course's versions of the others swapped in, and reports names, arrays, exception types and messages.
 
 Every array the student's code returns or leaves behind is compared with the judge's secret values; the
-verdicts and messages are `autograder/checks/persistence.py`'s. Taken on the kernel's word (they can only
+verdicts and messages are `autograder/student/checks/persistence.py`'s. Taken on the kernel's word (they can only
 fail a cell): that a holder is the model's own object, that the Parameters are the same objects after loading,
 whether an exception is a KeyError / ValueError, and that the resumed run really went through the checkpoint.
 """
@@ -12,10 +12,10 @@ import io
 
 import numpy as np
 
-from ...checks import persistence as rules
-from ...verdict import failed, passed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import persistence as rules
+from autograder.student.verdict import failed, passed
 
 ADAM_ILL_CONDITIONED = {"modules.0.bias", "modules.1.running_mean"}
 # BatchNorm removes the first Linear's bias from the loss, so its gradient is rounding noise (~1e-8 in float32),

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...checks import slow
-from ... import cell_marks
+from autograder import cell_marks
+from autograder.student.checks import slow
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def check_calls(source):
 
 def evaluate(node, names=None):
     """A check's argument, evaluated from the trusted source: literals, lambdas, np.*, `slow.*` (the grader's
-    own reference loops, autograder/checks/slow.py), op constructors, and the cell's literal `names`."""
+    own reference loops, autograder/student/checks/slow.py), op constructors, and the cell's literal `names`."""
     expression = ast.fix_missing_locations(ast.Expression(node))
     return eval(compile(expression, "<test cell>", "eval"), {"np": np, "slow": slow},  # noqa: S307 (trusted source)
                 _OpConstructors(names or {}))

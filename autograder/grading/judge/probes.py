@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...checks import course_ops, engine_graph, slow
+from autograder.student.checks import course_ops, engine_graph, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
@@ -28,7 +28,8 @@ WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data
                 "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
                 "worker_capstone.py")
 SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph}   # worker.shipped(name)
-WORKER_SOURCE = ("\n\n".join(Path(__file__).with_name(name).read_text(encoding="utf-8") for name in WORKER_FILES)
+KERNEL_SIDE = Path(__file__).parent / "in_kernel"
+WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "
                  + repr({name: Path(module.__file__).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
 # As the first probe of each kernel sends it: compressed, a quarter of the text for IPython to take in

@@ -1,16 +1,16 @@
 """Judge-side checks of chapter 1's scalar `Value`: the kernel builds the judge's expressions on numbers
 drawn from the secret seed and reports data (values, gradients, labels, which of the judge's objects
-`_prev` holds); the judge computes the right numbers itself and gives `autograder/checks/scalar.py`'s
+`_prev` holds); the judge computes the right numbers itself and gives `autograder/student/checks/scalar.py`'s
 verdicts, through the same functions (`graph_problem`, `closure_problem`, `compare`, `numeric_problem`).
 """
 import math
 
 import numpy as np
 
-from ...checks import scalar as rules
-from ...verdict import failed, passed
-from .ops import describe_error
-from .probes import ProbeFailure, objects, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, objects, returned
+from autograder.student.checks import scalar as rules
+from autograder.student.verdict import failed, passed
 
 
 def secret_seed(rng):

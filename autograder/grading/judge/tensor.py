@@ -7,10 +7,10 @@ reported, never the values. The verdicts and messages are `checks/tensor.py`'s.
 """
 import numpy as np
 
-from ...checks import tensor as rules
-from ...verdict import failed, passed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import tensor as rules
+from autograder.student.verdict import failed, passed
 
 
 def values(rng, shape, low=-10, high=10):

@@ -2,15 +2,15 @@
 the loss and accuracy), keep_best on the judge's weights per epoch (the judge knows which epoch is best and
 what its weights were), fit with stand-ins scripted from secret numbers (the judge knows the history).
 
-Verdicts and messages are `autograder/checks/fitting.py`'s. Which calls fit made, with which objects, and
+Verdicts and messages are `autograder/student/checks/fitting.py`'s. Which calls fit made, with which objects, and
 whether the model was left in training mode are the kernel's word; every number is checked here.
 """
 import numpy as np
 
-from ...checks import fitting as rules
-from ...verdict import failed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import fitting as rules
+from autograder.student.verdict import failed
 
 POOL = 64           # values per snapshot: the small trainer's model has 31 (Linear(3, 4), Linear(4, 3))
 

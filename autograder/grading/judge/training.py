@@ -1,6 +1,6 @@
 """Judge-side checks of chapter 7. The initializers: the kernel draws with the student's initializer on the
 shapes of the test cell and a secret seed, and returns the weights; the judge tests their statistics
-(`autograder/checks/init.py`: mean, variance, uniform bound or normal tail, seeding) itself.
+(`autograder/student/checks/init.py`: mean, variance, uniform bound or normal tail, seeding) itself.
 
 Only whether the value is a Tensor and its `requires_grad` are the kernel's word; they can only
 fail a draw, never pass one: the numbers are the judge's to test.
@@ -11,11 +11,11 @@ against the judge's numbers; which calls happened, with which objects, in which 
 """
 import numpy as np
 
-from ...checks import init as rules
-from ...checks import training as loop
-from ...verdict import failed
-from .ops import describe_error
-from .probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import init as rules
+from autograder.student.checks import training as loop
+from autograder.student.verdict import failed
 
 SEED_RANGE = 2 ** 31 - 2        # the secret seed and seed + 1 are both valid seeds for default_rng
 

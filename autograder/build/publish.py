@@ -1,0 +1,172 @@
+"""The student distribution: a tree holding only what students may see, ready to be pushed as the
+public course repository (course_config.PUBLISHED_REPOSITORY) or as an orphan branch.
+
+It holds release/ of the chapters released so far, solutions/ of the chapters whose deadline passed,
+the student side of the course package (what release notebooks, `check` and `export` import, without
+the checks of unreleased chapters), the files that install it (pyproject.toml, requirements.txt,
+runtime.txt for Binder) and a README written for students. Never chapters/, source/, demo/ or the
+grading side (the judge restates solutions).
+"""
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+from autograder.build import frame, readme
+
+# The student side of the package: autograder/student/ whole, and the neutral modules it reads (the CLI
+# facade, nbgrader's cell marks, written questions). build/ and grading/ (with the judge's kernel side that
+# restates chapter solutions) are left out: `check` and `export` run without them.
+NEUTRAL_MODULES = ["__init__", "__main__", "cell_marks", "course", "questions"]
+STUDENT_PACKAGE = "student"
+PACKAGE_DATA = "data/mnist/*.gz"                    # in student/: all of MNIST: notebooks never download it
+# What a student's environment needs from requirements.txt (its pins are kept): the notebooks' imports,
+# JupyterLab with nbgrader's Validate, and what `check` runs notebooks with. Not grading, tests or Dask.
+STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "nbgrader", "jupyterlab", "notebook", "nbconvert",
+                        "nbclient", "nbformat", "ipykernel", "jupyter_client", "jupyter_server", "SQLAlchemy"}
+CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
+# Check modules written for one chapter. Most hold the course's own version of what their chapter asks,
+# swapped in so that each exercise is graded alone (tensor's stand-ins for chapter 2's Tensor methods,
+# persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
+# 10's forwards), written so as not to be the chapter's solution (tests/test_publish.py scans every release
+# point), but still the chapter's material: until their chapter is released they are published as
+# WITHHELD_CHECKS, a module that checks/__init__ still imports, whose every name refuses. Chapter 1 is
+# always released; chapter 3's course_ops and operators are shared with later chapters' checks.
+CHAPTER_CHECKS = {"ch02": ["tensor"], "ch04": ["nn", "module_tree", "formulas"], "ch05": ["optim"],
+                  "ch06": ["data", "idx", "transforms"], "ch07": ["init", "training"], "ch08": ["persistence"],
+                  "ch09": ["fitting", "capstone"], "ch10": ["convolution", "slow"]}
+WITHHELD_CHECKS = '''"""Chapter {number}'s checks, published with chapter {number}."""
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return withheld
+
+
+def withheld(*args, **kwargs):
+    raise RuntimeError("chapter {number}'s checks come with chapter {number}: once it is released, update "
+                       "the course package (pip install -r requirements.txt)")
+'''
+
+
+class PublishError(Exception):
+    """A publish that would reveal what students may not see yet."""
+
+
+def check_deadlines(course, released, solved):
+    """Chapter N's earlier_chapters.py holds the solutions of every chapter before N, so releasing N
+    publishes them: every chapter before the newest released one must be named in `solved`."""
+    order = [c.id for c in course.chapters]
+    if not released:
+        raise PublishError("name at least one chapter to release (--chapters)")
+    unreleased = [c.id for c in solved if c not in released]
+    if unreleased:
+        raise PublishError(f"solutions of unreleased chapters: {', '.join(unreleased)}")
+    newest = max(order.index(c.id) for c in released)
+    open_earlier = [cid for cid in order[:newest] if cid not in {c.id for c in solved}]
+    if open_earlier:
+        raise PublishError(f"{order[newest]}'s earlier_chapters.py holds the solutions of every chapter before it: "
+                           f"release it only once {', '.join(open_earlier)} are past their deadline, and name "
+                           f"them in --solutions")
+
+
+def prepare(dest, replace):
+    """An empty `dest`, or with `replace`, `dest` emptied of everything but its .git (an earlier publish)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    present = [p for p in dest.iterdir() if p.name != ".git"]
+    if present and not replace:
+        raise PublishError(f"{dest} is not empty (holds {present[0].name}); --replace empties it first, keeping .git")
+    for path in present:
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+
+
+def copy_chapters(course, folder, chapters, dest):
+    for chapter in chapters:
+        shutil.copytree(course.root / folder / chapter.id, dest / folder / chapter.id, ignore=CACHES)
+
+
+def copy_release_settings(course, dest):
+    """Files at the top of release/ (a student-side nbgrader_config.py) belong to every chapter. The
+    nbgrader configuration also goes to the tree's root: nbgrader reads it from the folder the Jupyter
+    server started in, which is the root on Binder and for `jupyter lab release/`, never a parent folder."""
+    for path in sorted((course.root / course.config.RELEASE_DIR).iterdir()):
+        if path.is_file():
+            shutil.copy2(path, dest / course.config.RELEASE_DIR / path.name)
+            if path.name == "nbgrader_config.py":
+                shutil.copy2(path, dest / path.name)
+
+
+def copy_student_package(course, released, dest):
+    source, target = course.root / "autograder", dest / "autograder"
+    target.mkdir()
+    for name in NEUTRAL_MODULES:
+        shutil.copy2(source / f"{name}.py", target / f"{name}.py")
+    shutil.copytree(source / STUDENT_PACKAGE, target / STUDENT_PACKAGE, ignore=CACHES)
+    ids = {c.id for c in released}
+    for chapter_id, modules in CHAPTER_CHECKS.items():
+        for name in modules if chapter_id not in ids else []:
+            text = WITHHELD_CHECKS.format(number=int(chapter_id[2:]))
+            (target / STUDENT_PACKAGE / "checks" / f"{name}.py").write_text(text, encoding="utf-8")
+
+
+def pyproject_text(course):
+    """The instructor's project, reduced to the packages published."""
+    project = tomllib.loads((course.root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dependencies = ", ".join(f'"{d}"' for d in project["dependencies"])
+    return f'''[build-system]
+requires = ["setuptools>=69"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{frame.PACKAGE}"
+dynamic = ["version"]
+description = "The {course.config.COURSE_ID} course's checks, as the chapter notebooks call them."
+readme = "README.md"
+requires-python = "{project["requires-python"]}"
+dependencies = [{dependencies}]
+
+[tool.setuptools]
+packages = ["autograder", "autograder.{STUDENT_PACKAGE}", "autograder.{STUDENT_PACKAGE}.checks"]
+
+[tool.setuptools.dynamic]
+version = {{attr = "autograder.__version__"}}
+
+[tool.setuptools.package-data]
+"autograder.{STUDENT_PACKAGE}" = ["{PACKAGE_DATA}"]
+'''
+
+
+def requirements_text(course):
+    """requirements.txt's pins of STUDENT_REQUIREMENTS, then the published package itself."""
+    lines = ["# The course's pinned stack for students (Binder reads this file and runtime.txt)."]
+    for line in (course.root / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        name = re.split(r"[=<>\[ ;#]", line.strip(), maxsplit=1)[0]
+        if name in STUDENT_REQUIREMENTS:
+            lines.append(line.split("#")[0].rstrip())
+    return "\n".join(lines + ["", "# The course's checks, from this repository", "-e .", ""])
+
+
+def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
+    """Write the student distribution of `chapter_ids` (with solutions of `solution_ids`) into `dest`."""
+    order = [c.id for c in course.chapters]
+    unknown = sorted((set(chapter_ids) | set(solution_ids)) - set(order))
+    if unknown:
+        raise PublishError(f"no chapter {', '.join(unknown)} in course_config.py; known: {', '.join(order)}")
+    released = [course.chapter(cid) for cid in sorted(set(chapter_ids), key=order.index)]
+    solved = [course.chapter(cid) for cid in sorted(set(solution_ids), key=order.index)]
+    check_deadlines(course, released, solved)
+    dest = Path(dest).resolve()
+    prepare(dest, replace)
+    cfg = course.config
+    copy_chapters(course, cfg.RELEASE_DIR, released, dest)
+    bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
+    copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
+    copy_release_settings(course, dest)
+    copy_chapters(course, cfg.SOLUTIONS_DIR, solved, dest)
+    copy_student_package(course, released, dest)
+    shutil.copy2(course.root / "runtime.txt", dest / "runtime.txt")
+    (dest / "requirements.txt").write_text(requirements_text(course), encoding="utf-8")
+    (dest / "pyproject.toml").write_text(pyproject_text(course), encoding="utf-8")
+    (dest / "README.md").write_text(readme.student_readme(course, released, solved, bonus), encoding="utf-8")
+    return dest

@@ -1,0 +1,113 @@
+"""The READMEs' chapter tables, generated from course_config.py and the source notebooks so they
+never drift from the course, and the whole README of the student distribution (autograder/build/publish.py)."""
+import re
+
+from autograder.questions import written_points_in
+
+BEGIN, END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
+BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+
+
+def chapter_table(course, chapters=None):
+    """One row per chapter: its autograded points, and apart from them the points of its written
+    questions, which people grade in formgrader (read from the built source notebook)."""
+    cfg = course.config
+    chapters = course.chapters if chapters is None else chapters
+    rows = ["| chapter | notebook | autograded points | written questions (graded by hand) | open in Colab |",
+            "|---|---|---|---|---|"]
+    written_total = 0
+    for chapter in chapters:
+        number = int(chapter.id[2:])
+        notebook = f"{cfg.RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb"
+        written = written_points_in(course.notebook(cfg.SOURCE_DIR, chapter))
+        written_total += written
+        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {chapter.points} | {written} | "
+                    f"[![Open in Colab]({BADGE})]({cfg.colab_url(chapter)}) |")
+    rows.append(f"| | **total** | **{sum(c.points for c in chapters)}** | **{written_total}** | |")
+    return "\n".join(rows)
+
+
+
+
+def with_chapter_table(readme, course):
+    """`readme` with the text between the chapter markers replaced by the current table."""
+    block = f"{BEGIN}\n{chapter_table(course)}\n{END}"
+    return re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, readme, flags=re.S)
+
+
+def update_readme(course):
+    path = course.root / "README.md"
+    if path.exists():
+        path.write_text(with_chapter_table(path.read_text(encoding="utf-8"), course), encoding="utf-8")
+
+
+def student_readme(course, released, solved, bonus=()):
+    """The published repository's README: how to open the released chapters (and the bonus assignments,
+    once every chapter is out), and nothing it lacks."""
+    cfg = course.config
+    name = cfg.github_path().split("/")[-1]
+    example = f"{cfg.RELEASE_DIR}/{released[-1].id}/{released[-1].notebook}.ipynb"
+    paths = [f"{cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb" for c in solved]
+    solutions = "".join(f"* [`{path}`]({path})\n" for path in paths)
+    extras = "".join(f"* [`{cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb`]({cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb): "
+                     f"{b.title} ({b.points} bonus points; hand in the notebook with your `mybabygrad/` folder beside it)\n"
+                     for b in bonus)
+    return STUDENT_README.format(
+        binder=cfg.binder_url(), table=chapter_table(course, released), repository=cfg.PUBLISHED_REPOSITORY,
+        name=name, tag=cfg.TAG, release=cfg.RELEASE_DIR, example=example,
+        bonus=f"\n## Bonus\n\nOptional, counted apart from the chapters:\n\n{extras}" if bonus else "",
+        solutions=f"\n## Solutions\n\nChapters whose deadline has passed, solved and executed:\n\n{solutions}"
+        if solved else "")
+
+
+STUDENT_README = """# babygrad: build a deep-learning library, graded
+
+[![Binder](https://mybinder.org/badge_logo.svg)]({binder})
+
+A Jupyter course in which you build **babygrad**, a small deep-learning library on NumPy, one chapter
+at a time. Every chapter is a notebook in `{release}/<chapter>/` with skeleton code to complete and
+checks that tell you what is wrong and why. New chapters appear here as they are released.
+
+{table}
+{bonus}
+## Open a notebook
+
+The notebooks, checks and results are the same in all three places.
+
+* **Your own machine** (Python 3.11):
+
+  ```bash
+  git clone {repository} && cd {name}
+  python3 -m venv .venv
+  .venv/bin/python -m pip install -r requirements.txt    # JupyterLab, nbgrader and the course's checks
+  .venv/bin/jupyter lab {release}/
+  ```
+
+  The toolbar's **Validate** button runs the whole notebook the way the grader will.
+* **Binder**: click the Binder badge. It builds the environment from `requirements.txt` and
+  `runtime.txt` (a few minutes the first time) and opens JupyterLab on `{release}/`. Binder forgets
+  your work when the session ends: download your notebook (File ▸ Download).
+* **Google Colab**: click the chapter's badge above or at the top of the notebook. Its set-up cell
+  installs the course's checks from this repository ({tag}) and downloads the chapter's files. Save
+  a copy to your Drive (File ▸ Save a copy in Drive) before you start.
+
+## Knowing where you stand
+
+Every check cell starts with `# Check <name> · <n> points`, and the last cell of each notebook prints
+a table of every check and your points so far. From a terminal, the same table, every check run even
+after a failure (save the notebook first):
+
+```bash
+.venv/bin/python -m autograder check {example}
+```
+
+It exits with 0 only when every visible check passes. Grading adds hidden tests: more shapes, seeds
+and edge cases, so code that passes the visible checks for the right reason passes them too.
+
+From chapter 2 on, `python -m autograder export {example}` (or the notebook's "Keep your
+library" cell) copies your `export` cells into your own package, `mybabygrad/`, next to the chapter
+folders.
+
+Each chapter's folder holds `earlier_chapters.py`, the finished code of the chapters before it, so a
+mistake in one chapter never costs points in the next.
+{solutions}"""

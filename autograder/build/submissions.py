@@ -1,0 +1,98 @@
+"""Make submissions the way students would: a release notebook with its exercise cells filled in.
+
+Used for the demo students that ship with the course (perfect, partial, untouched) and by the
+tests, which fill in realistic wrong and right answers and grade them with the real nbgrader.
+"""
+import importlib.util
+import shutil
+from dataclasses import dataclass, field
+
+import nbformat
+
+from autograder import cell_marks
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `old` by `new` in the solved source of exercise cell `cell`."""
+
+    cell: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A realistic answer: what a student wrote, and which test cells it must lose (none if right)."""
+
+    name: str
+    description: str
+    edits: tuple
+    loses: tuple = field(default_factory=tuple)
+
+
+def wrong(name, description, cell, old, new, loses):
+    """A typical mistake: one edit to exercise cell `cell`, losing the test cells `loses`."""
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+
+
+def right(name, description, cell, old, new):
+    """A correct answer written another way: one edit, and it must keep full marks."""
+    return Mistake(name, description, (Edit(cell, old, new),), ())
+
+
+def solved_answers(source_notebook):
+    """{cell id: the solved code of that exercise cell, markers removed}."""
+    return {cell_marks.grade_id(cell): cell_marks.without_solution_markers(cell.source)
+            for cell in source_notebook.cells if cell_marks.is_solution(cell)}
+
+
+def with_mistakes(answers, mistakes):
+    answers = dict(answers)
+    for mistake in mistakes:
+        for edit in mistake.edits:
+            if edit.old not in answers[edit.cell]:
+                raise ValueError(f"mistake {mistake.name!r}: {edit.old!r} is not in cell {edit.cell!r}")
+            answers[edit.cell] = answers[edit.cell].replace(edit.old, edit.new, 1)
+    return answers
+
+
+def filled(release_notebook, answers):
+    """A copy of the student version with exercise cells replaced by `answers`."""
+    notebook = nbformat.from_dict(release_notebook)
+    for cell in notebook.cells:
+        grade_id = cell_marks.grade_id(cell)
+        if grade_id in answers and cell.metadata["nbgrader"].get("solution"):
+            cell.source = answers[grade_id]
+    return notebook
+
+
+def load_catalog(course, chapter):
+    """demo/mistakes/<chapter>.py: the chapter's typical mistakes (MISTAKES, DEMO_PARTIAL) and
+    correct alternatives (ALTERNATIVES)."""
+    path = course.root / "demo" / "mistakes" / f"{chapter.id}.py"
+    spec = importlib.util.spec_from_file_location(f"mistakes_{chapter.id}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_submission(course, chapter, student, notebook, folder):
+    """Lay a submission out as nbgrader expects: <folder>/<student>/<chapter>/<notebook>.ipynb."""
+    path = course.notebook(folder, chapter, student)
+    shutil.rmtree(path.parent, ignore_errors=True)
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+def write_demo_submissions(course, chapter):
+    cfg = course.config
+    release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
+    answers = solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
+    catalog = load_catalog(course, chapter)
+    by_name = {m.name: m for m in catalog.MISTAKES}
+    partial = [by_name[name] for name in catalog.DEMO_PARTIAL]
+    write_submission(course, chapter, "perfect", filled(release, answers), cfg.DEMO_DIR)
+    write_submission(course, chapter, "partial", filled(release, with_mistakes(answers, partial)), cfg.DEMO_DIR)
+    write_submission(course, chapter, "untouched", release, cfg.DEMO_DIR)

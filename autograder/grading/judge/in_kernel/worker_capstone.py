@@ -1,0 +1,81 @@
+# ── chapters 7, 9 and 10: the trained models, reported as data ──
+# Shipped after worker.py (probes.WORKER_FILES), in the same scope: it uses npy, quietly, report, error_report.
+# The kernel only says what the model is made of, or what it predicts for the judge's images; the judge
+# computes the accuracy from the weights itself (judge/capstone.py).
+import sys
+import zlib
+
+CAPSTONE_MODULE = "autograder.student.checks.capstone"     # its TRAINED slot holds the model check_capstone trained
+MAX_DEPTH = 8                                       # Sequential inside Sequential, this deep at most
+MAX_LAYERS = 200
+
+
+def find_trained_model(where, namespace):
+    """(found, model): a notebook global (chapter 7's `model`), or the model the capstone check trained."""
+    if "global" in where:
+        return where["global"] in namespace, namespace.get(where["global"])
+    module = sys.modules.get(CAPSTONE_MODULE)           # already loaded by the notebook's checks, if they ran
+    slot = getattr(module, "TRAINED", None)
+    entry = slot.get(where["capstone"]) if isinstance(slot, dict) else None
+    if not isinstance(entry, dict) or "model" not in entry:
+        return False, None
+    return True, entry["model"]
+
+
+def layer_record(module, Tensor, budget, depth=0):
+    """One module as data: its class name, its numbers (config), its arrays, and a Sequential's `modules`."""
+    record = {"name": type(module).__name__, "config": {}, "arrays": {}, "skipped": {}, "none": []}
+    for key, value in list(vars(module).items())[:64]:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating, type(None), Tensor,
+                                                             np.ndarray, list, tuple)):
+            continue
+        if value is None:
+            record["none"].append(key)
+        elif isinstance(value, (int, float, np.integer, np.floating)):
+            record["config"][key] = float(value) if isinstance(value, (float, np.floating)) else int(value)
+        elif isinstance(value, (Tensor, np.ndarray)):
+            array = np.asarray(value.data if isinstance(value, Tensor) else value)
+            if array.dtype.kind not in "biuf" or array.size > budget["array"] or array.size > budget["left"]:
+                record["skipped"][key] = [int(n) for n in array.shape]
+            else:
+                budget["left"] -= array.size
+                record["arrays"][key] = npy(array)
+        elif key == "modules" and depth < MAX_DEPTH:
+            record["children"] = [layer_record(m, Tensor, budget, depth + 1) for m in list(value)[:MAX_LAYERS]]
+    return record
+
+
+def model_walk(request, namespace):
+    """The trained model's layers, in call order, as data; {"found": False} when there is none."""
+    found, model = find_trained_model(request["where"], namespace)
+    if not found or model is None:
+        return {"found": False}
+    budget = {"array": request["max_array"], "left": request["max_total"]}
+    try:
+        return {"found": True, "model": quietly(layer_record, model, namespace["Tensor"], budget)}
+    except Exception as error:  # noqa: BLE001
+        return {"found": True, "error": error_report(error)}
+
+
+def model_predict(request, namespace):
+    """The model's predicted class for each of the judge's images, normalized here as the course does."""
+    found, model = find_trained_model(request["where"], namespace)
+    if not found or model is None:
+        return {"found": False}
+    Tensor = namespace["Tensor"]
+    pixels = np.frombuffer(zlib.decompress(base64.b64decode(request["pixels"])), dtype=np.uint8)
+    images = pixels.astype(np.float32)
+    images *= np.float32(request["scale"])
+    images -= np.float32(request["shift"])
+    images = images.reshape([-1] + list(request["shape"]))
+    predicted = []
+    try:
+        quietly(model.eval)
+        for start in range(0, len(images), request["batch_size"]):
+            logits = np.asarray(quietly(model, Tensor(images[start:start + request["batch_size"]], requires_grad=False)).data)
+            if logits.ndim != 2 or logits.shape[0] != min(request["batch_size"], len(images) - start):
+                return {"found": True, "logits_shape": [int(n) for n in logits.shape]}
+            predicted.append(logits.argmax(axis=1))
+    except Exception as error:  # noqa: BLE001
+        return {"found": True, "error": error_report(error)}
+    return {"found": True, "predicted": npy(np.concatenate(predicted).astype(np.int64))}

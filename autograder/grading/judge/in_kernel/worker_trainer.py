@@ -1,0 +1,201 @@
+"""Kernel side of chapter 9's probes: the student's Trainer on the judge's weights, data and scripted stand-ins.
+
+Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
+(`npy`, `quietly`, `error_report`) and, like it, imports nothing from the course and decides nothing: it
+reports what evaluate returned, what keep_best left behind (read back from its own temporary folder, in
+the kernel's sandbox) and what fit called and returned.
+"""
+import contextlib
+import io
+import os
+import tempfile
+
+import numpy as np
+
+HEADLESS = "BABYGRAD_HEADLESS"      # autograder/student/progress_bars.py: no progress bars while "1"
+
+
+@contextlib.contextmanager
+def headless():
+    saved = os.environ.get(HEADLESS)
+    os.environ[HEADLESS] = "1"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop(HEADLESS, None)
+        else:
+            os.environ[HEADLESS] = saved
+
+
+def in_headless(fn, *args):
+    with headless():
+        return quietly(fn, *args)
+
+
+def fill(params, pool):
+    """Each parameter's values, in order, from the judge's flat pool; their shapes, for the judge."""
+    offset = 0
+    for p in params:
+        size = int(np.prod(p.data.shape))
+        p.data[...] = pool[offset:offset + size].reshape(p.data.shape)
+        offset += size
+    return [list(p.data.shape) for p in params]
+
+
+def number(value):
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return repr(value)[:100]
+
+
+def small_trainer(namespace, seed, **options):
+    model = namespace["Sequential"](namespace["Linear"](3, 4, seed=seed), namespace["ReLU"](),
+                                    namespace["Linear"](4, 3, seed=seed + 1))
+    optimizer = namespace["SGD"](model.parameters(), lr=0.1)
+    return namespace["Trainer"](model, namespace["SoftmaxLoss"](), optimizer, **options), model
+
+
+def trainer_evaluate(request, namespace):
+    """Trainer.evaluate of Linear → Dropout → Linear holding the judge's weights, on the judge's samples."""
+    seed = request["seed"]
+    try:
+        model = namespace["Sequential"](namespace["Linear"](3, 5, seed=seed), namespace["Dropout"](0.5, seed=seed),
+                                        namespace["Linear"](5, 3, seed=seed + 1))
+        params = [p for i in (0, 2) for p in model.modules[i].parameters()]
+        for p, w in zip(params, request["weights"]):
+            p.data = np.asarray(w, dtype=p.data.dtype).reshape(p.data.shape)
+        loader = namespace["DataLoader"](namespace["ArrayDataset"](request["x"].copy(), request["y"].copy()),
+                                         batch_size=request["batch_size"])
+        trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["SGD"](model.parameters(), lr=0.1))
+        model.train()
+        got = in_headless(trainer.evaluate, loader)
+    except Exception as error:  # noqa: BLE001
+        return {"error": error_report(error)}
+    keys = sorted(map(str, got)) if isinstance(got, dict) else None
+    values = {}
+    if keys == ["accuracy", "loss"]:
+        for key in keys:
+            try:
+                values[key] = float(got[key])
+            except (TypeError, ValueError):
+                values[key] = None
+    return {"keys": keys, "text": repr(got)[:300], "loss": values.get("loss"), "accuracy": values.get("accuracy"),
+            "training": bool(model.training), "params": [npy(np.asarray(p.data)) for p in params]}
+
+
+def trainer_keep_best(request, namespace):
+    """keep_best(epoch, loss) for the judge's losses, the model holding the judge's values of that epoch; after
+    each call, what it left: flag, best_epoch, best_loss, best_state's arrays, the checkpoint file's arrays."""
+    records, shapes = [], None
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "best.ckpt") if request["variant"] == "checkpoint" else None
+        try:
+            trainer, model = small_trainer(namespace, request["seed"], checkpoint_path=path, patience=request["patience"])
+        except Exception as error:  # noqa: BLE001
+            return {"error": error_report(error), "epoch": 0}
+        for epoch, (loss, pool) in enumerate(zip(request["losses"], request["pools"]), 1):
+            try:
+                shapes = fill(model.parameters(), pool)
+                flag = in_headless(trainer.keep_best, epoch, loss)
+                records.append(keep_best_report(trainer, flag, path))
+            except Exception as error:  # noqa: BLE001
+                return {"error": error_report(error), "epoch": epoch, "records": records, "shapes": shapes}
+    return {"records": records, "shapes": shapes}
+
+
+def keep_best_report(trainer, flag, path):
+    state = trainer.best_state
+    report = {"flag": bool(flag) if isinstance(flag, (bool, np.bool_)) else None, "flag_text": str(flag)[:100],
+              "best_epoch": number(trainer.best_epoch) if trainer.best_epoch is not None else None,
+              "best_loss": number(trainer.best_loss), "best_loss_text": str(trainer.best_loss)[:100],
+              "state": [npy(np.asarray(v)) for v in state.values()] if isinstance(state, dict) else None,
+              "state_type": type(state).__name__, "file": None}
+    if path is not None and os.path.exists(path):
+        with np.load(path, allow_pickle=False) as archive:
+            report["file"] = [npy(archive[name]) for name in archive.files if name.startswith("model.")]
+    return report
+
+
+class ProbeLoader:
+    """Stands in for a DataLoader that fit only hands on: it has a length, for the progress bar."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __len__(self):
+        return 3
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self):
+        return self.name
+
+
+def trainer_fit(request, namespace):
+    """fit with scripted stand-ins: train_epoch returning the judge's batch losses, evaluate its validation
+    results, keep_best putting the judge's values in best_state at epoch 2 and saying stop at `stop_after`."""
+    epochs, stop_after = request["epochs"], request["stop_after"]
+    batch_losses, val_results = request["batch_losses"], request["val_results"]
+    try:
+        trainer, model = small_trainer(namespace, request["seed"])
+        params = model.parameters()
+        best = [np.array(p.data) for p in params]
+        shapes = fill([type("Slot", (), {"data": b})() for b in best], request["best"])
+    except Exception as error:  # noqa: BLE001
+        return {"error": error_report(error)}
+    train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
+    calls = {"train": [], "evaluate": [], "keep_best": []}
+
+    def train_epoch(m, loader, loss_fn, optimizer, progress=None):
+        calls["train"].append((m, loader, loss_fn, optimizer))
+        for p in model.parameters():
+            p.data[...] = p.data + 1.0
+        return list(batch_losses[len(calls["train"]) - 1])
+
+    def evaluate(loader):
+        calls["evaluate"].append(loader)
+        return dict(val_results[len(calls["evaluate"]) - 1])
+
+    def keep_best(epoch, val_loss):
+        calls["keep_best"].append((epoch, val_loss))
+        if epoch == 2:
+            trainer.best_state = {f"p{i}": value.copy() for i, value in enumerate(best)}
+        return stop_after is not None and epoch >= stop_after
+
+    def load_state_dict(state, strict=True):
+        for p, value in zip(model.parameters(), state.values()):
+            p.data[...] = value
+
+    saved = namespace.get("train_epoch")
+    namespace["train_epoch"] = train_epoch
+    trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
+    try:
+        history = in_headless(trainer.fit, train_loader, val_loader if request["validate"] else None, epochs)
+    except Exception as error:  # noqa: BLE001
+        return {"error": error_report(error)}
+    finally:
+        namespace["train_epoch"] = saved
+    first = calls["train"][0] if calls["train"] else None
+    if isinstance(history, dict):
+        shown = {}
+        for key in ("train_loss", "val_loss", "val_accuracy"):
+            try:
+                shown[key] = [float(v) for v in history.get(key)]
+            except (TypeError, ValueError):
+                shown[key] = repr(history.get(key))[:200]
+    else:
+        shown = type(history).__name__
+    return {"train_calls": len(calls["train"]),
+            "first_right": first is not None and first[0] is model and first[1] is train_loader
+            and first[2] is trainer.loss_fn and first[3] is trainer.optimizer,
+            "history": shown,
+            "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
+            "keep_best_calls": [[number(e), number(v)] for e, v in calls["keep_best"]],
+            "params": [npy(np.asarray(p.data)) for p in params], "shapes": shapes}

@@ -1,0 +1,214 @@
+"""Autograde every submission of a chapter on a Dask cluster, into the course gradebook.
+
+nbgrader grades one submission after another (jupyter/nbgrader#174). Here each submission is one Dask
+task (task.grade_submission): it receives the chapter's kit and the student's files as bytes,
+grades them with nbgrader's own API in a private folder and SQLite gradebook on whichever worker runs
+it, and returns the gradebook and the autograded notebook as bytes. This process merges each result
+into the course gradebook (SQLite or PostgreSQL) through nbgrader's API and writes the autograded
+notebook into `autograded/`. The scores are those serial `nbgrader autograde` writes.
+
+The cluster is a LocalCluster sized to this machine, or an existing one (`--scheduler tcp://HOST:8786`,
+started with `dask scheduler` and `dask worker`, or through dask-jobqueue or dask-kubernetes). A
+submission that crashes, hangs or is corrupt is recorded for its student (zero points, a reason in the
+ledger) and never stops the run; a worker that dies has its tasks run again elsewhere by Dask; the
+ledger makes a re-run resume where an interrupted one stopped.
+"""
+import logging
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbgrader.api import Gradebook, MissingEntry
+from tqdm import tqdm
+
+from autograder.grading import file_bundle, register
+from autograder.grading.gradebook_merge import (
+    extension,
+    late_penalty_rule,
+    merge_submission,
+    record_ungraded,
+    submitted_timestamp,
+)
+from autograder.grading.kit import KIT_GRADEBOOK, chapter_kit
+from autograder.grading.ledger import Ledger, fingerprint
+from autograder.grading.nbgrader_cli import nbgrader_env
+from autograder.grading.repair_log import Repair, record_student_repairs
+from autograder.grading.task import GradingSetupError, grade_submission
+from autograder.grading.worker import error_line, unscored
+
+# Submissions sent ahead per thread of the cluster: enough to keep every worker busy, few enough that
+# a class of thousands is never all in memory at once.
+AHEAD_PER_THREAD = 4
+
+
+@dataclass
+class GradingRun:
+    """What a run did: students graded now, students already graded before, and problems met."""
+
+    graded: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    problems: dict = field(default_factory=dict)
+    problems_csv: Path = None
+    dashboard: str = None
+
+
+def submitted_students(course, chapter):
+    base = course.root / course.config.SUBMITTED_DIR
+    return sorted(p.name for p in base.iterdir() if (p / chapter.id).is_dir()) if base.is_dir() else []
+
+
+def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None, unsafe=False,
+                  scheduler=None):
+    """Autograde the chapter's submissions in `submitted/` on the Dask cluster at `scheduler` (default: a
+    LocalCluster of `jobs` threads, one per core); return a GradingRun. `unsafe` lets kernels run
+    unsandboxed where bwrap is unusable (SandboxedExecute.unsafe)."""
+    cfg = course.config
+    os.environ.update(nbgrader_env())        # a new gradebook runs `alembic`, found on PATH
+    submission_timeout = submission_timeout or cfg.SUBMISSION_TIMEOUT_SECONDS
+    ledger = Ledger(course, chapter)
+    students = submitted_students(course, chapter)
+    submitted = {s: course.root / cfg.SUBMITTED_DIR / s / chapter.id for s in students}
+    prints = {s: fingerprint(submitted[s]) for s in students}
+    run = GradingRun()
+    register(course, chapter)                # the chapter's cells, in the course gradebook
+    with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as gradebook:
+        try:
+            gradebook.find_assignment(chapter.id)
+        except MissingEntry:
+            raise GradingSetupError(f"{chapter.id} is not in the gradebook {course.gradebook_url}") from None
+        todo = [s for s in students if force or not _already_graded(course, chapter, gradebook, ledger, s, prints[s])]
+        run.skipped = [s for s in students if s not in todo]
+        if todo:
+            kit = chapter_kit(course, chapter, gradebook, unsafe)
+            late_rule = late_penalty_rule(course.root)
+            with grading_client(scheduler, jobs or os.cpu_count() or 1, dashboard=progress) as client:
+                run.dashboard = client.dashboard_link if progress else None
+                if run.dashboard:
+                    print(f"Dask dashboard: {run.dashboard}", flush=True)
+                bar = tqdm(total=len(todo), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
+                try:
+                    for student, result in _graded(client, kit, course, chapter, gradebook, todo, submitted,
+                                                   submission_timeout):
+                        _keep(course, chapter, gradebook, ledger, result, prints[student], late_rule)
+                        run.graded.append(student)
+                        bar.update(1)
+                        bar.set_postfix(problems=len(ledger.problems(set(run.graded))))
+                finally:
+                    bar.close()
+    run.problems = ledger.problems(set(students))
+    run.problems_csv = ledger.write_problems(set(students))
+    return run
+
+
+@contextmanager
+def grading_client(scheduler, threads, dashboard=True):
+    """A Dask client: of the cluster at `scheduler`, or of a LocalCluster with `threads` threads in this
+    process. Local threads are enough: each grades in a process of its own (task.py)."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as client:
+            yield client
+        return
+    with LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
+                      dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
+        with Client(cluster) as client:
+            yield client
+
+
+def _graded(client, kit, course, chapter, gradebook, students, submitted, timeout):
+    """Yield (student, result) as the cluster finishes them, keeping a bounded number in flight. A task
+    whose worker died is run again by Dask elsewhere; one that killed workers again and again
+    (KilledWorker) is reported for its student like a crash."""
+    from distributed import as_completed
+    from distributed.scheduler import KilledWorker
+
+    shared_kit = client.scatter(kit, broadcast=True, hash=False)
+    waiting, owner = iter(students), {}
+
+    def submit(student):
+        task = {"student": student, "chapter": chapter.id, "notebook": chapter.notebook,
+                "cell_timeout": course.config.CELL_TIMEOUT_SECONDS,
+                "extension": extension(gradebook, chapter.id, student)}
+        future = client.submit(grade_submission, shared_kit, task, file_bundle.pack(submitted[student]), timeout,
+                               key=f"grade-{chapter.id}-{student}-{os.urandom(4).hex()}", pure=False)
+        owner[future.key] = student
+        return future
+
+    ahead = AHEAD_PER_THREAD * max(1, sum(client.nthreads().values()))
+    finished = as_completed([submit(s) for _, s in zip(range(ahead), waiting)])
+    try:
+        for future in finished:
+            student = owner.pop(future.key)
+            try:
+                result = future.result()
+            except KilledWorker:
+                result = unscored(student, "crash", "every worker that ran this submission died (out of memory?); "
+                                                    "no exercise was scored")
+            except GradingSetupError:
+                raise
+            except Exception as error:
+                result = unscored(student, "error", f"grading failed: {error_line(error)}")
+            future.release()
+            following = next(waiting, None)
+            if following is not None:
+                finished.add(submit(following))
+            yield student, result
+    except BaseException:                     # Ctrl-C or a setup error: what is merged stays
+        client.cancel(list(finished.futures))
+        raise
+
+
+def _already_graded(course, chapter, gradebook, ledger, student, print_):
+    """The same files were graded before, and their grades and autograded notebook are in place."""
+    if not ledger.is_current(student, print_):
+        return False
+    try:
+        gradebook.find_submission(chapter.id, student)
+    except MissingEntry:
+        return False
+    graded = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
+    return graded.is_dir() or student in ledger.problems()
+
+
+def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
+    """Put one result in the course: gradebook first, then the autograded notebook, then the ledger.
+
+    The result's gradebook sat next to a kernel that ran student code, so it is untrusted (see
+    gradebook_merge): only this student's scores for the course's cells are read, clamped; a gradebook
+    that cannot even be read leaves the student ungraded.
+    """
+    student = result["student"]
+    problem = result.get("problem")
+    merged = False
+    if result.get("gradebook"):
+        with tempfile.TemporaryDirectory(prefix="babygrad-merge-") as scratch:
+            url = f"sqlite:///{Path(scratch) / KIT_GRADEBOOK}"
+            (Path(scratch) / KIT_GRADEBOOK).write_bytes(result["gradebook"])
+            try:
+                with Gradebook(url, course_id=course.config.COURSE_ID) as worker_gb:
+                    worker_gb.find_submission(chapter.id, student)
+                    notes = merge_submission(worker_gb, gradebook, chapter.id, student,
+                                             submitted_timestamp(course, chapter.id, student), late_rule)
+                merged = True
+                if notes and problem is None:
+                    problem = ("tampered", notes.describe())
+            except MissingEntry:
+                gradebook.db.rollback()
+            except Exception as error:                       # a gradebook the kernel could have corrupted
+                gradebook.db.rollback()
+                problem = problem or ("error", f"the worker's gradebook could not be read ({error_line(error)}); "
+                                               "no exercise was scored")
+    if not merged:
+        record_ungraded(gradebook, chapter.id, student)
+    target = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
+    shutil.rmtree(target, ignore_errors=True)
+    if result.get("autograded"):
+        file_bundle.unpack(result["autograded"], target)
+    record_student_repairs(ledger.folder, chapter.id, student,
+                           [Repair.from_row(row) for row in result.get("repairs", [])])
+    ledger.record(student, print_, problem)

@@ -1,0 +1,48 @@
+"""Small preprocessors the course adds to nbgrader's own pipelines (see course_config.configure_nbgrader).
+
+* CoalesceStreams: one stdout output per cell, however the kernel happened to flush it, so the
+  executed solutions/ notebooks are the same bytes on every build.
+* ShortTracebacks: an error in the feedback shows its name and teaching message only. IPython's
+  tracebacks quote source lines, and in a graded test cell those can be hidden tests; nbgrader's
+  ClearHiddenTests, run before it, removes the hidden region from the cells' source.
+* UseCourseChapters: every chapter is graded on its own, so a submission's USE_MY_LIBRARY switch
+  (autograder/student/my_library.py) is set back to False before it runs, and the cell says so.
+"""
+import re
+
+from nbconvert.preprocessors import CoalesceStreamsPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Bool
+
+
+class CoalesceStreams(CoalesceStreamsPreprocessor):
+    """nbconvert's stream merger, switched on."""
+
+    enabled = Bool(True)
+
+
+class ShortTracebacks(NbGraderPreprocessor):
+    """Replace every error's traceback by `<name>: <message>`: what failed and why, not the test's code."""
+
+    def preprocess_cell(self, cell, resources, index):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+        return cell, resources
+
+
+GRADED_SWITCH = "USE_MY_LIBRARY = False  # set by grading: every chapter is graded with the course's earlier chapters"
+SWITCH_LINE = re.compile(r"^([ \t]*)USE_MY_LIBRARY\s*=.*$", re.MULTILINE)
+
+
+class UseCourseChapters(NbGraderPreprocessor):
+    """Grade on the course's earlier chapters: every `USE_MY_LIBRARY = ...` line becomes `= False`.
+
+    The switch cell is the student's to edit (it has no nbgrader metadata, so OverwriteCells keeps it);
+    this puts the course's choice back before the kernel starts.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code" and "USE_MY_LIBRARY" in cell.source:
+            cell.source = SWITCH_LINE.sub(lambda m: m.group(1) + GRADED_SWITCH, cell.source)
+        return cell, resources

@@ -1,0 +1,52 @@
+"""The checks a notebook's test cells call, bound to that notebook's namespace.
+
+    check = Checker(globals())
+    verdict = check.backward(Mul(), shapes=[(2, 3), (2, 3)])
+    assert verdict.passed, verdict.message
+
+Each check is registered in the module that defines it (registry.py); `check.<name>` looks it up.
+Names such as `Tensor` are looked up in the namespace at every call, so a student who re-runs a cell
+is checked against what the notebook holds now. `dir(check)` lists the checks, `help(check.linear)`
+shows one.
+"""
+import functools
+import inspect
+
+from autograder.student.checks import (  # noqa: F401  (importing a module registers its checks)
+    capstone, convolution, data, engine, engine_rules, fitting, idx, init, module_tree, nn, operators, ops, optim,
+    persistence, scalar, tensor, training, transforms,
+)
+from autograder.student.checks.registry import CHECKS, unknown
+from autograder.student.verdict import passed
+
+
+class Checker:
+    def __init__(self, namespace, verbose=True):
+        self.namespace = namespace
+        self.verbose = verbose
+
+    def _report(self, verdict):
+        if verdict.passed and self.verbose:
+            print(verdict.message)
+        return verdict
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in CHECKS:
+            raise AttributeError(unknown(name) if not name.startswith("_") else name)
+        function = CHECKS[name]
+
+        @functools.wraps(function)
+        def bound(*args, **kwargs):
+            return self._report(function(self.namespace, *args, **kwargs))
+        signature = inspect.signature(function)
+        bound.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+        bound.__name__ = bound.__qualname__ = name
+        return bound
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(CHECKS))
+
+    def all(self, *verdicts):
+        """One verdict for several checks: the first failure, or a pass."""
+        failures = [v for v in verdicts if not v.passed]
+        return failures[0] if failures else passed(f"✔ all {len(verdicts)} checks passed")

@@ -1,0 +1,402 @@
+"""Checks of chapter 6's datasets and loaders: ArrayDataset, DataLoader and MNISTDataset.
+
+Each check builds its own probe data, so a broken parser or transform costs only its own exercise:
+the DataLoader check feeds a probe dataset, and the MNISTDataset check swaps in a known-good IDX
+parser while it runs.
+"""
+import gzip
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from autograder.student.checks.describe import type_name
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+
+class ProbeDataset:
+    """Sample i is (a (2, 3) float32 image filled with i, the int64 label i): batches show their indices."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        if not 0 <= index < self.n:
+            raise IndexError(f"ProbeDataset index {index} out of range 0..{self.n - 1}")
+        return np.full((2, 3), index, dtype=np.float32), np.int64(index)
+
+
+def shown(value):
+    """A value as a verdict reads it: arrays and numbers as they are, anything else by its type's name."""
+    return value if isinstance(value, (np.ndarray, np.generic, int, float)) else type_name(value)
+
+
+def as_items(value):
+    """A dataset item as a verdict reads it: a tuple of values (`shown`), or the one value returned instead."""
+    return tuple(shown(v) for v in value) if isinstance(value, tuple) else shown(value)
+
+
+def described(value):
+    """What a verdict says was returned: the name given by `shown`, or the type of a value."""
+    return value if isinstance(value, str) else type_name(value)
+
+
+@register("array_dataset")
+def check_array_dataset(namespace):
+    """ArrayDataset: length, items as tuples, unequal lengths refused."""
+    ArrayDataset = namespace["ArrayDataset"]
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    y = np.array([3, 1, 4, 1, 5, 9])
+    try:
+        ds = run_quietly(ArrayDataset, x, y)
+        n = run_quietly(len, ds)
+        sample = as_items(run_quietly(ds.__getitem__, 4))
+        one = as_items(run_quietly(ArrayDataset(x).__getitem__, 2))
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("ArrayDataset", "__init__/__len__/__getitem__", error))
+    try:
+        run_quietly(ArrayDataset, x, y[:5])
+        mismatch = None
+    except ValueError:
+        mismatch = "ValueError"
+    except Exception as error:  # noqa: BLE001
+        mismatch = type(error).__name__
+    return array_dataset_verdict(x, y, 4, 2, n, sample, one, mismatch)
+
+
+def array_dataset_verdict(x, y, item, single, n, sample, one, mismatch):
+    """The verdict on ArrayDataset(x, y): `n` its len(), `sample` its [item], `one` ArrayDataset(x)[single]
+    (`as_items`), `mismatch` what ArrayDataset(x, y[:-1]) raised (None when it was accepted)."""
+    where = f"ArrayDataset(x of shape {x.shape}, y of shape {y.shape})"
+    if n != len(x):
+        return failed(f"{where}: len() is {n}, expected {len(x)}.\n  Hint: the number of samples is len(arrays[0]).")
+    if not isinstance(sample, tuple) or len(sample) != 2:
+        return failed(f"{where}[{item}] returned a {described(sample)}{' of ' + str(len(sample)) if isinstance(sample, tuple) else ''}, "
+                      f"expected a tuple (x[{item}], y[{item}]).")
+    if not (np.array_equal(sample[0], x[item]) and np.array_equal(sample[1], y[item])):
+        return failed(f"{where}[{item}] returned {sample}, expected ({x[item]}, {y[item]}).\n"
+                      "  Hint: item i takes row i of every array.")
+    if not isinstance(one, tuple) or len(one) != 1 or not np.array_equal(one[0], x[single]):
+        return failed(f"ArrayDataset(x)[{single}] returned {one!r}, expected the 1-tuple ({x[single]},): "
+                      "a dataset of one array still returns a tuple, so loaders treat every dataset alike.")
+    where = f"ArrayDataset(x of {len(x)} rows, y of {len(x) - 1})"
+    if mismatch == "ValueError":
+        return passed("✔ ArrayDataset: len, items as tuples, and a ValueError for arrays of different lengths")
+    if mismatch is not None:
+        return failed(f"{where} raised {mismatch}, expected ValueError.")
+    return failed(f"{where} was accepted: raise ValueError when the arrays' lengths differ.")
+
+
+def epoch(loader):
+    """All batches of one pass, or the exception raised."""
+    return run_quietly(lambda: list(iter(loader)))
+
+
+@dataclass
+class Field:
+    """One field of a batch as data: is it a Tensor (what type), does it require grad, its values."""
+
+    tensor: bool
+    type_name: str
+    requires_grad: bool = False
+    data: np.ndarray = None
+
+
+def describe_batch(Tensor, batch):
+    """A batch as a verdict reads it: its (images, labels) `Field`s, or the name of what came instead."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        return type_name(batch)
+    return [Field(True, type_name(t), bool(t.requires_grad), np.asarray(t.data)) if isinstance(t, Tensor)
+            else Field(False, type_name(t)) for t in batch]
+
+
+def batch_size(batch):
+    """The number of labels in a described batch, or None when it has no labels Tensor to count."""
+    ok = isinstance(batch, list) and batch[1].tensor and batch[1].data is not None and batch[1].data.ndim > 0
+    return len(batch[1].data) if ok else None
+
+
+def probe_matches(images, labels):
+    """The probe dataset's rule: sample i is an image filled with i and the label i."""
+    return np.array_equal(images[:, 0, 0], labels)
+
+
+def batch_problem(batch, want_size, image_shape=(2, 3), matches=probe_matches):
+    """What is wrong with one described batch (`describe_batch`), or None; `matches(images, labels)`
+    says whether the batch's images and labels come from the same samples."""
+    if isinstance(batch, str):
+        return f"a batch must be a tuple (images, labels); got a {batch}"
+    images, labels = batch
+    for name, t in (("images", images), ("labels", labels)):
+        if not t.tensor:
+            return f"{name} is a {t.type_name}, expected a Tensor (wrap the stacked array)"
+        if t.requires_grad:
+            return f"{name} has requires_grad=True: data is not a parameter, make it requires_grad=False"
+    if tuple(images.data.shape) != (want_size, *image_shape):
+        return (f"images has shape {tuple(images.data.shape)}, expected {(want_size, *image_shape)}: "
+                "stack the samples along a new first axis")
+    if images.data.dtype != np.float32:
+        return f"images has dtype {images.data.dtype}, expected float32"
+    if tuple(labels.data.shape) != (want_size,):
+        return f"labels has shape {tuple(labels.data.shape)}, expected {(want_size,)}"
+    if not np.issubdtype(labels.data.dtype, np.integer):
+        return (f"labels has dtype {labels.data.dtype}, expected an integer dtype: keep each field's own dtype, "
+                "Tensor(stacked, dtype=stacked.dtype, requires_grad=False); class labels are not floats")
+    if not matches(images.data, labels.data):
+        return "images and labels of a batch come from different samples"
+    return None
+
+
+def indices(batches, index_of=int):
+    """The samples of described batches, in order; `index_of(label)` names a label's sample (-1 for none)."""
+    return [index_of(i) if batch_size(b) is not None else -1
+            for b in batches for i in (np.asarray(b[1].data) if batch_size(b) is not None else [None])]
+
+
+LOADER_CASES = [(10, 4, False), (10, 4, True), (10, 5, False), (3, 1, False)]
+
+
+def expected_sizes(n, size, drop_last):
+    return [size] * (n // size) + ([n % size] if n % size and not drop_last else [])
+
+
+def check_loader_batches(namespace):
+    Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
+    runs = []
+    for n, size, drop_last in LOADER_CASES:
+        try:
+            loader = run_quietly(lambda: DataLoader(ProbeDataset(n), batch_size=size, drop_last=drop_last))
+            batches = [describe_batch(Tensor, b) for b in epoch(loader)]
+            count = run_quietly(len, loader)
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {loader_label(n, size, drop_last)}.")
+        runs.append((n, size, drop_last, batches, count))
+    return loader_batches_verdict(runs)
+
+
+def loader_label(n, size, drop_last):
+    return f"DataLoader(dataset of {n} samples, batch_size={size}, drop_last={drop_last})"
+
+
+def loader_batches_verdict(runs, matches=probe_matches, index_of=int):
+    """The verdict on DataLoader without shuffling: `runs` are (n, batch_size, drop_last, described batches,
+    len(loader)); samples are `matches`'s pairs, and `index_of` names a label's sample."""
+    for n, size, drop_last, batches, count in runs:
+        where, sizes = loader_label(n, size, drop_last), expected_sizes(n, size, drop_last)
+        got = [batch_size(b) for b in batches]
+        if got != sizes:
+            hint = ("the last, smaller batch is kept unless drop_last=True" if not drop_last else
+                    "with drop_last=True the last batch is dropped when it is smaller than batch_size")
+            return failed(f"{where} gave batches of sizes {got}, expected {sizes}.\n  Hint: {hint}.")
+        for batch, want in zip(batches, sizes):
+            problem = batch_problem(batch, want, matches=matches)
+            if problem:
+                return failed(f"{where}: {problem}.")
+        if indices(batches, index_of) != list(range(sum(sizes))):
+            return failed(f"{where} without shuffling gave samples {indices(batches, index_of)}, expected 0, 1, 2, ... in order.")
+        if count != len(sizes):
+            return failed(f"{where}: len(loader) is {count}, but iterating gives {len(sizes)} batches.\n"
+                          "  Hint: ceil(n / batch_size) batches, or floor when drop_last=True.")
+    return passed("✔ DataLoader: batches in order, the last partial batch kept (or dropped), len() and dtypes right")
+
+
+def check_loader_shuffle(namespace):
+    Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
+    n, size = 23, 5
+
+    def epochs(seed, count=2, drop_last=False):
+        loader = DataLoader(ProbeDataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
+        return [indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
+
+    try:
+        first, second = run_quietly(epochs, 3)
+        again = run_quietly(epochs, 3)
+        other = run_quietly(epochs, 4)
+        (dropped,) = run_quietly(epochs, 3, 1, True)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {shuffle_label(n, size, 3)}.")
+    return loader_shuffle_verdict(n, size, (3, 4), first, second, again, other[0], dropped)
+
+
+def shuffle_label(n, size, seed):
+    return f"DataLoader(dataset of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
+
+
+def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped):
+    """The verdict on DataLoader(shuffle=True): the samples of two epochs of a loader of seeds[0] (`first`,
+    `second`), of a twin's two epochs (`again`), of one epoch with seeds[1], and of one with drop_last."""
+    where = shuffle_label(n, size, seeds[0])
+    if sorted(first) != list(range(n)):
+        return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
+                      "  Hint: an epoch visits every sample exactly once, so shuffle the order of the indices (a permutation); "
+                      "drawing indices at random repeats some and misses others.")
+    if first == list(range(n)):
+        return failed(f"{where}: the samples came in order 0, 1, 2, ...: shuffle=True must shuffle them.")
+    if first == second:
+        return failed(f"{where}: epoch 1 and epoch 2 came in the same order {first[:8]}...\n"
+                      "  Hint: create the random generator once, in __init__, and draw a new permutation in every __iter__; "
+                      "a generator re-created from the seed in __iter__ repeats the same order.")
+    if [first, second] != again:
+        return failed(f"{where}: two loaders with the same seed gave different orders ({first[:6]}... and {again[0][:6]}...).\n"
+                      "  Hint: draw from a generator made from the seed (NumPy's default_rng), not from the global np.random "
+                      "functions, whose state other code shares, so a seed reproduces the run.")
+    if first == other:
+        return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
+    kept = n // size * size
+    if len(dropped) != kept or len(set(dropped)) != kept or not set(dropped) <= set(range(n)):
+        return failed(f"{where} with drop_last=True gave {len(dropped)} samples ({len(set(dropped))} distinct), "
+                      f"expected {kept} distinct.")
+    return passed("✔ DataLoader(shuffle=True): each epoch a new permutation, reproducible from the seed")
+
+
+def idx_bytes(array, compress=False):
+    """The bytes of an IDX file, written the way LeCun's files are: big-endian header and data."""
+    codes = {np.dtype(np.uint8): 0x08, np.dtype(np.int8): 0x09, np.dtype(np.int16): 0x0B,
+             np.dtype(np.int32): 0x0C, np.dtype(np.float32): 0x0D, np.dtype(np.float64): 0x0E}
+    header = bytes([0, 0, codes[array.dtype], array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
+    payload = header + array.astype(array.dtype.newbyteorder(">")).tobytes()
+    return gzip.compress(payload, mtime=0) if compress else payload
+
+
+def idx_file(folder, name, array, compress):
+    """A small IDX file (`idx_bytes`) in `folder`; its name ends in .gz when compressed."""
+    path = Path(folder) / (name + (".gz" if compress else ""))
+    path.write_bytes(idx_bytes(array, compress))
+    return path
+
+
+def reference_parse_idx(path):
+    """A known-good IDX reader, swapped in while MNISTDataset is checked."""
+    raw = Path(path).read_bytes()
+    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    dtype = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[raw[2]]
+    shape = struct.unpack(f">{raw[3]}I", raw[4:4 + 4 * raw[3]])
+    return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * raw[3]).reshape(shape).astype(np.dtype(dtype).newbyteorder("="))
+
+
+class CountingTransform:
+    """Doubles an image and counts its calls: shows when and to what a dataset applies its transforms."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, image):
+        self.calls += 1
+        return image * 2
+
+
+def label_facts(label):
+    """A label as a verdict reads it: (its value when it is an integer, else None; its repr; its type's name)."""
+    integer = isinstance(label, (int, np.integer)) and not isinstance(label, bool)
+    return int(label) if integer else None, repr(label)[:60], type_name(label)
+
+
+def check_mnist_dataset(namespace, real_files=None):
+    MNISTDataset = namespace["MNISTDataset"]
+    rng = np.random.default_rng(0)
+    raw = rng.integers(0, 256, size=(7, 4, 5), dtype=np.uint8)
+    raw[0, 0, 0], raw[0, 0, 1] = 0, 255
+    labels = rng.integers(0, 10, size=7, dtype=np.uint8)
+    saved = namespace.get("parse_idx")
+    namespace["parse_idx"] = reference_parse_idx
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            images_path = str(idx_file(folder, "images-idx3-ubyte", raw, compress=True))
+            labels_path = str(idx_file(folder, "labels-idx1-ubyte", labels, compress=True))
+            try:
+                ds = run_quietly(MNISTDataset, images_path, labels_path)
+                n, (image, label) = run_quietly(len, ds), run_quietly(ds.__getitem__, 3)
+                counter = CountingTransform()
+                augmented = run_quietly(MNISTDataset, images_path, labels_path, counter)
+                calls_after_init = counter.calls
+                doubled, label2 = run_quietly(augmented.__getitem__, 2)
+            except Exception as error:  # noqa: BLE001
+                return failed(describe_exception("MNISTDataset", "__init__/__getitem__", error))
+            verdict = mnist_verdict(raw, labels, 3, 2, n, shown(image), label_facts(label), calls_after_init,
+                                    (counter.calls, shown(doubled), label_facts(label2)[0]))
+        if real_files is None or not verdict.passed:
+            return verdict
+        want_images, want_labels = (reference_parse_idx(path) for path in real_files)
+        last = len(want_labels) - 1
+        try:
+            ds = run_quietly(MNISTDataset, *[str(p) for p in real_files])
+            n = run_quietly(len, ds)
+            image, label = run_quietly(ds.__getitem__, last)
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception("MNISTDataset", "__init__", error) + f"\n  while reading {real_files[0].name}.")
+        return real_mnist_verdict(real_files[0].name, want_images, want_labels, last, n, shown(image), label_facts(label)[0])
+    finally:
+        if saved is None:
+            namespace.pop("parse_idx", None)
+        else:
+            namespace["parse_idx"] = saved
+
+
+def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, augmented):
+    """The verdict on MNISTDataset over IDX files of `raw` images and `labels`: `n` its len(), `image` and
+    `label` (`label_facts`) its [item]; with a doubling transform, the calls while building, then
+    `augmented` = (the calls, the image, the integer label) after reading [other]."""
+    where = f"MNISTDataset on a file of {len(raw)} images of {raw.shape[1]}×{raw.shape[2]} pixels"
+    if n != len(raw):
+        return failed(f"{where}: len() is {n}, expected {len(raw)}.")
+    if not isinstance(image, np.ndarray) or image.shape != raw.shape[1:]:
+        return failed(f"{where}: item {item}'s image is a {described(image)} of shape {np.shape(image)}, "
+                      f"expected a numpy array of shape {raw.shape[1:]}.")
+    if image.dtype != np.float32:
+        return failed(f"{where}: images have dtype {image.dtype}, expected float32.")
+    want = raw[item] / 255.0
+    if not np.allclose(image, want, atol=1e-6):
+        worst = np.unravel_index(np.argmax(np.abs(image - want)), image.shape)
+        return failed(f"{where}: item {item} pixel {[int(i) for i in worst]} is {float(image[worst]):.4g}, expected "
+                      f"{raw[item][worst]} / 255 = {raw[item][worst] / 255:.4g}.\n"
+                      "  Hint: pixels are bytes 0..255; scale them to [0, 1] by dividing by 255.")
+    value, text, kind = label
+    if value is None or value != labels[item]:
+        return failed(f"{where}: item {item}'s label is {text} ({kind}), expected the integer {labels[item]}.")
+    if calls_after_init != 0:
+        return failed(f"{where}: the transform ran {calls_after_init} times while the dataset was built.\n"
+                      "  Hint: apply transforms in __getitem__, to the one image read: a random augmentation "
+                      "applied once at load time would never change from epoch to epoch.")
+    calls, doubled, label2 = augmented
+    if calls != 1 or not isinstance(doubled, np.ndarray) or doubled.shape != raw.shape[1:] \
+            or not np.allclose(doubled, 2 * (raw[other] / 255.0), atol=1e-6) or label2 != labels[other]:
+        return failed(f"{where} with transforms=t: reading item {other} called t {calls} time(s) and gave "
+                      f"label {label2!r}; expected one call, on the scaled image only, and label {labels[other]}.")
+    return passed("✔ MNISTDataset: images scaled to float32 in [0, 1], integer labels, transforms applied per item")
+
+
+def real_mnist_verdict(name, want_images, want_labels, item, n, image, label):
+    """The verdict on MNISTDataset over a real MNIST split: its len(), and its [item] (`label` an integer or None)."""
+    if n != len(want_labels) or label is None or label != want_labels[item] or not isinstance(image, np.ndarray) \
+            or image.shape != want_images.shape[1:] or not np.allclose(image, want_images[item] / 255.0, atol=1e-6):
+        return failed(f"MNISTDataset on {name}: len {n}, label of item {item} {label}; "
+                      f"expected {len(want_labels)} and {want_labels[item]}, with the image scaled to [0, 1].")
+    return passed("✔ MNISTDataset: images scaled to float32 in [0, 1], integer labels, transforms applied per item")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+LOADER_CHECKS = {"batches": check_loader_batches, "shuffle": check_loader_shuffle}
+
+
+@register("data_loader")
+def data_loader_check(namespace, name):
+    """One property of DataLoader: `batches` (order, sizes, drop_last, len, dtypes) or `shuffle`."""
+    return LOADER_CHECKS[name](namespace)
+
+
+@register("mnist_dataset")
+def mnist_dataset_check(namespace, real_split=None):
+    """MNISTDataset with a known-good parser swapped in; with `real_split`, also on that MNIST split."""
+    files = None
+    if real_split:
+        from autograder.student.datasets import mnist_files
+        files = mnist_files(real_split)
+    return check_mnist_dataset(namespace, files)

@@ -1,0 +1,373 @@
+"""Chapter 9's checks of the Trainer: evaluate, keep_best (checkpoint and patience) and fit.
+
+Each method is graded alone: `fit` runs with scripted stand-ins for chapter 7's train_epoch and for
+the student's evaluate and keep_best; keep_best is fed scripted validation losses; evaluate is
+compared with NumPy's arithmetic on a small model with dropout.
+"""
+import contextlib
+import io
+import os
+import tempfile
+
+import numpy as np
+
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.progress_bars import ENV_VAR as HEADLESS
+from autograder.student.verdict import failed, passed
+
+
+def fmt(values):
+    return "[" + ", ".join("None" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values) + "]"
+
+
+@contextlib.contextmanager
+def headless():
+    """No progress bars, and nothing printed, while a check runs the student's code."""
+    saved = os.environ.get(HEADLESS)
+    os.environ[HEADLESS] = "1"
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop(HEADLESS, None)
+        else:
+            os.environ[HEADLESS] = saved
+
+
+def quiet(fn, *args, **kwargs):
+    """Run student code with warnings, progress bars, stdout and stderr swallowed."""
+    with headless():
+        return run_quietly(lambda: fn(*args, **kwargs))
+
+
+class ProbeLoader:
+    """Stands in for a DataLoader that fit only hands on: it has a length, for the progress bar."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __len__(self):
+        return 3
+
+    def __iter__(self):
+        return iter(())
+
+    def __repr__(self):
+        return self.name
+
+
+def make_trainer(ns, seed=0, **options):
+    model = ns["Sequential"](ns["Linear"](3, 4, seed=seed), ns["ReLU"](), ns["Linear"](4, 3, seed=seed + 1))
+    optimizer = ns["SGD"](model.parameters(), lr=0.1)
+    return ns["Trainer"](model, ns["SoftmaxLoss"](), optimizer, **options), model
+
+
+# ── evaluate ──────────────────────────────────────────────────────────────────────────────────
+
+def evaluate_expected(x, y, weights, batch_size):
+    """(the per-sample mean loss and accuracy, the mean of the batch means) of Linear → Dropout → Linear in
+    eval mode with `weights` [w1, b1, w2, b2], on samples x and labels y in batches of `batch_size`."""
+    w1, b1, w2, b2 = (np.asarray(w, dtype=np.float64) for w in weights)
+    samples = len(y)
+    logits = (np.asarray(x, dtype=np.float64) @ w1 + b1) @ w2 + b2     # dropout is the identity in eval mode
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    losses = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(samples), y]
+    want = {"loss": float(losses.mean()), "accuracy": float((logits.argmax(axis=1) == y).mean())}
+    return want, [float(losses[s:s + batch_size].mean()) for s in range(0, samples, batch_size)]
+
+
+def evaluate_where(samples, batch_size):
+    sizes = [min(batch_size, samples - s) for s in range(0, samples, batch_size)]
+    return f"evaluate on {samples} samples in batches of {batch_size} ({', '.join(map(str, sizes))})"
+
+
+@register("evaluate")
+def check_evaluate(ns, samples=10, batch_size=4, seed=0):
+    """Trainer.evaluate against NumPy's loss and accuracy per sample, on a model with dropout."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((samples, 3)).astype(np.float32)
+    y = rng.integers(0, 3, samples)
+    model = ns["Sequential"](ns["Linear"](3, 5, seed=seed), ns["Dropout"](0.5, seed=seed), ns["Linear"](5, 3, seed=seed + 1))
+    weights = [np.asarray(p.data, dtype=np.float64) for i in (0, 2) for p in model.modules[i].parameters()]
+    loader = ns["DataLoader"](ns["ArrayDataset"](x, y), batch_size=batch_size)
+    trainer = ns["Trainer"](model, ns["SoftmaxLoss"](), ns["SGD"](model.parameters(), lr=0.1))
+    before = [np.array(p.data) for p in model.parameters()]
+    model.train()
+    try:
+        got = quiet(trainer.evaluate, loader)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Trainer", "evaluate", error))
+    changed = any(not np.array_equal(np.asarray(p.data), b) for p, b in zip(model.parameters(), before))
+    return evaluate_verdict(samples, batch_size, evaluated(got), changed, model.training,
+                            *evaluate_expected(x, y, weights, batch_size))
+
+
+def evaluated(got):
+    """What evaluate returned, as `evaluate_verdict` reads it: its keys, repr and numbers (None if not numbers)."""
+    keys = sorted(map(str, got)) if isinstance(got, dict) else None
+    try:
+        numbers = (float(got["loss"]), float(got["accuracy"])) if keys == ["accuracy", "loss"] else (None, None)
+    except (TypeError, ValueError):
+        numbers = (None, None)
+    return {"keys": keys, "text": repr(got)[:300], "loss": numbers[0], "accuracy": numbers[1]}
+
+
+def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_means):
+    """The verdict on `evaluated(...)` of evaluate's answer; `changed`: the weights moved; `training`: the model
+    was still in training mode afterwards."""
+    where = evaluate_where(samples, batch_size)
+    if got["keys"] != ["accuracy", "loss"]:
+        return failed(f"{where} returned {got['text']}; expected a dict with the keys 'loss' and 'accuracy'.")
+    if changed:
+        return failed(f"{where} changed the model's weights: evaluation must not train (no backward, no step).")
+    loss, acc = got["loss"], got["accuracy"]
+    if loss is None or acc is None:
+        return failed(f"{where}: loss and accuracy must be numbers; got {got['text']}.")
+    if not np.isclose(loss, want["loss"], rtol=1e-4, atol=1e-6):
+        hint = ""
+        if np.isclose(loss, np.mean(batch_means), rtol=1e-4):
+            hint = ("\n  That is the mean of the batch means: weigh each batch's mean loss by its size, and divide the "
+                    "total by the number of samples.")
+        elif training:
+            hint = "\n  Hint: the model is still in training mode, so dropout is dropping units: evaluate in evaluation mode."
+        return failed(f"{where}: loss {loss:.6g}, expected {want['loss']:.6g} (the mean loss per sample).{hint}")
+    if not np.isclose(acc, want["accuracy"], atol=1e-9):
+        return failed(f"{where}: accuracy {acc:.6g}, expected {want['accuracy']:.6g} "
+                      "(right answers over all samples, divided once at the end).")
+    return passed(f"✔ evaluate: loss {want['loss']:.4f} and accuracy {want['accuracy']:.0%} per sample on "
+                  f"{samples} samples, in eval mode")
+
+
+# ── keep_best ─────────────────────────────────────────────────────────────────────────────────
+
+def expected_keep_best(losses, patience):
+    """(stop flags, best epoch after each call) for a sequence of validation losses."""
+    best, best_epoch, stale, flags, bests = float("inf"), None, 0, [], []
+    for epoch, loss in enumerate(losses, 1):
+        if loss < best:
+            best, best_epoch, stale = loss, epoch, 0
+            flags.append(False)
+        else:
+            stale += 1
+            flags.append(patience is not None and stale >= patience)
+        bests.append(best_epoch)
+    return flags, bests
+
+
+@register("keep_best")
+def check_keep_best(ns, kind, losses=None, patience=2, seed=0):
+    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
+    losses, patience = keep_best_scenario(kind, losses, patience)
+    want_flags, _ = expected_keep_best(losses, patience)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "best.ckpt") if kind == "checkpoint" else None
+        trainer, model = make_trainer(ns, seed, checkpoint_path=path, patience=patience)
+        rng = np.random.default_rng(seed)
+        snapshots, records = {}, []
+        for epoch, loss in enumerate(losses, 1):
+            for p in model.parameters():                       # "training" changed the weights
+                p.data[...] = rng.uniform(-1, 1, p.shape)
+            snapshots[epoch] = [np.array(p.data) for p in model.parameters()]
+            try:
+                flag = quiet(trainer.keep_best, epoch, loss)
+            except Exception as error:  # noqa: BLE001
+                return failed(describe_exception("Trainer", "keep_best", error) + f"\n  at epoch {epoch}, val_loss {loss}.")
+            records.append(keep_best_record(trainer, flag, path))
+            problem = keep_best_problem(kind, losses, patience, records, snapshots)
+            if problem:
+                return problem
+            if kind == "patience" and want_flags[epoch - 1]:
+                break
+    return keep_best_passed(kind, losses, patience)
+
+
+def keep_best_scenario(kind, losses, patience):
+    """The validation losses and patience a keep_best check uses: the cell's, or the defaults."""
+    if kind == "checkpoint":
+        return tuple(losses or (0.9, 0.7, 0.8, 0.6, 0.65)), None
+    return tuple(losses or (0.9, 0.7, 0.8, 0.75, 0.6)), patience
+
+
+def keep_best_record(trainer, flag, path):
+    """What keep_best left after one call, as data: the flag, best_epoch, best_loss, best_state's arrays (in
+    order) and the model arrays of the checkpoint file at `path` (None when there is no file)."""
+    state = trainer.best_state
+    try:
+        best_loss = float(trainer.best_loss)
+    except (TypeError, ValueError):
+        best_loss = None
+    record = {"flag": bool(flag) if isinstance(flag, (bool, np.bool_)) else None, "flag_text": str(flag)[:100],
+              "best_epoch": int(trainer.best_epoch) if isinstance(trainer.best_epoch, (int, np.integer))
+              else str(trainer.best_epoch)[:100],
+              "best_loss": best_loss, "best_loss_text": str(trainer.best_loss)[:100],
+              "state": [np.asarray(v) for v in state.values()] if isinstance(state, dict) else None,
+              "state_type": type(state).__name__, "file": None}
+    if path is not None and os.path.exists(path):
+        with np.load(path, allow_pickle=False) as archive:
+            record["file"] = [archive[name] for name in archive.files if name.startswith("model.")]
+    return record
+
+
+def same_arrays(values, snapshot):
+    return len(values) == len(snapshot) and all(v.shape == s.shape and np.array_equal(v, s) for v, s in zip(values, snapshot))
+
+
+def keep_best_problem(kind, losses, patience, records, snapshots):
+    """The failed verdict on the last of `records` (one per keep_best call so far), or None; `snapshots`:
+    {epoch: the model's arrays in that epoch}."""
+    want_flags, want_best = expected_keep_best(losses, patience)
+    epoch, record = len(records), records[-1]
+    where = f"keep_best with validation losses {fmt(list(losses[:epoch]))}" + \
+        (f" and patience {patience}" if kind == "patience" else "")
+    if kind == "patience":
+        if record["flag"] is None or record["flag"] != want_flags[epoch - 1]:
+            return failed(f"{where}: returned {record['flag_text']} at epoch {epoch}, expected {want_flags[epoch - 1]}.\n"
+                          f"  Expected returns so far: {fmt(want_flags[:epoch])}; yours: {fmt([r['flag_text'] for r in records])}.\n"
+                          "  Hint: a loss that is not strictly lower than the best is a stale epoch, even if it beats "
+                          "the epoch before; stop once `patience` stale epochs are in a row; never stop with patience None.")
+        return None
+    best_epoch = want_best[epoch - 1]
+    if record["best_epoch"] != best_epoch or record["best_loss"] is None \
+            or not np.isclose(record["best_loss"], losses[best_epoch - 1]):
+        return failed(f"{where}: best_epoch = {record['best_epoch']}, best_loss = {record['best_loss_text']}; expected "
+                      f"epoch {best_epoch} with {losses[best_epoch - 1]} (strictly lower is better).")
+    if record["state"] is None:
+        return failed(f"{where}: best_state is {record['state_type']}; expected model.state_dict() of the best epoch.")
+    if not same_arrays(record["state"], snapshots[best_epoch]):
+        return failed(f"{where}: best_state does not hold the weights of epoch {best_epoch}.\n"
+                      "  Hint: take model.state_dict() (a copy) when the epoch is the best; keep it untouched otherwise.")
+    if record["file"] is None:
+        return failed(f"{where}: no checkpoint file at checkpoint_path: save_checkpoint(path, model, optimizer) "
+                      "when the epoch is the best.")
+    if not same_arrays(record["file"], snapshots[best_epoch]):
+        return failed(f"{where}: the checkpoint file does not hold the weights of epoch {best_epoch}: write it "
+                      "only when the epoch is the best.")
+    return None
+
+
+def keep_best_passed(kind, losses, patience):
+    want_flags, want_best = expected_keep_best(losses, patience)
+    if kind == "patience":
+        stop = next((i + 1 for i, f in enumerate(want_flags) if f), None)
+        when = f"stops at epoch {stop}" if stop else "never stops"
+        return passed(f"✔ keep_best with patience {patience} and losses {fmt(list(losses))} {when}")
+    return passed(f"✔ keep_best keeps epoch {want_best[-1]} of losses {fmt(list(losses))}, in memory and on disk")
+
+
+# ── fit ───────────────────────────────────────────────────────────────────────────────────────
+
+def fit_scenario(rng, epochs):
+    """Scripted batch losses and validation results for `epochs` epochs, drawn from `rng`."""
+    batch_losses = [list(np.round(rng.uniform(0.1, 2.0, 3), 4)) for _ in range(epochs)]
+    val_results = [{"loss": float(np.round(rng.uniform(0.1, 1.0), 4)), "accuracy": float(np.round(rng.uniform(0.5, 1.0), 4))}
+                   for _ in range(epochs)]
+    return batch_losses, val_results
+
+
+@register("fit")
+def check_fit(ns, epochs=5, stop_after=3, validate=True, seed=0):
+    """fit with scripted train_epoch, evaluate and keep_best: calls, history, early stop, best weights."""
+    rng = np.random.default_rng(seed)
+    trainer, model = make_trainer(ns, seed)
+    train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
+    batch_losses, val_results = fit_scenario(rng, epochs)
+    best = [np.array(p.data) + 7.0 for p in model.parameters()]
+    calls = {"train": [], "evaluate": [], "keep_best": []}
+
+    def train_epoch(m, loader, loss_fn, optimizer, progress=None):
+        calls["train"].append((m, loader, loss_fn, optimizer))
+        for p in model.parameters():
+            p.data[...] = p.data + 1.0                      # training moves the weights
+        return list(batch_losses[len(calls["train"]) - 1])
+
+    def evaluate(loader):
+        calls["evaluate"].append(loader)
+        return dict(val_results[len(calls["evaluate"]) - 1])
+
+    def keep_best(epoch, val_loss):
+        calls["keep_best"].append((epoch, val_loss))
+        if epoch == 2:
+            trainer.best_state = {name: value.copy() for name, value in
+                                  zip([f"p{i}" for i in range(len(best))], best)}
+        return stop_after is not None and epoch >= stop_after
+
+    def load_state_dict(state, strict=True):
+        for p, value in zip(model.parameters(), state.values()):
+            p.data[...] = value
+
+    saved = ns.get("train_epoch")
+    ns["train_epoch"] = train_epoch
+    trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
+    try:
+        history = quiet(trainer.fit, train_loader, val_loader if validate else None, epochs)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Trainer", "fit", error))
+    finally:
+        ns["train_epoch"] = saved
+    first = calls["train"][0] if calls["train"] else None
+    record = {"train_calls": len(calls["train"]),
+              "first_right": first is not None and first[0] is model and first[1] is train_loader
+              and first[2] is trainer.loss_fn and first[3] is trainer.optimizer,
+              "history": fit_history(history),
+              "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
+              "keep_best_calls": calls["keep_best"], "params": [np.asarray(p.data) for p in model.parameters()]}
+    return fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best)
+
+
+def fit_history(history):
+    """fit's returned history as data: {key: list of floats, or the repr of what is there}, or a type's name."""
+    if not isinstance(history, dict):
+        return type(history).__name__
+    shown = {}
+    for key in ("train_loss", "val_loss", "val_accuracy"):
+        value = history.get(key)
+        try:
+            shown[key] = [float(v) for v in value]
+        except (TypeError, ValueError):
+            shown[key] = repr(value)[:200]
+    return shown
+
+
+def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best):
+    """The verdict on what fit did with the scripted stand-ins (`record`, see check_fit); `best`: the arrays
+    keep_best put in best_state at epoch 2, which the model must hold at the end."""
+    ran = min(epochs, stop_after) if (validate and stop_after) else epochs
+    where = f"fit(epochs={epochs}{'' if validate else ', no val_loader'})" + \
+        (f" with keep_best saying stop at epoch {stop_after}" if validate and stop_after else "")
+    if record["train_calls"] != ran:
+        return failed(f"{where}: train_epoch ran {record['train_calls']} times, expected {ran}"
+                      + (" (stop when keep_best returns True)." if validate and stop_after and record["train_calls"] > ran else "."))
+    if not record["first_right"]:
+        return failed(f"{where}: call train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar).")
+    history = record["history"]
+    if not isinstance(history, dict):
+        return failed(f"{where} returned {history}; expected the history dict.")
+    want = {"train_loss": [float(np.mean(b)) for b in batch_losses[:ran]],
+            "val_loss": [r["loss"] for r in val_results[:ran]] if validate else [],
+            "val_accuracy": [r["accuracy"] for r in val_results[:ran]] if validate else []}
+    for key, values in want.items():
+        got = history.get(key)
+        if not isinstance(got, list) or len(got) != len(values) or not np.allclose(np.asarray(got, dtype=float), values, rtol=1e-6):
+            return failed(f"{where}: history[{key!r}] is {got if isinstance(got, str) else fmt(got)}, expected {fmt(values)}."
+                          + ("\n  train_loss holds the mean of each epoch's batch losses." if key == "train_loss" else ""))
+    if not validate:
+        if record["evaluate_calls"] or record["keep_best_calls"]:
+            return failed(f"{where}: evaluate or keep_best was called without a val_loader.")
+    else:
+        if record["evaluate_calls"] != ["val_loader"] * ran:
+            return failed(f"{where}: evaluate(val_loader) should run once after each epoch's training.")
+        want_keep = [(e, val_results[e - 1]["loss"]) for e in range(1, ran + 1)]
+        if [tuple(c) for c in record["keep_best_calls"]] != want_keep:
+            return failed(f"{where}: keep_best was called with {record['keep_best_calls']}, expected {want_keep} "
+                          "(the epoch, counted from 1, and its validation loss).")
+        if ran >= 2 and not same_arrays(record["params"], best):
+            return failed(f"{where}: after fit the model does not hold best_state: once the loop is over, "
+                          "load the best state back into the model (chapter 8's load_state_dict).")
+    if not validate:
+        done = " without validation"
+    else:
+        done = ", validated each" + (", stopped when keep_best said so" if stop_after and stop_after < epochs else "") \
+            + ", restored the best weights"
+    return passed(f"✔ fit ran {ran} of {epochs} epochs{done}; the history is right")

@@ -1,0 +1,147 @@
+"""Checks of parse_idx on small IDX files the check writes itself, good ones and broken ones."""
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from autograder.student.checks.data import idx_bytes, idx_file
+from autograder.student.checks.describe import type_name
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+NOT_IMPLEMENTED = "parse_idx is not implemented yet: replace `raise NotImplementedError()` with your code."
+
+
+def raised(error):
+    return describe_exception("parse_idx", "", error).replace("parse_idx. ", "parse_idx ")
+
+
+def compare(parse_idx, path, want, label):
+    """None when parse_idx(path) returns `want` (any byte order), else the message."""
+    try:
+        got = run_quietly(parse_idx, str(path))
+    except Exception as error:  # noqa: BLE001
+        return raised(error) + f"\n  on {label}."
+    return parsed_problem(got if isinstance(got, np.ndarray) else type_name(got), want, label)
+
+
+def parsed_problem(got, want, label):
+    """What is wrong with the array parse_idx returned for `label` (or the name of the type it returned
+    instead), or None."""
+    if not isinstance(got, np.ndarray):
+        return f"parse_idx on {label} returned a {got}, expected a numpy array."
+    if got.shape != want.shape:
+        return (f"parse_idx on {label}: shape {got.shape}, expected {want.shape}.\n"
+                "  Hint: after the 4-byte magic number come ndim sizes, each a 4-byte big-endian integer ('>I').")
+    if got.dtype.kind != want.dtype.kind or got.dtype.itemsize != want.dtype.itemsize:
+        return (f"parse_idx on {label}: dtype {got.dtype}, expected {want.dtype}.\n"
+                "  Hint: the third byte of the magic number is the type code: 0x08 uint8, 0x09 int8, 0x0B int16, "
+                "0x0C int32, 0x0D float32, 0x0E float64.")
+    if not np.array_equal(got, want):
+        flat = int(np.argmax(got.ravel() != want.ravel()))
+        index = [int(i) for i in np.unravel_index(flat, want.shape)]
+        endian = ("\n  Hint: IDX stores multi-byte numbers big-endian: read them with a '>' dtype such as '>i2'."
+                  if want.dtype.itemsize > 1 else "")
+        return f"parse_idx on {label}: element {index} is {got.ravel()[flat]}, expected {want.ravel()[flat]}.{endian}"
+    return None
+
+
+def bytes_cases(rng, images_shape=(5, 4, 3), labels_count=9):
+    """(name, array, compressed, label) of the uint8 files the `bytes` check reads."""
+    images = rng.integers(0, 256, size=images_shape, dtype=np.uint8)
+    labels = rng.integers(0, 10, size=labels_count, dtype=np.uint8)
+    return [("images-idx3-ubyte", images, False, f"a raw 3-D uint8 file of shape {images.shape}"),
+            ("labels-idx1-ubyte", labels, False, f"a raw 1-D uint8 file of {labels.size} labels"),
+            ("images-idx3-ubyte", images, True, f"a gzip-compressed file (name ending in .gz) of shape {images.shape}")]
+
+
+def types_cases(rng, shapes=((3, 4), (6,), (2, 3, 2), (4,), (2, 5))):
+    """(name, array, compressed, label) of the files of every other type, every other one gzipped."""
+    arrays = [rng.integers(-30000, 30000, size=shapes[0]).astype(np.int16),
+              rng.integers(-2 ** 30, 2 ** 30, size=shapes[1]).astype(np.int32),
+              rng.standard_normal(shapes[2]).astype(np.float32),
+              rng.standard_normal(shapes[3]).astype(np.float64),
+              rng.integers(-128, 128, size=shapes[4]).astype(np.int8)]
+    return [(f"values{i}-idx", want, bool(i % 2), f"a {'gzipped ' if i % 2 else ''}{want.dtype} file of shape {want.shape}")
+            for i, want in enumerate(arrays)]
+
+
+def check_cases(parse_idx, cases):
+    with tempfile.TemporaryDirectory() as folder:
+        for name, want, compress, label in cases:
+            problem = compare(parse_idx, idx_file(folder, name, want, compress), want, label)
+            if problem:
+                return failed(problem)
+    return None
+
+
+def check_idx_bytes(parse_idx):
+    return check_cases(parse_idx, bytes_cases(np.random.default_rng(1))) or \
+        passed("✔ parse_idx reads uint8 IDX files, raw and gzipped")
+
+
+def check_idx_types(parse_idx, seed=2):
+    return check_cases(parse_idx, types_cases(np.random.default_rng(seed))) or \
+        passed("✔ parse_idx reads big-endian int8, int16, int32, float32 and float64 files")
+
+
+def broken_files(good=None, magic=b"\x01\x02", code=0x07, missing=5, suffix=""):
+    """(name, bytes, what is wrong): files parse_idx must refuse."""
+    good = idx_bytes(np.arange(12, dtype=np.uint8).reshape(3, 4) if good is None else good)
+    return [("notes" + suffix + ".txt", b"hello, these are not digits\n", "a text file"),
+            ("bad-magic" + suffix, magic + good[2:], "a file whose magic number does not start with two zero bytes"),
+            ("bad-type" + suffix, good[:2] + bytes([code]) + good[3:], f"a file with the unknown type code {code:#04x}"),
+            ("truncated" + suffix, good[:-missing], f"a file with {missing} bytes of data missing")]
+
+
+def check_idx_errors(parse_idx):
+    outcomes = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, payload, what in broken_files():
+            path = Path(folder) / name
+            path.write_bytes(payload)
+            try:
+                result = run_quietly(parse_idx, str(path))
+                outcomes.append((name, what, refused(None, result=result)))
+            except Exception as error:  # noqa: BLE001
+                outcomes.append((name, what, refused(error)))
+    return refusals_verdict(outcomes)
+
+
+def refused(error, result=None):
+    """What parse_idx did with a broken file, as `refusals_verdict` reads it."""
+    if error is None:
+        return {"accepted": type_name(result), "shape": np.shape(result)}
+    return {"error_type": type(error).__name__, "message": str(error), "value_error": isinstance(error, ValueError)}
+
+
+def refusals_verdict(outcomes):
+    """The verdict on parse_idx over broken files: `outcomes` are (file name, what is wrong, `refused`)."""
+    for name, what, outcome in outcomes:
+        if "accepted" in outcome:
+            return failed(f"parse_idx accepted {what} and returned a {outcome['accepted']} of shape {outcome['shape']}; "
+                          "expected a ValueError that names the file.\n  Hint: check the two zero bytes, the type code, "
+                          "and that the data has exactly prod(sizes) × itemsize bytes.")
+        if outcome["value_error"]:
+            if name not in outcome["message"]:
+                return failed(f"parse_idx on {what} raised ValueError({outcome['message']!r}), which does not say which file.\n"
+                              f"  Hint: name the file in the message, e.g. ValueError(f\"{{path}}: ...\"), so a user "
+                              "with many files knows which one is broken.")
+        elif outcome["error_type"] == "NotImplementedError":
+            return failed(NOT_IMPLEMENTED)
+        else:
+            return failed(f"parse_idx on {what} raised {outcome['error_type']}: {outcome['message']}\n"
+                          "  expected a ValueError that names the file and says what is wrong.")
+    return passed("✔ parse_idx refuses broken files with a ValueError that names the file")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+IDX_CHECKS = {"bytes": check_idx_bytes, "types": check_idx_types, "errors": check_idx_errors}
+
+
+@register("parse_idx")
+def parse_idx_check(namespace, name, **options):
+    """parse_idx on files the check writes: `bytes` (uint8, raw and gzip), `types` (seed=...), `errors`."""
+    return IDX_CHECKS[name](namespace["parse_idx"], **options)

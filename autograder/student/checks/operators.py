@@ -1,0 +1,104 @@
+"""Check the Tensor operators (`a * b`, `2 / a`, `a.sum(0)`, ...) and nothing else.
+
+While the check runs, the notebook's op classes are swapped for stand-ins whose forward is
+known to be right, so a student's broken Mul costs the Mul exercise, not the wiring one.
+"""
+import numpy as np
+
+from autograder.student.checks.course_ops import FORWARDS
+from autograder.student.checks.describe import number, type_name
+from autograder.student.checks.registry import register
+from autograder.student.verdict import failed, passed
+
+# every op the operators may call, forward only and known to be right: the course's own (course_ops.py)
+STANDINS = FORWARDS
+
+# (expression as the student would write it, how to compute it, what NumPy says it is, a hint)
+CASES = [
+    ("a * b", lambda a, b, m: a * b, lambda a, b, m: a * b, "use Mul for Tensor * Tensor."),
+    ("a * 2", lambda a, b, m: a * 2, lambda a, b, m: a * 2, "a Python number is not a Tensor: use MulScalar."),
+    ("2 * a", lambda a, b, m: 2 * a, lambda a, b, m: 2 * a, "2 * a calls a.__rmul__(2)."),
+    ("a - b", lambda a, b, m: a - b, lambda a, b, m: a - b, "use Sub."),
+    ("a - 2", lambda a, b, m: a - 2, lambda a, b, m: a - 2, "a - 2 is a + (-2)."),
+    ("2 - a", lambda a, b, m: 2 - a, lambda a, b, m: 2 - a, "2 - a calls a.__rsub__(2): that is -a + 2, not a - 2."),
+    ("a / b", lambda a, b, m: a / b, lambda a, b, m: a / b, "use Div."),
+    ("a / 2", lambda a, b, m: a / 2, lambda a, b, m: a / 2, "use DivScalar."),
+    ("2 / a", lambda a, b, m: 2 / a, lambda a, b, m: 2 / a, "2 / a calls a.__rtruediv__(2): that is 2 * a**-1."),
+    ("a ** b", lambda a, b, m: a ** b, lambda a, b, m: a ** b, "use Pow for Tensor ** Tensor."),
+    ("a ** 2", lambda a, b, m: a ** 2, lambda a, b, m: a ** 2, "use PowerScalar for Tensor ** number."),
+    ("-a", lambda a, b, m: -a, lambda a, b, m: -a, "use Negate in __neg__."),
+    ("a @ m", lambda a, b, m: a @ m, lambda a, b, m: a @ m, "use MatMul in __matmul__."),
+    ("a.matmul(m)", lambda a, b, m: a.matmul(m), lambda a, b, m: a @ m, "matmul is the method form of @."),
+    ("a.reshape((3, 2))", lambda a, b, m: a.reshape((3, 2)), lambda a, b, m: a.reshape(3, 2), "use Reshape(shape)."),
+    ("a.transpose()", lambda a, b, m: a.transpose(), lambda a, b, m: a.T, "axes=None swaps the last two axes."),
+    ("a.transpose((1, 0))", lambda a, b, m: a.transpose((1, 0)), lambda a, b, m: a.T, "pass axes on to Transpose."),
+    ("a.sum()", lambda a, b, m: a.sum(), lambda a, b, m: a.sum(), "use Summation(axes)."),
+    ("a.sum(axes=1)", lambda a, b, m: a.sum(axes=1), lambda a, b, m: a.sum(axis=1), "the keyword is `axes`, as in Summation."),
+    ("a.broadcast_to((4, 2, 3))", lambda a, b, m: a.broadcast_to((4, 2, 3)),
+     lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
+]
+
+
+def make_standin(Function, name, make_forward):
+    def __init__(self, *args, **kwargs):
+        self._forward = make_forward(*args, **kwargs)
+
+    def forward(self, *arrays):
+        return self._forward(*arrays)
+
+    return type(name, (Function,), {"__init__": __init__, "forward": forward})
+
+
+def reaches(result, leaf):
+    """True when `leaf` is among the ancestors of `result` in the recorded graph."""
+    stack, seen = [result], set()
+    while stack:
+        node = stack.pop()
+        if node is leaf:
+            return True
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(getattr(node, "_inputs", ()) or ())
+    return False
+
+
+@register("operators")
+def check_operators(namespace):
+    """The Tensor operators and methods call the right Function."""
+    Tensor, Function = namespace["Tensor"], namespace["Function"]
+    saved = {name: namespace[name] for name in STANDINS if name in namespace}
+    standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
+    rng = np.random.default_rng(7)
+    a_np, b_np, m_np = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
+    problems = []
+    namespace.update(standins)
+    try:
+        for text, compute, expected, hint in CASES:
+            a, b, m = (Tensor(x, dtype=np.float64, requires_grad=True) for x in (a_np, b_np, m_np))
+            try:
+                result = compute(a, b, m)
+            except Exception as error:  # noqa: BLE001
+                if isinstance(error, NotImplementedError):
+                    problems.append(f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}")
+                else:
+                    problems.append(f"`{text}` raised {type(error).__name__}: {error}. Hint: {hint}")
+                continue
+            want = expected(a_np, b_np, m_np)
+            if not isinstance(result, Tensor):
+                problems.append(f"`{text}` returned a {type_name(result)}, expected a Tensor. Hint: {hint}")
+            elif tuple(result.shape) != np.shape(want):
+                problems.append(f"`{text}` has shape {tuple(result.shape)}, expected {np.shape(want)}. Hint: {hint}")
+            elif not np.allclose(result.data, want, rtol=1e-5, atol=1e-6):
+                worst = np.unravel_index(np.argmax(np.abs(result.data - want)), np.shape(want)) if np.ndim(want) else ()
+                problems.append(f"`{text}` gives {number(float(result.data[worst]))} at {list(worst)}, "
+                                f"expected {number(float(np.asarray(want)[worst]))}. Hint: {hint}")
+            elif not isinstance(result._op, tuple(standins.values())) or not reaches(result, a):
+                problems.append(f"`{text}` has the right values but no graph: it must be computed by a Function "
+                                f"(like Add()(self, other)), so that _op and _inputs are recorded. Hint: {hint}")
+    finally:
+        for name in standins:
+            namespace.pop(name, None)
+        namespace.update(saved)
+    if problems:
+        return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
+    return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")

@@ -1,0 +1,191 @@
+"""Checks of one op at a time: its forward against NumPy, its backward against finite differences.
+
+A backward is called directly as `op.backward(out_grad, node)` on a node built by hand, so a broken
+engine or a broken `Function.__call__` never costs an op its points.
+"""
+import contextlib
+
+import numpy as np
+
+from autograder.student import gradcheck
+from autograder.student.checks import course_ops, slips
+from autograder.student.checks.describe import (
+    INPUT_NAMES,
+    index_label,
+    number,
+    op_label,
+    shapes_label,
+    type_name,
+)
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.hints import backward_hint, op_name
+from autograder.student.verdict import failed, passed
+
+
+def own_method(op, name):
+    """The function of `op`'s class behind `op.name` (None if there is none): the code under test."""
+    return getattr(type(op), name, None)
+
+
+def inputs_for(shapes, domains, seed):
+    rng = np.random.default_rng(seed)
+    domains = [domains] * len(shapes) if isinstance(domains, str) else list(domains)
+    return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)], rng
+
+
+def check_forward(op, expected, shapes, domains="real", seed=0):
+    """op.forward on float64 arrays must return an ndarray equal to `expected(*arrays)`."""
+    label = op_label(op)
+    arrays, _ = inputs_for(shapes, domains, seed)
+    want = np.asarray(expected(*[a.copy() for a in arrays]))
+    try:
+        got = run_quietly(op.forward, *[a.copy() for a in arrays])
+    except Exception as error:  # noqa: BLE001 (any student error becomes a message)
+        return failed(describe_exception(label, "forward", error, own_method(op, "forward")))
+    where = f"{label}.forward on inputs {shapes_label(arrays)}"
+    if not isinstance(got, (np.ndarray, np.generic)):
+        hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
+            if hasattr(got, "data") else ""
+        return failed(f"{where} returned a {type_name(got)}, expected a numpy.ndarray.{hint}")
+    if np.shape(got) != want.shape:
+        return failed(f"{where}: expected output shape {want.shape}, received {np.shape(got)}.")
+    mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
+    if mismatch:
+        return failed(
+            f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
+            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
+            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}")
+    return passed(f"✔ {label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def check_backward(Tensor, op, shapes, domains="real", seed=0):
+    """op.backward must match finite differences of op.forward, for an all-ones and a random out_grad."""
+    label = op_label(op)
+    arrays, rng = inputs_for(shapes, domains, seed)
+    try:
+        out = np.asarray(run_quietly(op.forward, *[a.copy() for a in arrays]), dtype=np.float64)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "forward", error, own_method(op, "forward")) + "\n  (backward is checked against your forward: fix forward first.)")
+    if not np.all(np.isfinite(out)):
+        return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
+                      f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
+                      "against your forward, by finite differences: fix forward first.")
+    upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
+    results = {}
+    for name, upstream in upstreams:
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name)
+        if not verdict.passed:
+            if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
+                verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
+            return verdict
+        results["ones" if "ones" in name else "random"] = grads
+    return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def ignores_out_grad(grads, grads_for_ones, upstream):
+    return grads is not None and not np.allclose(upstream, 1) and all(
+        g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
+
+
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
+    """One call of op.backward; returns (verdict, gradients as float64 arrays or None)."""
+    where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
+    inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
+    node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
+    node._op, node._inputs = op, inputs
+    out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
+    try:
+        returned = run_quietly(op.backward, out_grad, node)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "backward", error, own_method(op, "backward")) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"), None
+
+    grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    if returned is None:
+        return failed(f"{where} returned None: did you forget `return`?"), None
+    if len(grads) != len(arrays):
+        plural = "a tuple of" if len(arrays) > 1 else "exactly"
+        return failed(f"{where}: {type(op).__name__} has {len(arrays)} input(s), so backward must return "
+                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+    for i, g in enumerate(grads):
+        name = INPUT_NAMES[i]
+        if not isinstance(g, Tensor):
+            fix = " Wrap it: Tensor(...), or build it from Tensor operations." if isinstance(g, (np.ndarray, np.generic, float, int)) else ""
+            return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
+        if tuple(g.shape) != arrays[i].shape:
+            return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
+                          f"(the shape of input {name}).\n  Hint: "
+                          f"{slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)}"), None
+
+    analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
+    after = [out_grad.data] + [t.data for t in inputs] + [node.data]
+    numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
+               or side_effect_problem(where, [upstream, *arrays, out], after))
+    return (failed(message) if message else passed("ok")), analytic
+
+
+def side_effect_problem(where, sent, after):
+    """The first argument backward changed: `sent` and `after` hold out_grad, each input and the output
+    (node), before and after the call. None when backward left them all alone."""
+    names = ["out_grad"] + [f"input {name}" for name in INPUT_NAMES[:len(sent) - 2]] + ["the output (node)"]
+    for name, before, now in zip(names, sent, after):
+        now = np.asarray(now, dtype=np.float64) if isinstance(now, (np.ndarray, np.generic)) else None
+        if now is None or now.shape != np.shape(before):
+            return (f"{where}: after backward, {name}'s data is no longer the array it was "
+                    f"(shape {np.shape(before)}).\n  Hint: {SIDE_EFFECT_RULE}")
+        changed = ~np.isclose(now, before, rtol=1e-6, atol=1e-7, equal_nan=True)
+        if changed.any():
+            index = tuple(int(i) for i in np.argwhere(changed)[0])
+            return (f"{where}: backward changed {name} in place: {int(changed.sum())} of {changed.size} values, "
+                    f"e.g. at {list(index)} it was {number(np.asarray(before)[index])} and is {number(now[index])}.\n"
+                    f"  Hint: {SIDE_EFFECT_RULE}")
+    return None
+
+
+SIDE_EFFECT_RULE = ("backward must leave its arguments as they were and build new arrays: in a graph, Add hands "
+                    "the same out_grad to both of its inputs, and the inputs and the output are read again by "
+                    "other ops' backwards, so a change made in place gives them wrong gradients.")
+
+
+def gradient_mismatch(where, arrays, analytic, numeric, hint):
+    """The teaching message for the first input whose gradient disagrees with finite differences, or None.
+    Shared with the judge (autograder/grading/judge/ops.py), so both say the same thing."""
+    for i, (a, n) in enumerate(zip(analytic, numeric)):
+        mismatch = gradcheck.worst_mismatch(a, n)
+        if mismatch:
+            element = index_label(INPUT_NAMES[i], mismatch.index)
+            sign = ("\n  Your gradient has the opposite sign everywhere: a minus sign is missing or extra."
+                    if np.allclose(a, -n, rtol=gradcheck.RTOL, atol=gradcheck.ATOL) and np.abs(n).max() > 1e-3 else "")
+            return (f"{where}: the gradient for {INPUT_NAMES[i]} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                    f"  worst element {element}: your backward gives {number(mismatch.analytic)}, "
+                    f"finite differences give {number(mismatch.numeric)} (input value {number(arrays[i][mismatch.index])}){sign}\n"
+                    f"  Hint: {hint}")
+    return None
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("forward")
+def forward_check(namespace, op, expected, shapes, domains="real", seed=0):
+    """op.forward against NumPy's `expected` on random inputs of these shapes, with the course's
+    own versions of every other chapter-3 op and of the Tensor operators meanwhile (`course_ops`)."""
+    with course_ops.swapped(namespace, keep=[type(op).__name__]):
+        return check_forward(op, expected, shapes, domains, seed)
+
+
+@register("backward")
+def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=()):
+    """op.backward against finite differences of op.forward, with all-ones and random out_grad.
+
+    Meanwhile every other chapter-3 op and the Tensor operators are the course's (`course_ops`), and
+    `isolate` names further ops (chapter 10's Flip, Dilate, ...) replaced by known-right stand-ins,
+    so that a backward built from other ops is graded on its own.
+    """
+    from autograder.student.checks.convolution import (
+        swapped as isolating,  # convolution imports this module
+    )
+    isolated = isolating(namespace, isolate) if isolate else contextlib.nullcontext()
+    with course_ops.swapped(namespace, keep=[type(op).__name__]), isolated:
+        return check_backward(namespace["Tensor"], op, shapes, domains, seed)

@@ -1,0 +1,360 @@
+"""Checks of chapter 5's optimizers against update rules written out in NumPy (float64).
+
+The checker makes its own float64 Parameters and sets their `.grad` by hand, step after step, so an
+optimizer is judged alone: no model, no loss, no engine. After every step each parameter must match
+the NumPy rule to 1e-6. When the values match a known wrong rule instead (an EMA momentum, Adam
+without bias correction, ...), the message names that mistake.
+"""
+import numbers
+
+import numpy as np
+
+from autograder.student import gradcheck
+from autograder.student.checks.describe import index_label, number, type_name
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+TOLERANCE = 1e-6
+
+
+# ── The update rules, right and wrong ───────────────────────────────────────────────────────────
+
+def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0):
+    def update(value, grad, state, t):
+        d = grad + decay_sign * weight_decay * value
+        if momentum:
+            old = state.get("u")
+            if old is None:
+                state["u"] = (1 - momentum) * d if ema else d
+            else:
+                state["u"] = momentum * old + ((1 - momentum) * d if ema else d)
+            d = state["u"]
+        return value - lr * d
+    return update
+
+
+def adam_rule(lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, correct=True, eps_inside=False):
+    def update(value, grad, state, t):
+        g = grad + weight_decay * value
+        state["m"] = beta1 * state.get("m", 0.0) + (1 - beta1) * g
+        state["v"] = beta2 * state.get("v", 0.0) + (1 - beta2) * g * g
+        m_hat = state["m"] / (1 - beta1 ** t) if correct else state["m"]
+        v_hat = state["v"] / (1 - beta2 ** t) if correct else state["v"]
+        denominator = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
+        return value - lr * m_hat / denominator
+    return update
+
+
+def history(rule, values, grads_per_step):
+    """Each parameter's values after every step; a None gradient leaves a parameter alone."""
+    values = [v.copy() for v in values]
+    states = [{} for _ in values]
+    steps = []
+    for t, grads in enumerate(grads_per_step, 1):
+        for i, g in enumerate(grads):
+            if g is not None:
+                values[i] = rule(values[i], g, states[i], t)
+        steps.append([v.copy() for v in values])
+    return steps
+
+
+# ── Running the student's optimizer ─────────────────────────────────────────────────────────────
+
+def scenario(seed, steps=3):
+    """Three parameters: two of the same shape with different gradients (so a buffer shared between
+    parameters shows), and one that never gets a gradient (it must be skipped)."""
+    rng = np.random.default_rng(seed)
+    values = [rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (4,))]
+    grads = [[rng.standard_normal((3, 2)), rng.standard_normal((3, 2)), None] for _ in range(steps)]
+    return values, grads
+
+
+def run_student(ns, make, values, grads_per_step):
+    """The student's optimizer over float64 Parameters: values after every step, or a failed Verdict."""
+    Parameter = ns["Parameter"]
+    params = [Parameter(v.copy(), dtype=np.float64) for v in values]
+    optimizer = run_quietly(make, params)
+    steps = []
+    for grads in grads_per_step:
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else g.copy()
+        run_quietly(optimizer.step)
+        steps.append([np.array(p.data, dtype=np.float64) for p in params])
+    return steps
+
+
+def first_difference(got_steps, want_steps):
+    """(step, parameter, Mismatch) of the first disagreement, or None."""
+    for step, (got, want) in enumerate(zip(got_steps, want_steps), 1):
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g.shape != w.shape:
+                return step, i, None
+            mismatch = gradcheck.worst_mismatch(g, w, rtol=TOLERANCE, atol=TOLERANCE)
+            if mismatch:
+                return step, i, mismatch
+    return None
+
+
+def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=3):
+    values, grads = scenario(seed, steps)
+    try:
+        got = run_student(ns, make, values, grads)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "step", error) + STEPS_CONTEXT)
+    return steps_verdict(label, rule, known_mistakes, values, grads, got)
+
+
+STEPS_CONTEXT = "\n  while running 3 steps on three float64 Parameters (the third has .grad = None: skip it)."
+
+
+def steps_verdict(label, rule, known_mistakes, values, grads, got):
+    """The parameters' values after every step (`got`) against the rule; a known wrong rule names the mistake.
+    Shared with the judge, which receives `got` from the kernel."""
+    steps = len(grads)
+    difference = first_difference(got, history(rule, values, grads))
+    if difference is None:
+        return passed(f"✔ {label}: {steps} steps match the NumPy update rule to {TOLERANCE:g}; "
+                      "a parameter without a gradient is left alone")
+    step, i, mismatch = difference
+    where = f"{label}: after step {step} of {steps}, parameter {i} (shape {values[i].shape})"
+    if i == 2:
+        return failed(f"{where} changed, but its .grad is None all along.\n  Hint: skip parameters whose .grad is "
+                      "None (they took no part in the loss).")
+    if mismatch is None:
+        return failed(f"{where} has shape {got[step - 1][i].shape}; an update must keep the parameter's shape.")
+    hint = next((text for rule_, text in known_mistakes
+                 if first_difference(got, history(rule_, values, grads)) is None), None)
+    return failed(f"{where} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
+                  f"  worst {index_label(f'p{i}', mismatch.index)}: yours {number(mismatch.analytic)}, the update "
+                  f"rule gives {number(mismatch.numeric)} (start value {number(values[i][mismatch.index])}, "
+                  f"gradient at step {step} {number(grads[step - 1][i][mismatch.index])})."
+                  + (f"\n  Hint: {hint}" if hint else ""))
+
+
+def check_keeps_dtype(ns, label, make):
+    """A float32 parameter must stay float32, the same Parameter object, after two steps."""
+    Parameter = ns["Parameter"]
+    p = Parameter(np.array([0.5, -0.25, 1.0]))
+    try:
+        optimizer = run_quietly(make, [p])
+        for _ in range(2):
+            p.grad = DTYPE_GRADS.copy()
+            run_quietly(optimizer.step)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(label, "step", error))
+    return dtype_problem(label, type_name(p.data), isinstance(p.data, np.ndarray) and p.data.dtype == np.float32,
+                         getattr(p.data, "dtype", ""))
+
+
+DTYPE_GRADS = np.array([0.1, 0.2, -0.3], dtype=np.float32)
+
+
+def dtype_problem(label, data_type, kept_float32, dtype):
+    """None when a float32 parameter's .data is still a float32 ndarray after two steps; else why it is not."""
+    if kept_float32:
+        return None
+    return failed(f"{label}: a float32 parameter's .data became {data_type} "
+                  f"{dtype} after two steps.\n  Hint: update in place "
+                  "(p.data -= ...), or keep every buffer in the parameter's dtype (np.zeros_like(p.data)).")
+
+
+def rounded(values):
+    return np.round(np.asarray(values, dtype=np.float64), 4).ravel().tolist()
+
+
+# ── The checks the notebook calls ───────────────────────────────────────────────────────────────
+
+def sgd_label(lr, momentum, weight_decay):
+    return f"SGD(lr={lr}, momentum={momentum}, weight_decay={weight_decay})"
+
+
+def sgd_mistakes(lr, momentum, weight_decay):
+    """(wrong rule, hint) pairs: a student's values matching one of them get its hint."""
+    return [
+        (sgd_rule(lr, momentum, weight_decay, ema=True),
+         "the momentum buffer is u = momentum * u + g; the (1 - momentum) factor belongs to Adam's averages, not here."),
+        (sgd_rule(lr, 0.0, weight_decay),
+         "the momentum is ignored: keep a buffer u per parameter, u = momentum * u + g, and step along u."),
+        (sgd_rule(lr, momentum, weight_decay, decay_sign=-1.0),
+         "weight decay adds weight_decay * p to the gradient (it pulls weights towards 0): g + wd * p, not g - wd * p."),
+        (sgd_rule(lr, momentum, 0.0),
+         "weight_decay is ignored: use g + weight_decay * p as the gradient."),
+    ]
+
+
+@register("sgd")
+def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
+    """Three SGD steps against the NumPy update rule, to 1e-6."""
+    label = sgd_label(lr, momentum, weight_decay)
+    make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
+    verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
+                              sgd_mistakes(lr, momentum, weight_decay), seed)
+    return (check_keeps_dtype(ns, label, make) or verdict) if verdict.passed else verdict
+
+
+def adam_label(lr, beta1, beta2, eps, weight_decay):
+    return f"Adam(lr={lr}, beta1={beta1}, beta2={beta2}, eps={eps:g}, weight_decay={weight_decay})"
+
+
+def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
+    return [
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, correct=False),
+         "the bias correction is missing: divide m by (1 - beta1**t) and v by (1 - beta2**t), t = 1 at the first step."),
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, eps_inside=True),
+         "eps goes outside the square root: m_hat / (sqrt(v_hat) + eps)."),
+        (adam_rule(lr, beta1, beta2, eps, 0.0),
+         "weight_decay is ignored: use g + weight_decay * p as the gradient, before the averages."),
+    ]
+
+
+def with_adam_hint(verdict):
+    """A failed Adam verdict without a more precise hint gets the rule written out."""
+    if not verdict.passed and "Hint" not in verdict.message:
+        verdict.message += ("\n  Hint: per parameter, m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g²; "
+                            "t counts the calls to step(), starting at 1; each parameter has its own m and v.")
+    return verdict
+
+
+@register("adam")
+def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
+    """Three Adam steps against the NumPy update rule, to 1e-6."""
+    label = adam_label(lr, beta1, beta2, eps, weight_decay)
+    make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
+                                     weight_decay=weight_decay)
+    verdict = check_optimizer(ns, label, make, adam_rule(lr, beta1, beta2, eps, weight_decay),
+                              adam_mistakes(lr, beta1, beta2, eps, weight_decay), seed)
+    if verdict.passed:
+        verdict = check_keeps_dtype(ns, label, make) or verdict
+    return with_adam_hint(verdict)
+
+
+ZERO_GRAD_SHAPES = ((2, 3), (3,), (1, 1))   # the last one has no gradient to forget
+
+
+@register("optimizer_zero_grad")
+def check_zero_grad(ns):
+    Parameter = ns["Parameter"]
+    rng = np.random.default_rng(3)
+    params = [Parameter(rng.standard_normal(s)) for s in ZERO_GRAD_SHAPES]
+    try:
+        optimizer = run_quietly(ns["Optimizer"], iter(params))
+        for p in params:
+            p.grad = np.ones(p.shape, dtype=np.float32)
+        params[2].grad = None
+        values = [p.data.copy() for p in params]
+        run_quietly(optimizer.zero_grad)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("Optimizer", "zero_grad", error))
+    return zero_grad_verdict([type_name(p.grad) for p in params], any(isinstance(p.grad, np.ndarray) for p in params),
+                             all(np.array_equal(v, p.data) for v, p in zip(values, params)))
+
+
+def zero_grad_verdict(grad_types, zeros, values_kept):
+    """After zero_grad(): every .grad None (`grad_types`), the values unchanged. Shared with the judge."""
+    label = "Optimizer.zero_grad"
+    if any(t != "NoneType" for t in grad_types):
+        return failed(f"{label}: after zero_grad(), .grad is {grad_types}; expected None "
+                      "for every parameter." + ("\n  Hint: set p.grad = None (not zeros): step() skips parameters "
+                                                 "whose .grad is None." if zeros else ""))
+    if not values_kept:
+        return failed(f"{label}: zero_grad changed the parameters' values; it must only forget the gradients.")
+    return passed(f"✔ {label} forgets the gradients of all {len(grad_types)} parameters")
+
+
+TRAIN_STEP_LABEL = "train_step(model, loss_fn, optimizer, x, y)"
+TRAIN_STEP_LR = 0.05      # the recording optimizer's step: w -= TRAIN_STEP_LR * w.grad
+
+
+@register("train_step")
+def check_train_step(ns):
+    """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
+    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
+    events = []
+    w = Parameter(np.array([[0.5], [-1.0]]), dtype=np.float64)
+
+    class Model(Module):
+        def __init__(self):
+            self.w = w
+
+        def forward(self, x):
+            events.append("forward")
+            return x @ self.w
+
+        __call__ = forward
+
+    def loss_fn(pred, y):
+        events.append("loss")
+        loss = ((pred - y) ** 2).sum()
+        plain_backward = loss.backward
+
+        def backward(*args):
+            events.append("backward")
+            return plain_backward(*args)
+        loss.backward = backward
+        return loss
+
+    class Recorder:
+        """An optimizer that writes down when it is called and what gradient its step sees."""
+
+        params = [w]
+
+        def zero_grad(self):
+            events.append("zero_grad")
+            w.grad = None
+
+        def step(self):
+            events.append("step")
+            self.seen.append(None if w.grad is None else np.array(w.grad))
+            if w.grad is not None:
+                w.data -= TRAIN_STEP_LR * w.grad
+
+    optimizer, model = Recorder(), Model()
+    optimizer.seen = []
+    rng = np.random.default_rng(4)
+    for call in (1, 2):
+        x = rng.uniform(-1, 1, (4, 2))
+        y = rng.uniform(-1, 1, (4, 1))
+        start = w.data.copy()
+        want_grad = 2 * x.T @ (x @ start - y)
+        want_loss = float(np.sum((x @ start - y) ** 2))
+        events.clear()
+        try:
+            result = run_quietly(ns["train_step"], model, loss_fn, optimizer,
+                                 Tensor(x, dtype=np.float64, requires_grad=False),
+                                 Tensor(y, dtype=np.float64, requires_grad=False))
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception("train_step", "", error).replace("train_step. ", "train_step ")
+                          + f"\n  while running call {call}.")
+        problem = train_call_problem(call, list(events), optimizer.seen, want_grad, result, want_loss)
+        if problem:
+            return problem
+    return passed(f"✔ {TRAIN_STEP_LABEL}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")
+
+
+def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
+    """What went wrong in one call of train_step, or None: the calls made (`events`), the gradients step()
+    saw at each call so far (the last is this call's), and the value returned. Shared with the judge."""
+    label = TRAIN_STEP_LABEL
+    done = f"{label}, call {call}: the calls were {events}"
+    if events.count("step") != 1 or events.count("backward") != 1:
+        return failed(f"{done}.\n  Hint: each call makes exactly one backward() and one optimizer.step().")
+    if events.index("step") < events.index("backward"):
+        return failed(f"{done}.\n  Hint: step() uses the gradients, so it comes after loss.backward().")
+    seen = seen_so_far[-1]
+    if seen is None:
+        return failed(f"{done}; at step() the gradient was None.\n  Hint: zero_grad() must come before "
+                      "loss.backward(), not between backward() and step().")
+    # float32 gradients (the default dtype) agree with float64 ones to ~1e-7 relative: small entries need atol
+    if np.shape(seen) != np.shape(want_grad) or not np.allclose(seen, want_grad, rtol=1e-5, atol=1e-6):
+        stale = call == 2 and seen_so_far[0] is not None and np.shape(seen) == np.shape(want_grad) \
+            and np.allclose(seen, want_grad + seen_so_far[0], rtol=1e-5, atol=1e-6)
+        return failed(f"{done}; step() saw w.grad = {rounded(seen)}, the gradient of this "
+                      f"batch is {rounded(want_grad)}."
+                      + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
+                         if stale else "")
+                      + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
+    if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
+        return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
+                      f"{want_loss:.6g}.\n  Hint: return loss.item().")
+    return None

@@ -1,0 +1,744 @@
+"""Chapter 8's checks: names of a model's state, snapshots, loading and refusing, checkpoint files.
+
+Each check builds what it needs from the notebook's classes and calls only the method under test,
+with the course's own versions of the others swapped in (`named_state` for `state_dict` and
+`load_state_dict`, the state dicts for the checkpoint files), so one slip costs one exercise.
+"""
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+# ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────
+
+
+NET_SIZES = (4, 6, 3)            # small_net's Linear(4, 6) → BatchNorm1d(6) → ReLU → Linear(6, 3)
+
+
+def holder_at(model, name):
+    """The object a state name points to, found by following it: "modules.3.bias" is model.modules[3].bias."""
+    found = model
+    for part in name.split("."):
+        found = found[int(part)] if part.isdigit() else found[part] if isinstance(found, dict) else getattr(found, part)
+    return found
+
+
+def net_state(model):
+    """[(name, holder)] of a small_net: the names it is known to have (net_shapes), each looked up in `model`.
+    The course's own answer for the one model the swapped-in methods ever see, so never a walk of the model."""
+    return [(name, holder_at(model, name)) for name in net_shapes(NET_SIZES)]
+
+
+def values_of(holder):
+    """The array behind a holder: the array itself, or a Tensor's .data (an ndarray's .data is a memoryview)."""
+    return holder if isinstance(holder, np.ndarray) else np.asarray(holder.data)
+
+
+@contextlib.contextmanager
+def course_methods(ns, *names):
+    """Replace Module/Optimizer methods `names` by the course's versions while a check runs."""
+    Module, Optimizer = ns["Module"], ns["Optimizer"]
+
+    def named_state(self):
+        return net_state(self)
+
+    def state_dict(self):
+        return {name: np.array(values_of(h)) for name, h in net_state(self)}
+
+    def load_state_dict(self, state, strict=True):
+        for name, holder in net_state(self):
+            np.copyto(values_of(holder), state[name], casting="unsafe")
+
+    def optimizer_state_dict(self):
+        kind = type(self).__name__
+        state = {name: np.array(getattr(self, name)) for name in OPTIMIZER_NUMBERS[kind]}
+        for position, p in enumerate(self.params):
+            for table in OPTIMIZER_ARRAYS[kind]:
+                if id(p) in getattr(self, table):
+                    state[f"{table}.{position}"] = np.array(getattr(self, table)[id(p)])
+        return state
+
+    def optimizer_load_state_dict(self, state):
+        kind = type(self).__name__
+        for name in OPTIMIZER_NUMBERS[kind]:
+            if name in state:
+                setattr(self, name, np.asarray(state[name]).item())
+        for position, p in enumerate(self.params):
+            for table in OPTIMIZER_ARRAYS[kind]:
+                if f"{table}.{position}" in state:
+                    getattr(self, table)[id(p)] = np.array(state[f"{table}.{position}"])
+
+    ours = {("Module", "named_state"): named_state, ("Module", "state_dict"): state_dict,
+            ("Module", "load_state_dict"): load_state_dict,
+            ("Optimizer", "state_dict"): optimizer_state_dict,
+            ("Optimizer", "load_state_dict"): optimizer_load_state_dict}
+    classes = {"Module": Module, "Optimizer": Optimizer}
+    saved = {}
+    for key in names:
+        cls, method = classes[key[0]], key[1]
+        saved[key] = cls.__dict__.get(method)
+        setattr(cls, method, ours[key])
+    try:
+        yield
+    finally:
+        for (cls_name, method), original in saved.items():
+            if original is None:
+                delattr(classes[cls_name], method)
+            else:
+                setattr(classes[cls_name], method, original)
+
+
+def attempt(label, fn, *args, **kwargs):
+    """(result, None) or (None, a failed verdict that tells the student's exception). `label`: "Owner.method"."""
+    try:
+        return run_quietly(lambda: fn(*args, **kwargs)), None
+    except Exception as error:  # noqa: BLE001
+        owner, _, method = label.rpartition(".")
+        return None, failed(describe_exception(owner or label, method or "call", error))
+
+
+# ── stand-in models ───────────────────────────────────────────────────────────────────────────
+
+# the names probe_model's trees must give, in order (the judge builds the same trees in the kernel)
+TREE_NAMES = {
+    "flat": ["embed", "block.layers.0.weight", "block.layers.1.weight", "block.norm.gain", "block.norm.shift",
+             "block.running_mean", "block.step_count", "pair.0.weight"],
+    "nested": ["stages.0.a.0.weight", "stages.0.a.1.weight", "stages.0.stats.0", "stages.0.stats.1",
+               "tail.layers.0.weight", "tail.layers.1.weight", "tail.norm.gain", "tail.norm.shift",
+               "tail.running_mean", "tail.step_count"],
+}
+# what load_checkpoint must refuse: kind -> (description, file name as the kernel's check writes it)
+NOT_CHECKPOINTS = {
+    "text": ("a text file", "notes.txt"), "empty": ("an empty file", "empty.ckpt"),
+    "random": ("random bytes", "noise.ckpt"), "zip": ("a zip archive that is not NumPy's", "other.zip"),
+    "npy": ("a plain .npy array", "weights.npy"),
+    "npz": ("an .npz archive without the babygrad.checkpoint entry", "arrays.npz"),
+}
+
+
+def net_shapes(sizes):
+    """{name: shape} of small_net's state, Linear(a, b) → BatchNorm1d(b) → ReLU → Linear(b, c), in order."""
+    a, b, c = sizes
+    return {"modules.0.weight": (a, b), "modules.0.bias": (1, b), "modules.1.weight": (b,), "modules.1.bias": (b,),
+            "modules.1.running_mean": (b,), "modules.1.running_var": (b,), "modules.3.weight": (b, c),
+            "modules.3.bias": (1, c)}
+
+
+def probe_model(ns, seed=0, variant="flat"):
+    """A tree of stand-in modules hiding state everywhere, and the (name, holder) pairs it must yield.
+
+    `nested`: modules inside a tuple inside a dict inside a list, a buffer in a list, a shared buffer."""
+    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
+    rng = np.random.default_rng(seed)
+
+    def param(*shape):
+        return Parameter(rng.uniform(-1, 1, shape))
+
+    class Leaf(Module):
+        def __init__(self, n):
+            self.weight = param(n, 2)
+            self.scale = 1.5                     # a number: not state
+            self.name = "leaf"                   # a string: not state
+
+    class Block(Module):
+        def __init__(self):
+            self.layers = [Leaf(3), Leaf(2)]
+            self.norm = {"gain": param(2), "shift": param(2)}
+            self.running_mean = np.zeros(2, dtype=np.float32)     # an array buffer
+            self.step_count = Tensor(np.array([0.0]), requires_grad=False)   # a Tensor buffer
+            self.rng = np.random.default_rng(0)  # not state
+            self.head = None
+
+    class Model(Module):
+        def __init__(self):
+            self.embed = param(4, 3)
+            self.block = Block()
+            self.tied = self.embed               # the same Parameter again
+            self.again = self.block.layers[0]    # the same module again
+            self.pair = (Leaf(1),)
+
+    if variant == "nested":
+        class Deep(Module):
+            def __init__(self):
+                self.stages = [{"a": (Leaf(2), Leaf(3)), "stats": [np.ones(3), Tensor(np.zeros(2), requires_grad=False)]}]
+                self.shared = self.stages[0]["stats"][0]      # the same buffer again
+                self.tail = Block()
+
+        model = Deep()
+        stage, tail = model.stages[0], model.tail
+        expected = [("stages.0.a.0.weight", stage["a"][0].weight), ("stages.0.a.1.weight", stage["a"][1].weight),
+                    ("stages.0.stats.0", stage["stats"][0]), ("stages.0.stats.1", stage["stats"][1]),
+                    ("tail.layers.0.weight", tail.layers[0].weight), ("tail.layers.1.weight", tail.layers[1].weight),
+                    ("tail.norm.gain", tail.norm["gain"]), ("tail.norm.shift", tail.norm["shift"]),
+                    ("tail.running_mean", tail.running_mean), ("tail.step_count", tail.step_count)]
+        return model, expected
+
+    model = Model()
+    b = model.block
+    expected = [("embed", model.embed), ("block.layers.0.weight", b.layers[0].weight),
+                ("block.layers.1.weight", b.layers[1].weight), ("block.norm.gain", b.norm["gain"]),
+                ("block.norm.shift", b.norm["shift"]), ("block.running_mean", b.running_mean),
+                ("block.step_count", b.step_count), ("pair.0.weight", model.pair[0].weight)]
+    return model, expected
+
+
+def small_net(ns, seed):
+    """Linear → BatchNorm1d → ReLU → Linear: parameters and buffers, as a real model has."""
+    return ns["Sequential"](ns["Linear"](4, 6, seed=seed), ns["BatchNorm1d"](6), ns["ReLU"](),
+                            ns["Linear"](6, 3, seed=seed + 1))
+
+
+def batches(ns, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(ns["Tensor"](rng.uniform(-1, 1, (8, 4)), requires_grad=False), rng.integers(0, 3, 8))
+            for _ in range(count)]
+
+
+def train(ns, model, optimizer, data):
+    loss_fn = ns["SoftmaxLoss"]()
+    for x, y in data:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def warm_up(ns, model, seed=0):
+    """A few training steps so that weights and BatchNorm's running statistics differ from a fresh model's."""
+    train(ns, model, ns["SGD"](model.parameters(), lr=0.1), batches(ns, 3, seed))
+    model.zero_grad()
+
+
+# ── 8.1 named_state and state_dict ────────────────────────────────────────────────────────────
+
+@register("named_state")
+def check_named_state(ns, variant="flat"):
+    """Module.named_state on a stand-in model that hides state everywhere (`flat` or `nested`)."""
+    model, expected = probe_model(ns, variant=variant)
+    got, error = attempt("Module.named_state", model.named_state)
+    if error:
+        return error
+    if not isinstance(got, list) or not all(isinstance(p, tuple) and len(p) == 2 for p in got):
+        return named_state_verdict({"type_name": type(got).__name__, "text": str(got)[:120]}, [])
+    pairs = [(name, type(holder).__name__, i < len(expected) and holder is expected[i][1])
+             for i, (name, holder) in enumerate(got)]
+    return named_state_verdict(pairs, [name for name, _ in expected])
+
+
+def named_state_verdict(got, want):
+    """got: [(name, the holder's type name, whether it is the model's own object)], or {type_name, text} for a
+    value that is not a list of pairs; want: the names in order."""
+    if isinstance(got, dict):
+        return failed(f"named_state() returned {got['type_name']} {got['text']}; expected a list of (name, holder) pairs.")
+    names = [name for name, _, _ in got]
+    if names != want:
+        missing = [n for n in want if n not in names]
+        extra = [n for n in names if n not in want]
+        hints = []
+        if any(n.startswith(".") for n in names):
+            hints.append("the top module has no name: its attributes are `embed`, not `.embed`.")
+        if "tied" in " ".join(extra) or "again" in " ".join(extra):
+            hints.append("an object reached twice (a tied weight, a module used twice) keeps only its first name.")
+        if any("rng" in n or "scale" in n or "name" in n.split(".")[-1:] for n in extra):
+            hints.append("only Tensors and ndarrays are state; numbers, strings and generators are not.")
+        if any(n.endswith(("running_mean", "step_count")) or ".stats." in n for n in missing):
+            hints.append("buffers count: an ndarray, or a Tensor that is not a Parameter.")
+        if any(n.startswith(("block.norm", "block.layers", "pair", "stages", "tail.norm", "tail.layers")) for n in missing):
+            hints.append("look inside lists, tuples and dicts, with the position or the key as part of the name.")
+        return failed("named_state() of the check's model gives the wrong names.\n"
+                      f"  expected: {want}\n  received: {names}\n"
+                      + (f"  missing: {missing}\n" if missing else "") + (f"  not state: {extra}\n" if extra else "")
+                      + ("  Hint: " + " ".join(hints) if hints else "  Hint: keep the attribute order (vars(module)) and the first name of each object."))
+    for name, type_name, own in got:
+        if not own:
+            return failed(f"named_state(): the holder of {name!r} is a {type_name}, not the model's own object.\n"
+                          "  Hint: return the Parameter / Tensor / array itself (load_state_dict writes into it), not a copy or its .data.")
+    return passed(f"✔ named_state() names all {len(want)} arrays of the check's model, each once")
+
+
+@register("state_dict")
+def check_state_dict(ns):
+    """Module.state_dict (with the course's named_state): every array, copied."""
+    with course_methods(ns, ("Module", "named_state")):
+        model = small_net(ns, seed=0)
+        warm_up(ns, model)
+        got, error = attempt("Module.state_dict", model.state_dict)
+        if error:
+            return error
+        want = {name: np.array(values_of(h)) for name, h in net_state(model)}
+        entries = state_entries({k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in got.items()}
+                                if isinstance(got, dict) else got)
+        holders = [values_of(h) for _, h in net_state(model)]
+        before = {name: value.copy() for name, value in got.items()
+                  if isinstance(value, np.ndarray)} if isinstance(got, dict) else {}
+        for values in holders:
+            values[...] += 1.0                               # training changes the model in place
+        after = {name: np.array(got[name]) for name in before}
+    return state_dict_verdict(entries, want, before, after)
+
+
+def state_entries(state):
+    """A state dict as the verdicts read it: None if it is not a dict, else [(key, type name, the array or None)]."""
+    if not isinstance(state, dict):
+        return type(state).__name__
+    return [(key, type(value).__name__, value if isinstance(value, np.ndarray) else None) for key, value in state.items()]
+
+
+def state_dict_verdict(entries, want, before, after):
+    """entries: `state_entries` of what state_dict() returned; want: {name: the holder's values} in order;
+    before/after: the returned arrays before and after every holder changed in place (+1)."""
+    if isinstance(entries, str):
+        return failed(f"state_dict() returned a {entries}; expected a dict from names to arrays.")
+    got = {key: (type_name, value) for key, type_name, value in entries}
+    if sorted(got) != sorted(want):
+        return failed(f"state_dict() has keys {sorted(got)}, expected {sorted(want)} (the names of named_state()).")
+    for name, values in want.items():
+        type_name, value = got[name]
+        if value is None:
+            return failed(f"state_dict()[{name!r}] is a {type_name}; expected a NumPy array "
+                          "(use holder.data for a Tensor).")
+        if value.shape != values.shape or not np.array_equal(value, values):
+            return failed(f"state_dict()[{name!r}] does not hold the values of {name}.")
+    changed = [name for name in got if not np.array_equal(after.get(name), before.get(name))]
+    if changed:
+        return failed(f"state_dict() is not a snapshot: changing the model in place also changed {changed}.\n"
+                      "  Hint: copy each array (np.array(x) or x.copy()); the model's own arrays keep changing as it trains.")
+    return passed(f"✔ state_dict() snapshots all {len(got)} arrays of Linear → BatchNorm1d → ReLU → Linear")
+
+
+# ── 8.2 load_state_dict ───────────────────────────────────────────────────────────────────────
+
+def check_load_values(ns):
+    with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
+        source = small_net(ns, seed=0)
+        warm_up(ns, source)
+        target = small_net(ns, seed=5)
+        objects = [holder for _, holder in net_state(target)]
+        params_before = target.parameters()
+        _, error = attempt("Module.load_state_dict", target.load_state_dict, source.state_dict())
+        if error:
+            return error
+        want = {name: values_of(h) for name, h in net_state(source)}
+        got = [values_of(h) for _, h in net_state(target)]
+        after = [holder for _, holder in net_state(target)]
+        same = all(a is b for a, b in zip(after, objects)) and all(a is b for a, b in zip(target.parameters(), params_before))
+        return load_values_verdict(got, want, same)
+
+
+def load_values_verdict(got, want, same):
+    """got: the target's holder values after loading, in order; want: {name: the values loaded}; same: the
+    holders and Parameters are still the objects they were (the kernel's word)."""
+    for (name, values), loaded in zip(want.items(), got):
+        if loaded.shape != values.shape or not np.array_equal(loaded, values):
+            return failed(f"after load_state_dict, {name} holds {np.round(loaded.ravel()[:3], 4).tolist()}..., "
+                          f"expected {np.round(values.ravel()[:3], 4).tolist()}...")
+    if not same:
+        return failed("load_state_dict replaced the model's Parameters or buffers by new objects: an optimizer "
+                      "built before loading would go on updating the old ones.\n"
+                      "  Hint: copy into the existing arrays: target[...] = value.")
+    return passed("✔ load_state_dict copies every parameter and buffer in place")
+
+
+def raised_by(fn):
+    """None when fn() returned, else (the exception's type name, the exception) for the refusal verdicts."""
+    try:
+        run_quietly(fn)
+    except Exception as error:  # noqa: BLE001
+        return error
+    return None
+
+
+def refusal_problem(label, kind, must_mention, error_type, is_kind, text):
+    """The call must raise `kind` (is_kind) and say `must_mention`; error_type None: it returned."""
+    if error_type is None:
+        return failed(f"{label}: loaded without complaint; expected a {kind}.")
+    if not is_kind:
+        return failed(f"{label}: raised {error_type}: {text}; expected a {kind}.")
+    missing = [word for word in must_mention if word not in text]
+    if missing:
+        return failed(f"{label}: raised {kind}({text!r}); the message should name {missing}.")
+    return None
+
+
+def changed_problem(label, holders, before):
+    """A refused load must leave the model as it was: holders [(name, values)] against before {name: values}."""
+    for name, values in holders:
+        if not np.array_equal(values, before[name]):
+            return failed(f"{label}: the load was refused, but {name} had already been changed.\n"
+                          "  Hint: check every name and shape first, and copy only when everything fits.")
+    return None
+
+
+def load_error_cases(shapes, missing, unexpected, resized, wrong_shape):
+    """The refusal cases of check.load_state_dict("errors"), for a model with these names and shapes:
+    [(label, strict, which state: "missing" | "unexpected" | "resized" | "both", kind, words)]."""
+    return [
+        (f"a state dict without {missing}", True, "missing", "KeyError", [missing]),
+        (f"a state dict with an extra {unexpected}", True, "unexpected", "KeyError", [unexpected]),
+        (f"{resized} of shape {wrong_shape} for a {shapes[resized]} weight", True, "resized", "ValueError",
+         [resized, str(wrong_shape), str(shapes[resized])]),
+        (f"strict=False with {resized} of shape {wrong_shape}", False, "both", "ValueError", [resized]),
+    ]
+
+
+def load_error_states(good, missing, unexpected, resized, wrong_shape, extra):
+    """The state dicts of the refusal cases, and of the strict=False load that must work."""
+    without = {k: v for k, v in good.items() if k != missing}
+    return {"missing": without, "unexpected": dict(good, **{unexpected: np.zeros((2, 2))}),
+            "resized": dict(good, **{resized: np.zeros(wrong_shape)}),
+            "both": dict(without, **{resized: np.zeros(wrong_shape)}),
+            "partial": dict(without, **{extra: np.zeros(1)})}
+
+
+def partial_load_problem(holders, before, good, missing):
+    """After load_state_dict(strict=False) without `missing`: present names loaded, the missing one kept."""
+    for name, values in holders:
+        want = before[name] if name == missing else good[name]
+        if not np.array_equal(values, want):
+            return failed(f"load_state_dict(strict=False): {name} is wrong afterwards: the names that are "
+                          "present are loaded, the missing ones keep their values.")
+    return None
+
+
+STRICT_FALSE_HINT = "\n  With strict=False, missing and unexpected names are allowed."
+ERRORS_PASSED = "✔ load_state_dict refuses missing names, unexpected names and wrong shapes, and changes nothing then"
+
+
+def check_load_errors(ns):
+    with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
+        model = small_net(ns, seed=0)
+        good = small_net(ns, seed=3).state_dict()
+        before = {name: np.array(values_of(h)) for name, h in net_state(model)}
+        shapes = {name: value.shape for name, value in before.items()}
+        scenario = ("modules.3.bias", "modules.9.weight", "modules.3.weight", (6, 5), "extra")
+        states = load_error_states(good, *scenario)
+        for label, strict, which, kind, words in load_error_cases(shapes, *scenario[:4]):
+            label = f"load_state_dict with {label}"
+            error = raised_by(lambda: model.load_state_dict(states[which], strict=strict))
+            problem = refusal_problem(label, kind, words, error and type(error).__name__,
+                                      isinstance(error, {"KeyError": KeyError, "ValueError": ValueError}[kind]),
+                                      str(error)) \
+                or changed_problem(label, [(n, values_of(h)) for n, h in net_state(model)],
+                                   before)
+            if problem:
+                return problem
+        _, error = attempt("Module.load_state_dict", model.load_state_dict, states["partial"], strict=False)
+        if error:
+            error.message += STRICT_FALSE_HINT
+            return error
+        problem = partial_load_problem([(n, values_of(h)) for n, h in net_state(model)],
+                                       before, good, scenario[0])
+    return problem or passed(ERRORS_PASSED)
+
+
+# ── 8.3 the optimizer ─────────────────────────────────────────────────────────────────────────
+
+# key: (class, the settings the cell builds it with, the label); OPTIMIZER_DEFAULTS: every number each keeps
+OPTIMIZER_SPECS = {
+    "adam": ("Adam", {"lr": 0.01}, "Adam(lr=0.01)"),
+    "sgd": ("SGD", {"lr": 0.1, "momentum": 0.9}, "SGD(lr=0.1, momentum=0.9)"),
+    "adam_decay": ("Adam", {"lr": 0.02, "weight_decay": 0.01}, "Adam(lr=0.02, weight_decay=0.01)"),
+}
+OPTIMIZER_DEFAULTS = {"Adam": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
+                      "SGD": {"lr": 0.01, "momentum": 0.0, "weight_decay": 0.0}}
+OPTIMIZER_ARRAYS = {"Adam": ("m", "v"), "SGD": ("velocity",)}       # the per-parameter dicts, keyed by id(p)
+OPTIMIZER_NUMBERS = {kind: (*numbers, "t") if kind == "Adam" else tuple(numbers)   # and Adam's step count
+                     for kind, numbers in OPTIMIZER_DEFAULTS.items()}
+OPTIMIZERS = {key: (label, lambda ns, ps, cls=cls, settings=settings: ns[cls](ps, **settings))
+              for key, (cls, settings, label) in OPTIMIZER_SPECS.items()}
+CONTINUE_HINT = ("  Hint: save every dict (velocity, m, v) by position and every number (t, lr), "
+                 "and put the arrays back under id(self.params[position]).")
+
+
+def optimizer_state_problem(label, entries, ids):
+    """The returned state dict's form: a dict of NumPy arrays, keyed '<attribute>.<position>', never by id(p).
+    entries: `state_entries` of it; ids: str(id(p)) of the optimizer's parameters."""
+    if isinstance(entries, str) or any(value is None for _, _, value in entries):
+        types = {key: type_name for key, type_name, _ in entries} if not isinstance(entries, str) else entries
+        return failed(f"{label}.state_dict() must be a dict of NumPy arrays (np.array(t) for a number); got {types}.")
+    keys = [key for key, _, _ in entries]
+    bad = [k for k in keys if not k.replace(".", "").replace("_", "").isalnum()]
+    if bad or any(i in k for k in keys for i in ids):
+        return failed(f"{label}.state_dict() keys {sorted(keys)[:6]}: per-parameter entries are named "
+                      "'<attribute>.<position in self.params>', never by id(p), which changes in every process.")
+    return None
+
+
+def optimizer_snapshot_problem(label, before, after):
+    """before/after: the returned arrays before and after the original optimizer took more steps."""
+    if any(not np.array_equal(after.get(k), v) for k, v in before.items()):
+        return failed(f"{label}.state_dict() is not a snapshot: more training steps changed it. Copy the arrays.")
+    return None
+
+
+def optimizer_continues_problem(label, name, difference):
+    return failed(f"{label}: after state_dict() / load_state_dict() into a new optimizer, two more steps "
+                  f"differ from the original's: {name} differs by {difference:.3g}.\n" + CONTINUE_HINT)
+
+
+def optimizer_restored_problem(label, loaded, want):
+    """The judge's form of the continuation: the new optimizer's state (the course's walk of it) must be the
+    state saved, every number and every per-parameter array, or its next steps differ from the original's."""
+    for key, value in want.items():
+        got = loaded.get(key)
+        if got is None or got.shape != value.shape or not np.allclose(got, value, rtol=1e-6, atol=1e-7):
+            found = "missing" if got is None else f"{np.round(got.ravel()[:3], 6).tolist()}"
+            return failed(f"{label}: after state_dict() / load_state_dict() into a new optimizer, its {key} is {found}, "
+                          f"not the {np.round(value.ravel()[:3], 6).tolist()} saved, so its next steps differ from the "
+                          "original's.\n" + CONTINUE_HINT)
+    return None
+
+
+def optimizer_passed(optimizers):
+    return passed(f"✔ {', '.join(OPTIMIZERS[k][0] for k in optimizers)} continue exactly after state_dict() / load_state_dict()")
+
+
+def check_optimizer_state(ns, optimizers=("adam",)):
+    """A saved and restored optimizer continues exactly like the original."""
+    for key in optimizers:
+        label, build = OPTIMIZERS[key]
+        make = lambda ps, build=build: build(ns, ps)  # noqa: E731
+        with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict")):
+            model = small_net(ns, seed=0)
+            optimizer = make(model.parameters())
+            train(ns, model, optimizer, batches(ns, 3, seed=1))
+            saved_model = model.state_dict()
+        state, error = attempt(f"{label}.state_dict", optimizer.state_dict)
+        if error:
+            return error
+        problem = optimizer_state_problem(label, state_entries(state), [str(id(p)) for p in optimizer.params])
+        if problem:
+            return problem
+        snapshot = {k: v.copy() for k, v in state.items()}
+        with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict")):
+            train(ns, model, optimizer, batches(ns, 2, seed=2))            # the original goes on
+            clone = small_net(ns, seed=9)
+            clone.load_state_dict(saved_model)
+            fresh = make(clone.parameters())
+            problem = optimizer_snapshot_problem(label, snapshot, state)
+            if problem:
+                return problem
+            _, error = attempt(f"{label}.load_state_dict", fresh.load_state_dict, state)
+            if error:
+                return error
+            train(ns, clone, fresh, batches(ns, 2, seed=2))
+            for (name, a), (_, b) in zip(net_state(model),
+                                         net_state(clone)):
+                if not np.allclose(values_of(a), values_of(b), rtol=1e-6, atol=1e-7):
+                    return optimizer_continues_problem(label, name, float(np.abs(values_of(a) - values_of(b)).max()))
+    return optimizer_passed(optimizers)
+
+
+# ── 8.4 files ─────────────────────────────────────────────────────────────────────────────────
+
+def check_checkpoint_round_trip(ns):
+    save, load = ns["save_checkpoint"], ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder, course_methods(
+            ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict"),
+            ("Optimizer", "state_dict"), ("Optimizer", "load_state_dict")):
+        model = small_net(ns, seed=0)
+        optimizer = ns["Adam"](model.parameters(), lr=0.01)
+        train(ns, model, optimizer, batches(ns, 2))
+        path = os.path.join(folder, "run.ckpt")
+        _, error = attempt("save_checkpoint.call", save, path, model, optimizer)
+        if error:
+            return error
+        names = None
+        try:
+            if os.path.exists(path):
+                with np.load(path, allow_pickle=False) as archive:
+                    names = list(archive.files)
+        except Exception as error:  # noqa: BLE001
+            names = error
+        want = checkpoint_entries(model.state_dict(), optimizer.state_dict())
+        problem = checkpoint_file_problem("run.ckpt", os.path.exists(path), os.listdir(folder), names, want)
+        if problem:
+            return problem
+        clone = small_net(ns, seed=4)
+        fresh = ns["Adam"](clone.parameters(), lr=0.5)
+        _, error = attempt("load_checkpoint.call", load, path, clone, fresh)
+        if error:
+            return error
+        problem = checkpoint_loaded_problem(clone.state_dict(), model.state_dict(), fresh.state_dict(),
+                                            optimizer.state_dict())
+        if problem:
+            return problem
+        _, error = attempt("load_checkpoint.call without an optimizer", load, path, small_net(ns, seed=6))
+        if error:
+            return error
+    return passed(ROUND_TRIP_PASSED)
+
+
+ROUND_TRIP_PASSED = "✔ save_checkpoint writes one .npz file at the given path; load_checkpoint restores model and optimizer"
+
+
+def checkpoint_entries(model_state, optimizer_state):
+    """The entry names of a checkpoint file of these state dicts."""
+    return {"babygrad.checkpoint"} | {f"model.{k}" for k in model_state} | {f"optimizer.{k}" for k in optimizer_state}
+
+
+def checkpoint_file_problem(name, exists, written, names, want):
+    """The file save_checkpoint wrote: at `name` exactly (written: the folder's files), an .npz archive readable
+    without pickles (names: its entries, or the exception or text np.load raised), with the entries `want`."""
+    if not exists:
+        return failed(f"save_checkpoint({name!r}, ...) wrote {written}, not {name}.\n"
+                      "  Hint: np.savez(path) adds .npz to the name; open the file yourself and pass it to np.savez.")
+    if not isinstance(names, list):
+        return failed(f"the file save_checkpoint wrote is not a NumPy .npz archive readable with allow_pickle=False: {names}")
+    names = set(names)
+    if names != want:
+        return failed(f"the checkpoint's entries are {sorted(names)[:8]}...; expected {sorted(want)[:8]}... "
+                      f"(missing {sorted(want - names)[:4]}, extra {sorted(names - want)[:4]}).")
+    return None
+
+
+def checkpoint_loaded_problem(model_state, saved_model, optimizer_state, saved_optimizer):
+    """After load_checkpoint, the new model's and optimizer's state (the course's walks) against what was saved."""
+    for name, value in saved_model.items():
+        if name not in model_state or not np.array_equal(model_state[name], value):
+            return failed(f"after load_checkpoint, the model's {name} differs from the one saved.")
+    for name, value in saved_optimizer.items():
+        if name not in optimizer_state or not np.array_equal(optimizer_state[name], value):
+            return failed(f"after load_checkpoint, the optimizer's {name} differs from the one saved.")
+    return None
+
+
+def not_checkpoints(folder, kinds):
+    """(description, path) of files that are not checkpoints, of the `kinds` asked for."""
+    files = []
+
+    def write(name, data):
+        path = os.path.join(folder, name)
+        Path(path).write_bytes(data)
+        return path
+
+    contents = {"text": b"epoch 3: loss 0.12\n", "empty": b"", "random": np.random.default_rng(0).bytes(300),
+                "zip": b"PK\x03\x04" + b"\x00" * 40}
+    for kind in NOT_CHECKPOINTS:
+        if kind not in kinds:
+            continue
+        description, name = NOT_CHECKPOINTS[kind]
+        if kind == "npy":
+            path = os.path.join(folder, name)
+            np.save(path, np.arange(4.0))
+        elif kind == "npz":
+            path = os.path.join(folder, name)
+            np.savez(path, weight=np.ones(3))             # the name ends in .npz: np.savez keeps it
+        else:
+            path = write(name, contents[kind])
+        files.append((description, path))
+    return files
+
+
+def check_checkpoint_refuses(ns, kinds=("text", "npz")):
+    load = ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder, course_methods(
+            ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict"),
+            ("Optimizer", "state_dict"), ("Optimizer", "load_state_dict")):
+        model = small_net(ns, seed=0)
+        before = model.state_dict()
+        files = not_checkpoints(folder, kinds)
+        for description, path in files:
+            error = raised_by(lambda: load(path, model))
+            problem = refused_file_problem(description, os.path.basename(path), error and type(error).__name__,
+                                           isinstance(error, ValueError), str(error)) \
+                or (any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items())
+                    and failed(f"load_checkpoint refused {description} but changed the model first."))
+            if problem:
+                return problem
+    return refuses_passed([d for d, _ in files])
+
+
+def refused_file_problem(description, name, error_type, is_value_error, text):
+    """load_checkpoint on a file that is not a checkpoint must raise a ValueError naming the file `name`."""
+    if error_type is None:
+        return failed(f"load_checkpoint accepted {description} ({name}): "
+                      "a file without the babygrad.checkpoint entry must be refused.")
+    if not is_value_error:
+        return failed(f"load_checkpoint on {description} ({name}) raised "
+                      f"{error_type}: {text}\n  Expected a ValueError that says the file is not a "
+                      "babygrad checkpoint. Hint: catch what np.load raises on a bad file (ValueError, OSError, "
+                      "EOFError, zipfile.BadZipFile), and check that it returned an NpzFile with the mark.")
+    if name not in text:
+        return failed(f"load_checkpoint on {description} raised ValueError({text!r}): "
+                      "say which file it was (include the path in the message).")
+    return None
+
+
+def refuses_passed(descriptions):
+    return passed(f"✔ load_checkpoint refuses {', '.join(descriptions)} with a ValueError that names the file")
+
+
+# ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
+
+@register("resume_training")
+def check_resume_training(ns, optimizer="adam"):
+    """Train, checkpoint, train on; a new model and optimizer loaded from the checkpoint must match bit for bit."""
+    label, build = OPTIMIZERS[optimizer]
+    save, load = ns["save_checkpoint"], ns["load_checkpoint"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "resume.ckpt")
+        model = small_net(ns, seed=0)
+        optimizer = build(ns, model.parameters())
+        first, second = batches(ns, 3, seed=10), batches(ns, 4, seed=11)
+        try:
+            run_quietly(train, ns, model, optimizer, first)
+            run_quietly(save, path, model, optimizer)
+            run_quietly(train, ns, model, optimizer, second)
+            model.eval()
+            x = second[0][0]
+            original_out = np.array(model(x).data)
+            clone = small_net(ns, seed=42)
+            resumed = build(ns, clone.parameters())
+            run_quietly(load, path, clone, resumed)
+            run_quietly(train, ns, clone, resumed, second)
+            clone.eval()
+            resumed_out = np.array(clone(x).data)
+            pairs = list(zip(run_quietly(model.state_dict).items(), run_quietly(clone.state_dict).items()))
+        except Exception as error:  # noqa: BLE001
+            return failed("resuming from a checkpoint: " + describe_exception("training", "step", error))
+    return resume_verdict(label, pairs, original_out, resumed_out)
+
+
+def resume_verdict(label, pairs, original_out, resumed_out):
+    """pairs: [((name, uninterrupted), (name, resumed))] of the two models' state dicts; the eval-mode predictions."""
+    for (name, a), (_, b) in pairs:
+        if not np.array_equal(a, b):
+            return failed(f"resumed training differs from uninterrupted training: {name} is off by "
+                          f"{float(np.abs(a - b).max()):.3g} after 4 more {label} steps.\n"
+                          "  Hint: every piece of state must round-trip: parameters, BatchNorm's running statistics, "
+                          "the optimizer's running averages and step count.")
+    if not np.array_equal(original_out, resumed_out):
+        return failed("resumed training gives different predictions in eval() mode: are the running statistics restored?")
+    return passed(f"✔ training with {label} resumed from a checkpoint matches uninterrupted training bit for bit")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+
+@register("load_state_dict")
+def load_state_dict_check(namespace, kind):
+    """Module.load_state_dict: `values` (copied in place) or `errors` (missing, unexpected, shape; all or nothing)."""
+    check = {"values": check_load_values, "errors": check_load_errors}[kind]
+    return check(namespace)
+
+
+@register("optimizer_state")
+def optimizer_state_check(namespace, *optimizers):
+    """Optimizer.state_dict / load_state_dict: `adam`, `sgd` (momentum), `adam_decay` continue exactly."""
+    return check_optimizer_state(namespace, optimizers or ("adam",))
+
+
+@register("checkpoint")
+def checkpoint_check(namespace, kind, *files):
+    """save_checkpoint / load_checkpoint: `round_trip`, or `refuses` files that are not checkpoints
+    (text, empty, random, zip, npy, npz)."""
+    if kind == "round_trip":
+        return check_checkpoint_round_trip(namespace)
+    return check_checkpoint_refuses(namespace, files or ("text", "npz"))

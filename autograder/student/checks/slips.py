@@ -1,0 +1,306 @@
+"""Known wrong backwards, and the evidence that names one.
+
+A hint names a specific mistake only when the student's gradients equal, on the very inputs checked,
+the gradients that mistake computes; otherwise it gives the op's rule (`hints.BACKWARD`). Each slip
+says what the gradient equals (an observation, true whenever it matches) and the rule it broke.
+Shared by the in-kernel checks (checks/ops.py) and the judge (grading/judge/ops.py), so both say the same.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from autograder.student.hints import rule
+
+# The constructor's parameters of the ops whose slips read them, in order: the judge knows an op only by
+# the arguments the test cell gave it (`Transpose((1, 2, 0))`), the kernel by the instance's attributes.
+PARAMETERS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
+              "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
+              "PowerScalar": ("scalar",), "GetItem": ("index",),
+              "Softmax": ("axis",), "EmbeddingLookup": ("indices",)}
+
+# A slip matches when the student's gradient equals its prediction to float32 accuracy (the student's
+# Tensor ops may round to float32); wrong and right gradients differ by O(1) on the checked inputs.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of op.backward as checked: the op's class name and parameters, its float64 inputs, its output
+    and the out_grad it was given."""
+
+    op: str
+    params: dict = field(hash=False)
+    arrays: list = field(hash=False)
+    out: np.ndarray = field(hash=False)
+    upstream: np.ndarray = field(hash=False)
+
+
+def params_of_instance(name, op):
+    """The kernel's view: the op's settings, read from the instance (its __init__ is provided code)."""
+    return {p: getattr(op, p, None) for p in PARAMETERS.get(name, ())}
+
+
+def params_of_call(name, args, kwargs):
+    """The judge's view: the settings from the test cell's constructor call."""
+    return {**dict(zip(PARAMETERS.get(name, ()), args)), **dict(kwargs)}
+
+
+def swap_last(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def stretched_axes(c):
+    """BroadcastTo's axes where input values were copied: the prepended ones and those of size 1 stretched."""
+    shape, in_shape = tuple(c.params["shape"]), c.arrays[0].shape
+    extra = len(shape) - len(in_shape)
+    return tuple(i for i, n in enumerate(shape) if i < extra or (in_shape[i - extra] == 1 and n != 1))
+
+
+@dataclass(frozen=True)
+class Slip:
+    """A known wrong backward: `says` what the gradients equal and the rule broken; `gradients(case)` computes
+    them (one array per input), or raises when the mistake cannot happen for this op's settings."""
+
+    says: str
+    gradients: object
+
+
+def u(c):
+    return c.upstream
+
+
+SLIPS = {
+    "Mul": [
+        Slip("each input's gradient is out_grad times that same input; with the other input held constant, "
+             "the derivative of a·b with respect to a is the other input (and the other way round).",
+             lambda c: [u(c) * c.arrays[0], u(c) * c.arrays[1]]),
+    ],
+    "Sub": [
+        Slip("b's gradient is out_grad with a plus sign, but a − b falls as b grows: its derivative with respect "
+             "to b is −1.", lambda c: [u(c), u(c)]),
+        Slip("the signs are the wrong way round: a − b grows with a (derivative +1) and falls with b (−1).",
+             lambda c: [-u(c), u(c)]),
+    ],
+    "Div": [
+        Slip("b's gradient has the wrong sign: the derivative of a / b with respect to b carries a minus sign "
+             "(for a > 0, a / b falls as b grows).", lambda c: [u(c) / c.arrays[1], u(c) * c.arrays[0] / c.arrays[1] ** 2]),
+        Slip("b's gradient divides by b once; by the power rule, the derivative of a·b⁻¹ with respect to b has b "
+             "squared in its denominator.", lambda c: [u(c) / c.arrays[1], -u(c) * c.arrays[0] / c.arrays[1]]),
+    ],
+    "Pow": [
+        Slip("b's gradient is out_grad times ln(a) alone: the derivative of a^b with respect to b also keeps the "
+             "factor a^b, the output.",
+             lambda c: [u(c) * c.arrays[1] * c.arrays[0] ** (c.arrays[1] - 1), u(c) * np.log(c.arrays[0])]),
+        Slip("a's gradient lacks the factor b: the power rule brings the exponent down in front.",
+             lambda c: [u(c) * c.arrays[0] ** (c.arrays[1] - 1), u(c) * c.out * np.log(c.arrays[0])]),
+    ],
+    "Negate": [
+        Slip("your gradient is out_grad unchanged, but −a falls as a grows: its derivative is −1.", lambda c: [u(c)]),
+    ],
+    "Log": [
+        Slip("your gradient divides out_grad by the output log(a); the derivative 1/a is evaluated at the "
+             "input a.", lambda c: [u(c) / c.out]),
+    ],
+    "Exp": [
+        Slip("your gradient multiplies out_grad by the input a; the derivative of exp is exp(a), the output.",
+             lambda c: [u(c) * c.arrays[0]]),
+    ],
+    "Sqrt": [
+        Slip("your gradient divides out_grad by √a, missing the factor 1/2 of the derivative 1/(2√a).",
+             lambda c: [u(c) / c.out]),
+        Slip("your gradient divides out_grad by 2a, twice the input; the derivative 1/(2√a) has the output √a "
+             "in its denominator.", lambda c: [u(c) / (2 * c.arrays[0])]),
+    ],
+    "Abs": [
+        Slip("your gradient is out_grad unchanged, also where the input is negative; there |a| falls as a grows, "
+             "so its derivative is −1.", lambda c: [u(c)]),
+    ],
+    "ReLU": [
+        Slip("your gradient is out_grad unchanged, also where the input is negative; relu's derivative is 0 "
+             "there: the mask comes from the sign of the input, not from out_grad.", lambda c: [u(c)]),
+        Slip("your mask keeps the places where out_grad is positive; relu's derivative depends on the input "
+             "only: 1 where the input is positive, 0 elsewhere.", lambda c: [u(c) * (u(c) > 0)]),
+        Slip("your gradient is out_grad times the output relu(a); relu's derivative is 1 or 0, not the output's "
+             "value.", lambda c: [u(c) * c.out]),
+    ],
+    "Sigmoid": [
+        Slip("your gradient is out_grad times s(1 − s) with s the input a; s is the output σ(a).",
+             lambda c: [u(c) * c.arrays[0] * (1 - c.arrays[0])]),
+        Slip("your gradient is out_grad times s only; the derivative of σ is s(1 − s).", lambda c: [u(c) * c.out]),
+    ],
+    "Tanh": [
+        Slip("your gradient is out_grad times 1 − a² with a the input; t in 1 − t² is the output tanh(a).",
+             lambda c: [u(c) * (1 - c.arrays[0] ** 2)]),
+        Slip("your gradient is out_grad times 1 − t; the derivative of tanh is 1 − t², t squared.",
+             lambda c: [u(c) * (1 - c.out)]),
+    ],
+    "Reshape": [
+        Slip("your gradient is out_grad in the output's shape; each input's gradient has that input's shape.",
+             lambda c: [u(c)]),
+    ],
+    "Transpose": [
+        Slip("your gradient applies the same permutation again; only its inverse sends every axis back where it "
+             "came from (the two differ for any permutation that is not a swap).",
+             lambda c: [u(c).transpose(c.params["axes"])] if c.params.get("axes") is not None else None),
+        Slip("your gradient swaps the last two axes, as for axes=None; this op was given a permutation, and its "
+             "inverse undoes it.", lambda c: [swap_last(u(c))] if c.params.get("axes") is not None else None),
+    ],
+    "Summation": [
+        Slip("your gradient broadcasts out_grad without first putting the summed axes back as size 1, so its "
+             "values line up with the wrong axes.",
+             lambda c: [np.broadcast_to(u(c), c.arrays[0].shape)]),
+    ],
+    "BroadcastTo": [
+        Slip("your gradient sums over the right axes but does not restore the input's size-1 axes: reshape it to "
+             "the input's shape.", lambda c: [u(c).sum(axis=stretched_axes(c))]),
+        Slip("your gradient sums only the prepended axes; the input's size-1 axes were stretched too, and each "
+             "copy adds to the gradient.",
+             lambda c: [u(c).sum(axis=tuple(range(u(c).ndim - c.arrays[0].ndim)))]),
+    ],
+    "MatMul": [
+        Slip("your gradients keep the batch axes that broadcasting added or stretched; sum them away so each "
+             "gradient has its input's shape.",
+             lambda c: [u(c) @ swap_last(c.arrays[1]), swap_last(c.arrays[0]) @ u(c)]),
+        Slip("your gradients sum only the prepended batch axes; batch axes of size 1 that broadcasting stretched "
+             "must be summed too (keeping their size 1).",
+             lambda c: [leading_summed(u(c) @ swap_last(c.arrays[1]), c.arrays[0].ndim),
+                        leading_summed(swap_last(c.arrays[0]) @ u(c), c.arrays[1].ndim)]),
+    ],
+    "Softmax": [
+        Slip("your gradient is out_grad times s, the diagonal term only; each s_i also falls when another input "
+             "of its row grows (∂s_i/∂a_k = −s_i·s_k for i ≠ k), which subtracts s times the sum of out_grad·s "
+             "along the axis.", lambda c: [u(c) * c.out]),
+        Slip("your gradient is out_grad times s(1 − s), the derivative of each s_i with respect to its own input "
+             "only; every s_i depends on the whole row along the axis, so the gradient needs the sum of out_grad·s "
+             "along it.", lambda c: [u(c) * c.out * (1 - c.out)]),
+        Slip("your gradient is s(1 − s) without out_grad: the chain rule multiplies the softmax's derivative by "
+             "the upstream gradient.", lambda c: [c.out * (1 - c.out)]),
+        Slip("your sum of out_grad·s runs over every axis; it belongs along the softmax's own axis only, one sum "
+             "per row.", lambda c: [c.out * (u(c) - (u(c) * c.out).sum())] if c.out.ndim > 1 else None),
+    ],
+    "EmbeddingLookup": [
+        Slip("your gradient keeps one contribution per row where an index repeats: an assignment through an "
+             "index array (also an in-place add through one) writes a repeated row again instead of adding to it; every position that looked row r "
+             "up adds its out_grad to row r's gradient.", lambda c: [assigned_rows(c)]),
+        Slip("your gradient counts how often each row was looked up, without out_grad: each use adds that "
+             "position's out_grad, not 1.", lambda c: [added_rows(c, np.ones_like(u(c)))]),
+    ],
+    "MulScalar": [
+        Slip("your gradient is out_grad unchanged; the derivative of c·a is the constant c.", lambda c: [u(c)]),
+    ],
+    "DivScalar": [
+        Slip("your gradient multiplies out_grad by c; the derivative of a / c with respect to a is 1/c.",
+             lambda c: [u(c) * c.params["scalar"]]),
+        Slip("your gradient divides out_grad by c²; with respect to a (c is a constant) the derivative of a / c "
+             "is 1/c.", lambda c: [u(c) / c.params["scalar"] ** 2]),
+    ],
+    "PowerScalar": [
+        Slip("your gradient uses the power n; the power rule lowers it by one, to n − 1.",
+             lambda c: [u(c) * c.params["scalar"] * c.arrays[0] ** c.params["scalar"]]),
+        Slip("your gradient lacks the factor n: the power rule brings the exponent down in front.",
+             lambda c: [u(c) * c.arrays[0] ** (c.params["scalar"] - 1)]),
+    ],
+}
+
+
+def assigned(c):
+    """GetItem's backward written with an assignment: at an element picked several times, the last share only."""
+    grad = np.zeros(c.arrays[0].shape)
+    grad[c.params["index"]] = u(c)
+    return [grad]
+
+
+GELU_SCALE, GELU_CUBIC = np.sqrt(2 / np.pi), 0.044715     # the tanh approximation's constants
+
+
+def gelu_parts(c):
+    """GELU's pieces at the input x: (x, t = tanh(z), dz/dx), for the tanh approximation."""
+    x = c.arrays[0]
+    return x, np.tanh(GELU_SCALE * x * (1 + GELU_CUBIC * x * x)), GELU_SCALE * (1 + 3 * GELU_CUBIC * x * x)
+
+
+SLIPS["GetItem"] = [
+    Slip("where the index picks the same element more than once, your gradient holds one share only (an "
+         "assignment keeps the last value written there); each pick is a use of that element, and the gradient of "
+         "an element used several times is the SUM of the shares, one per use.", assigned),
+    Slip("your gradient is out_grad, in the output's shape; the input's gradient has the input's shape, with "
+         "out_grad's values at the places that were picked and 0 elsewhere.", lambda c: [u(c)]),
+]
+SLIPS["GELU"] = [
+    Slip("your gradient is out_grad times 0.5(1 + t) only: 0.5·x·(1 + t) is a product of two factors that both "
+         "depend on x, so the product rule adds a second term, 0.5·x times the derivative of (1 + t).",
+         lambda c: [u(c) * 0.5 * (1 + gelu_parts(c)[1])]),
+    Slip("your gradient misses the derivative of the cubic inside tanh: by the chain rule, d tanh(z)/dx = (1 − t²)·dz/dx, "
+         "and dz/dx = √(2/π)(1 + 3·0.044715x²), not √(2/π) alone.",
+         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
+                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * np.sqrt(2 / np.pi))]),
+    Slip("your gradient misses the factor √(2/π) of dz/dx = √(2/π)(1 + 3·0.044715x²): the constant in front of "
+         "the cubic stays in its derivative.",
+         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
+                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * gelu_parts(c)[2] / np.sqrt(2 / np.pi))]),
+]
+
+
+def assigned_rows(c):
+    """An EmbeddingLookup gradient made by buffered indexing: one repeat per row survives."""
+    grad = np.zeros(c.arrays[0].shape)
+    grad[np.asarray(c.params["indices"], dtype=np.int64)] += u(c)
+    return grad
+
+
+def added_rows(c, values):
+    grad = np.zeros(c.arrays[0].shape)
+    np.add.at(grad, np.asarray(c.params["indices"], dtype=np.int64), values)
+    return grad
+
+
+def leading_summed(grad, ndim):
+    extra = grad.ndim - ndim
+    return grad.sum(axis=tuple(range(extra))) if extra > 0 else grad
+
+
+def matches(grads, predicted):
+    """True when every gradient equals the prediction: same shape, same values to float32 accuracy."""
+    if predicted is None or len(predicted) != len(grads):
+        return False
+    for g, p in zip(grads, predicted):
+        if g is None:
+            return False
+        g, p = np.asarray(g, dtype=np.float64), np.asarray(p, dtype=np.float64)
+        if g.shape != p.shape or not np.all(np.isfinite(p)) or not np.allclose(g, p, rtol=RTOL, atol=ATOL):
+            return False
+    return True
+
+
+def slip_of(case, grads):
+    """The first known slip whose gradients equal `grads` on this case, or None."""
+    with np.errstate(all="ignore"):
+        for slip in SLIPS.get(case.op, ()):
+            try:
+                predicted = slip.gradients(case)
+            except Exception:  # noqa: BLE001 (a slip that cannot happen for these settings)
+                continue
+            if matches(grads, predicted):
+                return slip
+    return None
+
+
+def backward_hint(case, grads):
+    """The hint for gradients `grads` (arrays, None where not one) that failed on `case`: the known mistake
+    they match, with its rule, or else the op's rule."""
+    slip = slip_of(case, grads)
+    return slip.says if slip else rule(case.op)
+
+
+def shape_hint(case, grads, index):
+    """The hint for input `index`'s gradient having the wrong shape: a matching slip's, or what the shapes say."""
+    slip = slip_of(case, grads)
+    if slip:
+        return slip.says
+    expected, received = case.arrays[index].shape, np.shape(grads[index])
+    if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
+        return ("it is larger than the input: did you sum over the broadcast axes? The gradient must be reduced "
+                f"back to the input's shape. The rule: {rule(case.op)}")
+    if int(np.prod(received)) == int(np.prod(expected)):
+        return f"it has as many elements as the input, in another shape. The rule: {rule(case.op)}"
+    return rule(case.op)

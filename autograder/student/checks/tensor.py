@@ -1,0 +1,604 @@
+"""Checks of chapter 2's Tensor: the constructor, properties, conversions, repr and factories.
+
+Every check but the constructor's runs with the rest of the class swapped for stand-ins that are
+known to be right (`standins`), so a broken `__init__` or `dtype` costs its own exercise only.
+"""
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from autograder.student.checks.describe import type_name
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+MISSING = object()
+
+
+# The stand-ins are written another way than the chapter asks (fields set together from a table, values read
+# through NumPy's functions), so that reading them teaches nothing beyond the text's description.
+NEW_TENSOR_FIELDS = {"grad": None, "_op": None, "_inputs": ()}
+
+
+def _init(self, data, *, dtype="float32", requires_grad=True):
+    source = vars(data)["data"] if isinstance(data, type(self)) else data
+    vars(self).update(data=np.asarray(source).astype(dtype), requires_grad=requires_grad, **NEW_TENSOR_FIELDS)
+
+
+def _detach(self):
+    twin = object.__new__(type(self))
+    vars(twin).update(data=np.asarray(self.data).astype(self.data.dtype), requires_grad=False, **NEW_TENSOR_FIELDS)
+    return twin
+
+
+def _repr(self):
+    return f"Tensor({self.data!r}, requires_grad={self.requires_grad})"
+
+
+STANDINS = {
+    "__init__": _init,
+    "shape": property(lambda self: np.shape(self.data)),
+    "ndim": property(lambda self: np.ndim(self.data)),
+    "size": property(lambda self: np.size(self.data)),
+    "dtype": property(lambda self: np.asarray(self.data).dtype),
+    "numpy": lambda self: np.array(self.data),
+    "item": lambda self: np.asarray(self.data).reshape(()).tolist(),
+    "detach": _detach,
+    "__len__": lambda self: np.shape(self.data)[0] if np.ndim(self.data) else len(self.data),
+    "__repr__": _repr,
+}
+
+
+@contextlib.contextmanager
+def standins(Tensor, keep):
+    """Swap every member of Tensor but those in `keep` for a stand-in known to be right; restore after."""
+    saved = {name: Tensor.__dict__.get(name, MISSING) for name in STANDINS if name not in keep}
+    for name in saved:
+        setattr(Tensor, name, STANDINS[name])
+    try:
+        yield
+    finally:
+        for name, member in saved.items():
+            if member is MISSING:
+                delattr(Tensor, name)
+            else:
+                setattr(Tensor, name, member)
+
+
+def call(label, fn, *args, **kwargs):
+    """(result, None) or (None, a failed Verdict that tells the student's exception).
+
+    `label` names the student's code: "Tensor.numpy" for a method, "zeros" for a function.
+    """
+    try:
+        return run_quietly(lambda: fn(*args, **kwargs)), None
+    except Exception as error:  # noqa: BLE001 (any student error becomes a message)
+        name, _, method = label.partition(".")
+        message = describe_exception(name, method or "()", error)
+        return None, failed(message if method else message.replace(f"{name}.()", f"{name}()", 1))
+
+
+def show(x):
+    return np.array2string(np.asarray(x), separator=", ") if np.ndim(x) else repr(np.asarray(x).item())
+
+
+# ── the constructor ─────────────────────────────────────────────────────────────────────────
+
+def constructor_cases(Tensor):
+    """name: (the call as text, a thunk, the expected values, the expected dtype, requires_grad)."""
+    ints = np.arange(6, dtype=np.int64).reshape(2, 3)
+    doubles = np.linspace(-1, 1, 4)
+    return {
+        "list": ("Tensor([[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]])",
+                 lambda: Tensor([[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]]), [[1.5, 2.0, -3.0], [4.0, 5.0, 6.5]], "float32", True),
+        "requires_grad": ("Tensor([1.0, 2.0], requires_grad=False)",
+                          lambda: Tensor([1.0, 2.0], requires_grad=False), [1.0, 2.0], "float32", False),
+        "ints": ("Tensor([1, 2, 3])", lambda: Tensor([1, 2, 3]), [1.0, 2.0, 3.0], "float32", True),
+        "scalar": ("Tensor(3.5)", lambda: Tensor(3.5), 3.5, "float32", True),
+        "float64": ('Tensor([1, 2], dtype="float64")', lambda: Tensor([1, 2], dtype="float64"), [1.0, 2.0], "float64", True),
+        "ndarray": ("Tensor(np.arange(6).reshape(2, 3))", lambda: Tensor(ints), ints, "float32", True),
+        "float64 ndarray": ("Tensor(np.linspace(-1, 1, 4))", lambda: Tensor(doubles), doubles.astype(np.float32), "float32", True),
+    }
+
+
+def check_constructor(Tensor, case):
+    """Tensor(data, dtype=..., requires_grad=...) stores a NumPy array of that dtype and no history."""
+    if case == "copies":
+        return check_copies(Tensor)
+    text, build, values, dtype, requires_grad = constructor_cases(Tensor)[case]
+    t, error = call("Tensor.__init__", build)
+    if error:
+        return failed(error.message + f"\n  while computing {text}.")
+    fields = vars(t)
+    return constructor_verdict(text, shown(fields.get("data", MISSING)), np.asarray(values, dtype=dtype), requires_grad,
+                               {name: field_facts(fields.get(name, MISSING)) for name in FIELDS})
+
+
+FIELDS = ("requires_grad", "grad", "_op", "_inputs")
+
+
+def shown(data):
+    """A tensor's .data as a verdict reads it: an ndarray, None when missing, or the name of its type."""
+    return None if data is MISSING else data if isinstance(data, np.ndarray) else type_name(data)
+
+
+def field_facts(got):
+    """One field of a new tensor as `constructor_verdict` reads it."""
+    if got is MISSING:
+        return {"missing": True}
+    return {"repr": repr(got)[:60], "is_none": got is None, "is_true": got is True, "is_false": got is False,
+            "empty_tuple": isinstance(got, tuple) and got == ()}
+
+
+def constructor_verdict(text, data, want, requires_grad, fields):
+    """The verdict on a new tensor: `data` (`shown`) must equal `want` in value and dtype, and `fields`
+    (`field_facts`) say requires_grad, no gradient, no history."""
+    if data is None:
+        return failed(f"{text}: the tensor has no .data; store the values as a NumPy array in self.data.")
+    if not isinstance(data, np.ndarray):
+        return failed(f"{text}: .data is a {data}, expected a numpy.ndarray. Hint: np.array(data, dtype=dtype).")
+    if data.dtype != want.dtype:
+        hint = ("cast to the `dtype` argument: np.array(data, dtype=dtype). Without it NumPy keeps "
+                f"{data.dtype} for this input" if data.dtype != np.float32 else "use the `dtype` argument, not a fixed float32")
+        return failed(f"{text}: .data has dtype {data.dtype}, expected {want.dtype}.\n  Hint: {hint}.")
+    if data.shape != want.shape:
+        return failed(f"{text}: .data has shape {data.shape}, expected {want.shape}.")
+    if not np.array_equal(data, want):
+        return failed(f"{text}: .data is {show(data)}, expected {show(want)}.")
+    expected = {"requires_grad": (requires_grad, "is_true" if requires_grad else "is_false"),
+                "grad": (None, "is_none"), "_op": (None, "is_none"), "_inputs": ((), "empty_tuple")}
+    for name, (value, fact) in expected.items():
+        got = fields[name]
+        if got.get("missing") or got.get(fact) is not True:
+            got_text = "missing" if got.get("missing") else got.get("repr")
+            why = "the `requires_grad` argument" if name == "requires_grad" else "a new tensor has no gradient and no history"
+            return failed(f"{text}: .{name} is {got_text}, expected {value!r} ({why}).")
+    return passed(f"✔ {text} holds {data.dtype} values of shape {data.shape}")
+
+
+COPY_VALUES = [1.0, 2.0, 3.0]
+
+
+def copies_text(from_tensor, values):
+    return (f"b = Tensor(a) with a = Tensor({values!r})" if from_tensor else
+            f"b = Tensor(x) with x = np.array({values!r}, dtype=np.float32)")
+
+
+def check_copies(Tensor):
+    """A tensor made from another tensor, or from an array, owns its values."""
+    for from_tensor in (True, False):
+        text = copies_text(from_tensor, COPY_VALUES)
+        if from_tensor:
+            src, error = call("Tensor.__init__", Tensor, COPY_VALUES)
+        else:
+            src, error = np.array(COPY_VALUES, dtype=np.float32), None
+        b, error = (None, error) if error else call("Tensor.__init__", Tensor, src)
+        if error:
+            hint = "\n  Hint: a Tensor is not an array: take its .data first." if from_tensor else ""
+            return failed(error.message + f"\n  while computing {text}." + hint)
+        original = src.data if from_tensor else src
+        data = getattr(b, "data", None)
+        problem = copies_problem(text, from_tensor, COPY_VALUES, shown(data) if data is not None else None,
+                                 isinstance(data, np.ndarray) and np.shares_memory(data, original))
+        if problem:
+            return problem
+    return passed("✔ a tensor made from a tensor or an array owns a copy of the values")
+
+
+def copies_problem(text, from_tensor, values, data, shares):
+    """What is wrong with b.data (`shown`) made from a tensor or an array of `values`, or None; `shares`:
+    whether it shares memory with the original."""
+    if not isinstance(data, np.ndarray) or data.dtype != np.float32 or not np.array_equal(data, values):
+        return failed(f"{text}: b.data is {show(data) if isinstance(data, np.ndarray) else data}, "
+                      f"expected a float32 array {show(np.asarray(values, dtype=np.float32))}."
+                      + ("\n  Hint: a Tensor is not an array: take its .data first." if from_tensor else ""))
+    if shares:
+        return failed(f"{text}: b.data shares memory with the original, so changing one changes the other.\n"
+                      "  Hint: np.asarray reuses an array that already has the right dtype; np.array copies it.")
+    return None
+
+
+# ── properties and conversions ────────────────────────────────────────────────────────────
+
+def make(Tensor, values, dtype="float32", requires_grad=True):
+    return Tensor(np.asarray(values), dtype=dtype, requires_grad=requires_grad)
+
+
+PROPERTY_CASES = {
+    "matrix": (lambda: np.arange(6.0).reshape(2, 3), "float32"),
+    "scalar": (lambda: np.array(2.5), "float32"),
+    "float64": (lambda: np.ones((4, 1, 2)), "float64"),
+    "empty": (lambda: np.zeros((2, 0, 3)), "float32"),
+}
+
+
+PROPERTIES = ("shape", "ndim", "size", "dtype")
+
+
+def properties_text(array):
+    return f"a tensor whose .data has shape {array.shape} and dtype {array.dtype}"
+
+
+def check_properties(Tensor, case="matrix"):
+    """shape, ndim, size and dtype describe .data, as NumPy does."""
+    values, dtype = PROPERTY_CASES[case]
+    with standins(Tensor, keep=PROPERTIES):
+        t = make(Tensor, values(), dtype)
+        text, got = properties_text(t.data), {}
+        for name in PROPERTIES:
+            value, error = call(f"Tensor.{name}", getattr, t, name)
+            if error:
+                return failed(error.message + f"\n  for {text}.")
+            got[name] = (value, type_name(value), callable(value) and not isinstance(value, np.dtype))
+        return properties_verdict(text, t.data, got)
+
+
+def properties_verdict(text, array, got):
+    """The verdict on the properties of a tensor over `array`: `got` {name: (value, its type's name, is it a method)}."""
+    for name, want in [("shape", array.shape), ("ndim", array.ndim), ("size", array.size), ("dtype", array.dtype)]:
+        value, kind, method = got[name]
+        if method:
+            return failed(f"Tensor.{name} for {text} is a method; it must be a property: "
+                          f"put @property under @tensor_method.")
+        if not same_kind(value, want) or value != want:
+            return failed(f"Tensor.{name} for {text}: received {value!r} ({kind}), "
+                          f"expected {want!r} ({type_name(want)}), what NumPy's array.{name} gives.")
+    return passed(f"✔ shape, ndim, size and dtype are right for {text}")
+
+
+def same_kind(got, want):
+    """A tuple for shape, an integer for ndim and size, a NumPy dtype for dtype: what NumPy returns."""
+    if isinstance(want, tuple):
+        return isinstance(got, tuple)
+    if isinstance(want, np.dtype):
+        return isinstance(got, np.dtype)
+    return isinstance(got, (int, np.integer)) and not isinstance(got, bool)
+
+
+CONVERSION_CASES = {"basic": {"numpy": "float32", "item": [[[2.5]]], "detach": "float32", "len": (3, 2)},
+                    "more": {"numpy": "float64", "item": [7, [-1.25]], "detach": "float64", "len": (4,)}}
+
+
+def check_conversions(Tensor, case="basic"):
+    """numpy() copies, item() gives a Python number, detach() cuts the history, len() counts rows."""
+    plan = CONVERSION_CASES[case]
+    with standins(Tensor, keep=("numpy", "item", "detach", "__len__")):
+        problem = check_numpy(Tensor, plan["numpy"])
+        for values in plan["item"]:
+            problem = problem or check_item(Tensor, values)
+        problem = problem or check_detach(Tensor, plan["detach"]) or check_len(Tensor, plan["len"])
+    return problem or passed("✔ numpy(), item(), detach() and len() work" if case == "basic" else
+                             "✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")
+
+
+def numpy_text(values, dtype):
+    return f"t = Tensor({values!r}, dtype={dtype!r})"
+
+
+NUMPY_VALUES = [[1.0, 2.0], [3.0, 4.0]]
+
+
+def check_numpy(Tensor, dtype):
+    t = make(Tensor, NUMPY_VALUES, dtype)
+    text = numpy_text(NUMPY_VALUES, dtype)
+    got, error = call("Tensor.numpy", lambda: t.numpy())
+    if error:
+        return failed(error.message + f"\n  for {text}.")
+    before = shown(got.copy() if isinstance(got, np.ndarray) else got)
+    if isinstance(got, np.ndarray) and got.size and got.flags.writeable:
+        got.flat[0] = 99.0
+    return numpy_problem(text, dtype, NUMPY_VALUES, before, bool(t.data.flat[0] == 99.0))
+
+
+def numpy_problem(text, dtype, values, got, changed):
+    """What is wrong with t.numpy() = `got` (`shown`) for a tensor of `values`, or None; `changed`: writing
+    99 to the result's first element changed the tensor."""
+    if not isinstance(got, np.ndarray) or got.dtype != np.dtype(dtype) or not np.array_equal(got, values):
+        return failed(f"t.numpy() for {text} returned {got!r}, expected a {dtype} numpy.ndarray equal to t.data.")
+    if changed:
+        return failed(f"t.numpy() for {text} returned t.data itself: writing to the result changed the tensor.\n"
+                      "  Hint: return a copy, self.data.copy().")
+    return None
+
+
+def check_item(Tensor, values):
+    t = make(Tensor, values)
+    got, error = call("Tensor.item", lambda: t.item())
+    text = f"t = Tensor({values!r})"
+    if error:
+        return failed(error.message + f"\n  for {text}." + "\n  Hint: ndarray.item() works for any one-element array.")
+    return item_problem(text, float(np.asarray(values, dtype=np.float32).item()), type(got) is float,
+                        got if type(got) is float else None, repr(got)[:60], type_name(got))
+
+
+def item_problem(text, want, is_float, value, shown_repr, kind):
+    """What is wrong with t.item() (a Python float `value`, or else told by its repr and type), or None."""
+    if not is_float or value != want:
+        return failed(f"t.item() for {text} returned {shown_repr} ({kind}), expected the Python float {want!r}.\n"
+                      "  Hint: ndarray.item() returns a Python number; indexing returns a NumPy scalar.")
+    return None
+
+
+def detach_text(values, dtype):
+    return f"t = Tensor({values!r}, dtype={dtype!r}), made by an op"
+
+
+def check_detach(Tensor, dtype):
+    values = [1.5, -2.0, 3.25]
+    t = make(Tensor, values, dtype)
+    t._op, t._inputs = object(), (make(Tensor, [0.0, 0.0, 0.0]),)
+    text = detach_text(values, dtype)
+    got, error = call("Tensor.detach", lambda: t.detach())
+    if error:
+        return failed(error.message + f"\n  for {text}.")
+    if not isinstance(got, Tensor) or got is t:
+        return detach_problem(text, t.data, "t itself" if got is t else type_name(got))
+    return detach_problem(text, t.data, None, shown(got.data), got.requires_grad is False, repr(got.requires_grad),
+                          got._op is None and tuple(got._inputs) == ())
+
+
+def detach_problem(text, want, wrong=None, data=None, grad_off=True, grad_repr="", no_history=True):
+    """What is wrong with t.detach() for a tensor of values `want`, or None: `wrong` names what came instead of
+    a new Tensor; else its .data (`shown`), whether requires_grad is False (its repr), whether it has no history."""
+    if wrong:
+        return failed(f"t.detach() for {text} returned {wrong}; expected a NEW Tensor.")
+    problems = []
+    if not isinstance(data, np.ndarray) or not np.array_equal(data, want):
+        problems.append(f"its data is {data!r}, expected the same values as t")
+    elif data.dtype != want.dtype:
+        problems.append(f"its dtype is {data.dtype}, expected {want.dtype} "
+                        "(pass dtype=self.dtype on: the constructor's default is float32)")
+    if not grad_off:
+        problems.append(f"requires_grad is {grad_repr}, expected False")
+    if not no_history:
+        problems.append("it still has a history (_op, _inputs); a detached tensor has none")
+    if problems:
+        return failed(f"t.detach() for {text}: " + "; ".join(problems) + ".")
+    return None
+
+
+def check_len(Tensor, shape):
+    t = make(Tensor, np.zeros(shape))
+    got, error = call("Tensor.__len__", len, t)
+    if error:
+        return failed(error.message + f"\n  for a tensor of shape {shape}.")
+    return len_problem(shape, got)
+
+
+def len_problem(shape, got):
+    if got != shape[0]:
+        return failed(f"len(t) for a tensor of shape {shape} is {got!r}, expected {shape[0]}: the length of the first axis.")
+    return None
+
+
+# ── repr ───────────────────────────────────────────────────────────────────────────────────
+
+class Mul:
+    """Stands for the op that made a tensor: repr shows its class name."""
+
+
+REPR_CASES = {
+    "basic": [
+        (([1.0, 2.0], "float32", True, None), "Tensor([1., 2.], requires_grad=True)"),
+        (([0.5, -3.0, 1 / 3], "float32", False, None), "Tensor([ 0.5   , -3.    ,  0.3333])"),
+    ],
+    "more": [
+        (([1.5], "float64", True, None), "Tensor([1.5], dtype=float64, requires_grad=True)"),
+        (([2.0, 4.0], "float32", True, Mul()), "Tensor([2., 4.], requires_grad=True, op=Mul)"),
+        ((3.5, "float32", True, None), "Tensor(3.5, requires_grad=True)"),
+        (([[1.0, 2.0], [3.0, 4.0]], "float32", False, None), "Tensor([[1., 2.],\n        [3., 4.]])"),
+    ],
+}
+
+
+def repr_text(values, dtype, requires_grad, op):
+    return (f"Tensor({values!r}" + (f", dtype={dtype!r}" if dtype != "float32" else "")
+            + f", requires_grad={requires_grad})" + (" made by a Mul op" if op else ""))
+
+
+def check_repr(Tensor, case="basic"):
+    """repr(t) reads like the call that builds t, with dtype, requires_grad and op when they matter."""
+    with standins(Tensor, keep=("__repr__",)):
+        for (values, dtype, requires_grad, op), want in REPR_CASES[case]:
+            t = make(Tensor, values, dtype, requires_grad)
+            t._op = op
+            text = repr_text(values, dtype, requires_grad, op)
+            got, error = call("Tensor.__repr__", repr, t)
+            if error:
+                return failed(error.message + f"\n  for {text}.")
+            problem = repr_problem(text, got, want)
+            if problem:
+                return problem
+    return passed("✔ repr(t) shows values, dtype, requires_grad and op as specified")
+
+
+def repr_problem(text, got, want):
+    """What is wrong with the repr `got` of the tensor `text`, or None."""
+    if got != want:
+        at = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+        return failed(f"repr of {text}:\n  expected: {want}\n  received: {got}\n"
+                      f"  first difference at character {at}: expected {want[at:at + 12]!r}, "
+                      f"received {got[at:at + 12]!r}.\n  Hint: {repr_hint(want, got)}")
+    return None
+
+
+def repr_hint(want, got):
+    if "\n" in want and "\n" in got:
+        return "pass prefix=\"Tensor(\" to np.array2string, so that the rows of a matrix line up."
+    if "dtype" in got and "dtype" not in want:
+        return "show dtype only when it is not float32."
+    if "op=" in want:
+        return "show the op by its class name: type(self._op).__name__."
+    return "np.array2string(self.data, precision=4, separator=\", \", prefix=\"Tensor(\") gives the values; " \
+           "then add \", dtype=...\", \", requires_grad=True\" and \", op=...\" only when they apply."
+
+
+# ── factories ──────────────────────────────────────────────────────────────────────────────
+
+@register("factories")
+def check_factories(namespace, kind, case="basic"):
+    """zeros and ones ("constant"), or randn and rand ("random"): shape, values, dtype, requires_grad, seed."""
+    Tensor = namespace["Tensor"]
+    with standins(Tensor, keep=()):
+        if kind == "constant":
+            return check_constant(namespace, Tensor, case)
+        return check_random(namespace, Tensor, case)
+
+
+@dataclass
+class Made:
+    """What one factory call gave, as the verdicts read it: the failed Verdict of an exception, or whether
+    it is a Tensor (its type's name), its .data, and its requires_grad (True, False, or a repr)."""
+
+    text: str
+    failure: object = None
+    type_name: str = ""
+    is_tensor: bool = False
+    data: np.ndarray = None
+    requires_grad: object = None
+
+
+def factory_text(name, shape, kwargs):
+    return f"{name}({', '.join([*map(repr, shape), *(f'{k}={v!r}' for k, v in kwargs.items())])})"
+
+
+def factory_failure(name, shape, text, message):
+    """The failed Verdict of a factory that raised `message` (as describe_exception tells it)."""
+    hint = ("\n  Hint: shape arrives as a tuple; np.zeros(shape) takes it whole (np.zeros(*shape) would read "
+            "the second number as a dtype)." if name in ("zeros", "ones") and len(shape) > 1 else "")
+    return failed(message + f"\n  while computing {text}." + hint)
+
+
+def produce(namespace, Tensor, name, *shape, **kwargs):
+    """`name`(*shape, **kwargs) called in the notebook, as a `Made`."""
+    text = factory_text(name, shape, kwargs)
+    t, error = call(name, namespace[name], *shape, **kwargs)
+    if error:
+        return Made(text, factory_failure(name, shape, text, error.message))
+    if not isinstance(t, Tensor):
+        return Made(text, type_name=type_name(t))
+    flag = t.requires_grad
+    return Made(text, type_name=type_name(t), is_tensor=True, data=t.data,
+                requires_grad=flag if isinstance(flag, bool) else repr(flag)[:60])
+
+
+def made_problem(made):
+    if made.failure:
+        return made.failure
+    if not made.is_tensor:
+        return failed(f"{made.text} returned a {made.type_name}, expected a Tensor.")
+    return None
+
+
+def expect_layout(t, text, shape, dtype, requires_grad):
+    if t.data.shape != shape:
+        return failed(f"{text} has shape {t.data.shape}, expected {shape}.")
+    if t.data.dtype != np.dtype(dtype):
+        return failed(f"{text} has dtype {t.data.dtype}, expected {dtype}: pass dtype= on to Tensor.")
+    if t.requires_grad is not requires_grad:
+        return failed(f"{text} has requires_grad={t.requires_grad!r}, expected {requires_grad}: pass requires_grad= on to Tensor.")
+    return None
+
+
+CONSTANT_CALLS = {"basic": [("zeros", (2, 3), {}), ("ones", (4,), {})],
+                  "more": [("zeros", (2,), {"dtype": "float64"}), ("ones", (3, 1, 2), {"requires_grad": False}),
+                           ("zeros", (), {}), ("ones", (2, 2), {"dtype": "float64", "requires_grad": False})]}
+
+
+def check_constant(namespace, Tensor, case):
+    calls = CONSTANT_CALLS[case]
+    return constant_verdict(case, calls, [produce(namespace, Tensor, name, *shape, **kwargs) for name, shape, kwargs in calls])
+
+
+def constant_verdict(case, calls, made):
+    """The verdict on zeros and ones: `made` holds what each of `calls` (name, shape, kwargs) gave."""
+    for (name, shape, kwargs), t in zip(calls, made):
+        error = made_problem(t) or expect_layout(t, t.text, shape, kwargs.get("dtype", "float32"),
+                                                 kwargs.get("requires_grad", True))
+        if error:
+            return error
+        fill = 0.0 if name == "zeros" else 1.0
+        if not np.all(t.data == fill):
+            return failed(f"{t.text} holds {show(t.data)}, expected every value to be {fill}.")
+    return passed(f"✔ zeros and ones give the right shape, values, dtype and requires_grad ({case} cases)")
+
+
+RANDOM_CASES = {"basic": ((2, 3), (0, 1), {}), "more": ((4, 1, 5), (12, 13), {"dtype": "float64", "requires_grad": False})}
+DISTRIBUTION_SEED = 2024
+
+
+def check_random(namespace, Tensor, case):
+    shape, seeds, kwargs = RANDOM_CASES[case]
+    runs = {name: [produce(namespace, Tensor, name, *shape, seed=seed, **kwargs) for seed in (seeds[0], seeds[0], seeds[1])]
+            for name in ("randn", "rand")}
+    draws = None if case == "basic" else \
+        {name: produce(namespace, Tensor, name, 100, 100, seed=DISTRIBUTION_SEED) for name in ("randn", "rand")}
+    return random_verdict(shape, kwargs, runs, draws)
+
+
+def random_verdict(shape, kwargs, runs, draws):
+    """The verdict on randn and rand: `runs` {name: [seed a, seed a again, seed b]} of `Made`s of `shape`;
+    `draws` {name: a 100×100 draw} for the distributions, or None."""
+    for name in ("randn", "rand"):
+        first, again, other = runs[name]
+        error = made_problem(first) or expect_layout(first, first.text, shape, kwargs.get("dtype", "float32"),
+                                                     kwargs.get("requires_grad", True))
+        if error:
+            return error
+        error = made_problem(again) or made_problem(other)
+        if error:
+            return error
+        text = first.text
+        if not np.array_equal(first.data, again.data):
+            return failed(f"{text} called twice gave different values: the same seed must give the same numbers.\n"
+                          "  Hint: make the generator from the seed: np.random.default_rng(seed).")
+        if np.array_equal(first.data, other.data):
+            return failed(f"{text} and {other.text} gave the same values: a different seed must give different numbers.")
+        if name == "rand" and not (np.all(first.data >= 0) and np.all(first.data < 1)):
+            return failed(f"{text} holds {show(first.data)}; rand draws uniformly from [0, 1).\n"
+                          "  Hint: generator.random(shape) is uniform; standard_normal is for randn.")
+    if draws is not None:
+        return distributions_verdict(draws)
+    return passed(f"✔ randn and rand are seeded, shaped {shape} and {kwargs.get('dtype', 'float32')}")
+
+
+def distributions_verdict(draws):
+    """10,000 draws: for randn the mean is 0 ± 0.05 and the std 1 ± 0.05 (more than 5 standard errors)."""
+    for name, mean, std in [("randn", 0.0, 1.0), ("rand", 0.5, 12 ** -0.5)]:
+        t = draws[name]
+        error = made_problem(t)
+        if error:
+            return error
+        got_mean, got_std = float(np.mean(t.data)), float(np.std(t.data))
+        if abs(got_mean - mean) > 0.05 or abs(got_std - std) > 0.05:
+            return failed(f"{t.text}: 10,000 draws have mean {got_mean:.3f} and standard deviation {got_std:.3f}; "
+                          f"expected about {mean} and {std:.3f}.\n  Hint: randn is standard normal, rand uniform on [0, 1).")
+    return passed("✔ randn and rand are seeded, shaped, typed, and draw from the right distributions")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+@register("constructor")
+def constructor_check(namespace, case):
+    """Tensor(...) for one kind of input: list, requires_grad, ints, scalar, float64, ndarray,
+    float64 ndarray, or "copies" (a tensor made from a tensor or an array owns its values)."""
+    return check_constructor(namespace["Tensor"], case)
+
+
+@register("properties")
+def properties_check(namespace, case="matrix"):
+    """shape, ndim, size, dtype on a matrix, scalar, float64 or empty tensor (the rest of Tensor stood in)."""
+    return check_properties(namespace["Tensor"], case)
+
+
+@register("conversions")
+def conversions_check(namespace, case="basic"):
+    """numpy(), item(), detach(), len(): "basic", or "more" (float64, other shapes)."""
+    return check_conversions(namespace["Tensor"], case)
+
+
+@register("tensor_repr")
+def tensor_repr_check(namespace, case="basic"):
+    """repr(t) against the specified text: "basic", or "more" (dtype, op, scalar, matrix)."""
+    return check_repr(namespace["Tensor"], case)

@@ -1,0 +1,246 @@
+"""Checks of chapter 7's training loop, `train_epoch`, and of `accuracy`, on probe models and loaders.
+
+`train_epoch` is checked with a recording stand-in for chapter 5's `train_step`, so only the loop is
+graded; `accuracy` with a probe model whose outputs are known (and useless in training mode). The
+final check measures a trained model's held-out accuracy with the course's own arithmetic.
+"""
+import numpy as np
+
+from autograder.student.checks.describe import type_name
+from autograder.student.checks.registry import register
+from autograder.student.checks.running import describe_exception, run_quietly
+from autograder.student.verdict import failed, passed
+
+
+def probe_batches(Tensor, sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [(Tensor(rng.standard_normal((n, 3)), requires_grad=False),
+             Tensor(rng.integers(0, 4, n), dtype=np.int64, requires_grad=False)) for n in sizes]
+
+
+def probe_module(Module):
+    class Probe(Module):
+        """Records the mode it was in at each forward call."""
+
+        def __init__(self):
+            self.modes = []
+
+        def forward(self, x):
+            self.modes.append(self.training)
+            return x
+
+    return Probe
+
+
+class RecordingBar:
+    """Stands in for a tqdm bar: counts updates, keeps the last postfix."""
+
+    def __init__(self):
+        self.updates = 0
+        self.postfix = {}
+
+    def update(self, n=1):
+        self.updates += n
+
+    def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
+        self.postfix = dict(ordered_dict or {}, **kwargs)
+
+
+TRAIN_EPOCH_LOSSES = [0.9, 0.5, 0.4]    # mean 0.6, last 0.4: a bar showing the last loss is told apart
+TRAIN_EPOCH_SIZES = [4, 4, 2]
+
+
+def run_train_epoch(namespace, batches, losses):
+    """train_epoch with train_step swapped for a recorder that returns `losses` in turn, with and without a bar:
+    a dict of what happened, for `train_epoch_verdict` (the kernel's check and the judge's probe both use it)."""
+    train_epoch = namespace["train_epoch"]
+    model = probe_module(namespace["Module"])()
+    loss_fn, optimizer = object(), object()
+    calls = []
+
+    def recording_train_step(m, lf, opt, x, y):
+        calls.append((m, lf, opt, x, y, m.training))
+        return losses[len(calls) - 1] if len(calls) <= len(losses) else float("nan")
+
+    saved = namespace.get("train_step")
+    namespace["train_step"] = recording_train_step
+    bar = RecordingBar()
+    try:
+        run_quietly(model.eval)
+        result = run_quietly(train_epoch, model, batches, loss_fn, optimizer, bar)
+        calls_with_bar = len(calls)
+        right_arguments = all(m is model and lf is loss_fn and opt is optimizer and x is bx and y is by
+                              for (m, lf, opt, x, y, _), (bx, by) in zip(calls, batches))
+        training = all(mode for *_, mode in calls)
+        calls.clear()
+        run_quietly(train_epoch, model, batches, loss_fn, optimizer)
+        calls_without_bar = len(calls)
+    finally:
+        namespace["train_step"] = saved
+    try:
+        result = [float(r) for r in result] if isinstance(result, list) else type_name(result)
+    except (TypeError, ValueError):
+        result = repr(result)[:200]
+    shown = bar.postfix.get("loss")
+    try:
+        shown = float(shown)
+    except (TypeError, ValueError):
+        shown = None
+    return {"calls": [calls_with_bar, calls_without_bar], "right_arguments": right_arguments, "training": training,
+            "result": result, "updates": bar.updates, "shown": shown}
+
+
+@register("train_epoch")
+def check_train_epoch(namespace):
+    """train_epoch: one train_step per batch, in training mode (train_step is swapped for a recorder)."""
+    Tensor = namespace["Tensor"]
+    try:
+        ran = run_train_epoch(namespace, probe_batches(Tensor, TRAIN_EPOCH_SIZES), TRAIN_EPOCH_LOSSES)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("train_epoch", "", error).replace(". ", " ", 1))
+    return train_epoch_verdict(ran, TRAIN_EPOCH_LOSSES)
+
+
+def train_epoch_verdict(ran, losses):
+    """The verdict on what `run_train_epoch` saw, when train_step returned `losses` (one per batch)."""
+    n = len(losses)
+    where = f"train_epoch(model, loader of {n} batches, loss_fn, optimizer, progress)"
+    if ran["calls"] != [n, n]:
+        return failed(f"{where} called train_step {ran['calls'][0]} times, expected once per batch: {n}.")
+    if not ran["right_arguments"]:
+        return failed(f"{where}: call train_step(model, loss_fn, optimizer, images, labels) with one batch's "
+                      "images and labels, in that order.")
+    if not ran["training"]:
+        return failed(f"{where}: the model was in eval mode during training.\n  Hint: call model.train() at the start "
+                      "of the epoch; accuracy() switches it to eval(), and dropout or batch norm behave differently there.")
+    result = ran["result"]
+    if not isinstance(result, list) or len(result) != n or not np.allclose(result, losses):
+        return failed(f"{where} returned {result!r}, expected the list of the {n} batch losses {list(losses)}.")
+    if ran["updates"] != n:
+        return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected once per batch: progress.update(1).")
+    shown = ran["shown"]
+    if shown is None:
+        return failed(f"{where}: the progress bar shows no running loss; after each batch call "
+                      "progress.set_postfix(loss=<mean of the last 50 batch losses>).")
+    if abs(shown - np.mean(losses)) > 1e-3:
+        return failed(f"{where}: after the last batch the bar shows loss={shown:.4g}; the running loss, the mean of the "
+                      f"last 50 batch losses (here all {n}: {list(losses)}), is {np.mean(losses):.4g}.")
+    return passed("✔ train_epoch: one train_step per batch, in training mode, losses returned, progress advanced")
+
+
+def scorer_module(Module, Tensor):
+    class Scorer(probe_module(Module)):
+        """Logits that pick class 0 for positive first inputs, else class 1; noise in training mode."""
+
+        def forward(self, x):
+            super().forward(x)
+            if self.training:
+                return Tensor(np.random.default_rng(len(self.modes)).standard_normal((x.shape[0], 4)), requires_grad=False)
+            first = x.data[:, 0]
+            logits = np.zeros((x.shape[0], 4))
+            logits[np.arange(len(first)), np.where(first > 0, 0, 1)] = 1.0
+            return Tensor(logits, requires_grad=False)
+
+    return Scorer
+
+
+# batch 1: 4 of 4 right; batch 2: 0 of 4; batch 3: 2 of 2. Overall 6 / 10, batch average 2 / 3.
+ACCURACY_BATCHES = [([1, 1, -1, -1], [0, 0, 1, 1]), ([1, -1, 1, -1], [2, 3, 1, 0]), ([-1, 1], [1, 0])]
+
+
+def run_accuracy(namespace, batches):
+    """accuracy(Scorer, loader of `batches` (first inputs, labels)): (result, ran in training mode at all)."""
+    Tensor, accuracy = namespace["Tensor"], namespace["accuracy"]
+
+    def batch(firsts, labels):
+        x = np.zeros((len(firsts), 3))
+        x[:, 0] = firsts
+        return Tensor(x, requires_grad=False), Tensor(np.array(labels), dtype=np.int64, requires_grad=False)
+
+    model = scorer_module(namespace["Module"], Tensor)()
+    result = run_quietly(accuracy, model, [batch(features, labels) for features, labels in batches])
+    return result, bool(model.modes and any(model.modes))
+
+
+def scored(batches):
+    """(overall fraction right, average of the per-batch fractions) of the Scorer on `batches`."""
+    rights = [[(0 if f > 0 else 1) == label for f, label in zip(firsts, labels)] for firsts, labels in batches]
+    return sum(map(sum, rights)) / sum(map(len, rights)), float(np.mean([np.mean(r) for r in rights]))
+
+
+@register("accuracy")
+def check_accuracy(namespace):
+    """accuracy(model, loader) on a probe model with known predictions."""
+    try:
+        result, trained = run_accuracy(namespace, ACCURACY_BATCHES)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("accuracy", "", error).replace(". ", " ", 1))
+    return accuracy_verdict(ACCURACY_BATCHES, result if isinstance(result, (float, np.floating)) else None,
+                            type_name(result), trained)
+
+
+def accuracy_verdict(batches, result, result_type, trained):
+    """The verdict on accuracy()'s float `result` (None when it returned a `result_type`) on `batches`."""
+    right, average = scored(batches)
+    sizes = ", ".join(str(len(labels)) for _, labels in batches)
+    count = sum(len(labels) for _, labels in batches)
+    where = (f"accuracy(model, loader of batches of {sizes} samples with "
+             f"{round(right * count)} of {count} predictions right)")
+    if trained:
+        return failed(f"{where}: the model ran in training mode.\n  Hint: measure in evaluation mode: dropout and batch norm "
+                      "must behave as they will when the model is used.")
+    if result is None:
+        return failed(f"{where} returned a {result_type}, expected a float.")
+    if not np.isclose(result, right) and np.isclose(result, average):
+        return failed(f"{where} returned {result:.4f}, the average of the per-batch accuracies; expected {right:.4g}.\n"
+                      "  Hint: count correct predictions and samples over all batches, then divide once: "
+                      "the last batch is smaller and must weigh less.")
+    if not np.isclose(result, right) and np.isclose(result, 100 * right):
+        return failed(f"{where} returned {result:.4g}: return a fraction between 0 and 1, not a percentage.")
+    if not np.isclose(result, right):
+        return failed(f"{where} returned {result!r}, expected {right:.4g}.\n  Hint: the prediction is the class with the "
+                      "largest logit, logits.numpy().argmax(axis=1), compared with the labels.")
+    return passed("✔ accuracy: eval mode, argmax per sample, counted over all samples")
+
+
+def held_out_accuracy(model, loader):
+    """The course's own count of right answers, whatever the student's accuracy() does."""
+    model.eval()
+    right = total = 0
+    for x, y in loader:
+        predicted = np.asarray(model(x).data).argmax(axis=1)
+        right += int((predicted == np.asarray(y.data)).sum())
+        total += len(predicted)
+    return right / total
+
+
+NO_TRAINED_MODEL = "there is no trained model: run the training cell above first (and fix any error it shows)."
+
+
+def check_trained_model(model, loader, minimum):
+    if model is None:
+        return failed(NO_TRAINED_MODEL)
+    try:
+        score = run_quietly(held_out_accuracy, model, loader)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception("model", "forward", error) + "\n  while measuring the held-out accuracy.")
+    return trained_model_verdict(score, minimum, len(loader.dataset) if hasattr(loader, "dataset") else "")
+
+
+def trained_model_verdict(score, minimum, count):
+    """The verdict on a trained model's held-out accuracy `score` over `count` digits (the kernel's check
+    and the judge both give it)."""
+    if score < minimum:
+        return failed(f"the trained model classifies {score:.1%} of the held-out digits right; at least {minimum:.0%} "
+                      "expected. A model that learned nothing scores about 10%.\n  Hint: look at the loss curve: if the "
+                      "loss did not fall, check train_epoch (does it call train_step on every batch?).")
+    return passed(f"✔ the trained model classifies {score:.1%} of the {count} held-out digits right")
+
+
+# ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
+
+
+@register("trained_model")
+def trained_model_check(namespace, model, loader, minimum):
+    """The held-out accuracy of a trained model, counted by the course, is at least `minimum`."""
+    return check_trained_model(model, loader, minimum)
