@@ -102,6 +102,11 @@ def run_checks(path, timeout=None, kernel_manager_class=None):
             client.execute()
         except Exception as error:  # noqa: BLE001 (a timeout, a dead kernel: the cells not reached say so)
             stopped = stop_reason(error, started)
+    return results_of(notebook, stopped)
+
+
+def results_of(notebook, stopped=None):
+    """A CheckResult per test cell of an executed notebook, in notebook order, read from its outputs."""
     results = []
     for cell in notebook.cells:
         meta = cell_marks.marks(cell)
