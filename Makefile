@@ -16,11 +16,14 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 
 setup: $(VENV)/.installed   ## a virtual environment with the pinned stack and the course package
 
-build: $(VENV)/.installed   ## chapters/*.py → source/, release/, solutions/, demo submissions
+build: $(VENV)/.installed   ## every generated file: the chapters (source/, release/, solutions/), demo/submitted/, README.md's table
 	$(BIN)/python -m autograder build
+	$(BIN)/python -m autograder demo-submissions
+	$(BIN)/python -m autograder readme
 
 demo: $(VENV)/.installed    ## build, then autograde the demo submissions and print the score table
 	$(BIN)/python -m autograder demo
+	$(BIN)/python -m autograder readme
 
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=15

@@ -1,5 +1,5 @@
-"""The course's commands: `python -m autograder build | demo | grade | collect | gradescope | report | flags | check
-| export | capstone | publish`."""
+"""The course's commands: `python -m autograder build | demo-submissions | readme | demo | grade | collect
+| gradescope | report | flags | check | export | capstone | publish`."""
 import argparse
 import importlib.util
 import sys
@@ -10,9 +10,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     parser.add_argument("--root", default=".", help="the course folder (default: here)")
     commands = parser.add_subparsers(dest="command", required=True)
-    p = commands.add_parser("build", help="chapters/*.py → source/, release/, solutions/, demo submissions")
+    p = commands.add_parser("build", help="chapters/*.py → source/, release/, solutions/ (needs no demo/)")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("demo", help="build, then autograde the shipped demo submissions and print the scores")
+    p = commands.add_parser("demo-submissions", help="the built release notebooks and demo/mistakes/ → "
+                                                     "demo/submitted/ (perfect, partial, untouched)")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    commands.add_parser("readme", help="README.md's chapter table, from course_config.py and the built source notebooks")
+    p = commands.add_parser("demo", help="build, write the demo submissions, then autograde them and print the scores")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on a Dask cluster "
                                            "(default: this machine's cores)")
@@ -73,7 +77,7 @@ def main(argv=None):
     if importlib.util.find_spec(f"{__package__}.build") is None:     # the published student distribution
         sys.exit(f"{args.command}: an instructor's command; this copy of the course has only `check` and `export`")
     from autograder import grading
-    from autograder.build import pipeline
+    from autograder.build import pipeline, submissions
     from autograder.course import Course
 
     course = Course(args.root)
@@ -94,8 +98,15 @@ def main(argv=None):
         return
     if args.command == "build":
         pipeline.build(course, args.chapters)
+    elif args.command == "demo-submissions":
+        submissions.write_all_demo_submissions(course, args.chapters)
+    elif args.command == "readme":
+        from autograder.build import readme
+        path = readme.update_readme(course)
+        print(f"{path.relative_to(course.root)} updated" if path else "no README.md here: nothing to update")
     elif args.command == "demo":
         pipeline.build(course, args.chapters)
+        submissions.write_all_demo_submissions(course, args.chapters)
         for chapter in course.chapters:
             if not args.chapters or chapter.id in args.chapters:
                 table = grading.grade_demo(course, chapter)

@@ -15,15 +15,19 @@ from pathlib import Path
 import pytest
 
 from autograder.build import pipeline as build
+from autograder.build import readme, submissions
 from autograder.course import Course
 
 ROOT = Path(__file__).resolve().parents[1]
-# What an instructor's clone needs to build the course from scratch; everything else is generated.
-COURSE_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "demo/mistakes", "data"]
+# What `python -m autograder build` reads: no demo/, no README.md (tests/test_build_steps.py holds it to that).
+BUILD_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "data"]
+# What an instructor's clone needs to make every generated file from scratch: the demo students'
+# mistakes, and the README whose chapter table is generated.
+COURSE_INPUTS = BUILD_INPUTS + ["demo/mistakes", "README.md"]
 
 
-def copy_course_inputs(target):
-    for name in COURSE_INPUTS:
+def copy_course_inputs(target, names=COURSE_INPUTS):
+    for name in names:
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -65,13 +69,16 @@ def once_per_run(tmp_path_factory, name, make):
 
 @pytest.fixture(scope="session")
 def rebuilt_course(tmp_path_factory):
-    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone would."""
+    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone's `make build`
+    would: the build, the demo submissions, the README's table."""
     def rebuild(target):
         course = copy_course_inputs(target)
         with pytest.MonkeyPatch.context() as patch:
             for name, value in ELSEWHERE.items():
                 patch.setenv(name, value)
             build.build(course, log=lambda message: None)
+            submissions.write_all_demo_submissions(course, log=lambda message: None)
+            readme.update_readme(course)
 
     target, _ = once_per_run(tmp_path_factory, "rebuilt-course", rebuild)
     return Course(target)

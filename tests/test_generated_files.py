@@ -123,6 +123,14 @@ def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt_cour
     assert difference is None, str(difference)
 
 
+def test_rebuilding_reproduces_the_readme(rebuilt_course):
+    """README.md as `python -m autograder readme` leaves it after the rebuild (its table from the rebuilt sources)."""
+    committed, rebuilt = (root / "README.md" for root in (ROOT, rebuilt_course.root))
+    text, expected = committed.read_text(encoding="utf-8"), rebuilt.read_text(encoding="utf-8")
+    assert digest(text.encode()) == digest(expected.encode()), \
+        f"README.md: {first_text_difference(text, expected)} (run `make build` and commit)"
+
+
 def file_text(path):
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".ipynb":
@@ -212,7 +220,8 @@ def test_readme_chapter_table_is_current(repo_course):
     assert "<!-- chapters:begin -->" in text
     expected = with_chapter_table(text, repo_course)
     assert digest(expected.encode()) == digest(text.encode()), \
-        f"README.md's chapter table is stale ({first_text_difference(text, expected)}): run `make build`"
+        f"README.md's chapter table is stale ({first_text_difference(text, expected)}): run `make build` " \
+        "(or `python -m autograder readme`)"
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)

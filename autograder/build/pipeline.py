@@ -1,7 +1,9 @@
 """Build the course: chapter scripts → source notebooks → student (release) and solution versions.
 
 Each step is the real nbgrader command, configured by course_config.py. Every file written here is
-generated: edit `chapters/*.py`, never the outputs.
+generated: edit `chapters/*.py`, never the outputs. The build reads nothing but the chapter scripts,
+the course's configuration and data: the demo submissions (autograder/build/submissions.py) and the
+README's tables (autograder/build/readme.py) are steps of their own, run after it.
 """
 import shutil
 import tempfile
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.build import authoring, frame, readme, student_config, submissions
+from autograder.build import authoring, frame, student_config
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.export import PACKAGE, exports_trailer, init_text, module_text
 from autograder.student.my_library import CHOSEN_FOLDER
@@ -37,8 +39,6 @@ def write_source(course, chapter):
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(source_notebook(course, chapter), path)
     return path
-
-
 
 
 def earlier_chapters(course, chapter):
@@ -91,7 +91,7 @@ def build_gradebook(course):
 
 def build_chapter(course, chapter, log=print):
     cfg = course.config
-    bonus = chapter in course.bonus         # runs on the student's own library: no earlier_chapters.py, no demo
+    bonus = chapter in course.bonus         # runs on the student's own library: no earlier_chapters.py
     if not bonus:
         write_earlier_chapters(course, chapter)
     write_source(course, chapter)
@@ -111,14 +111,12 @@ def build_chapter(course, chapter, log=print):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
     # where a student runs `nbgrader validate` or `jupyter lab` (see student_config)
     student_config.write(course, course.root / cfg.RELEASE_DIR / chapter.id)
-    if not bonus:
-        submissions.write_demo_submissions(course, chapter)
-        log(f"[{chapter.id}] demo submissions written to {cfg.DEMO_DIR}/")
 
 
 def build(course, chapter_ids=None, log=print):
+    """`python -m autograder build [chNN ...]`: every assignment (or those named), and release/'s own
+    nbgrader_config.py."""
     for chapter in course.assignments:
         if not chapter_ids or chapter.id in chapter_ids:
             build_chapter(course, chapter, log)
     student_config.write(course, course.root / course.config.RELEASE_DIR)
-    readme.update_readme(course)

@@ -36,9 +36,12 @@ def with_chapter_table(readme, course):
 
 
 def update_readme(course):
+    """`python -m autograder readme`: README.md's chapter table made current; the path, or None without a README."""
     path = course.root / "README.md"
-    if path.exists():
-        path.write_text(with_chapter_table(path.read_text(encoding="utf-8"), course), encoding="utf-8")
+    if not path.exists():
+        return None
+    path.write_text(with_chapter_table(path.read_text(encoding="utf-8"), course), encoding="utf-8")
+    return path
 
 
 def student_readme(course, released, solved, bonus=()):

@@ -87,8 +87,14 @@ def write_submission(course, chapter, student, notebook, folder):
 
 
 def write_demo_submissions(course, chapter):
+    """<DEMO_DIR>/{perfect,partial,untouched}/<chapter>/: the built release notebook filled in with the
+    solved answers, with the catalogue's DEMO_PARTIAL mistakes, and as handed out."""
     cfg = course.config
-    release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
+    release_path = course.notebook(cfg.RELEASE_DIR, chapter)
+    if not release_path.is_file():
+        raise SystemExit(f"{release_path.relative_to(course.root)} is missing: the demo submissions are made "
+                         f"from the built chapter (python -m autograder build {chapter.id})")
+    release = nbformat.read(release_path, as_version=4)
     answers = solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
     catalog = load_catalog(course, chapter)
     by_name = {m.name: m for m in catalog.MISTAKES}
@@ -96,3 +102,12 @@ def write_demo_submissions(course, chapter):
     write_submission(course, chapter, "perfect", filled(release, answers), cfg.DEMO_DIR)
     write_submission(course, chapter, "partial", filled(release, with_mistakes(answers, partial)), cfg.DEMO_DIR)
     write_submission(course, chapter, "untouched", release, cfg.DEMO_DIR)
+
+
+def write_all_demo_submissions(course, chapter_ids=None, log=print):
+    """`python -m autograder demo-submissions [chNN ...]`: the demo students of every chapter (or those
+    named). Bonus assignments have none: they run on the student's own library."""
+    for chapter in course.chapters:
+        if not chapter_ids or chapter.id in chapter_ids:
+            write_demo_submissions(course, chapter)
+            log(f"[{chapter.id}] demo submissions written to {course.config.DEMO_DIR}/")

@@ -1,0 +1,40 @@
+"""`python -m autograder build` is the build and nothing else: it needs no demo/ and leaves README.md
+alone. The demo submissions and the README's table are steps of their own (`demo-submissions`,
+`readme`; `make build` runs all three)."""
+import pytest
+from conftest import BUILD_INPUTS, ROOT, copy_course_inputs
+
+from autograder.build import pipeline, submissions
+from autograder.build.generated_files import compare_trees
+from autograder.build.readme import BEGIN, END
+
+CHAPTER = "ch02"        # a small chapter with an earlier one (its earlier_chapters.py is not empty)
+STALE_README = f"# A course\n\n{BEGIN}\nno table yet\n{END}\n"
+
+
+def built_files(root, chapter_id, folders):
+    return sorted(p.relative_to(root).as_posix() for folder in folders for p in (root / folder).rglob("*")
+                  if p.is_file() and chapter_id in p.parts and "__pycache__" not in p.parts)
+
+
+def test_a_chapter_builds_without_demo_and_leaves_the_readme_alone(tmp_path):
+    course = copy_course_inputs(tmp_path, BUILD_INPUTS)
+    (tmp_path / "README.md").write_text(STALE_README, encoding="utf-8")
+    assert not (tmp_path / "demo").exists()
+
+    pipeline.build(course, [CHAPTER], log=lambda message: None)
+
+    cfg = course.config
+    folders = [cfg.SOURCE_DIR, cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR]
+    built, committed = built_files(tmp_path, CHAPTER, folders), built_files(ROOT, CHAPTER, folders)
+    assert built == committed, "the build in a folder without demo/ makes other files than the committed ones"
+    difference = compare_trees(ROOT, tmp_path, committed)
+    assert difference is None, str(difference)
+    assert not (tmp_path / "demo").exists(), "the build wrote demo submissions"
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == STALE_README, "the build rewrote README.md"
+
+
+def test_demo_submissions_ask_for_the_build_first(tmp_path):
+    course = copy_course_inputs(tmp_path, BUILD_INPUTS + ["demo/mistakes"])
+    with pytest.raises(SystemExit, match=rf"python -m autograder build {CHAPTER}"):
+        submissions.write_all_demo_submissions(course, [CHAPTER], log=lambda message: None)
