@@ -95,11 +95,12 @@ def support_url(chapter):
 KERNEL_NAME = "python3"
 CELL_TIMEOUT_SECONDS = 120     # per cell; the slowest solution cell, chapter 10's capstone, trains ~15 s on one core
 ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back, and graded
-# The environment of every kernel nbgrader starts: configure_nbgrader sets it in nbgrader's process, and
-# the students' nbgrader_config.py in Validate's kernels (autograder/build/student_config.py). No progress bars
-# (autograder/student/progress_bars.py). One BLAS thread: babygrad's matrices are small, and on a busy grading
-# machine threaded BLAS made chapter 7's training epoch ten times slower (135 s instead of 14 s); one
-# thread also makes results independent of the core count, so rebuilt solutions reproduce.
+# The environment variables of every kernel nbgrader starts: configure_nbgrader hands them to the course's
+# Execute steps, which pass them to each kernel they start (grading, sandboxed or not, and the build's
+# solutions); the students' nbgrader_config.py sets them in Validate's kernels (autograder/build/student_config.py).
+# No progress bars (autograder/student/progress_bars.py). One BLAS thread: babygrad's matrices are small,
+# and on a busy grading machine threaded BLAS made chapter 7's training epoch ten times slower (135 s
+# instead of 14 s); one thread also makes results independent of the core count, so rebuilt solutions reproduce.
 KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
 # catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
@@ -148,21 +149,22 @@ def chapter(chapter_id: str) -> Chapter:
 
 
 def configure_nbgrader(c) -> None:
-    """Write the course's settings into an nbgrader (traitlets) config object `c`."""
-    import os
-
+    """Write the course's settings into an nbgrader (traitlets) config object `c` (and nowhere else:
+    the process's environment is left alone)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
-        Execute, GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells,
-        OverwriteKernelspec, SaveAutoGrades,
+        GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
+        SaveAutoGrades,
     )
 
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
-    from autograder.grading.preprocessors import CoalesceStreams, ShortTracebacks, UseCourseChapters
+    from autograder.grading.preprocessors import (
+        CoalesceStreams, EnvironmentExecute, ShortTracebacks, UseCourseChapters,
+    )
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOURCE_DIR
@@ -204,8 +206,9 @@ def configure_nbgrader(c) -> None:
         AssignLatePenalties, CheckCellMetadata,
     ]
     c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS + [bonus.id for bonus in BONUS]   # the bonus is judged too
-    # Kernels that nbgrader starts inherit these (see KERNEL_ENVIRONMENT).
-    os.environ.update(KERNEL_ENVIRONMENT)
+    # Every kernel the course's Execute steps start gets KERNEL_ENVIRONMENT: JudgedExecute's (and so the
+    # Gradescope runner's unprivileged ones) and generate_solution's EnvironmentExecute below.
+    c.EnvironmentExecute.kernel_environment = KERNEL_ENVIRONMENT
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests
@@ -218,7 +221,8 @@ def configure_nbgrader(c) -> None:
     # solutions/ and feedback clear it. autograder.questions.check_question_cells keeps rubrics there.
     c.ClearMarkScheme.enforce_metadata = False
     c.GenerateSolution.preprocessors = [
-        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, Execute, CoalesceStreams,
+        IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme, ClearHiddenTests, EnvironmentExecute,
+        CoalesceStreams,
     ]
     # Feedback shows each exercise's points and teaching message, never the hidden tests' source
     # (nbgrader shows it by design, jupyter/nbgrader#917): strip the region, shorten tracebacks.

@@ -1,9 +1,11 @@
 """Plain `nbgrader` in the course root uses course_config.py, and refuses to run without it."""
+import os
 import shutil
 import subprocess
 import sys
 
 from conftest import ROOT
+from traitlets.config.loader import PyFileConfigLoader
 
 
 def test_nbgrader_fails_loudly_without_course_config(tmp_path):
@@ -23,3 +25,15 @@ def test_nbgrader_config_hands_nbgrader_the_course_settings(repo_course):
     cfg = repo_course.config
     assert done.stdout.split() == [str(cfg.CELL_TIMEOUT_SECONDS), cfg.SOLUTIONS_DIR, cfg.KERNEL_NAME,
                                    str(cfg.ADD_MISSING_CELLS)], done.stderr
+
+
+def test_loading_the_configuration_leaves_the_process_environment_alone(repo_course, monkeypatch):
+    """The kernels' variables (KERNEL_ENVIRONMENT) go into the configuration, for the Execute steps to hand
+    to each kernel; the process that loads it (nbgrader, a grading worker, the build) keeps its environment."""
+    wanted = repo_course.config.KERNEL_ENVIRONMENT
+    for name in wanted:
+        monkeypatch.delenv(name, raising=False)
+    before = dict(os.environ)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    assert dict(os.environ) == before
+    assert config.EnvironmentExecute.kernel_environment == wanted

@@ -2,6 +2,7 @@
 course's configuration, with real bwrap. Each student is the solved notebook plus a few lines; each
 test states what that student must score, and what must not have happened to the course."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ import psutil
 import pytest
 from conftest import ROOT, once_per_run
 from nbgrader.api import Gradebook, MissingEntry
+from traitlets.config import Config
 
 from autograder.course import Course
 from autograder.grading import sandbox
@@ -445,6 +447,28 @@ def test_without_a_sandbox_grading_refuses_unless_unsafe(tmp_path, monkeypatch):
     executed, _ = SandboxedExecute(timeout=30, unsafe=True).preprocess(
         probe_notebook(), {"metadata": {"path": str(tmp_path)}})
     assert executed.cells[0].execution_count == 1
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "unsafe"])
+def test_kernels_get_the_course_environment_from_the_configuration(tmp_path, monkeypatch, sandboxed):
+    """KERNEL_ENVIRONMENT reaches the kernel though the grader's environment lacks it; a sandboxed kernel
+    gets nothing else of the grader's, an unsafe one (no sandbox) inherits the grader's environment."""
+    course_config = Course(ROOT).config
+    wanted = course_config.KERNEL_ENVIRONMENT
+    config = Config()
+    course_config.configure_nbgrader(config)
+    for name in wanted:                 # absent here, whatever loading the configuration did
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BABYGRAD_GRADERS_OWN", "secret")
+    if not sandboxed:
+        monkeypatch.setattr(sandbox, "unavailable_reason", lambda: "bwrap not found (test)")
+    names = [*wanted, "BABYGRAD_GRADERS_OWN"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        f"import json, os\nprint(json.dumps({{k: os.environ.get(k) for k in {names!r}}}))")])
+    executed, _ = SandboxedExecute(config=config, unsafe=not sandboxed).preprocess(
+        notebook, {"metadata": {"path": str(tmp_path)}})
+    seen = json.loads(executed.cells[0].outputs[0].text)
+    assert seen == {**wanted, "BABYGRAD_GRADERS_OWN": None if sandboxed else "secret"}
 
 
 def grade_command(root, *options, path):

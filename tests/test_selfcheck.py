@@ -174,7 +174,7 @@ def test_check_uses_the_settings_validate_uses(tmp_path):
 
 
 def test_check_kernels_get_the_course_kernel_environment(tmp_path, monkeypatch):
-    for name in COURSE.config.KERNEL_ENVIRONMENT:     # set by configure_nbgrader if another test called it
+    for name in COURSE.config.KERNEL_ENVIRONMENT:     # the kernel must get them from nbgrader_config.py alone
         monkeypatch.delenv(name, raising=False)
     shutil.copy(ROOT / COURSE.config.RELEASE_DIR / selfcheck.CONFIG_FILE, tmp_path)
     wanted = COURSE.config.KERNEL_ENVIRONMENT

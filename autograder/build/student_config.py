@@ -7,8 +7,6 @@ the folder the server was started in (nbgrader's validate handler, `load_config`
 this file into release/ and into each chapter folder. Grading-only settings (sandbox, judge, gradebook)
 stay out: a student needs neither bubblewrap nor the instructor's secrets.
 """
-import os
-
 from traitlets.config import Config
 
 FILE_NAME = "nbgrader_config.py"
@@ -18,9 +16,10 @@ VALIDATION_TRAITS = [("Execute", "interrupt_on_timeout"), ("Execute", "kernel_na
 
 def kernel_arguments(course_config):
     """Validate's kernels start with course_config.KERNEL_ENVIRONMENT, set by their first line: the grader's
-    kernels inherit it from nbgrader's process, which a student's Validate leaves alone (in JupyterLab it is
-    the server). With threaded BLAS chapter 10's capstone outran the 120 s timeout on a busy two-core
-    machine; with one thread it validated in 74 s."""
+    kernels get it from the course's Execute steps (EnvironmentExecute), which a student's Validate, nbgrader's
+    own Execute, does not have (and its process, in JupyterLab the server, is not the course's to change).
+    With threaded BLAS chapter 10's capstone outran the 120 s timeout on a busy two-core machine; with one
+    thread it validated in 74 s."""
     line = f"__import__('os').environ.update({course_config.KERNEL_ENVIRONMENT!r})"
     return [f"--IPKernelApp.exec_lines={line}"]
 
@@ -28,13 +27,8 @@ def kernel_arguments(course_config):
 def settings(course_config):
     """{(section, trait): value}: VALIDATION_TRAITS as course_config.configure_nbgrader sets them, and the
     kernels' environment."""
-    config, environment = Config(), dict(os.environ)
-    try:
-        course_config.configure_nbgrader(config)
-    finally:                        # configure_nbgrader sets variables for grading kernels: not the build's
-        for name in set(os.environ) - set(environment):
-            del os.environ[name]
-        os.environ.update(environment)
+    config = Config()
+    course_config.configure_nbgrader(config)
     copied = {(section, name): config[section][name] for section, name in VALIDATION_TRAITS}
     return {**copied, ("Execute", "extra_arguments"): kernel_arguments(course_config)}
 

@@ -7,12 +7,16 @@
   ClearHiddenTests, run before it, removes the hidden region from the cells' source.
 * UseCourseChapters: every chapter is graded on its own, so a submission's USE_MY_LIBRARY switch
   (autograder/student/my_library.py) is set back to False before it runs, and the cell says so.
+* EnvironmentExecute: nbgrader's Execute, its kernels started with the course's variables
+  (course_config.KERNEL_ENVIRONMENT), handed to each kernel, never written into nbgrader's own process.
 """
+import os
 import re
 
+from nbclient.util import run_sync
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
-from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from traitlets import Bool, Dict, Unicode
 
 
 class CoalesceStreams(CoalesceStreamsPreprocessor):
@@ -46,3 +50,22 @@ class UseCourseChapters(NbGraderPreprocessor):
         if cell.cell_type == "code" and "USE_MY_LIBRARY" in cell.source:
             cell.source = SWITCH_LINE.sub(lambda m: m.group(1) + GRADED_SWITCH, cell.source)
         return cell, resources
+
+
+class EnvironmentExecute(Execute):
+    """Execute whose kernels start with `kernel_environment` on top of the grader's environment.
+
+    The kernel's environment is passed to the kernel it starts, so loading the configuration changes
+    no process's environment. The sandboxed kernels (SandboxedExecute) get only these variables and the
+    sandbox's own, none of the grader's.
+    """
+
+    kernel_environment = Dict(value_trait=Unicode(), help=(
+        "Environment variables every kernel starts with: course_config.KERNEL_ENVIRONMENT (no progress "
+        "bars, one BLAS thread).")).tag(config=True)
+
+    async def async_start_new_kernel(self, **kwargs):
+        kwargs.setdefault("env", {**os.environ, **self.kernel_environment})
+        await super().async_start_new_kernel(**kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)

@@ -98,19 +98,17 @@ def python_roots() -> list[Path]:
     return sorted(roots)
 
 
-def sandbox_env() -> dict[str, str]:
-    """The kernel's whole environment: nothing of the grader's (no credentials, no course paths)."""
+def sandbox_env(environment: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The kernel's whole environment: what Python needs here, and `environment`, the course's kernel
+    variables (course_config.KERNEL_ENVIRONMENT, handed over by the kernel manager). Nothing of the
+    grader's (no credentials, no course paths)."""
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
         # matplotlib and fontconfig warn on stderr (which zeroes a test cell) without writable caches
         "MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache",
-        # one BLAS thread, as course_config.configure_nbgrader explains
-        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        **(environment or {}),
     }
-    for name in ("BABYGRAD_HEADLESS", "BABYGRAD_GRAPH_RENDERER"):
-        if name in os.environ:
-            env[name] = os.environ[name]
     # PYTHONPATH is kept only where it leads to the package (a course run from its own folder).
     package = package_dir()
     kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
@@ -186,9 +184,11 @@ def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaun
 KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}"]
 
 
-def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY) -> SandboxLaunch:
+def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY,
+                   environment: Mapping[str, str] | None = None) -> SandboxLaunch:
     """The bwrap command that runs `command` in a sandbox whose working folder is a private copy of
-    `workdir` (at the same path); `shared` folders (the kernel's socket folder) are bound writable."""
+    `workdir` (at the same path), with `environment` added to sandbox_env's variables; `shared`
+    folders (the kernel's socket folder) are bound writable."""
     workdir = Path(workdir).resolve()
     privileged = os.geteuid() == 0
     mounts = _Mounts()
@@ -213,7 +213,7 @@ def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=()
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
     if not privileged:
         argv.append("--unshare-user")
-    for name, value in sandbox_env().items():
+    for name, value in sandbox_env(environment).items():
         argv += ["--setenv", name, value]
     argv += mounts.args + ["--chdir", str(workdir)]
     if privileged:

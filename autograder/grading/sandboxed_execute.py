@@ -18,11 +18,11 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbformat.v4 import output_from_msg
-from nbgrader.preprocessors import Execute
 from traitlets import Bool, Instance, Integer, default
 
 from autograder import cell_marks
 from autograder.grading import sandbox
+from autograder.grading.preprocessors import EnvironmentExecute
 from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
@@ -67,8 +67,9 @@ def shorten(output, chars):
         output.data = {k: v[:chars] if isinstance(v, str) else v for k, v in output.get("data", {}).items()}
 
 
-class SandboxedExecute(Execute):
-    """Execute, sandboxed (see the module's docstring)."""
+class SandboxedExecute(EnvironmentExecute):
+    """Execute, sandboxed (see the module's docstring); its kernels' environment is the sandbox's own
+    and `kernel_environment`, nothing of the grader's."""
 
     unsafe = Bool(False, help="Run student code without a sandbox when bwrap is unusable "
                               "(python -m autograder grade --unsafe). Never on submissions you do not trust."
@@ -183,6 +184,7 @@ class SandboxedExecute(Execute):
         km = super().create_kernel_manager()
         if isinstance(km, SandboxedKernelManager):
             km.limits = self.limits
+            km.environment = dict(self.kernel_environment)
         return km
 
     # -- running the notebook, repairing deaths --------------------------------------------------

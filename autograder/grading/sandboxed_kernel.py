@@ -14,7 +14,7 @@ from queue import Empty
 
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Instance, Int, Type
+from traitlets import Dict, Instance, Int, Type, Unicode
 
 from autograder.grading.sandbox import (
     KERNEL_ARGUMENTS,
@@ -74,6 +74,9 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     client_factory = Type(PromptKernelClient, klass=AsyncKernelClient)
     limits = Instance(SandboxLimits, args=(), help="What the sandboxed kernel may use.")
+    environment = Dict(value_trait=Unicode(), help=(
+        "Variables the kernel starts with besides the sandbox's own (sandbox.sandbox_env): the course's "
+        "KERNEL_ENVIRONMENT, from SandboxedExecute. Nothing of the grader's environment reaches the kernel."))
     sandbox_uid = Int(NOBODY, help="uid and gid of the kernel when the grader runs as root.").tag(config=True)
 
     _socket_folder = None
@@ -96,7 +99,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         compile_package()
         launch = sandbox_launch(kernel_cmd + KERNEL_ARGUMENTS, Path(kw.get("cwd") or os.getcwd()), self.limits,
-                                shared=[self._socket_folder], uid=self.sandbox_uid)
+                                shared=[self._socket_folder], uid=self.sandbox_uid, environment=self.environment)
         for skipped in launch.skipped:
             self.log.warning("sandbox: not copied into the kernel's folder: %s", skipped)
         if os.geteuid() == 0:       # the kernel runs as sandbox_uid: it creates the sockets, reads the file
