@@ -3,7 +3,8 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+
+from helpers.course_paths import ROOT
 
 
 def test_nbgrader_fails_loudly_without_course_config(tmp_path):
