@@ -1,16 +1,9 @@
 """Shared fixtures: the committed course in a temporary copy, graded with the real nbgrader; and the
 course rebuilt from its chapter scripts, for the one test that proves the committed files current.
 
-Under pytest-xdist (`make test` runs two workers) each worker has its own session and module
-fixtures, so a class graded in a fixture was graded once per worker that ran one of its tests. The
-expensive ones are made `once_per_run` instead, through a lock in the folder the workers share
-(`xdist_group` marks would keep such tests on one worker, but pytest-xdist 3.8 with pytest 9.2 does
-not honour them, not even a static mark)."""
-import fcntl
-import os
-import pickle
+The expensive ones are made once per test run, however many pytest-xdist workers ask
+(helpers/across_workers.py). Only fixtures and pytest's hooks live here: what tests import is in helpers/."""
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -18,23 +11,8 @@ from autograder.build import pipeline as build
 from autograder.build import readme, submissions
 from autograder.course import Course
 
-ROOT = Path(__file__).resolve().parents[1]
-# What `python -m autograder build` reads: no demo/, no README.md (tests/test_build_steps.py holds it to that).
-BUILD_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "data"]
-# What an instructor's clone needs to make every generated file from scratch: the demo students'
-# mistakes, and the README whose chapter table is generated.
-COURSE_INPUTS = BUILD_INPUTS + ["demo/mistakes", "README.md"]
-
-
-def copy_course_inputs(target, names=COURSE_INPUTS):
-    for name in names:
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"))
-        elif source.exists():
-            shutil.copy2(source, target / name)
-    return Course(target)
-
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT, copy_course_inputs
 
 @pytest.fixture(scope="session")
 def repo_course():
@@ -48,23 +26,6 @@ GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
 # The rebuild runs as another machine's might: its own hash seed, two OpenMP threads asked for, the
 # POSIX locale (.ci/reproduce-elsewhere does the same from `git archive` in a fresh folder).
 ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSIX", "LANG": "POSIX"}
-
-
-def once_per_run(tmp_path_factory, name, make):
-    """(folder, make(folder)): made once per test run, whichever xdist worker asks first.
-
-    The folder is in the run's temporary folder, which the workers share; a worker that asks while
-    another is making it waits on the lock, then reads the result back (pickled: keep it plain data)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder, result = shared / name, shared / f"{name}.pickle"
-    with open(shared / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not result.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            result.write_bytes(pickle.dumps(make(folder)))
-    return folder, pickle.loads(result.read_bytes())
 
 
 @pytest.fixture(scope="session")
@@ -105,8 +66,8 @@ def built_course(tmp_path_factory):
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     """grade(chapter_id) -> (course, scores, expected): a copy of the committed course in which every
-    catalogued submission of the chapter was autograded (see grading_support.grade_all), once per run."""
-    from grading_support import grade_all
+    catalogued submission of the chapter was autograded (see helpers/grading_support.py), once per run."""
+    from helpers.grading_support import grade_all
 
     def grade(chapter_id):
         def make(target):
@@ -117,17 +78,11 @@ def graded(tmp_path_factory):
     return grade
 
 
-# Class-level machinery (parallel grading of a class, its report, Gradescope results) does not depend
-# on a chapter's content: it is exercised on the first chapter and on chapter 3, the reference one,
-# while the per-chapter pipeline tests grade every chapter.
-CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
-
-
 @pytest.fixture(scope="session")
 def graded_class(built_course, tmp_path_factory):
     """grade(chapter_id) -> (course, run): a course copy whose demo class (perfect, partial, untouched)
     was graded by parallel grading, once per test run."""
-    from class_support import course_copy, demo_class, hand_in
+    from helpers.class_support import course_copy, demo_class, hand_in
 
     from autograder.grading.parallel import grade_chapter
 

@@ -1,6 +1,6 @@
-"""Right code never fails the judge: the solution and every catalogued right alternative of a judged
-chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds, in the notebook's namespace
-without its training runs (nothing judged needs them; chapter 7's takes 20 s an answer).
+"""Right code never fails the judge: soak judged chapters under many secrets.
+
+What a soak judges, and why in process, is in tests/helpers/soak.py.
 
 The suite soaks a few secrets per chapter (tests/test_judge.py); after changing a judged check, soak more:
 
@@ -10,48 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # autograder/, when run from anywhere
 
-from conftest import ROOT  # noqa: E402
-from solved_code import in_process, notebook_namespace  # noqa: E402
-
-from autograder.build import submissions  # noqa: E402
 from autograder.course import Course  # noqa: E402
-from autograder.grading.judge import Judge  # noqa: E402
 
-# The trained models' cells need the training runs, and their judgement draws nothing from the secret unless
-# the model cannot be walked: tests/test_judge.py judges them on trained models.
-NEEDS_TRAINING = {"trained_model", "capstone"}
-
-
-def right_answers(chapter_id):
-    """{name: replacements}: the solution (None), and each catalogued right alternative's edits."""
-    course = Course(ROOT)
-    answers = {"solution": None}
-    for alternative in submissions.load_catalog(course, course.chapter(chapter_id)).ALTERNATIVES:
-        replace = {}
-        for edit in alternative.edits:
-            replace.setdefault(edit.cell, []).append((edit.old, edit.new))
-        answers[alternative.name] = replace
-    return answers
-
-
-def soak(chapter_id, secrets):
-    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
-    course = Course(ROOT)
-    source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
-    failures = []
-    for name, replace in right_answers(chapter_id).items():
-        run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
-        for secret in secrets:
-            judge = Judge.from_source(source, secret=secret)
-            for grade_id in judge.judged_cells:
-                if any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
-                    continue
-                judgement = judge.judge_cell(grade_id, run_probe)
-                if not judgement.passed:
-                    failures.append((name, grade_id, secret, judgement.message))
-    return failures
+from helpers.course_paths import ROOT  # noqa: E402
+from helpers.soak import right_answers, soak  # noqa: E402
 
 
 def main():

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from conftest import ROOT
+
+from helpers.course_paths import ROOT
 
 PACKAGE = ROOT / "autograder"
 MAP = ROOT / "docs" / "architecture.md"
@@ -80,4 +81,14 @@ def test_grading_imports_nothing_of_the_build():
     """A grading machine (a Dask worker, Gradescope) carries the grading kit, not the build."""
     wrong = [f"{path.relative_to(ROOT)} imports {name}" for path in sorted((PACKAGE / "grading").rglob("*.py"))
              for name in every_import(path) if name.startswith("autograder.build")]
+    assert not wrong, "; ".join(wrong)
+
+
+def test_tests_share_code_through_helpers_not_through_each_other():
+    """Shared test code lives in tests/helpers/. A test module or conftest imported by another test module
+    is imported twice (once by pytest, once by the import), and what it shares hides among its tests."""
+    tests = ROOT / "tests"
+    pytest_modules = {path.stem for path in tests.glob("test_*.py")} | {"conftest"}
+    wrong = [f"{path.relative_to(tests)} imports {name}" for path in sorted(tests.rglob("*.py"))
+             for name in every_import(path) if name.split(".")[0] in pytest_modules]
     assert not wrong, "; ".join(wrong)

@@ -4,11 +4,13 @@ repository root, then every release notebook executed headless. The only errors 
 student's: exercises not written yet (NotImplementedError) and the checks they fail (AssertionError)."""
 import shutil
 
-import fresh_env
 import pytest
-from conftest import ROOT, once_per_run
 
 from autograder.course import Course
+
+from helpers import fresh_env
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT
 
 from autograder.build import submissions
 from autograder.course import Course
+
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHROMIUM = "/usr/bin/chromium"

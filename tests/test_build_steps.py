@@ -2,7 +2,7 @@
 alone. The demo submissions and the README's table are steps of their own (`demo-submissions`,
 `readme`; `make build` runs all three)."""
 import pytest
-from conftest import BUILD_INPUTS, ROOT, copy_course_inputs
+from helpers.course_paths import BUILD_INPUTS, ROOT, copy_course_inputs
 
 from autograder.build import pipeline, submissions
 from autograder.build.generated_files import compare_trees

@@ -3,33 +3,17 @@
 The library is every chapter's solved student notebook exported to mybabygrad/, as a student who
 finished the course would have it; one copy has chapter 3's Summation.backward wrong.
 """
-import shutil
 import subprocess
 import sys
 
-import nbformat
 import pytest
-from conftest import ROOT
-from test_my_library import WRONG_SUMMATION, student_notebook
 
 from autograder.build.submissions import Edit
 from autograder.build import capstone_mine
 from autograder.student.checks.capstone import MLP_ACCURACY
-from autograder.student.export import PACKAGE, export_notebook
 
-CHAPTERS = ["ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09"]     # what the MLP needs
-
-
-def exported_library(course, folder, edits=None):
-    """folder/release/mybabygrad/ from the solved notebooks of CHAPTERS (`edits`: {chapter: [Edit]})."""
-    release = folder / "release"
-    for chapter_id in CHAPTERS:
-        chapter = course.chapter(chapter_id)
-        shutil.copytree(ROOT / "release" / chapter_id, release / chapter_id)
-        path = release / chapter_id / f"{chapter.notebook}.ipynb"
-        nbformat.write(student_notebook(course, chapter_id, (edits or {}).get(chapter_id, ())), path)
-        assert export_notebook(path).unfinished == ()
-    return release / PACKAGE
+from helpers.course_paths import ROOT
+from helpers.my_library import WRONG_SUMMATION, exported_library
 
 
 def batch(kind="mlp", size=64):

@@ -9,9 +9,6 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
-from test_capstone_mine import exported_library
-from test_my_library import WRONG_SUMMATION
 
 from autograder import grading
 from autograder.build import submissions
@@ -19,6 +16,10 @@ from autograder.course import Course
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.export import PACKAGE
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
+from helpers.my_library import WRONG_SUMMATION, exported_library
 
 BONUS = "capstone_mine"
 CELL = "test_my_capstone"

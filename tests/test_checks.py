@@ -3,13 +3,14 @@ import linecache
 
 import numpy as np
 import pytest
-from solved_code import solved_namespace
 
 from autograder.grading.judge.in_kernel.worker import error_report
 from autograder.student import gradcheck
 from autograder.student.checks import Checker, slips
 from autograder.student.checks.running import describe_exception
 from autograder.student.hints import BACKWARD
+
+from helpers.solved_code import solved_namespace
 
 # (op factory, input shapes, domains): every chapter 3 op, on shapes with the edge cases.
 OPS = [
@@ -339,7 +340,7 @@ def test_no_provided_cell_hides_a_python_builtin(chapter_id):
     once rebound it to Tensor.sum, and a right engine lost 8 points."""
     import builtins
 
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
 
     namespace = notebook_namespace(chapter_id, training=False)
     hidden = sorted(name for name in dir(builtins)
@@ -384,7 +385,7 @@ def test_every_check_a_chapter_calls_is_registered_and_every_judged_check_is_one
     judge re-runs (a judged name nobody registered would never be called by a notebook)."""
     import re
 
-    from conftest import ROOT
+    from helpers.course_paths import ROOT
 
     from autograder.grading.judge import JUDGED_CHECKS
     from autograder.student.checks import CHECKS

@@ -2,9 +2,10 @@
 and the stand-ins put the notebook back as they found it."""
 import numpy as np
 import pytest
-from solved_code import solved_namespace
 
 from autograder.student.checks import Checker, convolution, slow
+
+from helpers.solved_code import solved_namespace
 
 
 @pytest.fixture(scope="module")

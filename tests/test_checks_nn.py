@@ -1,9 +1,10 @@
 """Chapter 4's checks: right layers pass on every seed, wrong ones fail with a message that teaches."""
 import numpy as np
 import pytest
-from solved_code import assert_fails, solved_namespace
 
 from autograder.student.checks import Checker
+
+from helpers.solved_code import assert_fails, solved_namespace
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,10 @@
 """Chapter 5's checks: right optimizers pass on every seed and setting, wrong ones fail and say why."""
 import numpy as np
 import pytest
-from solved_code import assert_fails, solved_namespace
 
 from autograder.student.checks import Checker, optim
+
+from helpers.solved_code import assert_fails, solved_namespace
 
 
 @pytest.fixture(scope="module")

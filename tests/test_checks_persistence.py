@@ -2,9 +2,10 @@
 and the capstone thresholds are the ones course_config.py states."""
 import numpy as np
 import pytest
-from solved_code import solved_namespace
 
 from autograder.student.checks import Checker, capstone, fitting, persistence
+
+from helpers.solved_code import solved_namespace
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,12 @@ import csv
 
 import matplotlib.image
 import pytest
-from conftest import CLASS_CHAPTERS
 
 from autograder.build.submissions import load_catalog
 from autograder.grading import graded_cells
 from autograder.grading.class_report import write_report
+
+from helpers.class_support import CLASS_CHAPTERS
 
 
 @pytest.mark.parametrize("chapter_id", CLASS_CHAPTERS)

@@ -6,13 +6,15 @@ import shutil
 import subprocess
 import sys
 
-import fresh_env
 import pytest
-from conftest import ROOT, once_per_run
 
 from autograder.build import frame, student_config
 from autograder.course import Course
 from autograder.student import support
+
+from helpers import fresh_env
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

@@ -4,7 +4,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from helpers.course_paths import ROOT
 from traitlets.config.loader import PyFileConfigLoader
 
 

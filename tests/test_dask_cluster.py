@@ -15,13 +15,13 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from class_support import course_copy, hand_in
-from grading_support import mistake_buckets
-from test_parallel_grading import records
 
 from autograder.build import submissions
 from autograder.grading import autograde
 from autograder.grading.nbgrader_cli import nbgrader_env
+
+from helpers.class_support import course_copy, hand_in, records
+from helpers.grading_support import mistake_buckets
 
 CHAPTER = "ch03"
 STUDENTS = 20
@@ -151,7 +151,7 @@ def test_the_slurm_job_script_starts_a_worker_that_grades(built_course, tmp_path
     """deploy/slurm's settings give dask-jobqueue a valid batch script; run as Slurm would run it (its
     #SBATCH lines are comments to bash), it starts a worker that grades a chapter's demo class."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "slurm"))
-    from class_support import demo_class
+    from helpers.class_support import demo_class
     from start_cluster import slurm_cluster
 
     from autograder.grading import scores

@@ -5,10 +5,11 @@ import struct
 
 import numpy as np
 import pytest
-from solved_code import solved_namespace
 
 from autograder.student import datasets
 from autograder.student.checks import Checker
+
+from helpers.solved_code import solved_namespace
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,20 @@
 """`nbgrader generate_feedback` teaches without leaking: each exercise's points and the teaching
 message of what failed are in the HTML, the hidden tests' source is not (jupyter/nbgrader#917)."""
-import html
 import re
 
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
-from test_generated_files import secret_lines
 
 from autograder.course import Course
+from autograder.grading.feedback_guard import secret_lines
 from autograder.grading.nbgrader_cli import run_nbgrader
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
+from helpers.readable_text import visible_text
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 STUDENTS = ["demo-partial", "perfect"]      # failures (hidden-only ones too), and none
-
-
-def visible_text(path):
-    """The feedback page as a reader sees it: tags removed (code is split into highlighted spans)."""
-    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
 
 from autograder.build import submissions
 from autograder.course import Course
@@ -20,6 +19,9 @@ from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.questions import written_points
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 CHAPTER = "ch03"
 GUARD_OFF = ["--NeutraliseStudentMarkers.enabled=False", "--FeedbackGuard.enabled=False"]

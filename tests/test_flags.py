@@ -8,11 +8,12 @@ import sys
 
 import nbformat
 import pytest
-from conftest import ROOT
 
 from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading.flags import NOTICE, scan_notebook, scan_source
+
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CH03 = COURSE.chapter("ch03")

@@ -6,13 +6,14 @@ import os
 
 import nbformat
 import pytest
-from conftest import ROOT
 
 import autograder
 from autograder.build import frame, student_config
 from autograder.course import Course
 from autograder.student import support
 from autograder.student.progress import HEADER
+
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

@@ -6,12 +6,10 @@ Two layers: the source notebooks and earlier_chapters.py are regenerated in memo
 rebuild executes every solution and compares everything by meaning (autograder/build/generated_files.py).
 Failures name the first differing file, cell and output; nothing asks pytest to diff large text."""
 import ast
-import base64
 import json
 
 import nbformat
 import pytest
-from conftest import ROOT
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, ClearSolutions
 from traitlets.config import Config
 
@@ -25,7 +23,10 @@ from autograder.build.generated_files import (
 from autograder.build import pipeline as build
 from autograder.build import student_config
 from autograder.course import Course
-from autograder.grading.feedback_guard import leaked_lines, secret_lines, strings_in  # noqa: F401 (other tests import them here)
+from autograder.grading.feedback_guard import leaked_lines, secret_lines
+
+from helpers.course_paths import ROOT
+from helpers.readable_text import file_text
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -129,20 +130,6 @@ def test_rebuilding_reproduces_the_readme(rebuilt_course):
     text, expected = committed.read_text(encoding="utf-8"), rebuilt.read_text(encoding="utf-8")
     assert digest(text.encode()) == digest(expected.encode()), \
         f"README.md: {first_text_difference(text, expected)} (run `make build` and commit)"
-
-
-def file_text(path):
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".ipynb":
-        notebook = json.loads(text)
-        for cell in notebook["cells"]:           # a cell's source is a list of line pieces: join them
-            cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        for attachment in (a for c in notebook["cells"] for a in c.get("attachments", {}).values()):
-            for mime, data in attachment.items():
-                if not mime.startswith("text/"):
-                    attachment[mime] = base64.b64decode(data).decode("utf-8", "replace")
-        text = "\n".join(strings_in(notebook))
-    return text
 
 
 @pytest.mark.parametrize("chapter_id", ASSIGNMENTS)

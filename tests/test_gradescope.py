@@ -19,10 +19,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from class_support import class_notebooks, course_copy
-from conftest import CLASS_CHAPTERS, ROOT, once_per_run
 from nbgrader.api import Gradebook
-from test_generated_files import file_text, leaked_lines, secret_lines
 
 from autograder.build.submissions import (
     filled,
@@ -31,6 +28,7 @@ from autograder.build.submissions import (
     with_mistakes,
 )
 from autograder.course import Course
+from autograder.grading.feedback_guard import leaked_lines, secret_lines
 from autograder.grading.gradescope import build_autograder_zip
 from autograder.grading.gradescope_runner import FALLBACK_UID, results_json
 from autograder.grading.kernel_user import (
@@ -40,6 +38,11 @@ from autograder.grading.kernel_user import (
 )
 from autograder.grading.results_file import write_results
 from autograder.grading.runner_config import runner_config
+
+from helpers.across_workers import once_per_run
+from helpers.class_support import CLASS_CHAPTERS, class_notebooks, course_copy
+from helpers.course_paths import ROOT
+from helpers.readable_text import file_text
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 # The runner drops the kernel to an unprivileged user: only root can, as on Gradescope.

@@ -2,9 +2,10 @@
 fail with the rule in the message; the training-loop checks grade the loop alone."""
 import numpy as np
 import pytest
-from solved_code import solved_namespace
 
 from autograder.student.checks import Checker
+
+from helpers.solved_code import solved_namespace
 
 INITIALIZERS = ["xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal"]
 
@@ -67,7 +68,7 @@ def test_the_gain_matters_only_in_the_hidden_settings(ns):
     assert not check.initializer("kaiming_uniform", 300, 200, setting=["tanh"], seed=3).passed
 
 
-needs_nn = pytest.mark.skipif("not __import__('solved_code').solved_namespace('ch07').get('Module')",
+needs_nn = pytest.mark.skipif("not solved_namespace('ch07').get('Module')",
                               reason="chapter 4 (Module) is not in this branch yet")
 
 

@@ -12,10 +12,6 @@ import shutil
 import nbformat
 import numpy as np
 import pytest
-from conftest import ROOT, once_per_run
-from forgeries import FORGE_CHECKER, FORGE_VERDICT, FORGED, forged_notebook
-from soak_judge import soak
-from solved_code import in_process
 
 from autograder import grading
 from autograder.build import submissions
@@ -33,6 +29,12 @@ from autograder.grading.judged_execute import JUDGE_ERROR_NAME
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.checks import Checker
 from autograder.student.checks.engine import GRAPHS, expected_grads
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
+from helpers.forgeries import FORGED, FORGE_CHECKER, FORGE_VERDICT, forged_notebook
+from helpers.soak import soak
+from helpers.solved_code import in_process
 
 CHAPTER = "ch03"
 FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
@@ -298,7 +300,7 @@ def test_a_kernel_that_does_not_answer_fails_the_cell_and_never_stops_grading(ru
 def test_cells_judged_together_get_the_verdicts_they_get_one_by_one_in_fewer_probes():
     """The judge checks a run of grade cells in one probe per round: each cell's verdict and message are
     the ones it gets alone, a wrong op's cells still fail, and the kernel is asked fewer times."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
     namespace = solved_namespace(CHAPTER)
     wrong_mul = type("Mul", (namespace["Mul"],), {"backward": lambda self, out_grad, node: (out_grad, out_grad)})
     wrong_log = type("Log", (namespace["Log"],), {"forward": lambda self, a: np.log10(a)})
@@ -454,7 +456,7 @@ def in_process_judgement(namespace, grade_id, secret=7):
 
 @pytest.fixture(scope="module")
 def solved_ch04():
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
     return solved_namespace("ch04")
 
 
@@ -491,7 +493,7 @@ def test_the_solution_passes_every_judged_chapter_4_cell(solved_ch04, secret):
      "the diagonal term only"),
 ])
 def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, cell, old, new, teaches):
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     judgement = in_process_judgement(notebook_namespace("ch04", {exercise: [(old, new)]}), cell)
     assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message
 @pytest.mark.parametrize("exercise, old, new, teaches", [
@@ -501,7 +503,7 @@ def test_a_wrong_layer_fails_its_judged_cell_with_the_course_message(exercise, c
     ("log", "return out_grad / node._inputs[0]", "return out_grad / node * 2", "evaluated at the input a (node._inputs)"),
 ])
 def test_the_judge_names_a_slip_from_the_same_evidence_as_the_kernel(exercise, old, new, teaches):
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     judgement = Judge(plan_notebook(source_notebook("ch03"), JUDGED_CHECKS), secret=7).judge_cell(
         f"test_{exercise}_backward", in_process(notebook_namespace("ch03", {exercise: [(old, new)]})))
     assert judgement.judged and not judgement.passed and teaches in judgement.message, judgement.message
@@ -637,7 +639,7 @@ def test_a_name_bound_to_anything_but_a_literal_is_not_evaluated():
 def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
     """The worker, run in process on chapter 10's solved namespace with a broken Flip: Conv.backward is
     judged right with the stand-in, and the namespace holds the student's Flip again afterwards."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
     namespace = solved_namespace(CH10)
     broken = type("Flip", (namespace["Function"],), {"__init__": lambda self, axes: None,
                                                      "forward": lambda self, a: a * 0})
@@ -652,7 +654,7 @@ def test_the_judge_grades_each_chapter_3_op_with_the_courses_other_ops():
     """The worker, in process on chapter 3's solved namespace with BroadcastTo not written, a wrong Log and a
     wrong `__rsub__`: Summation, Pow and Sigmoid keep their cells, as in the kernel's check; BroadcastTo's own
     cell says its skeleton is unwritten; and the notebook's ops and operators are back afterwards."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
 
     def skeleton(self, *args):
         raise NotImplementedError()
@@ -681,7 +683,7 @@ def test_the_judge_grades_each_chapter_3_op_with_the_courses_other_ops():
 
 def test_the_judge_names_an_unwritten_helper_as_the_kernel_does():
     """A backward that calls a helper still raising NotImplementedError: both say `calls helper`, not the op."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
     namespace = solved_namespace(CHAPTER)
 
     def helper(x):
@@ -704,7 +706,7 @@ def test_the_judge_names_an_unwritten_helper_as_the_kernel_does():
 ])
 def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id, says):
     """Conv2d and MaxPool2d judged in process: the judge's own slow.conv / slow.max_pool on its own input."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     replace = catalogue_edits(CH10, mistake)
     judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH10, replace)))
@@ -753,7 +755,7 @@ def ch06_judge():
 ])
 def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_judge, mistake, grade_id, says):
     """Judged in process on the judge's secret data: the message is the course check's."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     replace = catalogue_edits(CH06, mistake)
     judgement = ch06_judge.judge_cell(grade_id, in_process(notebook_namespace(CH06, replace)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
@@ -762,7 +764,7 @@ def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_j
 def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_samples(ch06_judge):
     """A DataLoader that ignores its dataset's values and yields sample i as (an image filled with i, label i),
     which is all the in-kernel check's ProbeDataset holds, passes that check; the judge's samples are secret."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
 
     from autograder.student.checks import data as data_checks
     namespace = notebook_namespace(CH06)
@@ -806,7 +808,7 @@ def test_every_chapter_2_grade_cell_is_judged_from_the_source():
     ("detach_loses_dtype", "test_conversions", "expected float64"),
 ])
 def test_the_judge_fails_a_wrong_chapter_2_answer_with_the_checks_message(mistake, grade_id, says):
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     replace = catalogue_edits(CH02, mistake)
     judge = Judge.from_source(ROOT / "source" / CH02 / "tensor.ipynb", secret=5)
     judgement = judge.judge_cell(grade_id, in_process(notebook_namespace(CH02, replace)))
@@ -827,7 +829,7 @@ def test_every_chapter_7_grade_cell_is_judged_and_the_model_is_a_notebook_name()
 
 def test_the_judges_gains_are_the_notebooks():
     """The judge's copy of the provided GAINS table: a student who edits theirs cannot move the target."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
 
     from autograder.student.checks import init
     assert init.GAINS == pytest.approx(solved_namespace(CH07)["GAINS"])
@@ -841,7 +843,7 @@ def test_the_judges_gains_are_the_notebooks():
 ])
 def test_a_wrong_initializer_fails_the_judge_in_process(body, says):
     """Kaiming uniform rewritten wrong (off-centre, transposed, unseeded, normal instead of uniform)."""
-    from solved_code import solved_namespace
+    from helpers.solved_code import solved_namespace
     namespace = solved_namespace(CH07)
     exec("def kaiming_uniform(fan_in, fan_out, nonlinearity='relu', seed=None):\n"
          "    a = GAINS[nonlinearity] * np.sqrt(3.0 / fan_in)\n    " + body + "\n", namespace)
@@ -862,7 +864,7 @@ def test_every_chapter_9_grade_cell_is_judged():
 
 def solved_with(chapter_id, mistake_name):
     """The chapter's notebook namespace (without its training runs) with one catalogued mistake."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     return notebook_namespace(chapter_id, catalogue_edits(chapter_id, mistake_name), training=False)
 
 
@@ -880,7 +882,7 @@ def test_a_wrong_trainer_method_fails_the_judge_in_process(mistake, grade_id, sa
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
 
 
-# ── one forged wrong answer per chapter, graded beside the chapter's catalogue (tests/forgeries.py) ──
+# ── one forged wrong answer per chapter, graded beside the chapter's catalogue (tests/helpers/forgeries.py) ──
 
 @pytest.mark.parametrize("chapter_id", ["ch02", "ch06", "ch07", "ch08", "ch09"])
 def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(graded, chapter_id):
@@ -905,7 +907,7 @@ ENGINE_MISTAKES = ["engine_preorder_topo", "engine_grads_to_constants", "engine_
 def test_a_wrong_engine_loses_exactly_its_cells_under_every_secret_seed(name):
     """The engine's graphs come from the secret seed (random DAGs among them): a wrong order, gradients
     sent to constants, an aliased .grad or overwritten shares must lose their cells whatever is drawn."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
 
     mistake = next(m for m in submissions.load_catalog(Course(ROOT), Course(ROOT).chapter("ch03")).MISTAKES
                    if m.name == name)
@@ -931,7 +933,7 @@ def test_a_wrong_engine_loses_exactly_its_cells_under_every_secret_seed(name):
 ])
 def test_a_wrong_module_method_fails_the_judge_with_the_checks_message(mistake, grade_id, says):
     """Judged in process: the kernel side names nothing, the judge names each item by its secret values or tag."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     namespace = notebook_namespace("ch04", catalogue_edits("ch04", mistake), training=False)
     judgement = in_process_judgement(namespace, grade_id)
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
@@ -976,7 +978,7 @@ def test_a_wrong_persistence_answer_loses_exactly_its_cells_to_the_judge_in_proc
 
 def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_training():
     """A kernel whose Adam steps 5 % too far resumes bit for bit, and still fails: the judge trained it too."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     namespace = notebook_namespace(CH08, None, training=False)
     judge = Judge.from_source(ROOT / "source" / CH08 / "persistence.ipynb", secret=5)
     assert judge.judge_cell("test_resume_training", in_process(namespace)).passed
@@ -1022,7 +1024,7 @@ def walked(namespace, where):
 def capstone_ch09():
     """Chapter 9's namespace and the solution's MLP, briefly trained (the capstone's own 10 s training is the
     autograde's, in the forged runs): (namespace, model)."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
     namespace = notebook_namespace(CH09, training=False)
     return namespace, trained_briefly(namespace, namespace["build_mlp"](), (784,))
 
@@ -1040,7 +1042,7 @@ def test_the_judges_forward_agrees_with_the_course_on_trained_weights(capstone_c
     """Same weights, same logits (float32 rounding apart) and the same count of right digits, to the digit, as the
     course's held_out_accuracy: the solution's MLP, a model of every known layer (batch norm's running statistics
     included) and the solution's CNN (ch10's Conv2d, MaxPool2d), each briefly trained."""
-    from solved_code import notebook_namespace
+    from helpers.solved_code import notebook_namespace
 
     from autograder.student.checks import capstone as course
     if kind == "mlp":

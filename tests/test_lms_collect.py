@@ -12,10 +12,11 @@ import zipfile
 from datetime import datetime, timezone
 
 import pytest
-from conftest import ROOT
 
 from autograder.course import Course
 from autograder.grading.lms import CollectError, collect
+
+from helpers.course_paths import ROOT
 
 NB = "autodiff"
 PERFECT = (ROOT / "demo" / "submitted" / "perfect" / "ch03" / f"{NB}.ipynb").read_bytes()

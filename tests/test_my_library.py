@@ -10,7 +10,6 @@ import sys
 
 import nbformat
 import pytest
-from conftest import ROOT
 from nbclient import NotebookClient
 
 from autograder import grading
@@ -25,25 +24,8 @@ from autograder.student.export import (
     export_notebook,
 )
 
-# demo/mistakes/ch03.py: "summation_no_reshape", a backward that loses the summed axes' places.
-WRONG_SUMMATION = submissions.Edit("summation", "return out_grad.reshape(kept).broadcast_to(shape)",
-                                   "return out_grad.broadcast_to(shape)")
-
-
-def student_notebook(course, chapter_id, edits=(), use_mine=None):
-    """The release notebook of a chapter with its exercises solved (with `edits`), switch set if given."""
-    chapter = course.chapter(chapter_id)
-    release = nbformat.read(course.notebook("release", chapter), as_version=4)
-    answers = submissions.solved_answers(nbformat.read(course.notebook("source", chapter), as_version=4))
-    for edit in edits:
-        assert edit.old in answers[edit.cell]
-        answers[edit.cell] = answers[edit.cell].replace(edit.old, edit.new, 1)
-    notebook = submissions.filled(release, answers)
-    if use_mine is not None:
-        switch = next(cell for cell in notebook.cells if cell.get("id") == SWITCH_ID)
-        switch.source = switch.source.replace("USE_MY_LIBRARY = False", f"USE_MY_LIBRARY = {use_mine}")
-        assert f"USE_MY_LIBRARY = {use_mine}" in switch.source
-    return notebook
+from helpers.course_paths import ROOT
+from helpers.my_library import WRONG_SUMMATION, student_notebook
 
 
 def student_folder(repo_course, tmp_path, ch03_edits=()):

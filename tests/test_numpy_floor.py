@@ -4,11 +4,12 @@ with its DEFAULT_DTYPE set to float64), so the only differences left are roundin
 can be tight: a floor that skipped or changed part of the work would show at once."""
 import numpy as np
 import pytest
-from conftest import ROOT
 
 from autograder.build import authoring
 from autograder.student.checks.capstone import RECIPES, mnist
 from benchmarks import numpy_floor
+
+from helpers.course_paths import ROOT
 
 BATCHES = 3          # Adam steps compared, each on a new batch
 TOLERANCE = 1e-9     # relative to each gradient's largest element; float64 rounding is ~1e-15

@@ -12,8 +12,6 @@ from datetime import datetime
 
 import psutil
 import pytest
-from class_support import TEST_CELL_TIMEOUT, class_notebooks, course_copy, hand_in
-from conftest import CLASS_CHAPTERS, ROOT, once_per_run
 from nbgrader.api import Gradebook
 
 from autograder.build.submissions import filled, load_catalog
@@ -31,13 +29,11 @@ from autograder.grading.gradebook_merge import (
 from autograder.grading.nbgrader_cli import nbgrader_env
 from autograder.grading.parallel import grade_chapter
 
+from helpers.across_workers import once_per_run
+from helpers.class_support import CLASS_CHAPTERS, TEST_CELL_TIMEOUT, class_notebooks, course_copy, hand_in, records
+from helpers.course_paths import ROOT
+
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
-
-
-def records(course, chapter):
-    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
-        students = sorted(s.student.id for s in gradebook.find_assignment(chapter.id).submissions)
-        return {s: submission_record(gradebook, chapter.id, s) for s in students}
 
 
 @pytest.mark.parametrize("chapter_id", CLASS_CHAPTERS)

@@ -4,11 +4,12 @@ and each correct alternative keeps full marks."""
 from collections import Counter
 
 import pytest
-from conftest import ROOT
 
 from autograder.build.submissions import load_catalog
 from autograder.course import Course
 from autograder.grading import graded_cells
+
+from helpers.course_paths import ROOT
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 

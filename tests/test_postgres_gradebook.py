@@ -6,15 +6,15 @@ import csv
 import os
 
 import pytest
-from class_support import class_notebooks, course_copy, hand_in
-from conftest import ROOT
 from sqlalchemy import create_engine, text
-from test_parallel_grading import records
 
 from autograder.course import Course
 from autograder.grading import autograde, scores
 from autograder.grading.class_report import write_report
 from autograder.grading.parallel import grade_chapter
+
+from helpers.class_support import class_notebooks, course_copy, hand_in, records
+from helpers.course_paths import ROOT
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 URL = os.environ.get("BABYGRAD_TEST_POSTGRES_URL")

@@ -8,14 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fresh_env
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
 
 from autograder.build import frame, publish
 from autograder.course import Course
 from autograder.student import support
+
+from helpers import fresh_env
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 RELEASED, SOLVED = ["ch01", "ch02", "ch03"], ["ch01", "ch02"]

@@ -12,7 +12,6 @@ import re
 
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
 from nbgrader.api import Gradebook
 
 from autograder import questions
@@ -22,6 +21,9 @@ from autograder.course import Course
 from autograder.grading.class_report import write_report, written_scores
 from autograder.grading.feedback_guard import leaked_lines, secret_lines
 from autograder.grading.nbgrader_cli import run_nbgrader
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -135,7 +137,7 @@ def class_with_questions(course):
 def hand_graded(built_course, tmp_path_factory):
     """Chapter 3 autograded for three students, then graded by hand through nbgrader's API (as
     formgrader does it), then exported, fed back and reported; once per run."""
-    from class_support import course_copy, hand_in
+    from helpers.class_support import course_copy, hand_in
 
     from autograder.grading.parallel import grade_chapter
 

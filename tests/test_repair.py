@@ -7,16 +7,18 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import ROOT, once_per_run
 from nbformat.corpus.words import generate_corpus_id
-from test_feedback import visible_text
-from test_generated_files import secret_lines
 
 from autograder import grading
 from autograder.course import Course
 from autograder.grading.cell_matching import SkeletonCell, StudentCell, plan
+from autograder.grading.feedback_guard import secret_lines
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.grading.repair_log import RepairKind, read_repairs
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
+from helpers.readable_text import visible_text
 
 CHAPTER = "ch03"
 FULL_MARKS = Course(ROOT).chapter(CHAPTER).points

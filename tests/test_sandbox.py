@@ -16,7 +16,6 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from conftest import ROOT, once_per_run
 from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config import Config
 
@@ -26,6 +25,9 @@ from autograder.grading.gradebook_merge import submission_record
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
 from autograder.questions import written_points
+
+from helpers.across_workers import once_per_run
+from helpers.course_paths import ROOT
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")

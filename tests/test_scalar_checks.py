@@ -3,9 +3,10 @@ and each check grades its own exercise only."""
 import warnings
 
 import pytest
-from solved_code import notebook_namespace
 
 from autograder.student.checks import Checker, scalar
+
+from helpers.solved_code import notebook_namespace
 
 ADD = "        self.grad += out.grad\n        other.grad += out.grad"
 MUL = "        self.grad += other.data * out.grad\n        other.grad += self.data * out.grad"

@@ -6,7 +6,6 @@ import sys
 
 import nbformat
 import pytest
-from conftest import ROOT
 
 from autograder.build.frame import PROGRESS_ID
 from autograder.build import student_config
@@ -14,6 +13,8 @@ from autograder.course import Course
 from autograder.questions import written_points
 from autograder.student import selfcheck
 from autograder.student.progress import NOT_RUN, PASSED, format_table
+
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

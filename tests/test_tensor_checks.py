@@ -2,9 +2,10 @@
 teaches, the other checks stand in for the rest of the class, and the stand-ins are always removed."""
 import numpy as np
 import pytest
-from solved_code import notebook_namespace
 
 from autograder.student.checks import Checker
+
+from helpers.solved_code import notebook_namespace
 
 CONSTRUCTOR_CASES = ["list", "requires_grad", "ints", "scalar", "float64", "ndarray", "float64 ndarray", "copies"]
 STORE = "self.data = np.array(data, dtype=dtype)"

@@ -14,10 +14,11 @@ import urllib.request
 
 import nbformat
 import pytest
-from conftest import ROOT
 
 from autograder.build import student_config
 from autograder.course import Course
+
+from helpers.course_paths import ROOT
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]

@@ -1,10 +1,11 @@
 """Grade many submissions of one chapter with the real nbgrader autograde, on all cores."""
-import forgeries
 import nbformat
 
 from autograder import grading
 from autograder.build import submissions
 from autograder.grading.parallel import grade_chapter
+
+from helpers import forgeries
 
 
 def mistake_buckets(mistakes):
@@ -29,8 +30,8 @@ def mistake_buckets(mistakes):
 
 
 def grade_all(course, chapter):
-    """Write perfect, untouched, demo, every catalog submission and the chapter's forged one (tests/forgeries.py),
-    autograde them on all cores, return scores.
+    """Write perfect, untouched, demo, every catalog submission and the chapter's forged one
+    (helpers/forgeries.py), autograde them on all cores, return scores.
 
     The parallel command runs the real nbgrader autograde on each submission (tests/test_parallel_grading.py
     proves its gradebook equal to serial `nbgrader autograde`'s), in half the time on two cores.

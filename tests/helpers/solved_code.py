@@ -5,10 +5,11 @@ import sys
 
 import IPython.display
 import matplotlib.pyplot as plt
-from conftest import ROOT
 
 from autograder.build.generated_files import NUMERIC_TAG
 from autograder.build import authoring
+
+from helpers.course_paths import ROOT
 
 
 def solved_namespace(chapter_id, before=False):

@@ -1,13 +1,23 @@
 """A small class for the instructor tests: a fresh course folder holding one built chapter, and
-submissions that are right, wrong, or broken in the ways real ones break."""
+submissions that are right, wrong, or broken in the ways real ones break; and what the gradebook
+recorded of them."""
 import re
 import shutil
 
 import nbformat
+from nbgrader.api import Gradebook
 
 from autograder.build import submissions
 from autograder.course import Course
+from autograder.grading.gradebook_merge import submission_record
 from autograder.grading.nbgrader_cli import run_nbgrader
+
+from helpers.course_paths import ROOT
+
+# Class-level machinery (parallel grading of a class, its report, Gradescope results) does not depend
+# on a chapter's content: it is exercised on the first chapter and on chapter 3, the reference one,
+# while the per-chapter pipeline tests grade every chapter.
+CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 
 COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "source", "release"]
 # A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.
@@ -69,3 +79,10 @@ def hand_in(course, chapter, notebooks):
             path.write_text(notebook, encoding="utf-8")
         else:
             submissions.write_submission(course, chapter, student, notebook, course.config.SUBMITTED_DIR)
+
+
+def records(course, chapter):
+    """{student: their submission's record in the gradebook}: what two ways of grading must agree on."""
+    with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+        students = sorted(s.student.id for s in gradebook.find_assignment(chapter.id).submissions)
+        return {s: submission_record(gradebook, chapter.id, s) for s in students}

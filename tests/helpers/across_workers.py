@@ -1,0 +1,27 @@
+"""Expensive test material made once per test run, however many pytest-xdist workers ask for it.
+
+Under pytest-xdist (`make test` runs two workers) each worker has its own session and module fixtures, so
+a class graded in a fixture was graded once per worker that ran one of its tests. `once_per_run` makes it
+once instead, through a lock in the folder the workers share (`xdist_group` marks would keep such tests on
+one worker, but pytest-xdist 3.8 with pytest 9.2 does not honour them, not even a static mark)."""
+import fcntl
+import os
+import pickle
+import shutil
+
+
+def once_per_run(tmp_path_factory, name, make):
+    """(folder, make(folder)): made once per test run, whichever xdist worker asks first.
+
+    The folder is in the run's temporary folder, which the workers share; a worker that asks while
+    another is making it waits on the lock, then reads the result back (pickled: keep it plain data)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, result = shared / name, shared / f"{name}.pickle"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not result.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            result.write_bytes(pickle.dumps(make(folder)))
+    return folder, pickle.loads(result.read_bytes())

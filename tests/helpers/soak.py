@@ -1,0 +1,45 @@
+"""Right code never fails the judge: the solution and every catalogued right alternative of a judged
+chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds, in the
+notebook's namespace without its training runs (nothing judged needs them; chapter 7's takes 20 s an answer).
+
+tests/test_judge.py soaks a few secrets per chapter; tests/soak_judge.py soaks many, by hand."""
+from autograder.build import submissions
+from autograder.course import Course
+from autograder.grading.judge import Judge
+
+from helpers.course_paths import ROOT
+from helpers.solved_code import in_process, notebook_namespace
+
+# The trained models' cells need the training runs, and their judgement draws nothing from the secret unless
+# the model cannot be walked: tests/test_judge.py judges them on trained models.
+NEEDS_TRAINING = {"trained_model", "capstone"}
+
+
+def right_answers(chapter_id):
+    """{name: replacements}: the solution (None), and each catalogued right alternative's edits."""
+    course = Course(ROOT)
+    answers = {"solution": None}
+    for alternative in submissions.load_catalog(course, course.chapter(chapter_id)).ALTERNATIVES:
+        replace = {}
+        for edit in alternative.edits:
+            replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+        answers[alternative.name] = replace
+    return answers
+
+
+def soak(chapter_id, secrets):
+    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
+    course = Course(ROOT)
+    source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
+    failures = []
+    for name, replace in right_answers(chapter_id).items():
+        run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
+        for secret in secrets:
+            judge = Judge.from_source(source, secret=secret)
+            for grade_id in judge.judged_cells:
+                if any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
+                    continue
+                judgement = judge.judge_cell(grade_id, run_probe)
+                if not judgement.passed:
+                    failures.append((name, grade_id, secret, judgement.message))
+    return failures
