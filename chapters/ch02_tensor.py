@@ -501,12 +501,13 @@ print("a loss, as a Python float:", Tensor(0.125).item())
 # ```
 #
 # The cell below draws the same picture from the arrays themselves: solid cells are an array's own
-# values, dashed ones the copies that broadcasting makes. Try other arrays of one or two axes.
+# values, dashed ones the copies that broadcasting makes. Under it, the shapes aligned on the right
+# and how many times each value is used. Try other arrays of up to three axes.
 
 # %% provided
-from autograder.student.broadcasting import draw_broadcast
+from autograder.student.pictures import broadcast_picture
 
-draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0]))
+broadcast_picture(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0]))
 
 # %% [markdown] locked
 # More pairs: `(2, 3)` with `(3,)` gives `(2, 3)`; `(5, 1, 4)` with `(3, 1)` gives `(5, 3, 4)`;

@@ -1185,13 +1185,14 @@ assert verdict.passed, verdict.message
 # shapes up when you add a bias vector to every row of a batch. NumPy right-aligns the two shapes and
 # does two things: it **prepends** axes of size 1 until the input has as many axes as the target, then
 # it **stretches** every axis of size 1 to the target's size, as if the values were copied (NumPy
-# copies nothing: it returns a view that reads the same values again). Here is an input of shape
-# $(3, 1)$ broadcast to $(2, 3, 4)$, each element in its own colour:
+# copies nothing: it returns a view that reads the same values again). Here is an input `x` of shape
+# $(3, 1)$ broadcast to $(2, 3, 4)$, drawn as in chapter 2: its elements are named `a`, `b`, `c`; the
+# solid cells are `x`'s own, the dashed ones the copies. The output's axis 0 is drawn as two pages.
 
 # %% provided
 from autograder.student.pictures import broadcast_picture
 
-broadcast_picture((3, 1), (2, 3, 4))
+broadcast_picture(np.array([["a"], ["b"], ["c"]]), to=(2, 3, 4), names=["x"])
 
 # %% [markdown] locked
 # Each input element is used many times (here $2 \cdot 4 = 8$ times), and the gradient of a value used

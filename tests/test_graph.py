@@ -196,19 +196,6 @@ def test_graphviz_is_used_when_dot_works(monkeypatch):
     assert "Mul" in sources[0] and sources[0].count("->") == 3
 
 
-def test_broadcast_drawing_marks_own_values_and_copies():
-    from autograder.student.broadcasting import draw_broadcast
-
-    root = ET.fromstring(draw_broadcast(np.array([[0.0], [10.0], [20.0]]), np.array([1.0, 2.0, 3.0, 4.0])).svg)
-    cells = root.findall(SVG + "rect")
-    copies = [r for r in cells if r.get("stroke-dasharray")]
-    assert len(cells) == 3 * 12 and len(copies) == 9 + 8      # a: 3 own of 12, b: 4 own of 12, sum: all own
-    labels = texts(root)
-    assert {"a (3, 1) → (3, 4)", "b (4,) → (3, 4)", "a + b (3, 4)", "24", "·"} <= set(labels)
-    with pytest.raises(ValueError):
-        draw_broadcast(np.zeros((2, 2, 2)), np.zeros(2))
-
-
 # ── chapter 1's scalar Value ────────────────────────────────────────────────────────────────
 
 class Value:
