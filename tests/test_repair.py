@@ -19,7 +19,7 @@ from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.grading.repair_log import RepairKind, read_repairs
 
 CHAPTER = "ch03"
-FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
+FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
 WRONG_MUL_BACKWARD = ("return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
 
 
