@@ -32,5 +32,10 @@ def is_test_cell(cell):
     return cell.get("cell_type") == "code" and is_graded(cell)
 
 
+def autograded_points(notebook):
+    """The points of a notebook's test cells: what autograde can give it."""
+    return sum(marks(cell)["points"] for cell in notebook.cells if is_test_cell(cell))
+
+
 def is_solution(cell):
     return bool(marks(cell).get("solution"))

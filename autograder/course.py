@@ -2,6 +2,10 @@
 import importlib.util
 from pathlib import Path
 
+import nbformat
+
+from autograder import cell_marks, questions
+
 
 class Course:
     def __init__(self, root="."):
@@ -34,6 +38,20 @@ class Course:
 
     def chapter(self, chapter_id):
         return self.config.chapter(chapter_id)
+
+    def autograded_points(self, chapter):
+        """The points of the chapter's test cells, read from its built source notebook. They are set in one
+        place, the `test ... points=N` lines of its script; the README, the notebook's own totals and the
+        tests all read them from the cells, so they cannot disagree."""
+        path = self.notebook(self.config.SOURCE_DIR, chapter)
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: build it with `python -m autograder build {chapter.id}`")
+        return cell_marks.autograded_points(nbformat.read(path, as_version=4))
+
+    def written_points(self, chapter):
+        """The points of the chapter's written questions, which people grade: apart from the autograded
+        ones, and 0 before the chapter is built."""
+        return questions.written_points_in(self.notebook(self.config.SOURCE_DIR, chapter))
 
     def script(self, chapter):
         return self.root / "chapters" / f"{chapter.id}_{chapter.notebook}.py"

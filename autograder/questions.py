@@ -55,12 +55,6 @@ def written_points_in(path):
     return written_points(nbformat.read(path, as_version=4)) if path.exists() else 0
 
 
-def autograded_points(notebook):
-    """The points of a notebook's test cells (graded code cells)."""
-    return sum(nbgrader(cell)["points"] for cell in notebook.cells
-               if cell.get("cell_type") == "code" and nbgrader(cell).get("grade"))
-
-
 def rubric(text):
     """The rubric inside a question cell's text ('' when there is none), markers left out."""
     match = re.search(re.escape(BEGIN_RUBRIC) + r"[^\n]*\n(?P<body>.*?)\n[^\n]*" + re.escape(END_RUBRIC),

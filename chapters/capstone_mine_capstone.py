@@ -10,9 +10,9 @@
 # `Tensor` and autodiff from chapters 2 and 3, your layers and `SoftmaxLoss` from chapter 4, your
 # `Adam`, `DataLoader`, initializers and checkpoints from chapters 5 to 8, your `Trainer` from chapter
 # 9. The course's code is not used at all. The trained model must classify at least **95%** of the
-# 10,000 held-out test digits, the same threshold as chapter 9's capstone (`CAPSTONE_MLP_ACCURACY` in
-# the course's configuration). It is worth 5 bonus points, which your instructor may add to your grade;
-# no chapter's grade depends on it.
+# 10,000 held-out test digits, the same threshold as chapter 9's capstone (`MLP_ACCURACY` in
+# `autograder/student/checks/capstone.py`). Its points, written above, are bonus points, which your
+# instructor may add to your grade; no chapter's grade depends on it.
 #
 # ## Your library
 #

@@ -39,8 +39,9 @@
 #   right reason passes the hidden ones too; code tuned to the visible inputs does not.
 # * **Earlier chapters are provided.** From chapter 3 on, a notebook starts by loading a finished copy
 #   of what earlier chapters built, so a mistake in one chapter never costs points in the next.
-#
-# This chapter is worth 14 points.
+# * **What a chapter is worth** in all is written at its top, under the badges: the points of its
+#   check cells, and those of its written questions, which your instructor grades. The last cell of
+#   the notebook adds up the points your checks have earned so far.
 
 # %% provided
 import math

@@ -21,7 +21,7 @@
 # 5. the factories `zeros`, `ones`, `randn` and `rand`.
 #
 # The workflow is the one of chapter 1: fill in each `# YOUR CODE HERE`, run the check under it, and
-# remember that the hidden tests try more inputs than the visible ones. The chapter is worth 11 points.
+# remember that the hidden tests try more inputs than the visible ones.
 
 # %% provided
 import numpy as np

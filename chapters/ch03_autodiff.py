@@ -27,7 +27,7 @@
 # * The check cells are locked. When you submit, they are run again with **hidden tests** added:
 #   more shapes, more seeds, and each gradient compared with finite differences (you will meet them
 #   below). Code that passes the visible checks for the right reason passes the hidden ones too.
-# * Each check cell says on its first line what it is worth; the chapter is worth 87 points.
+# * Each check cell says on its first line what it is worth; the chapter's total is at the top.
 # * The last cell of the notebook shows where you stand: every check, passed or not, and your points.
 #   JupyterLab stops a "Run All" at the first failing check, so run that cell whenever you like. On
 #   your own machine, `python -m autograder check autodiff.ipynb` runs every check, even after a

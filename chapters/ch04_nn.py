@@ -31,8 +31,7 @@
 #   (by finite differences of that formula, as in chapter 3). Check cells are locked and run again at
 #   grading with **hidden tests** (more shapes, seeds and settings).
 # * The checks test one exercise at a time: the `Sequential` check uses stand-in layers, the loss
-#   check a stand-in `LogSumExp`, so a mistake costs only the exercise it is in. The chapter is worth
-#   55 points.
+#   check a stand-in `LogSumExp`, so a mistake costs only the exercise it is in.
 
 # %% provided
 import numpy as np

@@ -30,7 +30,7 @@
 # * The optimizer checks make their own parameters and write their gradients by hand, step after
 #   step, and compare every value with the update rule computed in NumPy (to $10^{-6}$). No model, no
 #   loss, no engine is involved: only your optimizer. Hidden tests, run at grading, try other
-#   settings and seeds. The chapter is worth 12 points.
+#   settings and seeds.
 
 # %% provided
 import numpy as np

@@ -28,7 +28,7 @@
 # * Run the check cell under it: `✔ ...` when it passes; otherwise it says what it tried, what it
 #   expected, what it received, and the usual cause.
 # * Check cells are locked and run again with **hidden tests** when you submit: more sizes, seeds
-#   and files. The chapter is worth 25 points.
+#   and files.
 
 # %% provided
 import gzip

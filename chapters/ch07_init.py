@@ -21,7 +21,7 @@
 #   never depend on them) and the course's checks.
 # * Fill in each cell that says `# YOUR CODE HERE`, delete the `raise NotImplementedError()`, and run
 #   the check under it. Check cells are locked and run again with **hidden tests** when you submit.
-# * The chapter is worth 15 points. Training takes about ten seconds.
+# * Training takes about ten seconds.
 
 # %% provided
 import matplotlib.pyplot as plt

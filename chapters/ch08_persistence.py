@@ -20,8 +20,6 @@
 # object, so a file written before you renamed a class or edited its `__init__` no longer loads, and
 # loading a pickle runs whatever code the file asks for: never open one from someone you do not
 # trust. An array file holds numbers and nothing else.
-#
-# The chapter is worth 20 points.
 
 # %% provided export
 import zipfile

@@ -29,7 +29,6 @@
 # The checks work as in chapter 3: forwards are compared with slow loops that are obviously right,
 # and every backward with central finite differences of your own forward, in float64, for an
 # all-ones and a random `out_grad`. The hidden tests add strides, paddings and shapes.
-# The chapter is worth 31 points.
 
 # %% provided export
 from numpy.lib.stride_tricks import sliding_window_view
@@ -716,10 +715,11 @@ assert verdict.passed, verdict.message
 #
 # The graded cell then trains it with chapter 9's `Trainer`, with the same recipe as the MLP capstone
 # (one epoch over the 60,000 training digits, batches of 64, `Adam(lr=0.002)`), and counts the right
-# answers on the 10,000 test digits: **97%** is needed (`CAPSTONE_CNN_ACCURACY`). The network above gets
-# about 97.8%. The cell has two minutes on one processor core, and the network above, with this
-# chapter's `Conv`, trains in about 15 seconds. A `Conv` with Python loops over pixels would never
-# finish, and a first layer without the stride (8 channels at 28 × 28) costs three times as long.
+# answers on the 10,000 test digits: **97%** is needed (`CNN_ACCURACY` in
+# `autograder/student/checks/capstone.py`). The network above gets about 97.8%. The cell has two
+# minutes on one processor core, and the network above, with this chapter's `Conv`, trains in about
+# 15 seconds. A `Conv` with Python loops over pixels would never finish, and a first layer without
+# the stride (8 channels at 28 × 28) costs three times as long.
 
 # %% solution id=build_cnn export
 def build_cnn():

@@ -80,5 +80,5 @@ def test_release_notebook_alone_runs_with_only_the_wheel(wheel_env, tmp_path, ch
     (name, message), = [(o.ename, o.evalue) for o in first_check.outputs if o.output_type == "error"]
     assert name == "AssertionError" and len(message.strip()) > 20, "the first check gave no teaching message"
     progress = "".join(o.get("text", "") for o in executed.cells[-1].outputs)
-    assert f"Progress: 0/{chapter.points} points (0%)" in progress
+    assert f"Progress: 0/{COURSE.autograded_points(chapter)} points (0%)" in progress
 

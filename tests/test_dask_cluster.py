@@ -140,7 +140,7 @@ def test_a_cluster_grades_like_serial_nbgrader_even_when_a_worker_dies(repo_cour
     differing = [s for s in expected if got.get(s) != expected[s]]
     assert sorted(got) == sorted(expected) and not differing, f"first differing student: {differing[:1]}"
     totals = {s: sum(g[5] for g in r[chapter.notebook]["grades"].values()) for s, r in got.items()}
-    assert totals["student00"] == chapter.points and totals["student01"] == 0
+    assert totals["student00"] == course.autograded_points(chapter) and totals["student01"] == 0
     assert all((course.root / course.config.AUTOGRADED_DIR / s / CHAPTER / f"{chapter.notebook}.ipynb").is_file()
                for s in notebooks)
     # the survivor graded from its own folder: the chapter's kit was shipped to it as bytes
@@ -177,6 +177,6 @@ def test_the_slurm_job_script_starts_a_worker_that_grades(built_course, tmp_path
             job.wait(60)
     assert sorted(run.graded) == ["partial", "perfect", "untouched"] and run.problems == {}
     table = scores(course, chapter)
-    assert sum(s or 0 for s, _ in table["perfect"].values()) == chapter.points
+    assert sum(s or 0 for s, _ in table["perfect"].values()) == course.autograded_points(chapter)
     assert sum(s or 0 for s, _ in table["untouched"].values()) == 0
     assert kits, "the worker did not grade in the node's own scratch"

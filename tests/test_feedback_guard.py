@@ -18,7 +18,6 @@ from autograder.grading.class_report import write_report
 from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
 from autograder.grading.nbgrader_cli import run_nbgrader
-from autograder.questions import written_points
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
@@ -131,8 +130,9 @@ def test_an_honest_page_is_the_same_with_and_without_the_guard(graded, student):
     assert "withheld" not in done.stderr
     # the honest student's written answers wait for a person: all the autograded points, out of those plus the
     # written questions'
-    source = nbformat.read(ROOT / "source" / CHAPTER / "autodiff.ipynb", as_version=4)
-    full, written = Course(ROOT).chapter(CHAPTER).points, written_points(source)
+    course = Course(ROOT)
+    chapter = course.chapter(CHAPTER)
+    full, written = course.autograded_points(chapter), course.written_points(chapter)
     assert (f"Score: {full}.0 / {full + written}.0" in visible_text(page)) == (student == "honest")
 
 

@@ -138,6 +138,11 @@ def kernel_user_processes():
     return [p.pid for p in user_processes(FALLBACK_UID)]
 
 
+def full_marks(chapter):
+    """What autograde can give the chapter: the points of its source notebook's test cells."""
+    return Course(ROOT).autograded_points(chapter)
+
+
 def check_against_specification(results, chapter):
     assert set(results) <= TOP_LEVEL_FIELDS and {"score", "tests", "output"} <= set(results)
     assert results["score"] == sum(t["score"] for t in results["tests"])
@@ -145,7 +150,7 @@ def check_against_specification(results, chapter):
         assert set(test) <= TEST_FIELDS and {"name", "score", "max_score", "output", "visibility"} <= set(test)
         assert test["visibility"] in VISIBILITIES and test["status"] in {"passed", "failed"}
         assert 0 <= test["score"] <= test["max_score"] and isinstance(test["output"], str) and test["output"]
-    assert sum(t["max_score"] for t in results["tests"]) == chapter.points
+    assert sum(t["max_score"] for t in results["tests"]) == full_marks(chapter)
     assert any(t["visibility"] == "after_due_date" for t in results["tests"]), "no hidden checks reported"
 
 
@@ -179,7 +184,7 @@ def test_run_autograder_grades_full_partial_and_broken_submissions(gradescope_ru
     chapter = gradescope_runs["chapter"]
     for name in ("perfect", "partial", "corrupt"):
         check_against_specification(gradescope_runs[name], chapter)
-    assert gradescope_runs["perfect"]["score"] == chapter.points
+    assert gradescope_runs["perfect"]["score"] == full_marks(chapter)
     assert all(t["status"] == "passed" for t in gradescope_runs["perfect"]["tests"])
     check_partial(gradescope_runs["partial"], chapter, repo_course)
     broken = gradescope_runs["corrupt"]
@@ -205,7 +210,7 @@ def test_every_chapters_results_follow_the_specification(graded_class, chapter_i
             if student == "partial":
                 check_partial(results, chapter, course)
             else:
-                assert results["score"] == chapter.points
+                assert results["score"] == full_marks(chapter)
 
 
 PLANTED_PASSWORD = "planted-Pa55word-9d1c"
@@ -291,7 +296,7 @@ def test_runner_config_keeps_settings_and_drops_secrets(tmp_path):
     exec(compile(made.text, "runner course_config.py", "exec"), namespace)
     assert namespace["GRADEBOOK_URL"] is None and "REPOSITORY" not in namespace
     assert namespace["CHAPTERS"] == module.CHAPTERS and namespace["CELL_TIMEOUT_SECONDS"] == module.CELL_TIMEOUT_SECONDS
-    assert namespace["chapter"]("ch03").points == module.chapter("ch03").points and callable(namespace["configure_nbgrader"])
+    assert namespace["chapter"]("ch03") == module.chapter("ch03") and callable(namespace["configure_nbgrader"])
 
 
 def test_the_course_config_alone_does_not_run_kernels_unprivileged():
@@ -403,7 +408,7 @@ def test_hostile_submission_gets_its_true_score(gradescope_runs):
     lost = {t["name"].split(" · ")[0] for t in results["tests"] if t["score"] < t["max_score"]}
     assert lost == set(mistake.loses)
     mul_points = sum(t["max_score"] for t in results["tests"] if t["name"].split(" · ")[0] in mistake.loses)
-    assert mul_points > 0 and results["score"] == chapter.points - mul_points
+    assert mul_points > 0 and results["score"] == full_marks(chapter) - mul_points
 
 
 @needs_root
@@ -506,4 +511,4 @@ def test_memory_and_fork_bombs_are_contained_and_cost_nothing_else(gradescope_ru
         shutil.rmtree(probe, ignore_errors=True)
     assert seen["memory"] == "MemoryError"
     assert seen.get("fork") == "BlockingIOError" and 0 < seen["forks"] < KernelLimits.processes
-    assert results["score"] == chapter.points, [t["name"] for t in results["tests"] if t["status"] == "failed"]
+    assert results["score"] == full_marks(chapter), [t["name"] for t in results["tests"] if t["status"] == "failed"]

@@ -37,7 +37,7 @@ from helpers.soak import soak
 from helpers.solved_code import in_process
 
 CHAPTER = "ch03"
-FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
+FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
 
 # A wrong Mul.backward (catalogue: mul_same_input), and the other wrong ops the variants use.
 WRONG_MUL = ("mul", "return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
@@ -257,15 +257,14 @@ def test_every_chapter_3_grade_cell_is_judged_from_the_source():
 
 @pytest.mark.parametrize("chapter_id", [c.id for c in Course(ROOT).assignments])
 def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
-    """No point of the course rests on the kernel's word: every grade cell has a judge-side plan, and their
-    points add up to the chapter's. The bonus assignments too."""
+    """No point of the course rests on the kernel's word: every grade cell has a judge-side plan. The bonus
+    assignments too."""
     notebook = source_notebook(chapter_id)
     plans = plan_notebook(notebook, JUDGED_CHECKS, KERNEL_DECIDES)
     assert {g: p.unjudged for g, p in plans.items() if p.unjudged} == {}
     graded = [c.metadata["nbgrader"] for c in notebook.cells
               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
     assert set(plans) == {m["grade_id"] for m in graded}
-    assert sum(m["points"] for m in graded) == Course(ROOT).chapter(chapter_id).points
 
 
 def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
@@ -414,7 +413,7 @@ def value_of(leaves, ops, index):
 
 # ── chapter 4: layers and losses ──
 
-CH04_FULL_MARKS = Course(ROOT).chapter("ch04").points
+CH04_FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter("ch04"))
 # catalogued wrong answers: a Module method, Sequential and a layer; the first one's cell (the Module cell, the
 # chapter's first exercise) also forges the checks, so every later check cell passes in the kernel
 
@@ -536,7 +535,7 @@ def test_a_forged_wrong_exercise_loses_exactly_its_cells_in_chapters_1_and_5(gra
     """Without the judge the forgery earns full marks; through it (graded beside the chapter's catalogue),
     only the wrong exercise's cells are lost."""
     names, forge, _ = FORGED[chapter_id]
-    full = Course(ROOT).chapter(chapter_id).points
+    full = Course(ROOT).autograded_points(Course(ROOT).chapter(chapter_id))
     plain = committed_course(tmp_path / "plain", judged=False, chapter=chapter_id)
     notebook, mistakes = forged_notebook(plain, chapter_id, names, forge)
     assert total(grade(plain, {"forged": notebook}, chapter_id)["forged"]) == full
@@ -594,7 +593,7 @@ def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(ca
 # ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──
 
 CH10 = "ch10"
-CH10_FULL_MARKS = 31
+CH10_FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter(CH10))
 
 
 def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(graded):
@@ -890,7 +889,8 @@ def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(graded, chap
     submission graded beside it keeps full marks."""
     says = FORGED[chapter_id][2]
     course, scores, _ = graded(chapter_id)
-    assert total(scores["perfect"]) == Course(ROOT).chapter(chapter_id).points and lost(scores["perfect"]) == set()
+    full = course.autograded_points(course.chapter(chapter_id))
+    assert total(scores["perfect"]) == full and lost(scores["perfect"]) == set()
     assert lost(scores["forged"]) == set(says)
     for grade_id, text in says.items():
         errors = judge_errors(course, chapter_id, "forged", grade_id)

@@ -48,7 +48,7 @@ def test_parallel_grading_scores_every_chapters_demo_class(graded_class, chapter
     expected_lost = {cell for name in catalog.DEMO_PARTIAL for cell in by_name[name].loses}
     assert {c for c, (s, m) in table["partial"].items() if (s or 0) < m} == expected_lost
     assert {c for c, (s, m) in table["perfect"].items() if (s or 0) < m} == set()
-    assert sum(m for _, m in table["perfect"].values()) == chapter.points
+    assert sum(m for _, m in table["perfect"].values()) == course.autograded_points(chapter)
     assert {c: s for c, (s, _) in table["untouched"].items() if s} == {}
 
 
@@ -77,15 +77,16 @@ def broken_class(repo_course, tmp_path_factory):
 def test_parallel_gradebook_equals_serial_nbgrader_field_by_field(broken_class):
     serial, parallel, run = broken_class
     chapter = serial.chapter(CHAPTERS[0])
+    full = serial.autograded_points(chapter)
     expected = records(serial, chapter)
     assert sorted(expected) == sorted(class_notebooks(serial, chapter))
     assert records(parallel, chapter) == expected
     totals = {s: sum(g[5] for g in r[chapter.notebook]["grades"].values()) for s, r in expected.items()}
-    assert totals["perfect"] == totals["stderr"] == chapter.points
+    assert totals["perfect"] == totals["stderr"] == full
     assert totals["untouched"] == totals["corrupt"] == 0
     # os._exit in the first exercise: that cell is skipped and the rest graded in a fresh kernel
-    assert 0 < totals["crash"] < chapter.points
-    assert 0 < totals["partial"] < chapter.points and 0 <= totals["loop"] < chapter.points
+    assert 0 < totals["crash"] < full
+    assert 0 < totals["partial"] < full and 0 <= totals["loop"] < full
 
 
 def test_broken_submissions_are_recorded_and_never_stop_the_run(broken_class):
@@ -152,7 +153,7 @@ def test_interrupted_run_resumes_where_it_stopped(repo_course, tmp_path):
     final = records(course, chapter)
     assert sorted(final) == students
     assert all(r[chapter.notebook]["grades"] == final[students[0]][chapter.notebook]["grades"] for r in final.values())
-    assert sum(g[5] for g in final[students[0]][chapter.notebook]["grades"].values()) == chapter.points
+    assert sum(g[5] for g in final[students[0]][chapter.notebook]["grades"].values()) == course.autograded_points(chapter)
 
 
 # What a kernel running as the instructor (no sandbox) can do to its worker: plant triggers in the

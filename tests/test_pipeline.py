@@ -27,7 +27,7 @@ def test_solution_earns_full_marks(graded, built_course, chapter_id):
     _, scores, _ = graded(chapter_id)
     chapter = built_course.chapter(chapter_id)
     assert lost_cells(scores["perfect"]) == set()
-    assert sum(m for _, m in scores["perfect"].values()) == chapter.points
+    assert sum(m for _, m in scores["perfect"].values()) == built_course.autograded_points(chapter)
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)

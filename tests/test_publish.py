@@ -237,7 +237,7 @@ def test_release_notebook_runs_from_the_published_tree_alone(published, tmp_path
     first_check = next(c for c in executed.cells if c.metadata.get("nbgrader", {}).get("grade"))
     (name, message), = [(o.ename, o.evalue) for o in first_check.outputs if o.output_type == "error"]
     assert name == "AssertionError" and len(message.strip()) > 20, "the first check gave no teaching message"
-    assert f"Progress: 0/{chapter.points} points (0%)" in "".join(o.get("text", "") for o in executed.cells[-1].outputs)
+    assert f"Progress: 0/{COURSE.autograded_points(chapter)} points (0%)" in "".join(o.get("text", "") for o in executed.cells[-1].outputs)
 
     solved = tmp_path / "solved"                  # chapter 3's checks work with later chapters' withheld
     shutil.copytree(ROOT / COURSE.config.SOLUTIONS_DIR / chapter.id, solved)

@@ -70,11 +70,11 @@ def test_every_chapter_shows_its_written_points_apart_from_the_autograded_ones(r
     table = chapter_table(repo_course)
     for chapter in repo_course.chapters:
         source = notebooks(repo_course, chapter.id)["SOURCE_DIR"]
-        assert questions.autograded_points(source) == chapter.points
+        autograded, written = repo_course.autograded_points(chapter), repo_course.written_points(chapter)
+        assert written == questions.written_points(source) > 0
         row = next(line for line in table.splitlines() if f"{int(chapter.id[2:])} · {chapter.title}" in line)
-        assert f"| {chapter.points} | {questions.written_points(source)} |" in row
-        progress = source.cells[-1].source
-        assert f"written={questions.written_points(source)})" in progress
+        assert f"| {autograded} | {written} |" in row
+        assert f"written={written})" in source.cells[-1].source
 
 
 SCRIPT = """# %% [markdown] locked
@@ -173,9 +173,9 @@ def grades(course):
 
 def test_autograde_leaves_answers_to_people_and_scores_blank_ones_zero(hand_graded):
     course, (before, _), _, _ = hand_graded
-    chapter = course.chapter(CHAPTER)
+    full = course.autograded_points(course.chapter(CHAPTER))
     code = {s: sum(v[0] for c, v in cells.items() if not c.startswith("q_")) for s, cells in before.items()}
-    assert code == {"answered": chapter.points, "blank": chapter.points, "reshaped": chapter.points}
+    assert code == {"answered": full, "blank": full, "reshaped": full}
     assert before["answered"]["q_accumulate"] == (None, None, True, 2.0)       # waits for a person
     assert before["answered"]["q_backward_cost"] == (None, None, True, 2.0)
     assert before["blank"]["q_accumulate"] == (0.0, None, False, 2.0)          # nothing written: 0, nobody needed
@@ -206,9 +206,10 @@ def test_hand_grades_land_in_the_gradebook_and_the_exported_csv(hand_graded):
         assert after[student][cell][1:3] == (score, False)
     with open(course.root / "grades.csv", newline="", encoding="utf-8") as handle:
         rows = {r["student_id"]: r for r in csv.DictReader(handle) if r["assignment"] == CHAPTER}
-    total = chapter.points + 4
+    full = course.autograded_points(chapter)
+    total = full + course.written_points(chapter)
     assert {s: (float(r["score"]), float(r["max_score"])) for s, r in rows.items()} == {
-        "answered": (chapter.points + 3.5, total), "blank": (chapter.points, total), "reshaped": (chapter.points + 1, total)}
+        "answered": (full + 3.5, total), "blank": (full, total), "reshaped": (full + 1, total)}
 
 
 def feedback_text(course, student):

@@ -21,7 +21,7 @@ from helpers.course_paths import ROOT
 from helpers.readable_text import visible_text
 
 CHAPTER = "ch03"
-FULL_MARKS = Course(ROOT).chapter(CHAPTER).points
+FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
 WRONG_MUL_BACKWARD = ("return out_grad * b, out_grad * a", "return out_grad * a, out_grad * b")
 
 

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")
 
 CHAPTER, NOTEBOOK = "ch03", "autodiff.ipynb"
-POINTS = Course(ROOT).chapter(CHAPTER).points
+POINTS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
 CELL_TIMEOUT = 10          # the endless cell costs this long; far above any chapter 3 cell
 MARK = "737.25"            # every process a hostile student leaves behind is `sleep 737.25`
 

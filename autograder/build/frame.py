@@ -1,6 +1,7 @@
 """The cells every chapter notebook gets from the build, so no chapter script repeats them.
 
-* a locked badge cell on top: open this chapter in Colab, or the course on Binder;
+* a locked badge cell on top: open this chapter in Colab, or the course on Binder, and what the chapter
+  is worth, summed from its cells (no chapter script states its total, so none can state it wrong);
 * in chapters built on earlier ones, an unlocked first code cell with the USE_MY_LIBRARY switch
   (autograder/student/my_library.py), explained by a locked markdown cell above it;
 * a locked set-up cell before the chapter's first code cell: on Colab it installs the course package at the
@@ -33,9 +34,23 @@ def locked(cell, cell_id):
     return cell
 
 
-def badge_markdown(config, chapter):
+def badge_markdown(config, chapter, checks, written):
     return (f"[![Open in Colab]({COLAB_BADGE})]({config.colab_url(chapter)}) "
-            f"[![Binder]({BINDER_BADGE})]({config.binder_url()})")
+            f"[![Binder]({BINDER_BADGE})]({config.binder_url()})\n\n"
+            + points_sentence(sum(checks.values()), written, bonus=chapter in getattr(config, "BONUS", [])))
+
+
+def points_sentence(autograded, written, bonus=False):
+    """What the chapter is worth: its check cells' points, and apart from them its written questions'."""
+    kind = "bonus point" if bonus else "point"
+    sentence = f"This notebook's check cells are worth **{plural(autograded, kind)}**"
+    if written:
+        sentence += f", and its written questions **{plural(written, 'point')}** more, graded by your instructor"
+    return sentence + "."
+
+
+def plural(count, noun):
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def setup_source(config, chapter, support_files, switch=False):
@@ -135,7 +150,9 @@ def add_frame(notebook, config, chapter, support_files):
         switch_cell.id = SWITCH_ID     # no nbgrader metadata: the student's to edit, and autograde keeps it
         notebook.cells[first_code:first_code] = [
             locked(nbformat.v4.new_markdown_cell(SWITCH_TEXT), SWITCH_TITLE_ID), switch_cell]
-    notebook.cells.insert(0, locked(nbformat.v4.new_markdown_cell(badge_markdown(config, chapter)), BADGES_ID))
+    written = written_points(notebook)
+    notebook.cells.insert(0, locked(nbformat.v4.new_markdown_cell(
+        badge_markdown(config, chapter, checks, written)), BADGES_ID))
     if any(EXPORT_TAG in cell.metadata.get("tags", []) for cell in notebook.cells):
         notebook.cells.append(locked(nbformat.v4.new_markdown_cell(KEEP_TEXT), KEEP_TITLE_ID))
         notebook.cells.append(locked(nbformat.v4.new_code_cell(
@@ -146,5 +163,5 @@ def add_frame(notebook, config, chapter, support_files):
         "## Where you stand\n\nThe cell below lists every check of this notebook with what it said when you last "
         "ran it. The same table comes from `python -m autograder check` on the command line."), PROGRESS_TITLE_ID))
     notebook.cells.append(locked(nbformat.v4.new_code_cell(
-        progress_source(chapter, checks, written_points(notebook))), PROGRESS_ID))
+        progress_source(chapter, checks, written)), PROGRESS_ID))
     return notebook

@@ -1,8 +1,6 @@
-"""The READMEs' chapter tables, generated from course_config.py and the source notebooks so they
+"""The READMEs' chapter tables, generated from course_config.py and the source notebooks' cells so they
 never drift from the course, and the whole README of the student distribution (autograder/build/publish.py)."""
 import re
-
-from autograder.questions import written_points_in
 
 BEGIN, END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -10,20 +8,21 @@ BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 def chapter_table(course, chapters=None):
     """One row per chapter: its autograded points, and apart from them the points of its written
-    questions, which people grade in formgrader (read from the built source notebook)."""
+    questions, which people grade in formgrader (both read from the built source notebook's cells)."""
     cfg = course.config
     chapters = course.chapters if chapters is None else chapters
     rows = ["| chapter | notebook | autograded points | written questions (graded by hand) | open in Colab |",
             "|---|---|---|---|---|"]
-    written_total = 0
+    autograded_total = written_total = 0
     for chapter in chapters:
         number = int(chapter.id[2:])
         notebook = f"{cfg.RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb"
-        written = written_points_in(course.notebook(cfg.SOURCE_DIR, chapter))
+        autograded, written = course.autograded_points(chapter), course.written_points(chapter)
+        autograded_total += autograded
         written_total += written
-        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {chapter.points} | {written} | "
+        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {autograded} | {written} | "
                     f"[![Open in Colab]({BADGE})]({cfg.colab_url(chapter)}) |")
-    rows.append(f"| | **total** | **{sum(c.points for c in chapters)}** | **{written_total}** | |")
+    rows.append(f"| | **total** | **{autograded_total}** | **{written_total}** | |")
     return "\n".join(rows)
 
 
@@ -53,7 +52,7 @@ def student_readme(course, released, solved, bonus=()):
     paths = [f"{cfg.SOLUTIONS_DIR}/{c.id}/{c.notebook}.ipynb" for c in solved]
     solutions = "".join(f"* [`{path}`]({path})\n" for path in paths)
     extras = "".join(f"* [`{cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb`]({cfg.RELEASE_DIR}/{b.id}/{b.notebook}.ipynb): "
-                     f"{b.title} ({b.points} bonus points; hand in the notebook with your `mybabygrad/` folder beside it)\n"
+                     f"{b.title} ({course.autograded_points(b)} bonus points; hand in the notebook with your `mybabygrad/` folder beside it)\n"
                      for b in bonus)
     return STUDENT_README.format(
         binder=cfg.binder_url(), table=chapter_table(course, released), repository=cfg.PUBLISHED_REPOSITORY,

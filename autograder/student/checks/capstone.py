@@ -2,9 +2,9 @@
 
 The recipe (data, epochs, batch size, optimizer, seed) is the course's and fixed; the model is the
 student's. The accuracy is counted here, on the 10,000 test digits, not by the student's code.
-The thresholds below are the course's: course_config.py states the same numbers (CAPSTONE_*), and a
-test keeps the two equal. They live here too because a student's notebook (on Colab, say) has the
-course's package but not its configuration file.
+The thresholds below are the course's, and this is their one place: the check, the judge and the
+prose read them here, because a student's notebook (on Colab, say) has the course's package but not
+its configuration file.
 """
 import time
 from dataclasses import dataclass
@@ -17,6 +17,8 @@ from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.datasets import mnist_files
 from autograder.student.verdict import failed, passed
 
+# Held-out accuracy a student's model must reach, trained by the fixed recipe with the student's library.
+# The reference solutions reach 96.6% (MLP) and 97.8% (CNN).
 MLP_ACCURACY = 0.95
 CNN_ACCURACY = 0.97
 
