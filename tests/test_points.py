@@ -7,7 +7,7 @@ import shutil
 
 import nbformat
 import pytest
-from conftest import ROOT
+from helpers.course_paths import ROOT
 
 from autograder import cell_marks, questions
 from autograder.build import frame
