@@ -96,12 +96,9 @@ ATTACKS = {
 
 
 def committed_course(target, judged=True, chapter=CHAPTER):
-    """A course folder with one chapter (3 unless told) as committed (source, release, demo), registered in a
-    fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
-
-
     """A course folder with `chapter` (chapter 3 by default) as committed (source, release, demo), registered
-    in a fresh gradebook. Without the judge, autograde runs nbgrader's plain Execute: what the course did before."""
+    in a fresh gradebook. Without the judge, autograde runs nbgrader's Execute with the course's kernel
+    environment (EnvironmentExecute), unsandboxed: what the course did before the judge."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy2(ROOT / name, target / name)
@@ -111,7 +108,7 @@ def committed_course(target, judged=True, chapter=CHAPTER):
     shutil.copy2(ROOT / "demo" / "mistakes" / f"{chapter}.py", target / "demo" / "mistakes")
     if not judged:
         config = (target / "course_config.py").read_text(encoding="utf-8")
-        config, count = re.subn(r"\bJudgedExecute, IgnorePattern", "Execute, IgnorePattern", config)
+        config, count = re.subn(r"\bJudgedExecute, IgnorePattern", "EnvironmentExecute, IgnorePattern", config)
         assert count == 1, "course_config.py no longer lists JudgedExecute first in autograde_preprocessors"
         (target / "course_config.py").write_text(config, encoding="utf-8")
     course = Course(target)
