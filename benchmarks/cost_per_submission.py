@@ -202,14 +202,14 @@ def scratch_course(scratch, chapter, submissions):
     register(course, chapter)
     with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
         kit = chapter_kit(course, chapter, gradebook)
-    kit_root = file_bundle.unpack(kit["files"], scratch / f"kit-{chapter.id}")
+    kit_root = file_bundle.unpack(kit.files, scratch / f"kit-{chapter.id}")
     students = {}
     for n in range(submissions):
         folder = scratch / "inbox" / f"student{n:02d}"
         shutil.copytree(ROOT / "release" / chapter.id, folder)
         shutil.copy(ROOT / "demo" / "submitted" / "perfect" / chapter.id / f"{chapter.notebook}.ipynb", folder)
         students[folder.name] = folder
-    return kit_root, kit["settings"], students
+    return kit_root, kit.settings, students
 
 
 def grade_chapter(watch, chapter, submissions, scratch):
@@ -219,6 +219,7 @@ def grade_chapter(watch, chapter, submissions, scratch):
 
     import course_config as cfg
     from autograder.course import Course
+    from autograder.grading.protocol import Submission
     from autograder.grading.worker import course_settings, grade_one, prepare
     full = Course(ROOT).autograded_points(chapter)
     kit_root, settings, students = scratch_course(scratch, chapter, submissions)
@@ -227,22 +228,19 @@ def grade_chapter(watch, chapter, submissions, scratch):
     started = time.perf_counter()
     api = NbGraderAPI(config=course_settings(kit_root, worker))
     api_seconds = time.perf_counter() - started
-    paths = {"kit": kit_root, "worker": worker, "submitted": settings["submitted"],
-             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"]}
     runs = []
     for student, folder in students.items():
-        task = {"student": student, "chapter": chapter.id, "notebook": chapter.notebook,
-                "cell_timeout": cfg.CELL_TIMEOUT_SECONDS, "extension": None, "submission": str(folder)}
+        submission = Submission(student, chapter.id, chapter.notebook, cfg.CELL_TIMEOUT_SECONDS, folder=str(folder))
         watch.take()
         started = time.perf_counter()
-        result = grade_one(api, task, paths)
+        result = grade_one(api, submission, settings, kit_root, worker)
         total = time.perf_counter() - started
         seconds, counts = watch.take()
-        assert result["success"] and result["problem"] is None, result
-        with Gradebook(result["gradebook"]) as gradebook:
+        assert result.success and result.problem is None, result
+        with Gradebook(f"sqlite:///{result.gradebook}") as gradebook:
             score = gradebook.find_submission(chapter.id, student).score
         assert score == full, f"{chapter.id} {student}: {score} of {full}"
-        shutil.rmtree(result["handoff"])
+        shutil.rmtree(result.folder)
         runs.append((total, seconds, counts))
     return api_seconds, runs
 

@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 
-def pack(folder) -> bytes:
+def pack(folder: str | Path) -> bytes:
     """The folder's regular files, in a gzip'd tar with sorted names and no owners or times, so the same
     files give the same bytes."""
     folder = Path(folder)
@@ -25,7 +25,7 @@ def pack(folder) -> bytes:
     return buffer.getvalue()
 
 
-def unpack(data: bytes, folder) -> Path:
+def unpack(data: bytes, folder: str | Path) -> Path:
     """Write what `pack` made into `folder` (created); return the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder import __version__
 from autograder.grading import file_bundle
 from autograder.grading.gradebook_merge import copy_assignment, create_like
+from autograder.grading.protocol import GradingKit, GradingSettings
 from autograder.grading.runner_config import runner_config
 
 KIT_GRADEBOOK = "gradebook.db"      # a kit's gradebook, which knows the chapter, under this name
@@ -48,7 +49,7 @@ def autograde_source(course, chapter):
     return notebook
 
 
-def chapter_kit(course, chapter, gradebook, unsafe=False):
+def chapter_kit(course, chapter, gradebook, unsafe=False) -> GradingKit:
     """What every grading task needs besides the submission, as bytes: the chapter's autograde source
     and support files, nbgrader_config.py, course_config.py without its secrets (a remote worker never
     sees solutions or the gradebook's password), a gradebook that knows the chapter, and the settings
@@ -62,6 +63,6 @@ def chapter_kit(course, chapter, gradebook, unsafe=False):
         with Gradebook(url, course_id=cfg.COURSE_ID) as kit_gradebook:
             copy_assignment(gradebook, kit_gradebook, chapter.id)
         files = file_bundle.pack(folder)
-    settings = {"chapter": chapter.id, "source": cfg.SOURCE_DIR, "submitted": cfg.SUBMITTED_DIR,
-                "autograded": cfg.AUTOGRADED_DIR, "ledger": cfg.LEDGER_DIR, "unsafe": unsafe}
-    return {"version": __version__, "settings": settings, "files": files}
+    settings = GradingSettings(chapter=chapter.id, source=cfg.SOURCE_DIR, submitted=cfg.SUBMITTED_DIR,
+                               autograded=cfg.AUTOGRADED_DIR, ledger=cfg.LEDGER_DIR, unsafe=unsafe)
+    return GradingKit(version=__version__, settings=settings, files=files)

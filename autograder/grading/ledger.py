@@ -5,16 +5,25 @@ resumes where it stopped and a repeated run does no work twice. A student is gra
 their submitted files change (or with --force). Problems are kept for the instructor in
 `<LEDGER_DIR>/<chapter>_problems.csv`.
 """
+from __future__ import annotations
+
 import csv
 import hashlib
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.grading.protocol import Problem
+
+if TYPE_CHECKING:
+    from autograder.course import Course
+    from course_config import Chapter
 
 PROBLEM_FIELDS = ["student", "kind", "reason"]
 
 
-def fingerprint(folder):
+def fingerprint(folder: str | Path) -> str:
     """A hash of every file in a submission folder, names and contents (checkpoints ignored)."""
     digest = hashlib.sha256()
     folder = Path(folder)
@@ -25,16 +34,18 @@ def fingerprint(folder):
 
 
 class Ledger:
-    def __init__(self, course, chapter):
+    """`<LEDGER_DIR>/<chapter>.json`: {student: {"fingerprint", and "kind" and "reason" if a problem}}."""
+
+    def __init__(self, course: Course, chapter: Chapter):
         self.folder = course.root / course.config.LEDGER_DIR
         self.path = self.folder / f"{chapter.id}.json"
         self.problems_path = self.folder / f"{chapter.id}_problems.csv"
         self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
 
-    def is_current(self, student, print_):
+    def is_current(self, student: str, print_: str) -> bool:
         return self.entries.get(student, {}).get("fingerprint") == print_
 
-    def record(self, student, print_, problem=None):
+    def record(self, student: str, print_: str, problem: Problem | None = None) -> None:
         """Note a student as graded (with the problem nbgrader met, if any), and save at once."""
         entry = {"fingerprint": print_}
         if problem:
@@ -45,12 +56,12 @@ class Ledger:
         partial.write_text(json.dumps(self.entries, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(partial, self.path)          # a run killed here leaves the previous ledger intact
 
-    def problems(self, students=None):
-        """{student: (kind, reason)} for the graded students whose submission had a problem."""
-        return {s: (e["kind"], e["reason"]) for s, e in sorted(self.entries.items())
+    def problems(self, students: set[str] | None = None) -> dict[str, Problem]:
+        """The graded students whose submission had a problem, and the problem."""
+        return {s: Problem(e["kind"], e["reason"]) for s, e in sorted(self.entries.items())
                 if "kind" in e and (students is None or s in students)}
 
-    def write_problems(self, students=None):
+    def write_problems(self, students: set[str] | None = None) -> Path:
         """The problems as a CSV an instructor can open; returns its path."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with open(self.problems_path, "w", newline="", encoding="utf-8") as handle:

@@ -3,7 +3,7 @@
 nbgrader grades one submission after another (jupyter/nbgrader#174). Here each submission is one Dask
 task (task.grade_submission): it receives the chapter's kit and the student's files as bytes,
 grades them with nbgrader's own API in a private folder and SQLite gradebook on whichever worker runs
-it, and returns the gradebook and the autograded notebook as bytes. This process merges each result
+it, and returns the gradebook and the autograded notebook as bytes (the records are in protocol.py). This process merges each result
 into the course gradebook (SQLite or PostgreSQL) through nbgrader's API and writes the autograded
 notebook into `autograded/`. The scores are those serial `nbgrader autograde` writes.
 
@@ -13,13 +13,17 @@ submission that crashes, hangs or is corrupt is recorded for its student (zero p
 ledger) and never stops the run; a worker that dies has its tasks run again elsewhere by Dask; the
 ledger makes a re-run resume where an interrupted one stopped.
 """
+from __future__ import annotations
+
 import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbgrader.api import Gradebook, MissingEntry
 from tqdm import tqdm
@@ -35,9 +39,14 @@ from autograder.grading.gradebook_merge import (
 from autograder.grading.kit import KIT_GRADEBOOK, chapter_kit
 from autograder.grading.ledger import Ledger, fingerprint
 from autograder.grading.nbgrader_cli import nbgrader_env
-from autograder.grading.repair_log import Repair, record_student_repairs
+from autograder.grading.protocol import GradingKit, GradingResult, Problem, Submission
+from autograder.grading.repair_log import record_student_repairs
 from autograder.grading.task import GradingSetupError, grade_submission
-from autograder.grading.worker import error_line, unscored
+from autograder.grading.worker import error_line
+
+if TYPE_CHECKING:
+    from autograder.course import Course
+    from course_config import Chapter
 
 # Submissions sent ahead per thread of the cluster: enough to keep every worker busy, few enough that
 # a class of thousands is never all in memory at once.
@@ -48,20 +57,21 @@ AHEAD_PER_THREAD = 4
 class GradingRun:
     """What a run did: students graded now, students already graded before, and problems met."""
 
-    graded: list = field(default_factory=list)
-    skipped: list = field(default_factory=list)
-    problems: dict = field(default_factory=dict)
-    problems_csv: Path = None
-    dashboard: str = None
+    graded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    problems: dict[str, Problem] = field(default_factory=dict)
+    problems_csv: Path | None = None
+    dashboard: str | None = None
 
 
-def submitted_students(course, chapter):
+def submitted_students(course: Course, chapter: Chapter) -> list[str]:
     base = course.root / course.config.SUBMITTED_DIR
     return sorted(p.name for p in base.iterdir() if (p / chapter.id).is_dir()) if base.is_dir() else []
 
 
-def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submission_timeout=None, unsafe=False,
-                  scheduler=None):
+def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, force: bool = False,
+                  progress: bool = True, submission_timeout: float | None = None, unsafe: bool = False,
+                  scheduler: str | None = None) -> GradingRun:
     """Autograde the chapter's submissions in `submitted/` on the Dask cluster at `scheduler` (default: a
     LocalCluster of `jobs` threads, one per core); return a GradingRun. `unsafe` lets kernels run
     unsandboxed where bwrap is unusable (SandboxedExecute.unsafe)."""
@@ -104,7 +114,7 @@ def grade_chapter(course, chapter, jobs=None, force=False, progress=True, submis
 
 
 @contextmanager
-def grading_client(scheduler, threads, dashboard=True):
+def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
     """A Dask client: of the cluster at `scheduler`, or of a LocalCluster with `threads` threads in this
     process. Local threads are enough: each grades in a process of its own (task.py)."""
     from distributed import Client, LocalCluster
@@ -120,7 +130,8 @@ def grading_client(scheduler, threads, dashboard=True):
             yield client
 
 
-def _graded(client, kit, course, chapter, gradebook, students, submitted, timeout):
+def _graded(client, kit: GradingKit, course: Course, chapter: Chapter, gradebook: Gradebook, students: list[str],
+            submitted: dict[str, Path], timeout: float) -> Iterator[tuple[str, GradingResult]]:
     """Yield (student, result) as the cluster finishes them, keeping a bounded number in flight. A task
     whose worker died is run again by Dask elsewhere; one that killed workers again and again
     (KilledWorker) is reported for its student like a crash."""
@@ -131,10 +142,9 @@ def _graded(client, kit, course, chapter, gradebook, students, submitted, timeou
     waiting, owner = iter(students), {}
 
     def submit(student):
-        task = {"student": student, "chapter": chapter.id, "notebook": chapter.notebook,
-                "cell_timeout": course.config.CELL_TIMEOUT_SECONDS,
-                "extension": extension(gradebook, chapter.id, student)}
-        future = client.submit(grade_submission, shared_kit, task, file_bundle.pack(submitted[student]), timeout,
+        submission = Submission(student, chapter.id, chapter.notebook, course.config.CELL_TIMEOUT_SECONDS,
+                                extension=extension(gradebook, chapter.id, student))
+        future = client.submit(grade_submission, shared_kit, submission, file_bundle.pack(submitted[student]), timeout,
                                key=f"grade-{chapter.id}-{student}-{os.urandom(4).hex()}", pure=False)
         owner[future.key] = student
         return future
@@ -147,12 +157,12 @@ def _graded(client, kit, course, chapter, gradebook, students, submitted, timeou
             try:
                 result = future.result()
             except KilledWorker:
-                result = unscored(student, "crash", "every worker that ran this submission died (out of memory?); "
-                                                    "no exercise was scored")
+                result = GradingResult.unscored(student, "crash", "every worker that ran this submission died "
+                                                                  "(out of memory?); no exercise was scored")
             except GradingSetupError:
                 raise
             except Exception as error:
-                result = unscored(student, "error", f"grading failed: {error_line(error)}")
+                result = GradingResult.unscored(student, "error", f"grading failed: {error_line(error)}")
             future.release()
             following = next(waiting, None)
             if following is not None:
@@ -163,7 +173,8 @@ def _graded(client, kit, course, chapter, gradebook, students, submitted, timeou
         raise
 
 
-def _already_graded(course, chapter, gradebook, ledger, student, print_):
+def _already_graded(course: Course, chapter: Chapter, gradebook: Gradebook, ledger: Ledger, student: str,
+                    print_: str) -> bool:
     """The same files were graded before, and their grades and autograded notebook are in place."""
     if not ledger.is_current(student, print_):
         return False
@@ -175,20 +186,20 @@ def _already_graded(course, chapter, gradebook, ledger, student, print_):
     return graded.is_dir() or student in ledger.problems()
 
 
-def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
+def _keep(course: Course, chapter: Chapter, gradebook: Gradebook, ledger: Ledger, result: GradingResult, print_: str,
+          late_rule) -> None:
     """Put one result in the course: gradebook first, then the autograded notebook, then the ledger.
 
     The result's gradebook sat next to a kernel that ran student code, so it is untrusted (see
     gradebook_merge): only this student's scores for the course's cells are read, clamped; a gradebook
     that cannot even be read leaves the student ungraded.
     """
-    student = result["student"]
-    problem = result.get("problem")
+    student, problem = result.student, result.problem
     merged = False
-    if result.get("gradebook"):
+    if result.gradebook:
         with tempfile.TemporaryDirectory(prefix="babygrad-merge-") as scratch:
             url = f"sqlite:///{Path(scratch) / KIT_GRADEBOOK}"
-            (Path(scratch) / KIT_GRADEBOOK).write_bytes(result["gradebook"])
+            (Path(scratch) / KIT_GRADEBOOK).write_bytes(result.gradebook)
             try:
                 with Gradebook(url, course_id=course.config.COURSE_ID) as worker_gb:
                     worker_gb.find_submission(chapter.id, student)
@@ -196,19 +207,18 @@ def _keep(course, chapter, gradebook, ledger, result, print_, late_rule):
                                              submitted_timestamp(course, chapter.id, student), late_rule)
                 merged = True
                 if notes and problem is None:
-                    problem = ("tampered", notes.describe())
+                    problem = Problem("tampered", notes.describe())
             except MissingEntry:
                 gradebook.db.rollback()
             except Exception as error:                       # a gradebook the kernel could have corrupted
                 gradebook.db.rollback()
-                problem = problem or ("error", f"the worker's gradebook could not be read ({error_line(error)}); "
-                                               "no exercise was scored")
+                problem = problem or Problem("error", f"the worker's gradebook could not be read "
+                                                      f"({error_line(error)}); no exercise was scored")
     if not merged:
         record_ungraded(gradebook, chapter.id, student)
     target = course.root / course.config.AUTOGRADED_DIR / student / chapter.id
     shutil.rmtree(target, ignore_errors=True)
-    if result.get("autograded"):
-        file_bundle.unpack(result["autograded"], target)
-    record_student_repairs(ledger.folder, chapter.id, student,
-                           [Repair.from_row(row) for row in result.get("repairs", [])])
+    if result.autograded:
+        file_bundle.unpack(result.autograded, target)
+    record_student_repairs(ledger.folder, chapter.id, student, list(result.repairs))
     ledger.record(student, print_, problem)

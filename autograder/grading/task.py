@@ -1,16 +1,17 @@
 """The Dask task that grades one submission, on whichever worker of the cluster runs it.
 
-It receives everything as bytes (the chapter's kit, shared by all tasks of a run, and the student's
-submitted folder) and returns everything as bytes (the private gradebook, the autograded folder), so
-a worker needs no filesystem shared with the instructor's machine; it needs only this package.
+It receives everything as bytes (the chapter's GradingKit, shared by all tasks of a run, and the
+student's submitted folder) and returns a GradingResult whose files are bytes (the private gradebook,
+the autograded folder), so a worker needs no filesystem shared with the instructor's machine; it needs
+only this package. The records it exchanges are in protocol.py.
 
 Each thread of a worker keeps one grading process (worker.py), which grades one student after
 another; a submission that overruns its time or kills the process gets a problem report, the process
 is stopped with its kernels, and the thread's next task starts a new one.
 """
 import atexit
+import dataclasses
 import hashlib
-import json
 import os
 import shutil
 import socket
@@ -23,31 +24,31 @@ from pathlib import Path
 
 from autograder import __version__
 from autograder.grading import file_bundle
-from autograder.grading.kit import KIT_GRADEBOOK
-from autograder.grading.worker import kill_descendants, unscored
+from autograder.grading.protocol import GradingKit, GradingResult, GradingSettings, Handoff, Hello, Submission
+from autograder.grading.worker import kill_descendants
 
 
 class GradingSetupError(RuntimeError):
     """The course or the worker, not a submission, is at fault: nothing can be graded there."""
 
 
-def grade_submission(kit, task, submission, timeout):
-    """Grade `submission` (file_bundle bytes of the student's submitted folder) with the chapter's `kit`;
-    return {"student", "success", "problem", "repairs", "gradebook": bytes|None, "autograded": bytes|None}."""
-    if kit["version"] != __version__:
-        raise GradingSetupError(f"this worker runs autograder {__version__}, the course {kit['version']}: "
+def grade_submission(kit: GradingKit, submission: Submission, files: bytes, timeout: float) -> GradingResult:
+    """Grade `submission`, whose `files` are file_bundle bytes of the student's submitted folder, with the
+    chapter's `kit`."""
+    if kit.version != __version__:
+        raise GradingSetupError(f"this worker runs autograder {__version__}, the course {kit.version}: "
                                 "install the course's package on every worker")
     root = _scratch()
     kit_root = _unpacked(kit, root)
-    inbox = file_bundle.unpack(submission, Path(tempfile.mkdtemp(prefix=f"{task['student']}-", dir=root)))
+    inbox = file_bundle.unpack(files, Path(tempfile.mkdtemp(prefix=f"{submission.student}-", dir=root)))
     try:
-        result = _grader(kit_root, kit["settings"]).grade(dict(task, submission=str(inbox)), timeout)
+        handoff = _grader(kit_root, kit.settings).grade(dataclasses.replace(submission, folder=str(inbox)), timeout)
     finally:
         shutil.rmtree(inbox, ignore_errors=True)
-    return _as_bytes(result)
+    return _as_bytes(handoff)
 
 
-def _scratch():
+def _scratch() -> Path:
     """The worker's own scratch folder (Dask's local directory), or a temporary one outside Dask."""
     try:
         from distributed import get_worker
@@ -61,35 +62,32 @@ def _scratch():
 _lock = threading.Lock()
 
 
-def _unpacked(kit, root):
+def _unpacked(kit: GradingKit, root: Path) -> Path:
     """The kit's files in the worker's scratch, unpacked once per worker and kit."""
-    folder = root / f"kit-{hashlib.sha256(kit['files']).hexdigest()[:16]}"
+    folder = root / f"kit-{hashlib.sha256(kit.files).hexdigest()[:16]}"
     with _lock:
         if not folder.is_dir():
             partial = Path(tempfile.mkdtemp(prefix="kit-", dir=root))
-            file_bundle.unpack(kit["files"], partial)
+            file_bundle.unpack(kit.files, partial)
             partial.rename(folder)
     return folder
 
 
-def _as_bytes(result):
-    """The grading process's result, its handoff folder read into bytes and removed."""
-    handoff = result.pop("handoff", None)
-    gradebook, autograded = result.pop("gradebook", None), result.pop("autograded", None)
-    result["gradebook"] = result["autograded"] = None
-    if handoff:
-        if gradebook and Path(handoff, KIT_GRADEBOOK).is_file():
-            result["gradebook"] = Path(handoff, KIT_GRADEBOOK).read_bytes()
-        if autograded:
-            result["autograded"] = file_bundle.pack(autograded)
-        shutil.rmtree(handoff, ignore_errors=True)
+def _as_bytes(handoff: Handoff) -> GradingResult:
+    """The grading process's answer, its handoff folder read into bytes and removed."""
+    gradebook, autograded = handoff.gradebook, handoff.autograded
+    result = GradingResult(handoff.student, success=handoff.success, problem=handoff.problem,
+                           repairs=handoff.repairs, gradebook=gradebook.read_bytes() if gradebook else None,
+                           autograded=file_bundle.pack(autograded) if autograded else None)
+    if handoff.folder:
+        shutil.rmtree(handoff.folder, ignore_errors=True)
     return result
 
 
-_graders = {}          # (thread id, kit folder) -> GradingProcess
+_graders: dict[tuple[int, str], "GradingProcess"] = {}          # (thread id, kit folder) -> GradingProcess
 
 
-def _grader(kit_root, settings):
+def _grader(kit_root: Path, settings: GradingSettings) -> "GradingProcess":
     key = (threading.get_ident(), str(kit_root))
     with _lock:
         for other in [k for k in _graders if k[0] == key[0] and k != key]:     # this thread, another kit
@@ -100,7 +98,7 @@ def _grader(kit_root, settings):
 
 
 @atexit.register
-def _stop_all():
+def _stop_all() -> None:
     with _lock:
         graders = list(_graders.values())
         _graders.clear()
@@ -114,16 +112,16 @@ class GradingProcess:
     A plain subprocess, not a multiprocessing child: a worker under a Dask nanny is a daemonic process,
     which multiprocessing forbids to have children."""
 
-    def __init__(self, kit_root, settings):
+    def __init__(self, kit_root: Path, settings: GradingSettings):
         self.kit_root, self.settings = Path(kit_root), settings
         self.process = self.conn = None
 
-    def grade(self, task, timeout):
-        """The result for one task; a problem report in it when the submission overran or crashed."""
+    def grade(self, submission: Submission, timeout: float) -> Handoff:
+        """The grading process's answer for one submission; a problem report when it overran or crashed."""
         if self.process is None:
             self._start()
         try:
-            self.conn.send(task)
+            self.conn.send(submission)
             if self.conn.poll(timeout):
                 return self.conn.recv()
             problem = ("timeout", f"grading took longer than {timeout:g} s (SUBMISSION_TIMEOUT_SECONDS) and "
@@ -131,27 +129,27 @@ class GradingProcess:
         except (EOFError, OSError):
             problem = ("crash", "the grading process died on this submission; no exercise was scored")
         self.stop()
-        return unscored(task["student"], *problem)
+        return Handoff.unscored(submission.student, *problem)
 
-    def _start(self):
+    def _start(self) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="grading-", dir=self.kit_root.parent))
         ours, theirs = socket.socketpair()
         with open(f"{self.folder}.log", "ab") as log:      # its output, away from the worker's terminal
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "autograder.grading.worker", str(theirs.fileno()), str(self.kit_root),
-                 str(self.folder / "course"), json.dumps(self.settings)],
+                 str(self.folder / "course"), self.settings.to_json()],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         theirs.close()
         self.conn = Connection(ours.detach())
         try:
-            hello = self.conn.recv() if self.conn.poll(600) else {"fatal": "no answer within 600 s"}
+            hello = self.conn.recv() if self.conn.poll(600) else Hello(fatal="no answer within 600 s")
         except (EOFError, OSError):
-            hello = {"fatal": f"the grading process exited while starting (see {self.folder}.log)"}
-        if "fatal" in hello:
+            hello = Hello(fatal=f"the grading process exited while starting (see {self.folder}.log)")
+        if hello.fatal:
             self.stop()
-            raise GradingSetupError(f"a grading process could not start: {hello['fatal']}")
+            raise GradingSetupError(f"a grading process could not start: {hello.fatal}")
 
-    def stop(self, gently=False):
+    def stop(self, gently: bool = False) -> None:
         """End the process with everything below it (its kernels, what they started)."""
         process, self.process = self.process, None
         if process is None:

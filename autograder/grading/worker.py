@@ -9,7 +9,6 @@ is killed before the next one: nothing one submission does here reaches the next
 """
 import ctypes
 import functools
-import json
 import os
 import re
 import shutil
@@ -18,6 +17,7 @@ import sys
 import threading
 import time
 import warnings
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import nbformat
@@ -26,10 +26,19 @@ import psutil
 from autograder import cell_marks
 from autograder.grading.kit import KIT_GRADEBOOK
 from autograder.grading.nbgrader_cli import nbgrader_env
+from autograder.grading.protocol import (
+    HANDOFF_AUTOGRADED,
+    HANDOFF_GRADEBOOK,
+    GradingSettings,
+    Handoff,
+    Hello,
+    Problem,
+    Submission,
+)
 from autograder.grading.repair_log import read_student_repairs
 
 
-def course_settings(kit_root, worker_root, unsafe=False):
+def course_settings(kit_root: Path, worker_root: Path, unsafe: bool = False):
     """The course's own nbgrader_config.py (the kit's copy), pointed at the worker's folder and gradebook
     (and, only when the instructor said --unsafe, allowed to run kernels unsandboxed where bwrap is
     unusable)."""
@@ -43,7 +52,7 @@ def course_settings(kit_root, worker_root, unsafe=False):
     return config
 
 
-def prepare(kit_root, worker_root, chapter_id, source_dir):
+def prepare(kit_root: Path, worker_root: Path, chapter_id: str, source_dir: str) -> None:
     """Lay out the worker's folder: the chapter's source files, and a copy of the kit's gradebook,
     which knows the chapter (made once by the instructor's side: a new gradebook costs seconds).
     Called before every student, so a submission that changed them changes nothing for the next."""
@@ -54,7 +63,7 @@ def prepare(kit_root, worker_root, chapter_id, source_dir):
 
 
 @functools.cache
-def unsynced_gradebook(path):
+def unsynced_gradebook(path: str) -> None:
     """Let SQLite connections to the worker's own gradebook `path` (a str) skip disk syncs.
 
     nbgrader commits after every graded cell: on a disk, ~70 syncs per chapter 3 submission, up to
@@ -73,69 +82,68 @@ def unsynced_gradebook(path):
     event.listen(Engine, "connect", connected)
 
 
-def grade_one(api, task, paths):
-    """Autograde one student's submission (the folder task["submission"]) in a freshly laid-out worker
-    folder; say how it went."""
+def grade_one(api, submission: Submission, settings: GradingSettings, kit_root: Path,
+              worker_root: Path) -> Handoff:
+    """Autograde one student's submission (the folder submission.folder) in `worker_root`, laid out afresh
+    from the kit at `kit_root`; say how it went."""
     from nbgrader.api import Gradebook
 
-    student, chapter_id = task["student"], task["chapter"]
-    unsynced_gradebook(str((paths["worker"] / "gradebook.db").resolve()))
-    prepare(paths["kit"], paths["worker"], chapter_id, paths["source"])
-    submitted = paths["worker"] / paths["submitted"] / student
-    shutil.copytree(task["submission"], submitted / chapter_id)
+    student, chapter_id = submission.student, submission.chapter
+    unsynced_gradebook(str((worker_root / "gradebook.db").resolve()))
+    prepare(kit_root, worker_root, chapter_id, settings.source)
+    submitted = worker_root / settings.submitted / student
+    shutil.copytree(submission.folder, submitted / chapter_id)
     with Gradebook(api.coursedir.db_url, course_id=api.coursedir.course_id) as gb:
-        if task.get("extension") is not None:
+        if submission.extension is not None:
             gb.update_or_create_student(student)
-            gb.update_or_create_submission(chapter_id, student, extension=task["extension"])
+            gb.update_or_create_submission(chapter_id, student, extension=submission.extension)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = api.autograde(chapter_id, student, force=True, create=True)
     log = result.get("log", "") + result.get("error", "")
-    output = paths["worker"] / paths["autograded"] / student / chapter_id
-    problem = diagnose(log, output, task["notebook"], task["cell_timeout"])
-    repairs = read_student_repairs(paths["worker"] / paths["ledger"], chapter_id, student)
+    output = worker_root / settings.autograded / student / chapter_id
+    problem = diagnose(log, output, submission.notebook, submission.cell_timeout)
+    repairs = read_student_repairs(worker_root / settings.ledger, chapter_id, student)
     # Hand the gradebook and notebook over in a folder of their own, outside the folder that is laid
     # out afresh for the next student.
-    handoff = paths["worker"].parent / f"{paths['worker'].name}-done-{os.urandom(4).hex()}"
+    handoff = worker_root.parent / f"{worker_root.name}-done-{os.urandom(4).hex()}"
     handoff.mkdir()
-    shutil.move(paths["worker"] / "gradebook.db", handoff / "gradebook.db")
+    shutil.move(worker_root / "gradebook.db", handoff / HANDOFF_GRADEBOOK)
     if output.is_dir():
-        shutil.move(output, handoff / "autograded")
-    return {"student": student, "success": bool(result.get("success")), "problem": problem,
-            "autograded": str(handoff / "autograded") if (handoff / "autograded").is_dir() else None,
-            "gradebook": f"sqlite:///{handoff / 'gradebook.db'}", "handoff": str(handoff),
-            "repairs": [r.as_row() for r in repairs]}
+        shutil.move(output, handoff / HANDOFF_AUTOGRADED)
+    return Handoff(student, success=bool(result.get("success")), problem=problem, repairs=tuple(repairs),
+                   folder=str(handoff))
 
 
-def diagnose(log, output, notebook_name, cell_timeout):
+def diagnose(log: str, output: Path, notebook_name: str, cell_timeout: float) -> Problem | None:
     """What went wrong with a submission, in words an instructor can act on (None if nothing)."""
     if any(name in log for name in ("UnreadableSubmission", "NotJSONError", "NBFormatError", "ValidationError")):
-        return ("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
-                           "no cell could run, so every exercise scores 0")
+        return Problem("corrupt", f"{notebook_name}.ipynb is not a readable notebook (not valid notebook JSON); "
+                                  "no cell could run, so every exercise scores 0")
     repaired = re.findall(r"The kernel died in (.+?) \((.+?)\); re-running", log)   # SandboxedExecute's log
     if repaired:
         where = "; ".join(f"{cell} ({cause})" for cell, cause in repaired)
-        return ("crash", f"the kernel died in {where}; that cell was skipped and the rest graded in a fresh "
-                         "kernel, so only what depends on it scores 0")
+        return Problem("crash", f"the kernel died in {where}; that cell was skipped and the rest graded in a fresh "
+                                "kernel, so only what depends on it scores 0")
     if "DeadKernelError" in log or "Kernel died" in log:
-        return ("crash", "the notebook's Python process died while running (the code exited Python, "
-                         "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")
+        return Problem("crash", "the notebook's Python process died while running (the code exited Python, "
+                                "e.g. os._exit or sys.exit in a cell, or ran out of memory); no exercise was scored")
     if "UnresponsiveKernelError" in log:
-        return ("timeout", "the kernel stopped responding and could not be interrupted; no exercise was scored")
+        return Problem("timeout", "the kernel stopped responding and could not be interrupted; no exercise was scored")
     if "No submitted file" in log or "No notebooks found" in log:
-        return ("missing", f"no {notebook_name}.ipynb in the submission; every exercise scores 0")
+        return Problem("missing", f"no {notebook_name}.ipynb in the submission; every exercise scores 0")
     interrupted = timed_out_cells(output / f"{notebook_name}.ipynb") if output.is_dir() else []
     if interrupted or "Timeout waiting for execute reply" in log:
         where = ", ".join(interrupted) or "a cell"
-        return ("timeout", f"{where} ran longer than {cell_timeout} s and was interrupted; "
-                           "what depends on it scores 0, the rest was graded")
+        return Problem("timeout", f"{where} ran longer than {cell_timeout} s and was interrupted; "
+                                  "what depends on it scores 0, the rest was graded")
     if "There was an error processing" in log or "Traceback" in log:
         last = [line for line in log.splitlines() if line.strip()][-1:]
-        return ("error", "nbgrader could not grade this submission: " + (last[0].strip() if last else "unknown error"))
+        return Problem("error", "nbgrader could not grade this submission: " + (last[0].strip() if last else "unknown error"))
     return None
 
 
-def timed_out_cells(path):
+def timed_out_cells(path: Path) -> list[str]:
     """Cells of an autograded notebook that nbgrader interrupted for running too long."""
     notebook = nbformat.read(path, as_version=4)
     return [cell_marks.marks(cell).get("grade_id", cell.get("id", "?")) for cell in notebook.cells
@@ -146,7 +154,7 @@ def timed_out_cells(path):
 PR_SET_CHILD_SUBREAPER = 36      # <linux/prctl.h>
 
 
-def become_subreaper():
+def become_subreaper() -> None:
     """Orphans of this worker's kernels (a child started with start_new_session, say) are re-parented
     to the worker instead of to init, so end_leftovers finds them. Linux only; elsewhere a no-op."""
     try:
@@ -155,7 +163,7 @@ def become_subreaper():
         pass
 
 
-def die_with_parent():
+def die_with_parent() -> None:
     """End, with everything below, as soon as the process that started this one is gone, even killed:
     a Dask worker that dies takes its grading along, so no grading outlives its worker. (Watched, not
     PR_SET_PDEATHSIG, which fires when the starting *thread* ends: a Dask worker's threads come and go.)"""
@@ -169,7 +177,7 @@ def die_with_parent():
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
-def kill_descendants(pid=None):
+def kill_descendants(pid: int | None = None) -> list[psutil.Process]:
     """Kill every process below `pid` (default: this one) and wait for them; return them."""
     try:
         children = psutil.Process(pid).children(recursive=True)
@@ -184,58 +192,49 @@ def kill_descendants(pid=None):
     return children
 
 
-def end_leftovers():
+def end_leftovers() -> None:
     """Kill every process this worker still has below it: what the last student's kernel started."""
     kill_descendants()
 
 
-def error_line(error):
+def error_line(error: BaseException) -> str:
     """An exception in one line an instructor can read in a problem report (at most 300 characters)."""
     said = " ".join(str(error).split())[:300]
     return f"{type(error).__name__}: {said}"
 
 
-def unscored(student, kind, reason):
-    """The result of a submission that could not be graded: no gradebook, no notebook, a problem report."""
-    return {"student": student, "success": False, "problem": (kind, reason)}
-
-
-def run(conn, kit_root, worker_root, settings):
-    """The process's loop: grade each student the parent sends, in a fresh folder, until it sends None."""
+def run(conn: Connection, kit_root: str, worker_root: str, settings: GradingSettings) -> None:
+    """The process's loop: grade each Submission the parent sends, in a fresh folder, until it sends None."""
     die_with_parent()
     os.setsid()                                   # the parent can stop this process and its kernels together
     become_subreaper()
     os.environ.update(nbgrader_env())
     kit_root, worker_root = Path(kit_root), Path(worker_root)
     try:
-        prepare(kit_root, worker_root, settings["chapter"], settings["source"])
+        prepare(kit_root, worker_root, settings.chapter, settings.source)
         from nbgrader.apps import NbGraderAPI
-        api = NbGraderAPI(config=course_settings(kit_root, worker_root, settings.get("unsafe", False)))
+        api = NbGraderAPI(config=course_settings(kit_root, worker_root, settings.unsafe))
     except Exception as error:                    # the parent reports it; nothing can be graded here
-        conn.send({"fatal": f"{type(error).__name__}: {error}"})
+        conn.send(Hello(fatal=f"{type(error).__name__}: {error}"))
         return
-    conn.send({"ready": True})
-    paths = {"kit": kit_root, "worker": worker_root, "submitted": settings["submitted"],
-             "autograded": settings["autograded"], "ledger": settings["ledger"], "source": settings["source"]}
+    conn.send(Hello())
     while True:
-        task = conn.recv()
-        if task is None:
+        submission = conn.recv()
+        if submission is None:
             return
         try:
-            result = grade_one(api, task, paths)
+            result = grade_one(api, submission, settings, kit_root, worker_root)
         except Exception as error:
-            result = unscored(task["student"], "error", f"grading failed: {error_line(error)}")
+            result = Handoff.unscored(submission.student, "error", f"grading failed: {error_line(error)}")
         end_leftovers()
         conn.send(result)
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     """`python -m autograder.grading.worker FD KIT_ROOT WORKER_ROOT SETTINGS_JSON`, as task.py starts it:
     FD is its end of a socket pair to the task's thread."""
-    from multiprocessing.connection import Connection
-
     fd, kit_root, worker_root, settings = argv
-    run(Connection(int(fd)), kit_root, worker_root, json.loads(settings))
+    run(Connection(int(fd)), kit_root, worker_root, GradingSettings.from_json(settings))
 
 
 if __name__ == "__main__":

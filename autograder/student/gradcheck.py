@@ -3,16 +3,23 @@
 Everything here is float64 and calls an op's `forward` on plain arrays, never the Tensor
 machinery, so a float32 Tensor or a broken engine cannot blur the reference.
 """
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 STEP = 1e-5          # central differences: truncation ~STEP**2, rounding ~1e-16/STEP
 RTOL = 1e-3          # float32 backward arithmetic is good to ~1e-6; wrong backwards are off by O(1)
 ATOL = 1e-4
 
 
-def sample(shape, domain, rng):
+def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.ndarray:
     """Random inputs inside an op's safe domain, rounded to float32 so a float32 Tensor holds them exactly.
 
     `real`: uniform in [-2, 2]; `positive`: [0.5, 2.5] (log, sqrt, powers);
@@ -39,12 +46,13 @@ def sample(shape, domain, rng):
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
-def numerical_gradients(forward, arrays, upstream, step=STEP):
+def numerical_gradients(forward: Callable[..., ArrayLike], arrays: Sequence[ArrayLike], upstream: ArrayLike,
+                        step: float = STEP) -> list[np.ndarray]:
     """d/dx of sum(forward(*arrays) * upstream) for every input x, by central differences in float64."""
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
     upstream = np.asarray(upstream, dtype=np.float64)
 
-    def objective():
+    def objective() -> float:
         return float(np.sum(np.asarray(forward(*[a.copy() for a in arrays]), dtype=np.float64) * upstream))
 
     grads = []
@@ -66,14 +74,15 @@ def numerical_gradients(forward, arrays, upstream, step=STEP):
 class Mismatch:
     """Where an analytic gradient strays furthest from the numeric one."""
 
-    index: tuple
+    index: tuple[int, ...]
     analytic: float
     numeric: float
     count: int          # how many elements are out of tolerance
     size: int
 
 
-def worst_mismatch(analytic, numeric, rtol=RTOL, atol=ATOL):
+def worst_mismatch(analytic: ArrayLike, numeric: ArrayLike, rtol: float = RTOL,
+                   atol: float = ATOL) -> Mismatch | None:
     """None when the two agree everywhere; else the element that disagrees most, relative to tolerance."""
     analytic = np.asarray(analytic, dtype=np.float64)
     numeric = np.asarray(numeric, dtype=np.float64)

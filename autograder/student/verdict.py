@@ -7,13 +7,13 @@ class Verdict:
     passed: bool
     message: str
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.message
 
 
-def passed(message):
+def passed(message: str) -> Verdict:
     return Verdict(True, message)
 
 
-def failed(message):
+def failed(message: str) -> Verdict:
     return Verdict(False, message)
