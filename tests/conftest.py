@@ -3,6 +3,7 @@ course rebuilt from its chapter scripts, for the one test that proves the commit
 
 The expensive ones are made once per test run, however many pytest-xdist workers ask
 (helpers/across_workers.py). Only fixtures and pytest's hooks live here: what tests import is in helpers/."""
+import os
 import shutil
 
 import pytest
@@ -11,7 +12,7 @@ from autograder.build import pipeline as build
 from autograder.build import readme, submissions
 from autograder.course import Course
 
-from helpers.across_workers import once_per_run
+from helpers.across_workers import once_per_run, one_worker_at_a_time
 from helpers.course_paths import ROOT, copy_course_inputs
 
 @pytest.fixture(scope="session")
@@ -28,21 +29,42 @@ GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
 ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSIX", "LANG": "POSIX"}
 
 
-@pytest.fixture(scope="session")
-def rebuilt_course(tmp_path_factory):
-    """The whole course rebuilt from its chapter scripts in a fresh folder, as a new clone's `make build`
-    would: the build, the demo submissions, the README's table."""
-    def rebuild(target):
-        course = copy_course_inputs(target)
-        with pytest.MonkeyPatch.context() as patch:
-            for name, value in ELSEWHERE.items():
-                patch.setenv(name, value)
-            build.build(course, log=lambda message: None)
-            submissions.write_all_demo_submissions(course, log=lambda message: None)
-            readme.update_readme(course)
 
-    target, _ = once_per_run(tmp_path_factory, "rebuilt-course", rebuild)
-    return Course(target)
+def pytest_configure(config):
+    """One BLAS thread in every process the tests start (nbgrader runs, notebooks the tests execute),
+    as course_config.KERNEL_ENVIRONMENT gives grading kernels: two workers share two cores, and a
+    threaded BLAS beside another busy process only spins. The configuration no longer writes os.environ,
+    so the test session says it for itself."""
+    for name, value in Course(ROOT).config.KERNEL_ENVIRONMENT.items():
+        if name.endswith("_NUM_THREADS"):
+            os.environ.setdefault(name, value)
+
+@pytest.fixture(scope="session")
+def rebuilt(tmp_path_factory):
+    """rebuilt(*chapter_ids) -> Course: the course rebuilt from its chapter scripts in one fresh folder, as a
+    new clone's `make build` would (the build, then the demo submissions), each chapter the first time a
+    test asks for it, so `-k ch03` builds one. rebuilt() builds every chapter, then the README's table."""
+    def make(*chapter_ids):
+        with one_worker_at_a_time(tmp_path_factory, "rebuilt-course") as folder:
+            if not (folder / "course_config.py").exists():
+                copy_course_inputs(folder)
+            course = Course(folder)
+            done = folder.parent / "rebuilt-course.done"
+            done.mkdir(exist_ok=True)
+            todo = [c.id for c in course.assignments if (not chapter_ids or c.id in chapter_ids)
+                    and not (done / c.id).exists()]
+            with pytest.MonkeyPatch.context() as patch:
+                for name, value in ELSEWHERE.items():
+                    patch.setenv(name, value)
+                if todo:
+                    build.build(course, todo, log=lambda message: None)
+                    submissions.write_all_demo_submissions(course, todo, log=lambda message: None)
+                    for chapter_id in todo:
+                        (done / chapter_id).touch()
+                if not chapter_ids:
+                    readme.update_readme(course)
+            return course
+    return make
 
 
 def copy_committed_course(target):

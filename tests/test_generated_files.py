@@ -103,19 +103,21 @@ def test_student_and_solution_versions_are_current(repo_course, chapter_id):
 
 
 @pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
-def test_rebuilding_reproduces_the_committed_files(rebuilt_course, chapter_id):
+def test_rebuilding_reproduces_the_committed_files(rebuilt, chapter_id):
+    rebuilt_course = rebuilt(chapter_id)
     for folder in GENERATED:
         committed = files_under(ROOT, folder, chapter_id)
-        rebuilt = files_under(rebuilt_course.root, folder, chapter_id)
-        missing, extra = sorted(set(rebuilt) - set(committed)), sorted(set(committed) - set(rebuilt))
+        made = files_under(rebuilt_course.root, folder, chapter_id)
+        missing, extra = sorted(set(made) - set(committed)), sorted(set(committed) - set(made))
         assert not missing and not extra, \
             f"{folder}/: not committed {missing[:3]}, no longer built {extra[:3]}: run `make build` and commit"
         difference = compare_trees(ROOT, rebuilt_course.root, [p.as_posix() for p in committed])
         assert difference is None, str(difference)
 
 
-def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt_course):
+def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt):
     """release/'s own files, which belong to no chapter (the students' nbgrader_config.py)."""
+    rebuilt_course = rebuilt()
     def files(root):
         return sorted(p.relative_to(root).as_posix() for p in (root / COURSE.config.RELEASE_DIR).iterdir()
                       if p.is_file())
@@ -124,10 +126,11 @@ def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt_cour
     assert difference is None, str(difference)
 
 
-def test_rebuilding_reproduces_the_readme(rebuilt_course):
+def test_rebuilding_reproduces_the_readme(rebuilt):
     """README.md as `python -m autograder readme` leaves it after the rebuild (its table from the rebuilt sources)."""
-    committed, rebuilt = (root / "README.md" for root in (ROOT, rebuilt_course.root))
-    text, expected = committed.read_text(encoding="utf-8"), rebuilt.read_text(encoding="utf-8")
+    rebuilt_course = rebuilt()
+    committed, made = (root / "README.md" for root in (ROOT, rebuilt_course.root))
+    text, expected = committed.read_text(encoding="utf-8"), made.read_text(encoding="utf-8")
     assert digest(text.encode()) == digest(expected.encode()), \
         f"README.md: {first_text_difference(text, expected)} (run `make build` and commit)"
 

@@ -59,7 +59,7 @@ except OSError as _e:
     print("SNOOP source:", type(_e).__name__)
 print("SNOOP found", len(_found), "notebooks; gradebook:", _gradebook[0])
 try:
-    with open(os.path.join(os.path.dirname(autograder.__file__), "checks", "__init__.py"), "a") as _f:
+    with open(os.path.join(os.path.dirname(autograder.__file__), "student", "checks", "__init__.py"), "a") as _f:
         _f.write("\nraise SystemExit('tampered')\n")
     print("PACKAGE WRITTEN")
 except OSError as _e:

@@ -8,6 +8,7 @@ import fcntl
 import os
 import pickle
 import shutil
+from contextlib import contextmanager
 
 
 def once_per_run(tmp_path_factory, name, make):
@@ -15,8 +16,7 @@ def once_per_run(tmp_path_factory, name, make):
 
     The folder is in the run's temporary folder, which the workers share; a worker that asks while
     another is making it waits on the lock, then reads the result back (pickled: keep it plain data)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = shared_folder(tmp_path_factory)
     folder, result = shared / name, shared / f"{name}.pickle"
     with open(shared / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -25,3 +25,20 @@ def once_per_run(tmp_path_factory, name, make):
             folder.mkdir()
             result.write_bytes(pickle.dumps(make(folder)))
     return folder, pickle.loads(result.read_bytes())
+
+
+def shared_folder(tmp_path_factory):
+    """The run's temporary folder that every xdist worker sees (each worker's own is inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def one_worker_at_a_time(tmp_path_factory, name):
+    """The shared folder `name` (made on first use), held by one worker at a time: for material made in
+    parts, each part the first time a test asks for it."""
+    shared = shared_folder(tmp_path_factory)
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        (shared / name).mkdir(exist_ok=True)
+        yield shared / name
