@@ -128,23 +128,13 @@ UNIT_MODULES = {
 }
 
 
-# `make test` hands whole modules to its xdist workers (`--dist loadfile`): a module's once-per-run
-# fixture is then made by the worker that runs the module, while the other worker goes on with other
-# modules instead of waiting on the lock. These modules' fixtures run mostly on one core (serial
-# nbgrader, a server, a browser, a cluster of their own): they start first, beside the chapters'
-# graded catalogues, which use both cores.
-MOSTLY_ONE_CORE = ["test_sandbox", "test_dask_cluster", "test_generated_files", "test_binder", "test_gradescope",
-                   "test_browser", "test_repair", "test_colab"]
-
-
 def pytest_collection_modifyitems(items):
     """Each test gets its layer (`unit` or `pipeline`). Stale generated files are the commonest reason a
-    run fails: the fast check of them goes first; then the modules of MOSTLY_ONE_CORE, then the rest."""
-    def module(item):
-        return item.module.__name__.rsplit(".", 1)[-1]
+    run fails: the fast check of them goes first."""
     for item in items:
-        item.add_marker(getattr(pytest.mark, "unit" if module(item) in UNIT_MODULES else "pipeline"))
+        layer = "unit" if item.module.__name__.rsplit(".", 1)[-1] in UNIT_MODULES else "pipeline"
+        item.add_marker(getattr(pytest.mark, layer))
     fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current",
             "test_student_nbgrader_configs_are_current")
-    rank = {name: i for i, name in enumerate(MOSTLY_ONE_CORE)}
-    items.sort(key=lambda item: (item.originalname not in fast, rank.get(module(item), len(rank))))
+    first = [item for item in items if item.originalname in fast]
+    items[:] = first + [item for item in items if item not in first]
