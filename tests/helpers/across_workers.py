@@ -16,12 +16,10 @@ def once_per_run(tmp_path_factory, name, make):
 
     The folder is in the run's temporary folder, which the workers share; a worker that asks while
     another is making it waits on the lock, then reads the result back (pickled: keep it plain data)."""
-    shared = shared_folder(tmp_path_factory)
-    folder, result = shared / name, shared / f"{name}.pickle"
-    with open(shared / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not result.exists():
-            shutil.rmtree(folder, ignore_errors=True)
+    result = shared_folder(tmp_path_factory) / f"{name}.pickle"
+    with one_worker_at_a_time(tmp_path_factory, name) as folder:
+        if not result.exists():         # a worker that failed while making it left its folder behind
+            shutil.rmtree(folder)
             folder.mkdir()
             result.write_bytes(pickle.dumps(make(folder)))
     return folder, pickle.loads(result.read_bytes())
