@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# pytest-xdist workers for `make test`
+# pytest-xdist workers for `make test`, which share the tests out by work stealing (see tests/conftest.py)
 JOBS   ?= 2
 
 .PHONY: setup build demo test test-fast lint lab clean
@@ -26,7 +26,7 @@ demo: $(VENV)/.installed    ## build, then autograde the demo submissions and pr
 	$(BIN)/python -m autograder readme
 
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
-	$(BIN)/python -m pytest -n $(JOBS) --durations=15
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15
 
 test-fast: $(VENV)/.installed  ## the unit layer: checks, judges' rules, build pieces, in process (well under a minute)
 	$(BIN)/python -m pytest -n $(JOBS) -m unit

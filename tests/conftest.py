@@ -128,13 +128,26 @@ UNIT_MODULES = {
 }
 
 
+# `make test` runs two xdist workers with `--dist worksteal`: each starts on its own half of the list
+# below, in order, and a worker that runs out takes tests from the end of the other's. These two modules
+# each open a half: the hostile class (test_sandbox's fixture, about 3 minutes of serial nbgrader) is
+# then made by one worker while the other goes on, instead of waiting on its lock, and the cluster test
+# (one test, about 3 minutes) cannot become the run's tail.
+OPENING_EACH_HALF = ("test_sandbox", "test_dask_cluster")
+
+
 def pytest_collection_modifyitems(items):
     """Each test gets its layer (`unit` or `pipeline`). Stale generated files are the commonest reason a
-    run fails: the fast check of them goes first."""
+    run fails: the fast check of them goes first; then test_sandbox; test_dask_cluster opens the second half."""
+    def module(item):
+        return item.module.__name__.rsplit(".", 1)[-1]
     for item in items:
-        layer = "unit" if item.module.__name__.rsplit(".", 1)[-1] in UNIT_MODULES else "pipeline"
-        item.add_marker(getattr(pytest.mark, layer))
+        item.add_marker(getattr(pytest.mark, "unit" if module(item) in UNIT_MODULES else "pipeline"))
     fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current",
             "test_student_nbgrader_configs_are_current")
     first = [item for item in items if item.originalname in fast]
-    items[:] = first + [item for item in items if item not in first]
+    opening = [[item for item in items if module(item) == name and item not in first] for name in OPENING_EACH_HALF]
+    rest = [item for item in items if item not in first and all(item not in group for group in opening)]
+    head = first + opening[0] + rest
+    middle = len(items) // 2 - len(opening[1]) // 2 if opening[1] else len(head)
+    items[:] = head[:middle] + opening[1] + head[middle:]

@@ -117,6 +117,10 @@ def test_rerun_does_no_work_twice_and_regrades_a_changed_submission(broken_class
     hand_in(parallel, chapter, {"corrupt": notebooks["perfect"]})
     fixed = grade_chapter(parallel, chapter, jobs=2, progress=False)
     assert fixed.graded == ["corrupt"] and "corrupt" not in fixed.problems
+    mine = {p.pid for p in psutil.Process().children(recursive=True)}
+    left = [p.pid for p in psutil.process_iter(["cmdline"])
+            if p.pid in mine and "autograder.grading.worker" in " ".join(p.info["cmdline"] or [])]
+    assert left == [], "the LocalCluster's grading processes outlived it"
     after = records(parallel, chapter)
     assert after["corrupt"][chapter.notebook]["grades"] == before["perfect"][chapter.notebook]["grades"]
     assert {s: r for s, r in after.items() if s != "corrupt"} == {s: r for s, r in before.items() if s != "corrupt"}

@@ -41,7 +41,7 @@ from autograder.grading.ledger import Ledger, fingerprint
 from autograder.grading.nbgrader_cli import nbgrader_env
 from autograder.grading.protocol import GradingKit, GradingResult, Problem, Submission
 from autograder.grading.repair_log import record_student_repairs
-from autograder.grading.task import GradingSetupError, grade_submission
+from autograder.grading.task import GradingSetupError, grade_submission, stop_orphaned_graders
 from autograder.grading.worker import error_line
 
 if TYPE_CHECKING:
@@ -123,11 +123,14 @@ def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
         with Client(scheduler) as client:
             yield client
         return
-    with LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
-                      dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
-                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
-        with Client(cluster) as client:
-            yield client
+    try:
+        with LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
+                          dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
+                          scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
+            with Client(cluster) as client:
+                yield client
+    finally:
+        stop_orphaned_graders()             # the cluster's threads are gone; their grading processes go too
 
 
 def _graded(client, kit: GradingKit, course: Course, chapter: Chapter, gradebook: Gradebook, students: list[str],

@@ -97,6 +97,16 @@ def _grader(kit_root: Path, settings: GradingSettings) -> "GradingProcess":
         return _graders[key]
 
 
+def stop_orphaned_graders() -> None:
+    """Stop the grading processes of threads that have ended. A LocalCluster's threads end when it
+    closes, and nothing else would stop their processes before this interpreter exits."""
+    alive = {thread.ident for thread in threading.enumerate()}
+    with _lock:
+        orphans = [_graders.pop(key) for key in list(_graders) if key[0] not in alive]
+    for grader in orphans:
+        grader.stop(gently=True)
+
+
 @atexit.register
 def _stop_all() -> None:
     with _lock:
