@@ -150,7 +150,7 @@ def configure_nbgrader(c) -> None:
     the process's environment is left alone)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
-        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
+        AssignLatePenalties, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
         GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
         SaveAutoGrades,
     )
@@ -160,7 +160,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
     from autograder.grading.preprocessors import (
-        CoalesceStreams, EnvironmentExecute, ShortTracebacks, UseCourseChapters,
+        CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, ShortTracebacks, UseCourseChapters,
     )
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -186,7 +186,7 @@ def configure_nbgrader(c) -> None:
     # <LEDGER_DIR>/<chapter>_repairs.csv. The exporter salvages JSON notebooks that are not valid nbformat.
     c.Autograde.exporter_class = SubmissionExporter
     c.Autograde.sanitize_preprocessors = [
-        RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata,
+        RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadataSchemaOnce,
     ]
     c.RepairNotebook.ledger_directory = LEDGER_DIR
     c.RepairNotebook.max_cell_characters = MAX_CELL_CHARACTERS
@@ -200,7 +200,7 @@ def configure_nbgrader(c) -> None:
     # earlier chapters (autograder/student/my_library.py).
     c.Autograde.autograde_preprocessors = [
         UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
-        AssignLatePenalties, CheckCellMetadata,
+        AssignLatePenalties, CheckCellMetadataSchemaOnce,
     ]
     c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS + [bonus.id for bonus in BONUS]   # the bonus is judged too
     # Every kernel the course's Execute steps start gets KERNEL_ENVIRONMENT: JudgedExecute's (and so the

@@ -81,6 +81,11 @@ def main(argv=None):
     from autograder.course import Course
 
     course = Course(args.root)
+    named = list(getattr(args, "chapters", None) or []) + ([args.chapter] if getattr(args, "chapter", None) else [])
+    known = [c.id for c in course.assignments]
+    unknown = [c for c in named if c not in known]
+    if unknown and args.command != "publish":        # publish names its own (chapters only, no bonus)
+        sys.exit(f"{args.command}: no chapter {', '.join(unknown)} in course_config.py; known: {', '.join(known)}")
     if args.command == "capstone":
         from autograder.build.capstone_mine import run
         from autograder.student.export import PACKAGE

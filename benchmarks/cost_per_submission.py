@@ -109,7 +109,7 @@ ROWS = [   # (row, what it is), in the order a submission goes through them
     ("judge probes: judge's own work", "the judge's inputs, expected values and comparisons"),
     ("kernel shutdown", "kernel stopped, sandbox ended, sockets removed"),
     ("gradebook writes", "SaveAutoGrades and AssignLatePenalties"),
-    ("nbgrader's metadata checks (twice)", "CheckCellMetadata, after sanitizing and after grading"),
+    ("nbgrader's metadata checks (twice)", "CheckCellMetadata(SchemaOnce), after sanitizing and after grading"),
     ("other preprocessors", "IgnorePattern, ClearMetadata, LimitOutput"),
     ("notebook files", "notebooks read, written, support files copied (nbgrader's converter)"),
     ("hand-off", "diagnose, repair log read, gradebook and notebook moved out for the merge"),
@@ -150,7 +150,8 @@ def instrument(watch):
     watch.wrap(grading_worker, "prepare", "course-folder layout")
     watch.wrap(Autograde, "init_assignment", "gradebook setup")
     rows = {"SaveAutoGrades": "gradebook writes", "AssignLatePenalties": "gradebook writes",
-            "CheckCellMetadata": "nbgrader's metadata checks (twice)"}
+            "CheckCellMetadata": "nbgrader's metadata checks (twice)",
+            "CheckCellMetadataSchemaOnce": "nbgrader's metadata checks (twice)"}
     rows.update({p.__name__: "repair and sanitize" for p in config.Autograde.sanitize_preprocessors[:-1]})
     for preprocessor in {*config.Autograde.sanitize_preprocessors, *config.Autograde.autograde_preprocessors[1:]}:
         watch.wrap(preprocessor, "preprocess", rows.get(preprocessor.__name__, "other preprocessors"))

@@ -149,5 +149,5 @@ def pytest_collection_modifyitems(items):
     opening = [[item for item in items if module(item) == name and item not in first] for name in OPENING_EACH_HALF]
     rest = [item for item in items if item not in first and all(item not in group for group in opening)]
     head = first + opening[0] + rest
-    middle = len(items) // 2 - len(opening[1]) // 2 if opening[1] else len(head)
+    middle = len(items) // 2        # worksteal gives the first worker len // 2 tests, the second the rest
     items[:] = head[:middle] + opening[1] + head[middle:]

@@ -38,3 +38,13 @@ def test_demo_submissions_ask_for_the_build_first(tmp_path):
     course = copy_course_inputs(tmp_path, BUILD_INPUTS + ["demo/mistakes"])
     with pytest.raises(SystemExit, match=rf"python -m autograder build {CHAPTER}"):
         submissions.write_all_demo_submissions(course, [CHAPTER], log=lambda message: None)
+
+
+@pytest.mark.parametrize("command", [["build", "ch3"], ["demo-submissions", "ch02", "ch99"], ["grade", "chapter3"],
+                                     ["gradescope", "ch3"]])
+def test_a_misspelt_chapter_is_refused_with_the_known_ones(command, capsys):
+    """`demo-submissions ch3` used to write nothing and say nothing; every command that takes chapter ids
+    stops before doing anything, naming the ids it knows."""
+    from autograder.__main__ import main
+    with pytest.raises(SystemExit, match=rf"{command[0]}: no chapter {command[-1]} in course_config.py; known: ch01, ch02"):
+        main(["--root", str(ROOT), *command])
