@@ -33,6 +33,8 @@ id -u babygrad-student >/dev/null 2>&1 || useradd --system --no-create-home --sh
 cd /autograder/source
 /autograder/venv/bin/python -m pip install --quiet --upgrade pip
 /autograder/venv/bin/python -m pip install --quiet -r requirements.txt
+# 1.3 s less per submission's nbgrader start: see the course's Makefile (setup)
+/autograder/venv/bin/python -m pip uninstall --quiet --yes rfc3987-syntax
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
