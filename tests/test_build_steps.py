@@ -42,7 +42,7 @@ def test_demo_submissions_ask_for_the_build_first(tmp_path):
 
 @pytest.mark.parametrize("command", [["build", "ch3"], ["demo-submissions", "ch02", "ch99"], ["grade", "chapter3"],
                                      ["gradescope", "ch3"]])
-def test_a_misspelt_chapter_is_refused_with_the_known_ones(command, capsys):
+def test_a_misspelt_chapter_is_refused_with_the_known_ones(command):
     """`demo-submissions ch3` used to write nothing and say nothing; every command that takes chapter ids
     stops before doing anything, naming the ids it knows."""
     from autograder.__main__ import main

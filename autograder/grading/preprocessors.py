@@ -12,8 +12,6 @@
 * CheckCellMetadataSchemaOnce: nbgrader's metadata check, with its JSON schema checked once per
   process instead of once per cell.
 """
-import functools
-import json
 import os
 import re
 import traceback
@@ -79,13 +77,16 @@ class EnvironmentExecute(Execute):
     start_new_kernel = run_sync(async_start_new_kernel)
 
 
-@functools.cache
-def _metadata_schema_validator(schema_json: str) -> jsonschema.protocols.Validator:
-    """A validator for nbgrader's cell metadata schema, the schema itself checked once."""
-    schema = json.loads(schema_json)
-    kind = jsonschema.validators.validator_for(schema)
-    kind.check_schema(schema)
-    return kind(schema)
+_validators: dict[int, jsonschema.protocols.Validator] = {}     # schema version -> its validator
+
+
+def _metadata_schema_validator(version: int, schema: dict) -> jsonschema.protocols.Validator:
+    """A validator for nbgrader's cell metadata schema of this version, the schema itself checked once."""
+    if version not in _validators:
+        kind = jsonschema.validators.validator_for(schema)
+        kind.check_schema(schema)
+        _validators[version] = kind(schema)
+    return _validators[version]
 
 
 class _SchemaCheckedOnce(BaseMetadataValidator):
@@ -102,7 +103,7 @@ class _SchemaCheckedOnce(BaseMetadataValidator):
         if version > self.schema_version:
             raise SchemaTooNewError(f"Schema version is too new: {version} (expected {self.schema_version})",
                                     version, self.schema_version)
-        validator = _metadata_schema_validator(json.dumps(self.schema, sort_keys=True))
+        validator = _metadata_schema_validator(self.schema_version, self.schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(cell.metadata["nbgrader"]))
         if error is not None:
             raise error
