@@ -14,6 +14,9 @@ out by hand; babygrad / NumPy is what the library's bookkeeping costs. The times
 the accuracy is measured afterwards on the 10,000 test digits. With --repeats, the libraries take turns,
 each epoch from fresh weights, and each one's fastest epoch is reported: on a machine shared with other
 work, the fastest run is the one least disturbed, and taking turns exposes all of them to the same load.
+Importing the course's student package sets the C allocator to keep freed arrays for reuse
+(autograder.student.allocator), as in every notebook; all libraries here run with it, and the header
+says so. BABYGRAD_KEEP_FREED_MEMORY=0 measures the C library's defaults instead.
 """
 import argparse
 import contextlib
@@ -44,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from autograder.build import capstone_mine  # noqa: E402
+from autograder.student import FREED_MEMORY_KEPT  # noqa: E402
 from autograder.student.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
 from benchmarks import numpy_floor  # noqa: E402
 
@@ -113,6 +117,8 @@ def main():
     scale = 60_000 / ARGS.images
     print(f"one epoch = 60,000 MNIST images, batches of 64, Adam(lr=0.002); {ARGS.threads} thread(s); "
           f"NumPy {np.__version__}" + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed"))
+    print("malloc: " + ("freed memory kept for reuse (autograder.student.allocator), for every library timed" if FREED_MEMORY_KEPT
+                        else "the C library's defaults (BABYGRAD_KEEP_FREED_MEMORY=0, or not glibc)"))
     if ARGS.images != 60_000:
         print(f"(timed on {ARGS.images:,} images and scaled to a full epoch)")
     if ARGS.repeats > 1:

@@ -6,4 +6,5 @@ grading/ (`check` uses the grading sandbox only when the instructor's install ha
 
 from autograder.student.allocator import keep_freed_memory
 
-keep_freed_memory()      # every kernel that imports the course's checks trains without page-fault storms
+# every kernel that imports the course's checks trains without page-fault storms
+FREED_MEMORY_KEPT = keep_freed_memory()

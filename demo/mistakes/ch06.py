@@ -15,6 +15,8 @@ LENGTH_CHECK = '''        lengths = {len(a) for a in arrays}
 '''
 ORDER = "order = self.rng.permutation(n) if self.shuffle else np.arange(n)"
 LOOP = "for start in range(0, len(self) * self.batch_size, self.batch_size):"
+MNIST_SCALING = ("        self.images = parse_idx(images_path).astype(np.float32)\n"
+                 "        self.images /= 255.0                  # in place: no second 188 MB array\n")
 SIZE_CHECK = '''    if len(raw) - start != expected:
         raise ValueError(f"{path}: {len(raw) - start} bytes of data, expected {expected} for shape {shape}")
 '''
@@ -100,8 +102,7 @@ MISTAKES = [
           'raise ValueError("not an IDX file")', ["test_parse_idx_errors"]),
     # MNISTDataset
     wrong("mnist_no_scaling", "keeps pixels in 0..255", "mnist_dataset",
-          "self.images = parse_idx(images_path).astype(np.float32) / 255.0",
-          "self.images = parse_idx(images_path).astype(np.float32)", ["test_mnist_dataset"]),
+          MNIST_SCALING, "        self.images = parse_idx(images_path).astype(np.float32)\n", ["test_mnist_dataset"]),
     wrong("mnist_transforms_at_load", "applies the transforms once, to every image, in __init__", "mnist_dataset",
           "        self.transforms = transforms\n",
           "        if transforms is not None:\n            self.images = np.stack([transforms(im) for im in self.images])\n"
@@ -143,9 +144,10 @@ ALTERNATIVES = [
         raw = f.read()
     if raw[:2] == b"\\x1f\\x8b":
         raw = gzip.decompress(raw)'''),
-    right("mnist_multiply", "scales by multiplying with 1/255", "mnist_dataset",
-          "self.images = parse_idx(images_path).astype(np.float32) / 255.0",
-          "self.images = np.asarray(parse_idx(images_path), dtype=np.float32) * np.float32(1 / 255)"),
+    right("mnist_multiply", "scales by multiplying with 1/255", "mnist_dataset", MNIST_SCALING,
+          "        self.images = np.asarray(parse_idx(images_path), dtype=np.float32) * np.float32(1 / 255)\n"),
+    right("mnist_divide_into_new_array", "divides into a new array rather than in place", "mnist_dataset", MNIST_SCALING,
+          "        self.images = parse_idx(images_path).astype(np.float32) / 255.0\n"),
 ]
 
 DEMO_PARTIAL = ["loader_reseeds_every_epoch", "flip_vertical", "crop_off_by_one", "idx_no_size_check", "mnist_no_scaling"]

@@ -1262,7 +1262,8 @@ class MNISTDataset(Dataset):
     """MNIST's images (float32 in [0, 1], shape (28, 28)) and labels (int64), read from IDX files."""
 
     def __init__(self, images_path, labels_path, transforms=None):
-        self.images = parse_idx(images_path).astype(np.float32) / 255.0
+        self.images = parse_idx(images_path).astype(np.float32)
+        self.images /= 255.0                  # in place: no second 188 MB array
         self.labels = parse_idx(labels_path).astype(np.int64)
         if len(self.images) != len(self.labels):
             raise ValueError(f"{len(self.images)} images but {len(self.labels)} labels")
