@@ -181,7 +181,9 @@ def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaun
 # large ones over zero-copy: zero-copy sends start a pyzmq thread on first use, and a kernel whose
 # student already spent its process limit (a fork bomb) cannot start it, so a large reply to the judge
 # went out torn ("Invalid Signature") and the student lost cells that had nothing to do with the bomb.
-KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}"]
+# Nor does it keep an input history on disk: nobody reads a grading kernel's history.sqlite, and its
+# writing thread cost about 0.45 ms of every cell's 4 ms round trip (`In`, `Out` and `_` still work).
+KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}", "--HistoryManager.enabled=False"]
 
 
 def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY,
