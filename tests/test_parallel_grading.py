@@ -35,9 +35,9 @@ from helpers.class_support import (
     TEST_CELL_TIMEOUT,
     class_notebooks,
     course_copy,
-    first_answer_starts_with,
     hand_in,
     records,
+    solved_notebook_maker,
 )
 from helpers.course_paths import ROOT
 
@@ -144,8 +144,9 @@ def test_interrupted_run_resumes_where_it_stopped(repo_course, tmp_path):
     chapter_id = CHAPTERS[0]
     course = course_copy(repo_course, tmp_path / "course", chapter_id)
     chapter = course.chapter(chapter_id)
-    perfect = first_answer_starts_with(course, chapter, "")
-    waiting = first_answer_starts_with(course, chapter, "import time\ntime.sleep(600)")   # cut off at 120 s
+    solved_with = solved_notebook_maker(course, chapter)
+    perfect = solved_with("")
+    waiting = solved_with("import time\ntime.sleep(600)")   # cut off at 120 s
     students = [f"student{i}" for i in range(4)]
     hand_in(course, chapter, {s: perfect if s == students[0] else waiting for s in students})
     ledger = course.root / course.config.LEDGER_DIR / f"{chapter.id}.json"

@@ -23,9 +23,10 @@ def corruptions():
     """A source notebook of chapter 3, and copies each broken in one way nbgrader's check must refuse."""
     import copy
 
+    from autograder import cell_marks
     from helpers.course_paths import ROOT
     source = nbformat.read(ROOT / "source" / "ch03" / "autodiff.ipynb", as_version=4)
-    graded = [i for i, c in enumerate(source.cells) if c.metadata.get("nbgrader", {}).get("grade")]
+    graded = [i for i, c in enumerate(source.cells) if cell_marks.is_graded(c)]
 
     def broken(change):
         notebook = copy.deepcopy(source)

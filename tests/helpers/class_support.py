@@ -47,24 +47,29 @@ def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_u
 def class_notebooks(course, chapter):
     """{student: notebook or raw text}: right, partly wrong, untouched, and four broken ways."""
     cfg = course.config
+    solved_with = solved_notebook_maker(course, chapter)
     return {
-        "perfect": first_answer_starts_with(course, chapter, ""),
+        "perfect": solved_with(""),
         "partial": nbformat.read(course.notebook(cfg.DEMO_DIR, chapter, "partial"), as_version=4),
         "untouched": nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4),
-        "crash": first_answer_starts_with(course, chapter, "import os\nos._exit(1)"),
-        "loop": first_answer_starts_with(course, chapter, "while True:\n    pass"),
-        "stderr": first_answer_starts_with(course, chapter, "import sys\nprint('debugging output', file=sys.stderr)"),
+        "crash": solved_with("import os\nos._exit(1)"),
+        "loop": solved_with("while True:\n    pass"),
+        "stderr": solved_with("import sys\nprint('debugging output', file=sys.stderr)"),
         "corrupt": '{"cells": [ this is not JSON',
     }
 
 
-def first_answer_starts_with(course, chapter, code):
-    """The solved release notebook, with `code` run first in its first answer cell."""
+def solved_notebook_maker(course, chapter):
+    """solved_with(code): the solved release notebook with `code` run first in its first answer cell
+    (none: the solution as it is). Both notebooks are read once, however many variants are made."""
     cfg = course.config
     release = nbformat.read(course.notebook(cfg.RELEASE_DIR, chapter), as_version=4)
     answers = submissions.solved_answers(nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4))
     first = next(iter(answers))
-    return submissions.filled(release, dict(answers, **{first: code + "\n" + answers[first]}) if code else answers)
+
+    def solved_with(code):
+        return submissions.filled(release, dict(answers, **{first: code + "\n" + answers[first]}) if code else answers)
+    return solved_with
 
 
 def demo_class(course, chapter):
