@@ -4,7 +4,9 @@ on the same machine.
 Builds a throwaway copy of the course with N synthetic submissions of a chapter (a mix of the
 solution, the untouched student version, the demo's partial student, the catalogued mistakes and
 the correct alternatives), grades them both ways in one run, checks the scores are identical, and
-prints both wall-clock times and their ratio. Takes a few minutes; not part of the test suite.
+prints both wall-clock times and their ratio. It also grades them with `grade --jobs 1`, the same engine
+on one thread: the cluster's speed-up over that, per thread, is how well threads add up on this machine
+(the efficiency benchmarks/scale.py projects with). Takes a few minutes; not part of the test suite.
 
     python benchmarks/autograde_parallel.py [--chapter ch03] [--students 100] [--jobs N] [--json FILE]
 """
@@ -84,6 +86,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="babygrad-benchmark-") as scratch:
         serial_course, chapter = make_course(Path(scratch) / "serial", args.chapter, args.students)
         parallel_course, _ = make_course(Path(scratch) / "parallel", args.chapter, args.students)
+        one_thread_course, _ = make_course(Path(scratch) / "one-thread", args.chapter, args.students)
         print(f"{args.students} submissions of {chapter.id}, {os.cpu_count()} cores, {args.jobs} threads "
               f"(load average before: {os.getloadavg()[0]:.1f})")
         serial = timed([sys.executable, "-m", "nbgrader", "autograde", chapter.id, "--force"], serial_course.root)
@@ -92,13 +95,20 @@ def main():
                          "--quiet"], parallel_course.root)
         print(f"python -m autograder grade (Dask LocalCluster)  {cluster:7.1f} s  {cluster / args.students:5.2f} s each")
         print(f"speed-up                                        {serial / cluster:7.2f}x")
-        same = grading.scores(serial_course, chapter) == grading.scores(parallel_course, chapter)
-        print(f"identical scores: {same}  (load average after: {os.getloadavg()[0]:.1f})")
+        one_thread = timed([sys.executable, "-m", "autograder", "grade", chapter.id, "--jobs", "1", "--quiet"],
+                           one_thread_course.root)
+        efficiency = one_thread / (args.jobs * cluster)
+        print(f"python -m autograder grade --jobs 1             {one_thread:7.1f} s  {one_thread / args.students:5.2f} s each")
+        print(f"efficiency of {args.jobs} threads (speed-up over --jobs 1, per thread)  {efficiency:5.2f}")
+        scores = grading.scores(serial_course, chapter)
+        same = scores == grading.scores(parallel_course, chapter) == grading.scores(one_thread_course, chapter)
+        print(f"identical scores, all three runs: {same}  (load average after: {os.getloadavg()[0]:.1f})")
         if not same:
             raise SystemExit("the two runs disagree")
         if args.json:
             args.json.write_text(json.dumps({"chapter": chapter.id, "students": args.students, "threads": args.jobs,
-                                             "serial_seconds": serial, "cluster_seconds": cluster}))
+                                             "serial_seconds": serial, "cluster_seconds": cluster,
+                                             "one_thread_seconds": one_thread}))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 
 One after another, so that none loads the machine while another measures:
 1. `autograde_parallel.py`: serial `nbgrader autograde` against `python -m autograder grade` (Dask,
-   LocalCluster) on chapter 3, on all of this machine's cores, with identical scores;
+   LocalCluster) on chapter 3, on all of this machine's cores, with identical scores, and the same
+   engine on one thread, for the efficiency below;
 2. `cost_per_submission.py`: seconds per submission in one grading process for every chapter, and
    where chapter 3's go;
 3. `train_mnist.py`: babygrad, the NumPy floor and (with `--torch-python`, an interpreter that has
@@ -14,8 +15,11 @@ One after another, so that none loads the machine while another measures:
 The model behind the projection: a Dask thread grades one submission after another in one grading
 process, as step 2 measures, so a chapter's per-core rate is step 2's seconds per submission. Many
 threads on one machine do not add up perfectly (they share memory bandwidth and the machine's other
-work); step 1 measures how well they add up on this machine, as an efficiency
-    e = (chapter 3's per-core seconds × submissions) / (cores × the LocalCluster's wall time).
+work); step 1 measures how well they add up on this machine, as an efficiency: the LocalCluster's
+speed-up over the same engine on one thread (`grade --jobs 1`), on the same class, per thread,
+    e = one thread's wall time / (threads × the LocalCluster's wall time).
+Both sides grade the same notebooks (a mixed class: mistakes stop early, so each costs less than a solved
+one); step 2's rates, of solved notebooks, are never divided by a time measured on other notebooks.
 A term of N submissions spread evenly over the chapters then takes
     N / chapters × Σ_chapter seconds per submission / (cores × e).
 Run it on a machine nothing else is loading: the load average is printed before and after.
@@ -64,7 +68,7 @@ def main():
         run("train_mnist.py", "--repeats", 3)
 
     rates = cost["seconds_per_submission"]
-    efficiency = rates[cluster["chapter"]] * cluster["students"] / (cluster["threads"] * cluster["cluster_seconds"])
+    efficiency = cluster["one_thread_seconds"] / (cluster["threads"] * cluster["cluster_seconds"])
     print(f"\nProjection (model in this script's docstring), load average {os.getloadavg()[0]:.2f} at the end:")
     print(f"  per-core seconds per submission, all chapters: {sum(rates.values()):.1f} (one student, every chapter)")
     print(f"  efficiency of {cluster['threads']} threads on this machine: {efficiency:.2f}")

@@ -31,6 +31,7 @@ from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines
 from autograder.grading.gradescope import build_autograder_zip
 from autograder.grading.gradescope_runner import FALLBACK_UID, results_json
+from autograder.grading.judged_execute import judge_error
 from autograder.grading.kernel_user import (
     KernelLimits,
     runs_kernels_unprivileged,
@@ -211,6 +212,25 @@ def test_every_chapters_results_follow_the_specification(graded_class, chapter_i
                 check_partial(results, chapter, course)
             else:
                 assert results["score"] == full_marks(chapter)
+
+
+@pytest.mark.parametrize("failing_line, visible_status", [(2, "failed"), (5, "passed"), (0, "failed")])
+def test_a_judged_failure_of_a_hidden_check_stays_hidden_until_the_due_date(failing_line, visible_status):
+    """The judge names the line of the check it failed: a hidden one leaves the visible test passed (its
+    message is for after the due date), a visible one fails it, and an unnamed line counts as visible."""
+    marks = {"grade": True, "solution": False, "locked": True, "grade_id": "test_mul_backward", "points": 2}
+    code = ("verdict = check.backward(Mul(), shapes=[(2, 3), (2, 3)])\nassert verdict.passed, verdict.message\n"
+            "### BEGIN HIDDEN TESTS\nverdict = check.backward(Mul(), shapes=[(5,), (5,)], seed=21)\n"
+            "assert verdict.passed, verdict.message\n### END HIDDEN TESTS")
+    source = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code, metadata={"nbgrader": marks})])
+    graded = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code, metadata={"nbgrader": marks})])
+    graded.cells[0].outputs = [judge_error("Mul().backward: the gradient for a is wrong", failing_line)]
+    chapter = Course(ROOT).chapter("ch03")
+    results = results_json(chapter, source, graded, {"test_mul_backward": (0, 2)}, problem=None, found=Path("x"))
+    visible, everything = results["tests"]
+    assert visible["status"] == visible_status and everything["status"] == "failed"
+    assert everything["visibility"] == "after_due_date" and "gradient for a is wrong" in everything["output"]
+    assert ("gradient for a is wrong" in visible["output"]) == (visible_status == "failed")
 
 
 PLANTED_PASSWORD = "planted-Pa55word-9d1c"

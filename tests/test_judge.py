@@ -25,15 +25,16 @@ from autograder.grading.judge.probes import (
     reply_from_outputs,
     returned,
 )
-from autograder.grading.judged_execute import JUDGE_ERROR_NAME
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error_line
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.checks import Checker
 from autograder.student.checks.engine import GRAPHS, expected_grads
+from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
 from helpers.forgeries import FORGED, FORGE_CHECKER, FORGE_VERDICT, forged_notebook
-from helpers.soak import soak
+from helpers.soak import passed_mistakes, soak
 from helpers.solved_code import in_process
 
 CHAPTER = "ch03"
@@ -85,6 +86,12 @@ class Mul(Function):
         return out_grad * a, out_grad * b
 '''
 
+# The grader's own signal that the judge decides these checks (autograder/student/verdict.py), set by hand:
+# the kernel's checks then pass without looking, and only the judge can tell.
+FORGE_DEFERRAL = '''
+import os as _os
+_os.environ["BABYGRAD_JUDGED_OUTSIDE"] = "forward,backward,engine,engine_rule,operators"
+'''
 # student: (wrong edit or None, code appended to that exercise cell, the cells it must lose)
 ATTACKS = {
     "forged-checker": (WRONG_MUL, FORGE_CHECKER, {"test_mul_backward"}),
@@ -92,6 +99,7 @@ ATTACKS = {
     "forged-sys-modules": (WRONG_DIV, FORGE_SYS_MODULES, {"test_div_backward"}),
     "forged-numpy": (WRONG_ENGINE, FORGE_NUMPY, {"test_engine_diamond", "test_engine_reuse"}),
     "precomputed": (("mul", "", ""), PRECOMPUTED_MUL, {"test_mul_backward"}),
+    "forged-deferral": (WRONG_MUL, FORGE_DEFERRAL, {"test_mul_backward"}),
 }
 
 
@@ -191,6 +199,28 @@ def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     errors = judge_errors(course, CHAPTER, "forged-checker", "test_mul_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]
     assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
+    source = next(c.source for c in source_notebook(CHAPTER).cells
+                  if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
+    line = judge_error_line(errors[0])      # the failing check's line, for Gradescope's visible/hidden split
+    assert line and "check.backward(Mul()" in source.splitlines()[line - 1]
+
+
+def cell_text(course, chapter_id, student, grade_id):
+    """The stream text one grade cell of an autograded notebook printed."""
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
+    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def test_the_kernel_leaves_the_judges_checks_to_the_judge(judged):
+    """While the judge grades, the kernel's own check of a judged cell does not run (it would be ignored):
+    the cell says the grader checks it, and under it the judge says what it found. Whether the cell passed is
+    the judge's word (the attacks above)."""
+    course, _ = judged
+    text = cell_text(course, CHAPTER, "perfect", "test_mul_backward")
+    kernel_said, judge_said = text.split("✔ the grader: ")
+    assert "→ check.backward: the grader checks this outside your notebook" in kernel_said, text
+    assert "✔" not in kernel_said and judge_said.startswith("all 4 checks passed, on inputs of its own"), text
 
 
 def test_feedback_shows_the_judges_message(judged):
@@ -262,6 +292,33 @@ def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
     graded = [c.metadata["nbgrader"] for c in notebook.cells
               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
     assert set(plans) == {m["grade_id"] for m in graded}
+
+
+def test_the_kernel_may_skip_exactly_the_checks_the_judge_decides_alone():
+    """Judge.judged_outside: every judged check of the notebook but the capstones' (the judge probes the model
+    their in-kernel run trained), and nothing at all when one grade cell is unjudged."""
+    assert Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter(CHAPTER))).judged_outside == {
+        "forward", "backward", "engine", "engine_rule", "operators"}
+    ch10 = Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter("ch10")))
+    assert "capstone" in {call.name for plan in ch10.plans.values() for call in plan.calls}
+    assert "capstone" not in ch10.judged_outside and {"forward", "backward", "conv2d"} <= ch10.judged_outside
+    ch10.plans["test_conv_forward"].unjudged = "a check the judge has no implementation of"
+    assert ch10.judged_outside == set()
+
+
+def test_a_deferred_check_does_not_run_and_the_others_still_do(monkeypatch):
+    """In a kernel told that the judge decides check.backward, it returns a deferred pass without looking,
+    `check.all` says the grader decides, and a check not on the list still fails a wrong op."""
+    from helpers.solved_code import notebook_namespace
+    ns = notebook_namespace(CHAPTER, {WRONG_MUL[0]: [WRONG_MUL[1:]]})
+    check = Checker(ns)
+    assert not check.backward(ns["Mul"](), shapes=[(2, 3), (2, 3)]).passed
+    monkeypatch.setenv(JUDGED_OUTSIDE_ENV, "forward,backward")
+    verdict = check.backward(ns["Mul"](), shapes=[(2, 3), (2, 3)])
+    assert verdict.passed and verdict.deferred and "grader" in verdict.message
+    both = check.all(verdict, check.forward(ns["Mul"](), lambda a, b: a * b, shapes=[(2,), (2,)]))
+    assert both.passed and both.deferred and "✔" not in both.message
+    assert not check.engine("diamond").deferred          # not on the list: computed in the kernel
 
 
 def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
@@ -711,6 +768,7 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
 
 # ── right code, under secrets the fixed-seed checks never drew ──
 
+MISTAKE_SECRETS = 3    # per chapter and mistake in the suite; `tests/soak_judge.py --secrets 200` soaks more
 SOAK_SECRETS = 1       # per chapter in the suite (the pipeline grades every catalogued right answer under its own secret too); `tests/soak_judge.py --secrets 200` after changing a judged check
 
 
@@ -720,6 +778,15 @@ def test_right_code_passes_every_judged_cell_under_secret_seeds(chapter_id):
     fail a right answer (a flaky tolerance or statistic shows up here first)."""
     failures = soak(chapter_id, range(SOAK_SECRETS))
     assert failures == [], failures[:3]
+
+
+@pytest.mark.parametrize("chapter_id", Course(ROOT).config.JUDGED_CHAPTERS)
+def test_every_catalogued_mistake_fails_the_judge_alone_under_secret_seeds(chapter_id):
+    """Every catalogued mistake, judged in process on each cell it must lose: while grading, the kernel leaves
+    the judged checks to the judge, so no secret draw may let a mistake through (chapter 6's shuffled loader
+    once drew sizes with no partial batch, one secret in six)."""
+    passes = passed_mistakes(chapter_id, range(MISTAKE_SECRETS))
+    assert passes == [], passes[:5]
 
 
 # ── chapter 6: datasets, loaders, transforms and IDX files on the judge's secret data ──

@@ -4,6 +4,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from autograder.student import progress
 from autograder.student.progress import CheckResult, format_table, header, watch_checks
+from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 
 
 @pytest.fixture
@@ -57,6 +58,18 @@ def test_table_lists_every_check_and_the_total(capsys, shell):
     assert table[3].split()[:3] == ["test_b", "FAILED", "0/2"] and table[3].endswith("expected (2, 3), received (3, 2)")
     assert table[4].split()[:3] == ["test_c", "not", "run"]
     assert table[5].startswith("Progress: 1/6 points (16%), 1 of 3 checks passed.")
+
+
+def test_while_the_judge_grades_the_cell_claims_no_points(capsys, shell, monkeypatch):
+    """In a grading kernel the judged checks pass without looking, so a table would claim every point:
+    the last cell says where the verdicts are instead."""
+    watch_checks()
+    monkeypatch.setenv(JUDGED_OUTSIDE_ENV, "backward")
+    shell.run_cell(header("test_a", 1) + "\nassert True")
+    progress.show_progress("ch99 · Test chapter", {"test_a": 1, "test_b": 2})
+    out = capsys.readouterr().out
+    assert "ch99 · Test chapter" in out and "in your feedback" in out
+    assert "Progress:" not in out and "1/1" not in out
 
 
 def test_percent_reaches_100_only_when_everything_passes():

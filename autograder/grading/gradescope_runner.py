@@ -32,6 +32,7 @@ import nbformat
 
 from autograder import cell_marks
 from autograder.course import Course
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error_line
 from autograder.grading.kernel_user import KernelLimits
 from autograder.grading.results_file import secure_results_folder, write_results
 
@@ -298,8 +299,11 @@ def cell_message(cell):
 
 
 def error_line(cell):
-    """The line of the cell where its error was raised, read from the traceback (None if unknown)."""
+    """The line of the cell where its error was raised, read from the traceback, or where the check the judge
+    failed is (None if unknown)."""
     for output in cell.get("outputs", []):
+        if output.get("output_type") == "error" and output.get("ename") == JUDGE_ERROR_NAME:
+            return judge_error_line(output)
         if output.get("output_type") == "error":
             match = re.search(r"Cell In\[\d+\], line (\d+)", ANSI.sub("", "\n".join(output.get("traceback", []))))
             return int(match.group(1)) if match else None

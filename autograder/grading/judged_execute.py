@@ -6,6 +6,7 @@ grade cells that run one after another are checked together once the last has ru
 sharing each probe's round trip. A cell the judge fails gets an error output (`JudgeVerdict`), so
 nbgrader's SaveAutoGrades scores it 0 and the feedback says why.
 """
+import re
 from pathlib import Path
 
 import nbformat
@@ -16,6 +17,7 @@ from traitlets import Bool, List, Unicode
 
 from autograder.grading.judge import Judge
 from autograder.grading.sandboxed_execute import SandboxedExecute
+from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 
 JUDGE_ERROR_NAME = "JudgeVerdict"
 
@@ -28,10 +30,23 @@ def grade_id(cell):
     return cell.metadata["nbgrader"].get("grade_id", "")
 
 
-def judge_error(message):
-    """The error output that makes nbgrader score a cell 0, carrying the judge's teaching message."""
+def judge_error(message, line=0):
+    """The error output that makes nbgrader score a cell 0, carrying the judge's teaching message, and the
+    line of the test cell whose check failed (Gradescope's runner keeps a hidden check's failure hidden)."""
+    where = f" (the check on line {line} of this cell)" if line else ""
     return nbformat.v4.new_output("error", ename=JUDGE_ERROR_NAME, evalue=message,
-                                  traceback=[f"\x1b[0;31m{JUDGE_ERROR_NAME}\x1b[0m: {message}"])
+                                  traceback=[f"\x1b[0;31m{JUDGE_ERROR_NAME}\x1b[0m{where}: {message}"])
+
+
+def judge_pass(message):
+    """The output under a cell the judge passed: its verdict, where the kernel's checks left it to the grader."""
+    return nbformat.v4.new_output("stream", name="stdout", text=f"✔ the grader: {message}, on inputs of its own\n")
+
+
+def judge_error_line(output):
+    """The test cell's line that a JudgeVerdict error names, or None."""
+    match = re.search(r"the check on line (\d+) of this cell", "\n".join(output.get("traceback", [])))
+    return int(match.group(1)) if match else None
 
 
 def source_notebook(config, resources):
@@ -66,6 +81,13 @@ class JudgedExecute(SandboxedExecute):
         nb, resources = super().preprocess(nb, resources, km)
         self._log_summary(resources)
         return nb, resources
+
+    def kernel_variables(self):
+        """KERNEL_ENVIRONMENT, and the checks the kernel may skip because the judge decides them here."""
+        variables = super().kernel_variables()
+        if getattr(self, "judge", None) is not None:
+            variables[JUDGED_OUTSIDE_ENV] = ",".join(sorted(self.judge.judged_outside))
+        return variables
 
     batch_cells = Bool(True, help=(
         "Judge grade cells that run one after another together, one probe per round for all of them (chapter 3: "
@@ -107,7 +129,9 @@ class JudgedExecute(SandboxedExecute):
             return
         self.judgements.append(judgement)
         if judgement.judged and not judgement.passed:
-            cell.outputs.append(judge_error(judgement.message))
+            cell.outputs.append(judge_error(judgement.message, judgement.line))
+        elif judgement.judged:          # the kernel's checks said they were the grader's: say what it found
+            cell.outputs.append(judge_pass(judgement.message))
 
     def _run_cells(self, resources, skip):
         self._queued = []

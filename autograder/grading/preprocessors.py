@@ -70,8 +70,12 @@ class EnvironmentExecute(Execute):
         "Environment variables every kernel starts with: course_config.KERNEL_ENVIRONMENT (no progress "
         "bars, one BLAS thread).")).tag(config=True)
 
+    def kernel_variables(self):
+        """The variables this run's kernels start with (a subclass may add its own for the run)."""
+        return dict(self.kernel_environment)
+
     async def async_start_new_kernel(self, **kwargs):
-        kwargs.setdefault("env", {**os.environ, **self.kernel_environment})
+        kwargs.setdefault("env", {**os.environ, **self.kernel_variables()})
         await super().async_start_new_kernel(**kwargs)
 
     start_new_kernel = run_sync(async_start_new_kernel)

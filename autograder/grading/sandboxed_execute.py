@@ -184,7 +184,7 @@ class SandboxedExecute(EnvironmentExecute):
         km = super().create_kernel_manager()
         if isinstance(km, SandboxedKernelManager):
             km.limits = self.limits
-            km.environment = dict(self.kernel_environment)
+            km.environment = self.kernel_variables()
         return km
 
     # -- running the notebook, repairing deaths --------------------------------------------------

@@ -9,8 +9,11 @@ A check cell is recognised by its first line, `# Check <id> · <n> point(s)`, wh
 into every test cell (autograder/build/frame.py). Test cells are locked, so this works in JupyterLab,
 Colab and headless runs alike, without knowing where the notebook file is.
 """
+import os
 import re
 from dataclasses import dataclass
+
+from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 
 HEADER = re.compile(r"^# Check (?P<id>\S+) · (?P<points>\d+) points?\b")
 PASSED, FAILED, NOT_RUN = "passed", "FAILED", "not run"
@@ -126,7 +129,17 @@ def summary(results):
             "Visible checks only: the hidden tests run when your notebook is graded.")
 
 
+GRADED_OUTSIDE = ("Being graded: the grader checks this notebook outside it, so a table made in here could not "
+                  "know its verdicts. Each check cell the grader failed says why, under the cell; your points "
+                  "are in your feedback.")
+
+
 def show_progress(title, points, short=False, written=0):
     """Print where the student stands on the checks {id: points} (the notebook's last cell), and how
-    many points of written questions are left to the instructor."""
+    many points of written questions are left to the instructor. While the judge grades the notebook, the
+    kernel's check cells pass without looking (verdict.JUDGED_OUTSIDE_ENV): then a table would claim every
+    point, so the cell says where the verdicts are instead."""
+    if os.environ.get(JUDGED_OUTSIDE_ENV):
+        print(f"{title}\n{GRADED_OUTSIDE}")
+        return
     print(format_table(title, results_seen(points), short, written))

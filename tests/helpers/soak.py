@@ -1,6 +1,11 @@
-"""Right code never fails the judge: the solution and every catalogued right alternative of a judged
-chapter, judged in process (no kernel, see solved_code.in_process) under many secret seeds, in the
-notebook's namespace without its training runs (nothing judged needs them; chapter 7's takes 20 s an answer).
+"""Right code never fails the judge, and wrong code never passes it: the solution and every catalogued
+right alternative of a judged chapter, and every catalogued mistake on each cell it must lose, judged in
+process (no kernel, see solved_code.in_process) under many secret seeds, in the notebook's namespace
+without its training runs (nothing judged needs them; chapter 7's takes 20 s an answer).
+
+While grading, the kernel leaves the judged checks to the judge (verdict.JUDGED_OUTSIDE_ENV), so the
+judge alone must catch every mistake, under every secret: a secret draw that happens to hide a mistake
+(a loader's partial batch that never comes) would hand its points back.
 
 tests/test_judge.py soaks a few secrets per chapter; tests/soak_judge.py soaks many, by hand."""
 from autograder.build import submissions
@@ -15,15 +20,20 @@ from helpers.solved_code import in_process, notebook_namespace
 NEEDS_TRAINING = {"trained_model", "capstone"}
 
 
+def replacements(entry):
+    """{cell: [(old, new)]}: a catalogue entry's edits, as notebook_namespace takes them."""
+    replace = {}
+    for edit in entry.edits:
+        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
+    return replace
+
+
 def right_answers(chapter_id):
     """{name: replacements}: the solution (None), and each catalogued right alternative's edits."""
     course = Course(ROOT)
     answers = {"solution": None}
     for alternative in submissions.load_catalog(course, course.chapter(chapter_id)).ALTERNATIVES:
-        replace = {}
-        for edit in alternative.edits:
-            replace.setdefault(edit.cell, []).append((edit.old, edit.new))
-        answers[alternative.name] = replace
+        answers[alternative.name] = replacements(alternative)
     return answers
 
 
@@ -43,3 +53,22 @@ def soak(chapter_id, secrets):
                 if not judgement.passed:
                     failures.append((name, grade_id, secret, judgement.message))
     return failures
+
+
+def passed_mistakes(chapter_id, secrets):
+    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed."""
+    course = Course(ROOT)
+    chapter = course.chapter(chapter_id)
+    source = course.notebook(course.config.SOURCE_DIR, chapter)
+    judges = {secret: Judge.from_source(source, secret=secret) for secret in secrets}
+    passes = []
+    for mistake in submissions.load_catalog(course, chapter).MISTAKES:
+        run_probe = in_process(notebook_namespace(chapter_id, replacements(mistake), training=False))
+        for secret, judge in judges.items():
+            for grade_id in mistake.loses:
+                plan = judge.plans.get(grade_id)
+                if plan is None or any(call.name in NEEDS_TRAINING for call in plan.calls):
+                    continue
+                if judge.judge_cell(grade_id, run_probe).passed:
+                    passes.append((mistake.name, grade_id, secret))
+    return passes

@@ -113,6 +113,14 @@ JUDGED_CHECKS = {
 # every chapter judged.
 KERNEL_DECIDES = {}
 
+# Judged checks whose in-kernel run the judge still needs: it probes what they leave in the kernel. Every
+# other judged check is skipped in the kernel while grading (`Judge.judged_outside`): its verdict there
+# would be ignored, and it would cost as much as the judge's own probes.
+KERNEL_RUNS_TOO = {
+    "capstone": "the judge probes the model that the in-kernel check trained (checks.capstone.TRAINED)",
+    "my_capstone": "the judge probes the model that the in-kernel check trained (checks.capstone.TRAINED)",
+}
+
 
 @dataclass
 class CellJudgement:
@@ -123,6 +131,7 @@ class CellJudgement:
     passed: bool
     message: str
     probes: int = 0
+    line: int = 0           # the failing check's line in the test cell (0: none, or unknown)
 
 
 class Kernel:
@@ -186,6 +195,15 @@ class Judge:
     def judged_cells(self):
         return [g for g, plan in self.plans.items() if not plan.unjudged]
 
+    @property
+    def judged_outside(self):
+        """The check names the kernel may skip while this judge grades: each call of them in a grade cell is
+        judged here, and the judge needs nothing the in-kernel run leaves behind. None when any grade cell
+        is unjudged: that cell's calls are not in its plan, and the kernel's verdicts must stand for them."""
+        if any(plan.unjudged for plan in self.plans.values()):
+            return set()
+        return {call.name for plan in self.plans.values() for call in plan.calls} - set(KERNEL_RUNS_TOO)
+
     def rng_for(self, grade_id, position, seed):
         """Inputs for one check call: the run's secret, mixed with the cell, the call and the cell's own seed."""
         return np.random.default_rng([self.secret, zlib.crc32(grade_id.encode()), position, int(seed) & 0xFFFFFFFF])
@@ -232,9 +250,11 @@ class Judge:
             if grade_id in judgements:
                 continue
             calls = self.plans[grade_id].calls
-            failing = [verdicts[(grade_id, p)] for p in range(len(calls)) if not verdicts[(grade_id, p)].passed]
-            judgements[grade_id] = (CellJudgement(grade_id, True, False, failing[0].message, probes) if failing else
-                                    CellJudgement(grade_id, True, True, f"all {len(calls)} checks passed", probes))
+            failing = [p for p in range(len(calls)) if not verdicts[(grade_id, p)].passed]
+            judgements[grade_id] = (
+                CellJudgement(grade_id, True, False, verdicts[(grade_id, failing[0])].message, probes,
+                              calls[failing[0]].line) if failing else
+                CellJudgement(grade_id, True, True, f"all {len(calls)} checks passed", probes))
             probes = 0
         return [judgements[grade_id] for grade_id in grade_ids]
 

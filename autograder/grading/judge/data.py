@@ -131,6 +131,8 @@ def loader_batches(rng):
 
 def loader_shuffle(rng):
     n, size = int(rng.integers(17, 30)), int(rng.integers(3, 7))
+    while n % size == 0:            # always a partial last batch: the one that `drop_last` and len() decide
+        size = int(rng.integers(3, 7))
     seed = int(rng.integers(0, 2 ** 31))
     seeds = (seed, seed + 1 + int(rng.integers(0, 1000)))
     samples = Samples(rng, n)

@@ -17,7 +17,7 @@ from autograder.student.checks import (  # noqa: F401  (importing a module regis
     persistence, scalar, tensor, training, transforms,
 )
 from autograder.student.checks.registry import CHECKS, unknown
-from autograder.student.verdict import passed
+from autograder.student.verdict import Verdict, deferred, judged_outside, passed
 
 
 class Checker:
@@ -37,6 +37,8 @@ class Checker:
 
         @functools.wraps(function)
         def bound(*args, **kwargs):
+            if judged_outside(name):        # grading: the judge's verdict is the one that counts
+                return self._report(deferred(name))
             return self._report(function(self.namespace, *args, **kwargs))
         signature = inspect.signature(function)
         bound.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
@@ -47,6 +49,11 @@ class Checker:
         return sorted(set(super().__dir__()) | set(CHECKS))
 
     def all(self, *verdicts):
-        """One verdict for several checks: the first failure, or a pass."""
+        """One verdict for several checks: the first failure, or a pass (the grader's to decide, when it decides any)."""
         failures = [v for v in verdicts if not v.passed]
-        return failures[0] if failures else passed(f"✔ all {len(verdicts)} checks passed")
+        if failures:
+            return failures[0]
+        if any(v.deferred for v in verdicts):
+            return Verdict(True, f"→ the grader checks these {len(verdicts)} outside your notebook, on inputs of its own",
+                           deferred=True)
+        return passed(f"✔ all {len(verdicts)} checks passed")
