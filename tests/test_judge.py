@@ -295,15 +295,15 @@ def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
 
 
 def test_the_kernel_may_skip_exactly_the_checks_the_judge_decides_alone():
-    """Judge.judged_outside: every judged check of the notebook but the capstones' (the judge probes the model
+    """Judge.kernel_may_skip: every judged check of the notebook but the capstones' (the judge probes the model
     their in-kernel run trained), and nothing at all when one grade cell is unjudged."""
-    assert Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter(CHAPTER))).judged_outside == {
+    assert Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter(CHAPTER))).kernel_may_skip == {
         "forward", "backward", "engine", "engine_rule", "operators"}
     ch10 = Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter("ch10")))
     assert "capstone" in {call.name for plan in ch10.plans.values() for call in plan.calls}
-    assert "capstone" not in ch10.judged_outside and {"forward", "backward", "conv2d"} <= ch10.judged_outside
+    assert "capstone" not in ch10.kernel_may_skip and {"forward", "backward", "conv2d"} <= ch10.kernel_may_skip
     ch10.plans["test_conv_forward"].unjudged = "a check the judge has no implementation of"
-    assert ch10.judged_outside == set()
+    assert ch10.kernel_may_skip == set()
 
 
 def test_a_deferred_check_does_not_run_and_the_others_still_do(monkeypatch):

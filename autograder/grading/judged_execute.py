@@ -86,7 +86,7 @@ class JudgedExecute(SandboxedExecute):
         """KERNEL_ENVIRONMENT, and the checks the kernel may skip because the judge decides them here."""
         variables = super().kernel_variables()
         if getattr(self, "judge", None) is not None:
-            variables[JUDGED_OUTSIDE_ENV] = ",".join(sorted(self.judge.judged_outside))
+            variables[JUDGED_OUTSIDE_ENV] = ",".join(sorted(self.judge.kernel_may_skip))
         return variables
 
     batch_cells = Bool(True, help=(

@@ -114,7 +114,7 @@ JUDGED_CHECKS = {
 KERNEL_DECIDES = {}
 
 # Judged checks whose in-kernel run the judge still needs: it probes what they leave in the kernel. Every
-# other judged check is skipped in the kernel while grading (`Judge.judged_outside`): its verdict there
+# other judged check is skipped in the kernel while grading (`Judge.kernel_may_skip`): its verdict there
 # would be ignored, and it would cost as much as the judge's own probes.
 KERNEL_RUNS_TOO = {
     "capstone": "the judge probes the model that the in-kernel check trained (checks.capstone.TRAINED)",
@@ -196,7 +196,7 @@ class Judge:
         return [g for g, plan in self.plans.items() if not plan.unjudged]
 
     @property
-    def judged_outside(self):
+    def kernel_may_skip(self):
         """The check names the kernel may skip while this judge grades: each call of them in a grade cell is
         judged here, and the judge needs nothing the in-kernel run leaves behind. None when any grade cell
         is unjudged: that cell's calls are not in its plan, and the kernel's verdicts must stand for them."""

@@ -17,7 +17,7 @@ from autograder.student.checks import (  # noqa: F401  (importing a module regis
     persistence, scalar, tensor, training, transforms,
 )
 from autograder.student.checks.registry import CHECKS, unknown
-from autograder.student.verdict import Verdict, deferred, judged_outside, passed
+from autograder.student.verdict import deferred, deferred_together, judged_outside, passed
 
 
 class Checker:
@@ -54,6 +54,5 @@ class Checker:
         if failures:
             return failures[0]
         if any(v.deferred for v in verdicts):
-            return Verdict(True, f"→ the grader checks these {len(verdicts)} outside your notebook, on inputs of its own",
-                           deferred=True)
+            return deferred_together(len(verdicts))
         return passed(f"✔ all {len(verdicts)} checks passed")
