@@ -13,7 +13,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from autograder import grading
+from autograder import cell_marks, grading
 from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
@@ -88,9 +88,9 @@ class Mul(Function):
 
 # The grader's own signal that the judge decides these checks (autograder/student/verdict.py), set by hand:
 # the kernel's checks then pass without looking, and only the judge can tell.
-FORGE_DEFERRAL = '''
+FORGE_DEFERRAL = f'''
 import os as _os
-_os.environ["BABYGRAD_JUDGED_OUTSIDE"] = "forward,backward,engine,engine_rule,operators"
+_os.environ["{JUDGED_OUTSIDE_ENV}"] = "forward,backward,engine,engine_rule,operators"
 '''
 # student: (wrong edit or None, code appended to that exercise cell, the cells it must lose)
 ATTACKS = {
@@ -199,16 +199,25 @@ def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     errors = judge_errors(course, CHAPTER, "forged-checker", "test_mul_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]
     assert "Mul().backward" in errors[0].evalue and "finite differences give" in errors[0].evalue
-    source = next(c.source for c in source_notebook(CHAPTER).cells
-                  if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
+    source = named_cell(source_notebook(CHAPTER), "test_mul_backward").source
     line = judge_error_line(errors[0])      # the failing check's line, for Gradescope's visible/hidden split
     assert line and "check.backward(Mul()" in source.splitlines()[line - 1]
 
 
+def named_cell(notebook, grade_id):
+    """The notebook's cell that nbgrader knows as `grade_id`."""
+    return next(c for c in notebook.cells if cell_marks.grade_id(c) == grade_id)
+
+
+def autograded_cell(course, chapter_id, student, grade_id):
+    """One grade cell of a student's autograded notebook."""
+    notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
+    return named_cell(notebook, grade_id)
+
+
 def cell_text(course, chapter_id, student, grade_id):
     """The stream text one grade cell of an autograded notebook printed."""
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    cell = autograded_cell(course, chapter_id, student, grade_id)
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
@@ -323,7 +332,7 @@ def test_a_deferred_check_does_not_run_and_the_others_still_do(monkeypatch):
 
 def test_checks_the_judge_does_not_implement_leave_the_cell_to_the_kernel():
     notebook = source_notebook("ch04")
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_module_call")
+    cell = named_cell(notebook, "test_module_call")
     cell.source = cell.source.replace('check.module("call")', 'check.not_judged_anywhere("call")')
     plans = plan_notebook(notebook, JUDGED_CHECKS)
     assert "no judge-side implementation" in plans["test_module_call"].unjudged
@@ -569,9 +578,7 @@ def test_the_judge_names_a_slip_from_the_same_evidence_as_the_kernel(exercise, o
 # chapter: (full marks, a wrong exercise from its catalogue, the forging line appended to that cell)
 def judge_errors(course, chapter_id, student, grade_id):
     """The error outputs of one grade cell of an autograded notebook."""
-    notebook = nbformat.read(course.notebook("autograded", course.chapter(chapter_id), student), as_version=4)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-    return [o for o in cell.outputs if o.output_type == "error"]
+    return [o for o in autograded_cell(course, chapter_id, student, grade_id).outputs if o.output_type == "error"]
 
 
 def catalogue_edits(chapter_id, name):

@@ -302,11 +302,12 @@ def error_line(cell):
     """The line of the cell where its error was raised, read from the traceback, or where the check the judge
     failed is (None if unknown)."""
     for output in cell.get("outputs", []):
-        if output.get("output_type") == "error" and output.get("ename") == JUDGE_ERROR_NAME:
+        if output.get("output_type") != "error":
+            continue
+        if output.get("ename") == JUDGE_ERROR_NAME:
             return judge_error_line(output)
-        if output.get("output_type") == "error":
-            match = re.search(r"Cell In\[\d+\], line (\d+)", ANSI.sub("", "\n".join(output.get("traceback", []))))
-            return int(match.group(1)) if match else None
+        match = re.search(r"Cell In\[\d+\], line (\d+)", ANSI.sub("", "\n".join(output.get("traceback", []))))
+        return int(match.group(1)) if match else None
     return None
 
 

@@ -9,11 +9,10 @@ A check cell is recognised by its first line, `# Check <id> · <n> point(s)`, wh
 into every test cell (autograder/build/frame.py). Test cells are locked, so this works in JupyterLab,
 Colab and headless runs alike, without knowing where the notebook file is.
 """
-import os
 import re
 from dataclasses import dataclass
 
-from autograder.student.verdict import JUDGED_OUTSIDE_ENV
+from autograder.student.verdict import graded_by_judge
 
 HEADER = re.compile(r"^# Check (?P<id>\S+) · (?P<points>\d+) points?\b")
 PASSED, FAILED, NOT_RUN = "passed", "FAILED", "not run"
@@ -137,9 +136,9 @@ GRADED_OUTSIDE = ("Being graded: the grader checks this notebook outside it, so 
 def show_progress(title, points, short=False, written=0):
     """Print where the student stands on the checks {id: points} (the notebook's last cell), and how
     many points of written questions are left to the instructor. While the judge grades the notebook, the
-    kernel's check cells pass without looking (verdict.JUDGED_OUTSIDE_ENV): then a table would claim every
+    kernel's check cells pass without looking (verdict.judged_outside): then a table would claim every
     point, so the cell says where the verdicts are instead."""
-    if os.environ.get(JUDGED_OUTSIDE_ENV):
+    if graded_by_judge():
         print(f"{title}\n{GRADED_OUTSIDE}")
         return
     print(format_table(title, results_seen(points), short, written))

@@ -25,6 +25,11 @@ def failed(message: str) -> Verdict:
     return Verdict(False, message)
 
 
+def graded_by_judge() -> bool:
+    """Whether this kernel runs under the grader's judge, which decides some of its checks."""
+    return bool(os.environ.get(JUDGED_OUTSIDE_ENV))
+
+
 def judged_outside(name: str) -> bool:
     """Whether the grader running this kernel decides check.NAME itself, so the kernel need not."""
     return name in os.environ.get(JUDGED_OUTSIDE_ENV, "").split(",")
