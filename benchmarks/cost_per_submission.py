@@ -104,7 +104,8 @@ ROWS = [   # (row, what it is), in the order a submission goes through them
     ("kernel start (sandboxed)", "bwrap + ipykernel started, client connected, kernel_info answered"),
     ("setup cells (imports)", "the notebook's set-up and import cells"),
     ("student and provided code", "solution cells and provided example cells"),
-    ("test cells (visible + hidden checks)", "the graded cells' checks in the kernel"),
+    ("test cells run in the kernel", "the capstones' checks; the judge decides every other test cell without "
+                                     "sending it to the kernel (JudgedExecute.preprocess_cell)"),
     ("judge probes: kernel round trips", "probe code sent, run in the kernel, reply received"),
     ("judge probes: judge's own work", "the judge's inputs, expected values and comparisons"),
     ("kernel shutdown", "kernel stopped, sandbox ended, sockets removed"),
@@ -117,6 +118,7 @@ ROWS = [   # (row, what it is), in the order a submission goes through them
 
 
 JUDGE_OWN = "judge probes: judge's own work"
+TEST_CELLS = "test cells run in the kernel"
 
 
 def cell_row(preprocessor, cell, resources, index):
@@ -125,7 +127,7 @@ def cell_row(preprocessor, cell, resources, index):
     if "part" in cell.metadata:                 # split_checks' halves of a test cell
         return f"{cell.metadata['part']} checks"
     if meta.get("grade"):
-        return "test cells (visible + hidden checks)"
+        return TEST_CELLS
     code = [c for c in preprocessor.nb.cells if c.cell_type == "code"]
     first_solution = next((i for i, c in enumerate(code) if c.metadata.get("nbgrader", {}).get("solution")), len(code))
     if any(c is cell for c in code[:first_solution]) and "import" in cell.source:
@@ -347,7 +349,7 @@ def main():
         print(f"{chapter.id:<8} {statistics.mean(t for t, _, _ in steady):13.2f} {runs[0][0]:7.2f} "
               f"{rows['kernel start (sandboxed)']:13.2f} "
               f"{rows['judge probes: kernel round trips'] + rows[JUDGE_OWN]:13.2f} "
-              f"{rows['test cells (visible + hidden checks)']:11.2f}", flush=True)
+              f"{rows[TEST_CELLS]:11.2f}", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"seconds_per_submission": {
             chapter.id: statistics.mean(t for t, _, _ in (runs[1:] or runs)) for chapter, runs in summary}}))

@@ -17,7 +17,7 @@ from autograder import cell_marks, grading
 from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, Judge
-from autograder.grading.judge.plan import NotebookName, OpSpec, plan_notebook
+from autograder.grading.judge.plan import NotebookName, OpSpec, plan_cell, plan_notebook
 from autograder.grading.judge.probes import (
     PROBE_MIME,
     ProbeFailure,
@@ -25,7 +25,7 @@ from autograder.grading.judge.probes import (
     reply_from_outputs,
     returned,
 )
-from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error_line
+from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error, judge_error_line, judge_pass
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.checks import Checker
 from autograder.student.checks.engine import GRAPHS, expected_grads
@@ -194,6 +194,15 @@ def test_perfect_keeps_full_marks_and_untouched_scores_zero(judged):
     assert total(scores["untouched"]) == 0 and scores["untouched"]
 
 
+def test_the_judges_outputs_are_valid_notebook_outputs():
+    """judge_error and judge_pass skip nbformat's per-output validation: they must pass it all the same."""
+    cell = nbformat.v4.new_code_cell("verdict = check.forward(Add(), shapes=[(2,)])")
+    cell.outputs = [judge_pass("all 1 checks passed"), judge_error("Add().forward: wrong", 3)]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    nbformat.validate(notebook)
+    assert judge_error_line(cell.outputs[1]) == 3
+
+
 def test_a_judged_failure_says_why_in_the_graded_notebook(judged):
     course, _ = judged
     errors = judge_errors(course, CHAPTER, "forged-checker", "test_mul_backward")
@@ -221,15 +230,31 @@ def cell_text(course, chapter_id, student, grade_id):
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-def test_the_kernel_leaves_the_judges_checks_to_the_judge(judged):
-    """While the judge grades, the kernel's own check of a judged cell does not run (it would be ignored):
-    the cell says the grader checks it, and under it the judge says what it found. Whether the cell passed is
-    the judge's word (the attacks above)."""
+def test_a_cell_the_judge_decides_alone_never_reaches_the_kernel(judged):
+    """While the judge grades, a test cell of judged checks alone is not run in the kernel (its checks' verdicts
+    there would be ignored): it has no execution count, and its one output is what the judge found. Whether the
+    cell passed is the judge's word (the attacks above)."""
     course, _ = judged
-    text = cell_text(course, CHAPTER, "perfect", "test_mul_backward")
-    kernel_said, judge_said = text.split("✔ the grader: ")
-    assert "→ check.backward: the grader checks this outside your notebook" in kernel_said, text
-    assert "✔" not in kernel_said and judge_said.startswith("all 4 checks passed, on inputs of its own"), text
+    cell = autograded_cell(course, CHAPTER, "perfect", "test_mul_backward")
+    assert cell.execution_count is None, cell.execution_count
+    assert cell_text(course, CHAPTER, "perfect", "test_mul_backward") == \
+        "✔ the grader: all 4 checks passed, on inputs of its own\n"
+
+
+def test_only_cells_of_checks_and_their_asserts_stay_out_of_the_kernel():
+    """Judge.decides_alone: every test cell of chapter 3 (checks the kernel would skip, and asserts on their
+    verdicts); not the CNN capstone (the judge probes the model its in-kernel run trains); not a cell that
+    does anything else as well, whose run in the kernel might matter (it still runs, its judged checks deferred)."""
+    ch03 = Judge.from_source(source_path(CHAPTER))
+    assert ch03.judged_cells and all(ch03.decides_alone(g) for g in ch03.judged_cells)
+    ch10 = Judge.from_source(source_path("ch10"))
+    assert ch10.decides_alone("test_conv_backward") and not ch10.decides_alone("test_capstone_cnn")
+    cell = "verdict = check.backward(Mul(), shapes=[(2, 3), (2, 3)])\nassert verdict.passed, verdict.message\n"
+    assert plan_cell("g", cell, JUDGED_CHECKS).only_checks
+    assert plan_cell("g", "helpers = ['Flip']\n" + cell, JUDGED_CHECKS).only_checks
+    for extra in ("print(verdict.message)\n", "x = Tensor([1.0])\n", "assert verdict.passed or True\n",
+                  "check.results = []\n", "verdict.passed = True\n"):
+        assert not plan_cell("g", cell + extra, JUDGED_CHECKS).only_checks, extra
 
 
 def test_feedback_shows_the_judges_message(judged):
@@ -271,9 +296,12 @@ def test_catalogue_scores_exactly_as_before_through_the_judge(graded):
 
 # ── the parts, without a kernel ──
 
+def source_path(chapter_id):
+    return Course(ROOT).notebook("source", Course(ROOT).chapter(chapter_id))
+
+
 def source_notebook(chapter_id):
-    chapter = Course(ROOT).chapter(chapter_id)
-    return nbformat.read(Course(ROOT).notebook("source", chapter), as_version=4)
+    return nbformat.read(source_path(chapter_id), as_version=4)
 
 
 def test_every_chapter_3_grade_cell_is_judged_from_the_source():
@@ -306,9 +334,9 @@ def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
 def test_the_kernel_may_skip_exactly_the_checks_the_judge_decides_alone():
     """Judge.kernel_may_skip: every judged check of the notebook but the capstones' (the judge probes the model
     their in-kernel run trained), and nothing at all when one grade cell is unjudged."""
-    assert Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter(CHAPTER))).kernel_may_skip == {
+    assert Judge.from_source(source_path(CHAPTER)).kernel_may_skip == {
         "forward", "backward", "engine", "engine_rule", "operators"}
-    ch10 = Judge.from_source(Course(ROOT).notebook("source", Course(ROOT).chapter("ch10")))
+    ch10 = Judge.from_source(source_path("ch10"))
     assert "capstone" in {call.name for plan in ch10.plans.values() for call in plan.calls}
     assert "capstone" not in ch10.kernel_may_skip and {"forward", "backward", "conv2d"} <= ch10.kernel_may_skip
     ch10.plans["test_conv_forward"].unjudged = "a check the judge has no implementation of"
@@ -396,14 +424,14 @@ def test_a_fresh_kernel_gets_the_worker_again():
     """After a kernel restart the worker's name is gone: the judge re-sends its definition once."""
     sent = []
 
-    def run_probe(code):
-        sent.append(code)
+    def run_probe(probe):
+        sent.append(probe)
         return [{"output_type": "error", "ename": "NameError", "traceback": [],
                  "evalue": "name '__babygrad_serve__' is not defined"}] if len(sent) == 1 else []
     judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
     judge.session["installed"] = True
     judge.judge_cell("test_engine_product", run_probe)
-    assert ["def __babygrad_serve__" in code for code in sent] == [False, True]
+    assert ["def __babygrad_serve__" in probe.setup for probe in sent] == [False, True]
 
 
 def reply(data):
@@ -428,12 +456,39 @@ def test_replies_never_unpickle_and_refuse_non_numbers():
     buffer = io.BytesIO()
     np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
     pickled = {"kind": "array", "value": base64.b64encode(buffer.getvalue()).decode()}
-    with pytest.raises(ProbeFailure, match="not a valid .npy"):
+    with pytest.raises(ProbeFailure, match="not a valid packed array"):
         returned(pickled)
+    for dtype in ("|O8", "<U1", "|V16", "<M8"):
+        with pytest.raises(ProbeFailure, match="not a number type"):
+            returned({"kind": "array", "value": f"{dtype};1;" + base64.b64encode(bytes(16)).decode()})
     strings = {"kind": "array", "value": encode(np.array(["a"]))["__ndarray__"]}
     with pytest.raises(ProbeFailure, match="not a number type"):
         returned(strings)
     assert returned({"kind": "tensor", "value": encode(np.zeros(()))["__ndarray__"]}).value.shape == ()
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("<f8;2,3;" + "A" * 8, "holds 6 bytes, not the 48"),              # fewer bytes than the shape needs
+    ("<f8;1000001;", "1000001 elements"),                             # more than any judged check asks for
+    ("<f8;2;***", "not valid base64"),
+    ("<q9;2;AAAA", "not a NumPy dtype"),
+    ("f8;2;AAAA", "not a valid packed array"),                         # no byte order: not what NumPy writes
+    ("<f8;2,-1;AAAA", "not a valid packed array"),
+])
+def test_a_malformed_packed_array_is_a_failed_probe(value, reason):
+    with pytest.raises(ProbeFailure, match=reason):
+        returned({"kind": "array", "value": value})
+
+
+def test_packed_arrays_come_back_exactly():
+    """Every dtype and shape the judge sends or reads survives the round trip bit for bit, and writable."""
+    from autograder.grading.judge.probes import decode_array, pack
+    rng = np.random.default_rng(0)
+    for array in (rng.standard_normal((2, 3)), rng.standard_normal(()), np.float32(rng.standard_normal((4, 1, 2))),
+                  rng.integers(-5, 5, (3,)), np.array([True, False]), np.zeros((0, 3)), rng.standard_normal((3, 4)).T):
+        back = decode_array(pack(np.asarray(array)))
+        assert back.dtype == np.asarray(array).dtype and back.shape == np.shape(array)
+        assert np.array_equal(back, array) and back.flags.writeable
 
 
 @pytest.mark.parametrize("name", list(GRAPHS))

@@ -23,6 +23,7 @@ from autograder.course import Course
 from autograder.grading import sandbox
 from autograder.grading.gradebook_merge import submission_record
 from autograder.grading.nbgrader_cli import run_nbgrader
+from autograder.grading.judge.probes import Probe
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
 from autograder.questions import written_points
 
@@ -424,22 +425,26 @@ def probe_notebook():
 
 
 class RecordingExecute(SandboxedExecute):
-    """A stand-in judge: after each graded cell, it asks the kernel for `x` as data."""
+    """A stand-in judge: after each graded cell, it asks the kernel for `x` as data, then for a name that
+    does not exist."""
 
     probes = []
 
     def after_graded_cell(self, cell, index):
-        code = "from IPython.display import display\ndisplay({'application/json': {'x': x}}, raw=True)"
-        self.probes.append(self.run_probe(code))
+        setup = "from IPython.display import display\n"
+        self.probes.append(self.run_probe(Probe(setup, "display({'application/json': {'x': x}}, raw=True)")))
+        self.probes.append(self.run_probe(Probe("", "no_such_name")))
 
 
 def test_run_probe_returns_display_data_and_adds_no_cell(tmp_path):
     notebook = probe_notebook()
     executed, resources = RecordingExecute(timeout=30).preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
-    [outputs] = RecordingExecute.probes
+    [outputs, failed] = RecordingExecute.probes
     assert [o.output_type for o in outputs] == ["display_data"]
     assert outputs[0].data["application/json"] == {"x": 42}
+    assert [(o.output_type, o.ename) for o in failed] == [("error", "NameError")] and "no_such_name" in failed[0].evalue
     assert len(executed.cells) == 1 and resources["babygrad"]["kernel_deaths"] == []
+    assert executed.cells[0].execution_count == 1           # probes add no execution to the kernel's count
 
 
 def test_without_a_sandbox_grading_refuses_unless_unsafe(tmp_path, monkeypatch):

@@ -15,6 +15,7 @@ from nbclient.util import run_sync
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool, List, Unicode
 
+from autograder import cell_marks
 from autograder.grading.judge import Judge
 from autograder.grading.sandboxed_execute import SandboxedExecute
 from autograder.student.verdict import JUDGED_OUTSIDE_ENV
@@ -34,13 +35,16 @@ def judge_error(message, line=0):
     """The error output that makes nbgrader score a cell 0, carrying the judge's teaching message, and the
     line of the test cell whose check failed (Gradescope's runner keeps a hidden check's failure hidden)."""
     where = f" (the check on line {line} of this cell)" if line else ""
-    return nbformat.v4.new_output("error", ename=JUDGE_ERROR_NAME, evalue=message,
-                                  traceback=[f"\x1b[0;31m{JUDGE_ERROR_NAME}\x1b[0m{where}: {message}"])
+    return nbformat.from_dict({"output_type": "error", "ename": JUDGE_ERROR_NAME, "evalue": message,
+                               "traceback": [f"\x1b[0;31m{JUDGE_ERROR_NAME}\x1b[0m{where}: {message}"]})
 
 
 def judge_pass(message):
-    """The output under a cell the judge passed: its verdict, where the kernel's checks left it to the grader."""
-    return nbformat.v4.new_output("stream", name="stdout", text=f"✔ the grader: {message}, on inputs of its own\n")
+    """The output under a cell the judge passed: what it found. Built as a plain node, as judge_error is:
+    nbformat's new_output validates each output against the schema (half a millisecond, for ~50 cells a
+    notebook), and these two are the course's own, valid by construction (tests/test_judge.py)."""
+    return nbformat.from_dict({"output_type": "stream", "name": "stdout",
+                               "text": f"✔ the grader: {message}, on inputs of its own\n"})
 
 
 def judge_error_line(output):
@@ -94,6 +98,16 @@ class JudgedExecute(SandboxedExecute):
         "22 probes instead of 47). A probe of several cells that fails as a whole, or a kernel that dies in one, "
         "makes the notebook run again in a fresh kernel, judged cell by cell.")).tag(config=True)
 
+    def preprocess_cell(self, cell, resources, index):
+        """A test cell the judge decides alone is not sent to the kernel: there it would only print that the
+        grader checks it (a round trip of a few ms for each of chapter 3's 55 test cells). Its outputs are
+        the judge's verdict, written once its run of graded cells is judged."""
+        if self.judge is not None and cell_marks.is_test_cell(cell) and self.judge.decides_alone(grade_id(cell)):
+            cell.outputs, cell.execution_count = [], None
+            self._unheard.add(index)
+            return cell, self.resources
+        return super().preprocess_cell(cell, resources, index)
+
     def after_graded_cell(self, cell, index):
         """Queue a grade cell the kernel ran without error for the judge (judged now, unless batching)."""
         if any(output.output_type == "error" for output in cell.outputs):
@@ -111,8 +125,8 @@ class JudgedExecute(SandboxedExecute):
             judgements = self.judge.judge_cells([grade_id(cell) for cell, _ in queued], self.run_probe)
             if judgements is None or not run_sync(self.km.is_alive)():
                 raise _BatchFailed(", ".join(grade_id(cell) for cell, _ in queued))
-            for (cell, _), judgement in zip(queued, judgements):
-                self._record(cell, judgement)
+            for (cell, index), judgement in zip(queued, judgements):
+                self._record(cell, index, judgement)
             return
         for cell, index in queued:              # alone: a death is this cell's
             self._running = index
@@ -122,11 +136,12 @@ class JudgedExecute(SandboxedExecute):
                 # repaired like any other, rather than of the next cell to run.
                 self._death_cause = self._death_cause or "the kernel died while the judge checked this cell"
                 raise DeadKernelError(self._death_cause)
-            self._record(cell, judgement)
+            self._record(cell, index, judgement)
 
-    def _record(self, cell, judgement):
+    def _record(self, cell, index, judgement):
         if judgement is None:
             return
+        self._unheard.discard(index)
         self.judgements.append(judgement)
         if judgement.judged and not judgement.passed:
             cell.outputs.append(judge_error(judgement.message, judgement.line))
@@ -134,7 +149,7 @@ class JudgedExecute(SandboxedExecute):
             cell.outputs.append(judge_pass(judgement.message))
 
     def _run_cells(self, resources, skip):
-        self._queued = []
+        self._queued, self._unheard = [], set()
         try:
             super()._run_cells(resources, skip)
         except _BatchFailed as failed:
@@ -145,8 +160,10 @@ class JudgedExecute(SandboxedExecute):
                              "again, judging each cell alone.", failed, self.submission_name())
             self._batching = False
             self._start_attempt()
-            self._queued = []
+            self._queued, self._unheard = [], set()
             super()._run_cells(resources, skip)
+        for index in sorted(self._unheard):     # never expected: a cell left out of the kernel is the judge's to grade
+            self.nb.cells[index].outputs = [judge_error("the grader did not reach a verdict on this cell; tell your instructor")]
 
     def _log_summary(self, resources):
         info = resources.get("nbgrader", {})

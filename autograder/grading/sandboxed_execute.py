@@ -103,16 +103,18 @@ class SandboxedExecute(EnvironmentExecute):
         is not graded runs, and after the last cell), with the kernel alive: a judge may override this
         to check such a run of cells together."""
 
-    async def async_run_probe(self, code: str) -> list:
-        """Run `code` in the live kernel and return its outputs (NotebookNodes), adding no cell to
-        the notebook and no entry to the kernel's history: how a judge asks the student's kernel for data.
+    async def async_run_probe(self, probe) -> list:
+        """Run a judge's `probe` (judge.probes.Probe) in the live kernel and return its outputs
+        (NotebookNodes), adding no cell to the notebook and no entry to the kernel's history: how a judge
+        asks the student's kernel for data. Its setup runs as code, its call as a user expression (an error
+        there is returned as an error output, as the code's own would be).
 
         The student's code runs inside, so a probe is bounded like a cell: what it prints is dropped
         (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
         after the cell timeout it is interrupted (the kernel killed if it ignores that) and TimeoutError raised.
         """
-        msg_id = await ensure_async(self.kc.execute(code, store_history=False, allow_stdin=False,
-                                                    stop_on_error=False))
+        msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
+                                                    stop_on_error=False, user_expressions={"probe": probe.call}))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self.timeout or DEFAULT_PROBE_SECONDS)
         outputs, kept = [], 0
@@ -134,7 +136,10 @@ class SandboxedExecute(EnvironmentExecute):
                 kept += output_chars(output)
                 if kept <= PROBE_OUTPUT_CHARS:
                     outputs.append(output)
-        await self.async_wait_for_reply(msg_id)
+        reply = await self.async_wait_for_reply(msg_id)
+        result = ((reply or {}).get("content", {}).get("user_expressions") or {}).get("probe", {})
+        if isinstance(result, dict) and result.get("status") == "error":
+            outputs.append(self._error(str(result.get("ename", "Error")), str(result.get("evalue", ""))[:2000]))
         return outputs
 
     async def _stop_probe(self, msg_id):

@@ -68,14 +68,15 @@ def notebook_namespace(chapter_id, replace=None, training=True):
 
 
 def in_process(namespace):
-    """run_probe without a kernel: the probe's code run in `namespace`, its display_data collected."""
-    def run_probe(code):
+    """run_probe without a kernel: the probe (judge.probes.Probe) run as code in `namespace`, its display_data
+    collected."""
+    def run_probe(probe):
         outputs = []
         publish = IPython.display.publish_display_data
         IPython.display.publish_display_data = lambda data, *args, **kwargs: outputs.append(
             {"output_type": "display_data", "data": data, "metadata": {}})
         try:
-            exec(compile(code, "<probe>", "exec"), namespace)  # noqa: S102 (the course's own worker)
+            exec(compile(probe.as_code(), "<probe>", "exec"), namespace)  # noqa: S102 (the course's own worker)
         finally:
             IPython.display.publish_display_data = publish
         return outputs

@@ -204,6 +204,14 @@ class Judge:
             return set()
         return {call.name for plan in self.plans.values() for call in plan.calls} - set(KERNEL_RUNS_TOO)
 
+    def decides_alone(self, grade_id):
+        """Whether the grade cell need not run in the kernel at all: it only calls checks that the kernel
+        would skip (`kernel_may_skip`) and asserts their verdicts, so its run there would print that the
+        grader checks it and leave nothing behind; the judge's probes are its whole verdict."""
+        plan = self.plans.get(grade_id)
+        return (plan is not None and not plan.unjudged and plan.only_checks
+                and all(call.name in self.kernel_may_skip for call in plan.calls))
+
     def rng_for(self, grade_id, position, seed):
         """Inputs for one check call: the run's secret, mixed with the cell, the call and the cell's own seed."""
         return np.random.default_rng([self.secret, zlib.crc32(grade_id.encode()), position, int(seed) & 0xFFFFFFFF])

@@ -58,6 +58,7 @@ class GradeCellPlan:
     grade_id: str
     calls: list
     unjudged: str = ""
+    only_checks: bool = False       # the cell does nothing but call checks and assert their verdicts
 
 
 class _OpConstructors(dict):
@@ -138,6 +139,38 @@ def comprehension_bindings(tree):
     return bindings
 
 
+def only_checks(tree):
+    """Whether every statement of a test cell is `NAME = check.NAME(...)` (or `check.all(...)`), `NAME = <a
+    literal>`, or `assert NAME.passed, NAME.message`: a cell whose run in the kernel, once its checks are the
+    judge's, leaves nothing behind that the judge or a later cell could need."""
+    def is_check_call(node):
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "check")
+
+    def is_literal(node):
+        try:
+            ast.literal_eval(node)
+            return True
+        except ValueError:
+            return False
+
+    def is_verdict_field(node, attribute):
+        return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name)
+
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            if not all(isinstance(t, ast.Name) for t in statement.targets) or not (
+                    is_check_call(statement.value) or is_literal(statement.value)):
+                return False
+        elif isinstance(statement, ast.Assert):
+            if not is_verdict_field(statement.test, "passed") or not (
+                    statement.msg is None or is_verdict_field(statement.msg, "message")):
+                return False
+        else:
+            return False
+    return True
+
+
 def plan_cell(grade_id, source, judged, kernel_decides=None):
     """The plan of one grade cell; unjudged when a call names a check the judge has no implementation of,
     or passes arguments that implementation does not take. `judged`: {name: fn(rng, ...)}.
@@ -172,7 +205,7 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
             calls.append(CheckCall(name, args, kwargs, node.lineno))
     if not calls:
         return GradeCellPlan(grade_id, [], unjudged="; ".join(dict.fromkeys(left)) or "no check.NAME(...) call in the cell")
-    return GradeCellPlan(grade_id, calls)
+    return GradeCellPlan(grade_id, calls, only_checks=only_checks(tree))
 
 
 def plan_notebook(notebook, judged, kernel_decides=None):

@@ -1,5 +1,5 @@
 # ── chapters 7, 9 and 10: the trained models, reported as data ──
-# Shipped after worker.py (probes.WORKER_FILES), in the same scope: it uses npy, quietly, report, error_report.
+# Shipped after worker.py (probes.WORKER_FILES), in the same scope: it uses packed, quietly, report, error_report.
 # The kernel only says what the model is made of, or what it predicts for the judge's images; the judge
 # computes the accuracy from the weights itself (judge/capstone.py).
 import sys
@@ -39,7 +39,7 @@ def layer_record(module, Tensor, budget, depth=0):
                 record["skipped"][key] = [int(n) for n in array.shape]
             else:
                 budget["left"] -= array.size
-                record["arrays"][key] = npy(array)
+                record["arrays"][key] = packed(array)
         elif key == "modules" and depth < MAX_DEPTH:
             record["children"] = [layer_record(m, Tensor, budget, depth + 1) for m in list(value)[:MAX_LAYERS]]
     return record
@@ -78,4 +78,4 @@ def model_predict(request, namespace):
             predicted.append(logits.argmax(axis=1))
     except Exception as error:  # noqa: BLE001
         return {"found": True, "error": error_report(error)}
-    return {"found": True, "predicted": npy(np.concatenate(predicted).astype(np.int64))}
+    return {"found": True, "predicted": packed(np.concatenate(predicted).astype(np.int64))}

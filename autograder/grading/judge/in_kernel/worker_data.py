@@ -1,7 +1,7 @@
 """Kernel side of chapter 6's probes: datasets, loaders, transforms and IDX files on the judge's data.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `error_report`, `report`, `type_name`) and, like it, imports nothing from the course
+(`packed`, `quietly`, `error_report`, `report`, `type_name`) and, like it, imports nothing from the course
 and decides nothing: it reports what the student's classes returned (arrays, lengths, type names,
 the errors raised). The judge's IDX files arrive as bytes and are written to a temporary folder of
 the kernel's own sandbox for the length of the request.
@@ -42,7 +42,7 @@ def item_values(value, Tensor, depth=0):
     if isinstance(value, tuple) and depth == 0:
         return {"kind": "sequence", "type_name": "tuple", "items": [item_values(v, Tensor, 1) for v in value[:16]]}
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return {"kind": "array", "value": npy(np.asarray(value)), "type_name": type_name(value)}
+        return {"kind": "array", "value": packed(np.asarray(value)), "type_name": type_name(value)}
     return report(value, Tensor, 1)
 
 
@@ -69,7 +69,7 @@ def field_report(value, Tensor):
     if not isinstance(value, Tensor):
         return {"tensor": False, "type_name": type_name(value)}
     return {"tensor": True, "type_name": type_name(value), "requires_grad": bool(value.requires_grad),
-            "data": npy(np.asarray(value.data))}
+            "data": packed(np.asarray(value.data))}
 
 
 def batch_report(batch, Tensor):
@@ -130,7 +130,7 @@ def outputs_report(outputs, Tensor):
     """A run's outputs as data: one stacked array when they are ndarrays of one shape, else each one."""
     arrays = all(type(o) is np.ndarray and o.dtype.kind in "biuf" for o in outputs)
     if outputs and arrays and len({(o.shape, o.dtype.str) for o in outputs}) == 1:
-        return {"stacked": npy(np.stack(outputs))}
+        return {"stacked": packed(np.stack(outputs))}
     return {"items": [report(o, Tensor, 1) for o in outputs]}
 
 
@@ -196,7 +196,7 @@ class CountingTransform:
 
 def label_report(label):
     return {"type_name": type_name(label), "repr": repr(label)[:60],
-            "value": npy(np.asarray(label)) if isinstance(label, (int, float, np.generic, np.ndarray)) else None}
+            "value": packed(np.asarray(label)) if isinstance(label, (int, float, np.generic, np.ndarray)) else None}
 
 
 def item_report(ds, index, Tensor):

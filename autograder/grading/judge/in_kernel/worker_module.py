@@ -2,7 +2,7 @@
 here with the judge's secret values, and the student's `Module` methods run on it.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `report`, `error_report`, `type_name`, `run_forward`) and, like it, imports nothing from the
+(`packed`, `quietly`, `report`, `error_report`, `type_name`, `run_forward`) and, like it, imports nothing from the
 course and decides nothing: it reports arrays, the judge's tags of the stand-ins and `training` flags.
 
 Positions are the judge's (`checks/module_tree.py`): the request's `params` are the tree's nine parameters in
@@ -132,10 +132,10 @@ def module_tree(request, namespace):
         elif check == "zero_grad":
             for p, grad in zip(params, request["grads"]):
                 p.grad = grad.astype(p.data.dtype)
-            reply["before"] = [npy(np.asarray(p.grad)) for p in params]
+            reply["before"] = [packed(np.asarray(p.grad)) for p in params]
             quietly(tree.zero_grad)
             reply["grads"] = [report(p.grad, Tensor, 1) for p in params]
-            reply["values"] = [npy(np.asarray(p.data)) for p in params]
+            reply["values"] = [packed(np.asarray(p.data)) for p in params]
     except Exception as error:  # noqa: BLE001
         reply["error"] = error_report(error)
     return reply
@@ -180,7 +180,7 @@ def sequential(request, namespace):
         return {"built": error_report(error)}
     runs = [run_forward(seq, {"x": request["x"], "upstream": upstream}, namespace) for upstream in request["upstreams"]]
     try:
-        found = [npy(np.asarray(p.data)) for p in own_parameters(seq, Module, Parameter)[:MAX_ITEMS]]
+        found = [packed(np.asarray(p.data)) for p in own_parameters(seq, Module, Parameter)[:MAX_ITEMS]]
     except Exception:  # noqa: BLE001 (a Sequential whose attributes cannot be read holds no reachable parameter)
         found = []
     try:

@@ -1,7 +1,7 @@
 """Kernel side of chapter 5's probes: run the student's optimizer and train_step on the judge's arrays.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and
+(`packed`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and
 decides nothing: it reports values, type names and the order of calls.
 """
 import numbers
@@ -25,7 +25,7 @@ def optimizer(request, namespace):
             for p, g in zip(params, grads):
                 p.grad = None if g is None else g.copy()
             quietly(stepper.step)
-            steps.append([npy(np.array(p.data, dtype=np.float64)) for p in params])
+            steps.append([packed(np.array(p.data, dtype=np.float64)) for p in params])
     except Exception as error:  # noqa: BLE001
         return {"steps": error_report(error)}
     try:
@@ -36,7 +36,7 @@ def optimizer(request, namespace):
             quietly(stepper.step)
         data = p.data
         float32 = {"type_name": type_name(data), "dtype": str(getattr(data, "dtype", ""))[:40],
-                   "value": npy(data) if isinstance(data, np.ndarray) else None}
+                   "value": packed(data) if isinstance(data, np.ndarray) else None}
     except Exception as error:  # noqa: BLE001
         float32 = error_report(error)
     return {"steps": steps, "float32": float32}
@@ -51,12 +51,12 @@ def zero_grad(request, namespace):
         for p in params:
             p.grad = np.ones(p.shape, dtype=np.float32)
         params[-1].grad = None
-        before = [npy(np.array(p.data)) for p in params]
+        before = [packed(np.array(p.data)) for p in params]
         quietly(stepper.zero_grad)
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
     return {"grad_types": [type_name(p.grad) for p in params], "before": before,
-            "after": [npy(np.array(p.data)) for p in params]}
+            "after": [packed(np.array(p.data)) for p in params]}
 
 
 def train_step(request, namespace):
@@ -111,6 +111,6 @@ def train_step(request, namespace):
             calls.append({"error": error_report(error)})
             break
         real = isinstance(result, numbers.Real) and not isinstance(result, bool)
-        calls.append({"events": list(events)[:100], "seen": npy(seen[-1]) if seen and seen[-1] is not None else None,
+        calls.append({"events": list(events)[:100], "seen": packed(seen[-1]) if seen and seen[-1] is not None else None,
                       "real": real, "result": float(result) if real else None, "shown": repr(result)[:60]})
     return {"calls": calls}

@@ -1,6 +1,6 @@
 """Kernel side of chapter 8's probes: the student's state methods and checkpoint files on the judge's values.
 
-Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers (`npy`,
+Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers (`packed`,
 `quietly`, `error_report`, `report`) and imports nothing from the course. It builds the chapter's stand-in
 models, gives every holder the judge's secret values, swaps the course's own versions of the other methods
 in (its own copies below, as `checks/persistence.course_methods` does), calls the one method under test and
@@ -177,7 +177,7 @@ def persist_set(model, namespace, values):
 
 
 def persist_arrays(model, namespace):
-    return [npy(ref_values(h)) for _, h in ref_named_state(model, namespace["Module"], namespace["Tensor"])]
+    return [packed(ref_values(h)) for _, h in ref_named_state(model, namespace["Module"], namespace["Tensor"])]
 
 
 def persist_optimizer_of(namespace, spec, params):
@@ -191,7 +191,7 @@ def persist_state_report(state):
     entries = []
     for key, value in list(state.items())[:200]:
         entries.append({"key": str(key), "type_name": type(value).__name__, "ndarray": isinstance(value, np.ndarray),
-                        "value": npy(value) if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" else None})
+                        "value": packed(value) if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" else None})
     return {"type_name": "dict", "entries": entries}
 
 
@@ -311,7 +311,7 @@ def persist_optimizer(request, namespace):
             loaded = ref_optimizer_state(fresh)
         except Exception as error:  # noqa: BLE001
             return dict(reply, load_error=error_report(error))
-        return dict(reply, loaded={k: npy(v) for k, v in loaded.items() if v.dtype.kind in "biuf"})
+        return dict(reply, loaded={k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"})
 
 
 def persist_checkpoint(request, namespace):
@@ -347,7 +347,7 @@ def persist_checkpoint(request, namespace):
         if reply["load"]:
             return reply
         reply["model"] = persist_arrays(clone, namespace)
-        reply["loaded"] = {k: npy(v) for k, v in ref_optimizer_state(fresh).items() if v.dtype.kind in "biuf"}
+        reply["loaded"] = {k: packed(v) for k, v in ref_optimizer_state(fresh).items() if v.dtype.kind in "biuf"}
         reply["no_optimizer"] = persist_raised(load, path, persist_net(namespace, request["sizes"], 6))
     return reply
 
@@ -408,5 +408,5 @@ def persist_resume(request, namespace):
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
     return {"original": persist_state_report(ours), "resumed": persist_state_report(theirs),
-            "original_out": npy(original_out), "resumed_out": npy(resumed_out),
+            "original_out": packed(original_out), "resumed_out": packed(resumed_out),
             "holders": persist_arrays(model, namespace)}

@@ -1,7 +1,7 @@
 """Kernel side of chapter 2's probes: the Tensor constructor and the factories on the judge's values.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and decides
+(`packed`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and decides
 nothing: it reports a new tensor's fields (values as arrays; flags, None and () as facts only the kernel
 can state) and whether a copy shares memory with its original.
 """
@@ -24,7 +24,7 @@ def tensor_data(data):
     if data is TENSOR_MISSING:
         return {"missing": True}
     if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
-        return {"value": npy(data)}
+        return {"value": packed(data)}
     return {"type_name": type_name(data)}
 
 
@@ -173,11 +173,11 @@ def tensor_conversions(request, namespace):
         try:
             t = Tensor(request["numpy"].copy(), dtype=request["numpy_dtype"])
             got = quietly(t.numpy)
-            before = {"value": npy(got)} if isinstance(got, np.ndarray) and got.dtype.kind in "biuf" else \
+            before = {"value": packed(got)} if isinstance(got, np.ndarray) and got.dtype.kind in "biuf" else \
                 {"type_name": type_name(got)}
             if isinstance(got, np.ndarray) and got.size and got.flags.writeable:
                 got.flat[0] = request["sentinel"]
-            reply["numpy"] = {"before": before, "after": npy(np.asarray(t.data))}
+            reply["numpy"] = {"before": before, "after": packed(np.asarray(t.data))}
         except Exception as error:  # noqa: BLE001
             return dict(reply, numpy={"error": error_report(error)})
         reply["item"] = []

@@ -1,7 +1,7 @@
 """Kernel side of chapter 9's probes: the student's Trainer on the judge's weights, data and scripted stand-ins.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `error_report`) and, like it, imports nothing from the course and decides nothing: it
+(`packed`, `quietly`, `error_report`) and, like it, imports nothing from the course and decides nothing: it
 reports what evaluate returned, what keep_best left behind (read back from its own temporary folder, in
 the kernel's sandbox) and what fit called and returned.
 """
@@ -86,7 +86,7 @@ def trainer_evaluate(request, namespace):
             except (TypeError, ValueError):
                 values[key] = None
     return {"keys": keys, "text": repr(got)[:300], "loss": values.get("loss"), "accuracy": values.get("accuracy"),
-            "training": bool(model.training), "params": [npy(np.asarray(p.data)) for p in params]}
+            "training": bool(model.training), "params": [packed(np.asarray(p.data)) for p in params]}
 
 
 def trainer_keep_best(request, namespace):
@@ -114,11 +114,11 @@ def keep_best_report(trainer, flag, path):
     report = {"flag": bool(flag) if isinstance(flag, (bool, np.bool_)) else None, "flag_text": str(flag)[:100],
               "best_epoch": number(trainer.best_epoch) if trainer.best_epoch is not None else None,
               "best_loss": number(trainer.best_loss), "best_loss_text": str(trainer.best_loss)[:100],
-              "state": [npy(np.asarray(v)) for v in state.values()] if isinstance(state, dict) else None,
+              "state": [packed(np.asarray(v)) for v in state.values()] if isinstance(state, dict) else None,
               "state_type": type(state).__name__, "file": None}
     if path is not None and os.path.exists(path):
         with np.load(path, allow_pickle=False) as archive:
-            report["file"] = [npy(archive[name]) for name in archive.files if name.startswith("model.")]
+            report["file"] = [packed(archive[name]) for name in archive.files if name.startswith("model.")]
     return report
 
 
@@ -198,4 +198,4 @@ def trainer_fit(request, namespace):
             "history": shown,
             "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
             "keep_best_calls": [[number(e), number(v)] for e, v in calls["keep_best"]],
-            "params": [npy(np.asarray(p.data)) for p in params], "shapes": shapes}
+            "params": [packed(np.asarray(p.data)) for p in params], "shapes": shapes}

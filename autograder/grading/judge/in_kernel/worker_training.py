@@ -1,7 +1,7 @@
 """Kernel side of chapter 7's probes: draw with the student's initializers on the judge's shapes and seeds.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`npy`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and
+(`packed`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and
 decides nothing: it reports the weights as they came back.
 """
 
@@ -14,7 +14,7 @@ def initializer(request, namespace):
             w = quietly(lambda: namespace[request["name"]](request["fan_in"], request["fan_out"],
                                                           *request["setting"], seed=seed))
             if isinstance(w, Tensor):
-                draws.append({"is_tensor": True, "requires_grad": bool(w.requires_grad), "value": npy(w.data)})
+                draws.append({"is_tensor": True, "requires_grad": bool(w.requires_grad), "value": packed(w.data)})
             else:
                 draws.append({"is_tensor": False, "type_name": type_name(w)})
         except Exception as error:  # noqa: BLE001
@@ -88,7 +88,7 @@ def train_epoch(request, namespace):
         namespace["train_step"] = saved
     values = [as_float(r) for r in result] if isinstance(result, list) else None
     return {"calls": counted, "right_arguments": right_arguments, "training": training,
-            "result": npy(np.array(values, dtype=np.float64)) if values is not None and None not in values else None,
+            "result": packed(np.array(values, dtype=np.float64)) if values is not None and None not in values else None,
             "result_text": repr(result)[:200] if values is None or None in values else "",
             "updates": bar.updates, "shown": as_float(bar.postfix.get("loss"))}
 
@@ -117,4 +117,4 @@ def accuracy(request, namespace):
         return {"error": error_report(error)}
     is_float = isinstance(result, (float, np.floating))
     return {"trained": bool(model.modes and any(model.modes)), "type_name": type_name(result),
-            "result": npy(np.float64(result)) if is_float else None}
+            "result": packed(np.float64(result)) if is_float else None}
