@@ -151,7 +151,7 @@ def configure_nbgrader(c) -> None:
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
-        GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
+        GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteKernelspec,
         SaveAutoGrades,
     )
 
@@ -160,7 +160,8 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
     from autograder.grading.preprocessors import (
-        CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, ShortTracebacks, UseCourseChapters,
+        CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, ShortTracebacks,
+        UseCourseChapters,
     )
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -186,7 +187,7 @@ def configure_nbgrader(c) -> None:
     # <LEDGER_DIR>/<chapter>_repairs.csv. The exporter salvages JSON notebooks that are not valid nbformat.
     c.Autograde.exporter_class = SubmissionExporter
     c.Autograde.sanitize_preprocessors = [
-        RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadataSchemaOnce,
+        RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCellsReadOnce, CheckCellMetadataSchemaOnce,
     ]
     c.RepairNotebook.ledger_directory = LEDGER_DIR
     c.RepairNotebook.max_cell_characters = MAX_CELL_CHARACTERS

@@ -98,7 +98,7 @@ class Stopwatch:
 ROWS = [   # (row, what it is), in the order a submission goes through them
     ("course-folder layout", "worker folder laid out afresh, submission copied in (grade_one, prepare)"),
     ("gradebook setup", "Autograde.init_assignment: student, submission, notebooks found in the gradebook"),
-    ("repair and sanitize", "RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells "
+    ("repair and sanitize", "RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCellsReadOnce "
                             "(the submission rebuilt on the source, cells overwritten from the gradebook)"),
     ("judge setup", "Judge.from_source: the source notebook's checks planned"),
     ("kernel start (sandboxed)", "bwrap + ipykernel started, client connected, kernel_info answered"),
