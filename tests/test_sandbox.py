@@ -417,6 +417,26 @@ def test_process_limit_counts_each_sandbox_apart(tmp_path):
     assert [int(r.stdout) for r in runs] == [limits.processes - 1] * 2
 
 
+def test_kernels_start_with_matplotlibs_font_list_already_built(tmp_path):
+    """font_cache builds matplotlib's font list once, in a sandbox; a sandbox seeded with it imports matplotlib
+    without scanning the fonts again, and one without the seed still scans them (so the check proves something)."""
+    from autograder.grading import font_cache
+    code = "import logging; logging.basicConfig(level=logging.INFO); import matplotlib.pyplot"
+
+    def scanned(seeds):
+        launch = sandbox.sandbox_launch([sys.executable, "-c", code], tmp_path, sandbox.SandboxLimits(), seeds=seeds)
+        try:
+            done = subprocess.run(launch.argv, capture_output=True, text=True, timeout=120, pass_fds=launch.fds)
+        finally:
+            launch.close()
+        assert done.returncode == 0, done.stderr[-2000:]
+        return "generated new fontManager" in done.stderr
+    assert font_cache.seeds(), "no font list was built"
+    assert not scanned(font_cache.seeds()) and scanned([])
+    with pytest.raises(ValueError, match="under the sandbox's /tmp"):
+        sandbox.sandbox_launch(["true"], tmp_path, sandbox.SandboxLimits(), seeds=[(font_cache.font_list(), "/etc/x")])
+
+
 def probe_notebook():
     graded = nbformat.v4.new_code_cell("x = 41 + 1")
     graded.metadata["nbgrader"] = {"grade": True, "grade_id": "answer", "points": 1, "solution": False,

@@ -31,6 +31,7 @@ SYSTEM_PATHS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
 SANDBOX_TOOLS = ["bwrap", "prlimit"]        # bubblewrap's and util-linux's; as root also:
 ROOT_TOOLS = ["setpriv", "unshare"]         # to drop to NOBODY in a user namespace of its own
 MAX_COPIED_FILES = 2000   # a submission folder holds a notebook and a few support files
+MPLCONFIGDIR = "/tmp/matplotlib"    # matplotlib's cache in every sandbox (font_cache.py seeds its font list)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def sandbox_env(environment: Mapping[str, str] | None = None) -> dict[str, str]:
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
         # matplotlib and fontconfig warn on stderr (which zeroes a test cell) without writable caches
-        "MPLCONFIGDIR": "/tmp/matplotlib", "XDG_CACHE_HOME": "/tmp/cache",
+        "MPLCONFIGDIR": MPLCONFIGDIR, "XDG_CACHE_HOME": "/tmp/cache",
         **(environment or {}),
     }
     # PYTHONPATH is kept only where it leads to the package (a course run from its own folder).
@@ -177,6 +178,20 @@ def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaun
             mounts.args += ["--perms", "0666", "--file", str(fd), str(path)]
 
 
+def _seed(mounts: _Mounts, source: Path, target: Path, launch: SandboxLaunch):
+    """Copy one of the grader's files to `target`, under the sandbox's fresh /tmp, its folders made writable."""
+    if Path("/tmp") not in target.parents:
+        raise ValueError(f"a seed goes under the sandbox's /tmp, not to {target}")
+    for parent in reversed(target.parents):
+        if str(parent) not in mounts.made:
+            mounts.args += ["--perms", "0777", "--dir", str(parent)]
+            mounts.made.add(str(parent))
+    fd = os.open(source, os.O_RDONLY)
+    os.set_inheritable(fd, True)
+    launch.fds.append(fd)
+    mounts.args += ["--perms", "0666", "--file", str(fd), str(target)]
+
+
 # Arguments every grading kernel gets. The kernel copies each message into zmq instead of handing
 # large ones over zero-copy: zero-copy sends start a pyzmq thread on first use, and a kernel whose
 # student already spent its process limit (a fork bomb) cannot start it, so a large reply to the judge
@@ -187,10 +202,11 @@ KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}", "--HistoryManager.enabl
 
 
 def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY,
-                   environment: Mapping[str, str] | None = None) -> SandboxLaunch:
+                   environment: Mapping[str, str] | None = None, seeds=()) -> SandboxLaunch:
     """The bwrap command that runs `command` in a sandbox whose working folder is a private copy of
     `workdir` (at the same path), with `environment` added to sandbox_env's variables; `shared`
-    folders (the kernel's socket folder) are bound writable."""
+    folders (the kernel's socket folder) are bound writable; `seeds`, (file, path under /tmp) pairs of
+    the grader's own files, are copied into the sandbox's /tmp (font_cache.seeds)."""
     workdir = Path(workdir).resolve()
     privileged = os.geteuid() == 0
     mounts = _Mounts()
@@ -204,6 +220,8 @@ def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=()
     mounts.made |= {"/proc", "/dev"}
     mounts.tmpfs(Path("/tmp"), limits.scratch_bytes, "1777")
     launch = SandboxLaunch(argv=[])
+    for source, target in seeds:
+        _seed(mounts, Path(source), Path(target), launch)
     mounts.tmpfs(workdir, limits.scratch_bytes, "0777")
     _copy_folder(mounts, workdir, limits.scratch_bytes, launch)
     for root in [*python_roots(), package_dir()]:

@@ -16,6 +16,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, Instance, Int, Type, Unicode
 
+from autograder.grading import font_cache
 from autograder.grading.sandbox import (
     KERNEL_ARGUMENTS,
     NOBODY,
@@ -99,7 +100,8 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         compile_package()
         launch = sandbox_launch(kernel_cmd + KERNEL_ARGUMENTS, Path(kw.get("cwd") or os.getcwd()), self.limits,
-                                shared=[self._socket_folder], uid=self.sandbox_uid, environment=self.environment)
+                                shared=[self._socket_folder], uid=self.sandbox_uid, environment=self.environment,
+                                seeds=font_cache.seeds())
         for skipped in launch.skipped:
             self.log.warning("sandbox: not copied into the kernel's folder: %s", skipped)
         if os.geteuid() == 0:       # the kernel runs as sandbox_uid: it creates the sockets, reads the file
