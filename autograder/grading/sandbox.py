@@ -131,10 +131,10 @@ class _Mounts:
     def covered(self, path: Path) -> bool:
         return any(path == b or b in path.parents for b in self.binds)
 
-    def parents(self, path: Path):
+    def parents(self, path: Path, perms="0755"):
         for parent in reversed(path.parents):
             if str(parent) not in self.made and not self.covered(parent):
-                self.args += ["--perms", "0755", "--dir", str(parent)]
+                self.args += ["--perms", perms, "--dir", str(parent)]
                 self.made.add(str(parent))
 
     def bind(self, path: Path, writable=False):
@@ -173,23 +173,22 @@ def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaun
                 launch.skipped.append(f"{path}: not a regular file, too large ({size} bytes) or too many files")
                 continue
             budget -= size
-            os.set_inheritable(fd, True)
-            launch.fds.append(fd)
-            mounts.args += ["--perms", "0666", "--file", str(fd), str(path)]
+            _copy_in(mounts, fd, path, launch)
+
+
+def _copy_in(mounts: _Mounts, fd: int, target: Path, launch: SandboxLaunch):
+    """bwrap copies the open file `fd` to `target`; the descriptor is inherited, and closed after launch."""
+    os.set_inheritable(fd, True)
+    launch.fds.append(fd)
+    mounts.args += ["--perms", "0666", "--file", str(fd), str(target)]
 
 
 def _seed(mounts: _Mounts, source: Path, target: Path, launch: SandboxLaunch):
     """Copy one of the grader's files to `target`, under the sandbox's fresh /tmp, its folders made writable."""
     if Path("/tmp") not in target.parents:
         raise ValueError(f"a seed goes under the sandbox's /tmp, not to {target}")
-    for parent in reversed(target.parents):
-        if str(parent) not in mounts.made:
-            mounts.args += ["--perms", "0777", "--dir", str(parent)]
-            mounts.made.add(str(parent))
-    fd = os.open(source, os.O_RDONLY)
-    os.set_inheritable(fd, True)
-    launch.fds.append(fd)
-    mounts.args += ["--perms", "0666", "--file", str(fd), str(target)]
+    mounts.parents(target, perms="0777")
+    _copy_in(mounts, os.open(source, os.O_RDONLY), target, launch)
 
 
 # Arguments every grading kernel gets. The kernel copies each message into zmq instead of handing

@@ -209,8 +209,9 @@ class Judge:
         would skip (`kernel_may_skip`) and asserts their verdicts, so its run there would print that the
         grader checks it and leave nothing behind; the judge's probes are its whole verdict."""
         plan = self.plans.get(grade_id)
-        return (plan is not None and not plan.unjudged and plan.only_checks
-                and all(call.name in self.kernel_may_skip for call in plan.calls))
+        if plan is None or plan.unjudged or not plan.only_checks:
+            return False
+        return {call.name for call in plan.calls} <= self.kernel_may_skip
 
     def rng_for(self, grade_id, position, seed):
         """Inputs for one check call: the run's secret, mixed with the cell, the call and the cell's own seed."""
