@@ -3,6 +3,7 @@
     python benchmarks/train_mnist.py                 # one epoch of each, one thread
     python benchmarks/train_mnist.py --images 20000  # a shorter epoch, timed and reported per 60,000 images
     python benchmarks/train_mnist.py --repeats 3     # each library's fastest of 3 epochs (a shared machine)
+    python benchmarks/train_mnist.py --against HEAD  # also the reference as committed: did a change speed it up?
 
 babygrad is the course's reference solution: the exported cells of chapters/*.py, solved, as the
 notebooks receive them in earlier_chapters.py. Both libraries train the same architectures with the same
@@ -22,7 +23,10 @@ import argparse
 import contextlib
 import io
 import os
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +39,8 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=1, help="threads for BLAS and PyTorch (default: 1)")
     parser.add_argument("--models", nargs="+", default=["mlp", "cnn"], choices=["mlp", "cnn"])
     parser.add_argument("--repeats", type=int, default=1, help="epochs per library, the fastest reported (default: 1)")
+    parser.add_argument("--against", metavar="REV", help="also time the reference solution of this git revision "
+                        "(its chapters/), taking turns with the others, and print this checkout's time over its time")
     return parser.parse_args()
 
 
@@ -52,9 +58,19 @@ from autograder.student.checks.capstone import RECIPES, held_out_accuracy, mnist
 from benchmarks import numpy_floor  # noqa: E402
 
 
-def babygrad():
+def babygrad(root=ROOT):
     """The solved library: every chapter's exported code, run in order in one namespace."""
-    return capstone_mine.library(ROOT)[0]
+    return capstone_mine.library(root)[0]
+
+
+def babygrad_at(revision):
+    """The solved library as `revision` had it: its chapters/ from git, in a temporary folder."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "chapters"], check=True,
+                             capture_output=True).stdout
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        return babygrad(folder)
 
 
 def time_babygrad(bg, kind, train_x, train_y, test_x, test_y):
@@ -114,6 +130,7 @@ def main():
     except ImportError:
         torch = None
     bg = babygrad()
+    bg_against = babygrad_at(ARGS.against) if ARGS.against else None
     scale = 60_000 / ARGS.images
     print(f"one epoch = 60,000 MNIST images, batches of 64, Adam(lr=0.002); {ARGS.threads} thread(s); "
           f"NumPy {np.__version__}" + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed"))
@@ -133,6 +150,8 @@ def main():
                   "numpy": lambda: time_numpy(kind, train_x, train_y, test_x, test_y)}
         if torch is not None:
             timers["torch"] = lambda: time_torch(torch, kind, train_x, train_y, test_x, test_y)
+        if bg_against is not None:
+            timers["against"] = lambda: time_babygrad(bg_against, kind, train_x, train_y, test_x, test_y)
         best = {}
         for _ in range(ARGS.repeats):                           # taking turns, see the docstring
             for library, timer in timers.items():
@@ -145,6 +164,10 @@ def main():
             pt_seconds, pt_acc = best["torch"]
             line += f" {pt_seconds * scale:16.2f} {pt_acc:9.2%} {bg_seconds / pt_seconds:10.2f}x"
         print(line, flush=True)
+        if bg_against is not None:
+            old_seconds, old_acc = best["against"]
+            print(f"{'':6} babygrad at {ARGS.against}: {old_seconds * scale:.2f} s/epoch, test acc {old_acc:.2%}; "
+                  f"this checkout / {ARGS.against}: {bg_seconds / old_seconds:.3f}", flush=True)
 
 
 if __name__ == "__main__":

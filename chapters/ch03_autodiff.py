@@ -63,6 +63,12 @@ check = Checker(globals())
 # Together they turn a sequence of computations into a graph that we can walk backwards later.
 # The output needs a gradient as soon as any input needs one; if none does, we skip the record.
 #
+# The wrapping skips one thing `Tensor(...)` does: the copy (question 2.A). `forward` has just made
+# its result, and nothing in babygrad writes into an operation's result afterwards (only an
+# optimizer writes, into parameters, which `Tensor(...)` made), so the output keeps the array itself.
+# In a training step that saves copying every activation and every gradient once more. The result
+# may be a view of an input (a reshape, a transpose), as in NumPy and PyTorch.
+#
 # One switch sits above all of that: `Function.grad_enabled`. While it is `False`, no operation
 # records anything, whatever its inputs. Code that only evaluates a model (and will never call
 # `backward()`) saves the memory of the graph that way. Section 3.8 gives it a friendly form,
@@ -77,7 +83,8 @@ class Function:
     def __call__(self, *inputs):
         requires_grad = Function.grad_enabled and any(t.requires_grad for t in inputs)
         result = self.forward(*[t.data for t in inputs])       # arrays in, array out
-        output = Tensor(result, requires_grad=requires_grad)   # wrap it
+        output = Tensor((), requires_grad=requires_grad)       # wrap it: an empty Tensor...
+        output.data = np.asarray(result, dtype=DEFAULT_DTYPE)  # ...takes the result itself, no copy
         if requires_grad:                                      # remember where it came from
             output._op = self
             output._inputs = inputs

@@ -264,8 +264,9 @@ class Adam(Optimizer):
             if p.grad is None:
                 continue
             g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
-            m = self.m.setdefault(id(p), np.zeros_like(p.data))
-            v = self.v.setdefault(id(p), np.zeros_like(p.data))
+            if id(p) not in self.m:              # p's first step: both averages start at zero
+                self.m[id(p)], self.v[id(p)] = np.zeros_like(p.data), np.zeros_like(p.data)
+            m, v = self.m[id(p)], self.v[id(p)]
             m *= self.beta1                      # m and v updated in place: no new arrays per step
             m += (1 - self.beta1) * g
             v *= self.beta2

@@ -243,7 +243,9 @@ plt.show()
 #    (chapter 5's, provided), and keep the loss it returns;
 # 3. when a `progress` bar is given, advance it by one per batch, `progress.update(1)`, and show
 #    the **running loss**, the mean of the last 50 batch losses, with `progress.set_postfix(loss=...)`.
-#    One batch's loss jumps around; the running mean shows the trend.
+#    One batch's loss jumps around; the running mean shows the trend. Pass `refresh=False` and set
+#    the postfix before the update: `set_postfix` otherwise redraws the bar on every batch, while
+#    `update` redraws it only when enough time has passed (tqdm's `mininterval`, 0.1 s).
 #
 # Return the list of the batch losses, in order: it is the loss curve.
 
@@ -256,8 +258,9 @@ def train_epoch(model, loader, loss_fn, optimizer, progress=None):
     for images, labels in loader:
         losses.append(train_step(model, loss_fn, optimizer, images, labels))
         if progress is not None:
-            progress.update(1)
-            progress.set_postfix(loss=float(np.mean(losses[-50:])))
+            recent = losses[-50:]
+            progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)
+            progress.update(1)                  # redraws the bar, postfix included, when it is time
     return losses
     ### END SOLUTION
 

@@ -63,6 +63,27 @@ def test_tensor_defaults_to_float32_as_in_the_book(ns):
     assert ns["Mul"]()(ns["Tensor"]([1.0]), ns["Tensor"]([2.0])).dtype == np.float32
 
 
+def test_an_operation_keeps_its_forwards_result_without_a_copy_and_in_the_default_dtype(ns):
+    """Function.__call__ wraps the array forward made (a copy per op and per gradient is what it saves);
+    a result of another dtype is still converted, as Tensor(...) would."""
+    Tensor, Function = ns["Tensor"], ns["Function"]
+    made = {}
+
+    class Remember(Function):
+        def __init__(self, dtype):
+            self.dtype = dtype
+
+        def forward(self, a):
+            made["array"] = (a * 2).astype(self.dtype)
+            return made["array"]
+
+    out = Remember(np.float32)(Tensor([1.0, 2.0]))
+    assert out.data is made["array"] and out.requires_grad and out._inputs
+    converted = Remember(np.float64)(Tensor([1.0, 2.0], requires_grad=False))
+    assert converted.dtype == np.float32 and converted.data.tolist() == [2.0, 4.0]
+    assert not converted.requires_grad and converted._op is None and converted.grad is None
+
+
 @pytest.mark.parametrize("seed", range(25))
 def test_correct_backwards_never_fail(ns, check, seed):
     """A sweep of seeds: the tolerances leave room for float32 Tensors, so no right answer fails."""

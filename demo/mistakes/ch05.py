@@ -25,8 +25,9 @@ ADAM_COUNT = """        self.t += 1
             if p.grad is None:
                 continue
 """
-ADAM_MOMENTS = """            m = self.m.setdefault(id(p), np.zeros_like(p.data))
-            v = self.v.setdefault(id(p), np.zeros_like(p.data))
+ADAM_MOMENTS = """            if id(p) not in self.m:              # p's first step: both averages start at zero
+                self.m[id(p)], self.v[id(p)] = np.zeros_like(p.data), np.zeros_like(p.data)
+            m, v = self.m[id(p)], self.v[id(p)]
             m *= self.beta1                      # m and v updated in place: no new arrays per step
             m += (1 - self.beta1) * g
             v *= self.beta2

@@ -60,7 +60,8 @@ MISTAKES = [
     wrong("train_epoch_returns_early", "`return` indented into the loop: trains on one batch", "train_epoch",
           "    return losses", "        return losses", ["test_train_epoch", "test_mnist_training"]),
     wrong("train_epoch_no_running_loss", "shows the last batch's loss instead of the running mean", "train_epoch",
-          "progress.set_postfix(loss=float(np.mean(losses[-50:])))", "progress.set_postfix(loss=losses[-1])",
+          "progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)",
+          "progress.set_postfix(loss=losses[-1], refresh=False)",
           ["test_train_epoch"]),
     # accuracy
     wrong("accuracy_batch_average", "averages the per-batch accuracies", "accuracy", COUNT,
@@ -82,9 +83,11 @@ ALTERNATIVES = [
           "a = np.sqrt(3.0 * GAINS[nonlinearity] ** 2 / fan_in)"),
     right("kaiming_normal_variance", "the variance first, then its square root", "kaiming_normal", KN,
           "variance = GAINS[nonlinearity] ** 2 / fan_in\n    std = variance ** 0.5"),
-    right("train_epoch_window", "a running window kept by hand", "train_epoch",
-          "progress.set_postfix(loss=float(np.mean(losses[-50:])))",
-          "window = losses[-50:]\n            progress.set_postfix(loss=np.sum(window) / len(window))"),
+    right("train_epoch_postfix_after_update", "the bar advanced first, the running loss drawn with np.mean",
+          "train_epoch", "            recent = losses[-50:]\n"
+          "            progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)\n"
+          "            progress.update(1)                  # redraws the bar, postfix included, when it is time",
+          "            progress.update(1)\n            progress.set_postfix(loss=float(np.mean(losses[-50:])))"),
     right("accuracy_numpy_sum", "np.sum over the comparisons, .data instead of numpy()", "accuracy", COUNT,
           '''    right, total = 0, 0
     for images, labels in loader:

@@ -138,7 +138,8 @@ class Function:
     def __call__(self, *inputs):
         requires_grad = Function.grad_enabled and any(t.requires_grad for t in inputs)
         result = self.forward(*[t.data for t in inputs])       # arrays in, array out
-        output = Tensor(result, requires_grad=requires_grad)   # wrap it
+        output = Tensor((), requires_grad=requires_grad)       # wrap it: an empty Tensor...
+        output.data = np.asarray(result, dtype=DEFAULT_DTYPE)  # ...takes the result itself, no copy
         if requires_grad:                                      # remember where it came from
             output._op = self
             output._inputs = inputs

@@ -138,7 +138,8 @@ class Function:
     def __call__(self, *inputs):
         requires_grad = Function.grad_enabled and any(t.requires_grad for t in inputs)
         result = self.forward(*[t.data for t in inputs])       # arrays in, array out
-        output = Tensor(result, requires_grad=requires_grad)   # wrap it
+        output = Tensor((), requires_grad=requires_grad)       # wrap it: an empty Tensor...
+        output.data = np.asarray(result, dtype=DEFAULT_DTYPE)  # ...takes the result itself, no copy
         if requires_grad:                                      # remember where it came from
             output._op = self
             output._inputs = inputs
@@ -1088,8 +1089,9 @@ class Adam(Optimizer):
             if p.grad is None:
                 continue
             g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
-            m = self.m.setdefault(id(p), np.zeros_like(p.data))
-            v = self.v.setdefault(id(p), np.zeros_like(p.data))
+            if id(p) not in self.m:              # p's first step: both averages start at zero
+                self.m[id(p)], self.v[id(p)] = np.zeros_like(p.data), np.zeros_like(p.data)
+            m, v = self.m[id(p)], self.v[id(p)]
             m *= self.beta1                      # m and v updated in place: no new arrays per step
             m += (1 - self.beta1) * g
             v *= self.beta2
@@ -1323,8 +1325,9 @@ def train_epoch(model, loader, loss_fn, optimizer, progress=None):
     for images, labels in loader:
         losses.append(train_step(model, loss_fn, optimizer, images, labels))
         if progress is not None:
-            progress.update(1)
-            progress.set_postfix(loss=float(np.mean(losses[-50:])))
+            recent = losses[-50:]
+            progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)
+            progress.update(1)                  # redraws the bar, postfix included, when it is time
     return losses
 
 
