@@ -33,6 +33,9 @@
 # This notebook **and** the `mybabygrad/` folder, next to each other in one folder (on Colab, download
 # `My Drive/babygrad/mybabygrad/` and hand it in with the notebook). Grading runs this notebook again,
 # in a sandbox, on the `mybabygrad/` you handed in: a package left on your computer counts for nothing.
+# Through an LMS that takes files rather than folders (Canvas), upload the notebook and every `.py`
+# file of `mybabygrad/` (`ch02_tensor.py` to `ch09_trainer.py`, and `__init__.py`), each as it is named:
+# the course's collector puts the modules back into a `mybabygrad/` beside your notebook.
 
 # %% provided
 from autograder.student.checks import Checker

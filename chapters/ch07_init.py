@@ -243,9 +243,10 @@ plt.show()
 #    (chapter 5's, provided), and keep the loss it returns;
 # 3. when a `progress` bar is given, advance it by one per batch, `progress.update(1)`, and show
 #    the **running loss**, the mean of the last 50 batch losses, with `progress.set_postfix(loss=...)`.
-#    One batch's loss jumps around; the running mean shows the trend. Pass `refresh=False` and set
-#    the postfix before the update: `set_postfix` otherwise redraws the bar on every batch, while
-#    `update` redraws it only when enough time has passed (tqdm's `mininterval`, 0.1 s).
+#    One batch's loss jumps around; the running mean shows the trend. A tip the check does not
+#    require: set the postfix with `refresh=False` before the update. `set_postfix` otherwise redraws
+#    the bar on every batch, while `update` redraws it (postfix included) only when enough time has
+#    passed (tqdm's `mininterval`, 0.1 s).
 #
 # Return the list of the batch losses, in order: it is the loss curve.
 

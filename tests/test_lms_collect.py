@@ -307,3 +307,41 @@ def test_nbgrader_autograde_records_a_late_upload_as_late(course, tmp_path):
         assert late.timestamp == datetime(*WHEN)             # 14:03 UTC, 2 h 3 min after the deadline
         assert late.total_seconds_late == 2 * 3600 + 3 * 60
         assert on_time.total_seconds_late == 0
+
+
+def test_a_bonus_submission_brings_the_newest_of_each_mybabygrad_module(course, tmp_path):
+    """The bonus runs on the student's own library: its modules, uploaded as files of their own, go to
+    mybabygrad/ next to the notebook; no other name is taken, and a module without a notebook is reported."""
+    bonus = course.chapter("capstone_mine")
+    download = canvas_zip(tmp_path / "bonus.zip", [
+        member(f"lovelaceada_12345_7_{bonus.notebook}.ipynb", PERFECT),
+        member("lovelaceada_12345_7_ch02_tensor.py", b"# first upload\n", when=(2026, 11, 20, 10, 0, 0)),
+        member("lovelaceada_12345_7_ch02_tensor-1.py", b"# second upload\n", when=(2026, 11, 20, 12, 0, 0)),
+        member("lovelaceada_12345_7_ch09_trainer.py", b"# trainer\n"),
+        member("lovelaceada_12345_7___init__.py", b"# package\n"),
+        member("lovelaceada_12345_7_sitecustomize.py", b"import os\n"),
+        member("hoppergrace_23456_8_ch02_tensor.py", b"# a module without its notebook\n"),
+    ])
+    run = collect(course, bonus, download)
+
+    assert run.students == ["ada"]
+    folder = course.root / "submitted" / "ada" / "capstone_mine"
+    assert all_files(folder) == [f"{bonus.notebook}.ipynb", "mybabygrad/__init__.py", "mybabygrad/ch02_tensor.py",
+                                 "mybabygrad/ch09_trainer.py", "timestamp.txt"]
+    assert (folder / "mybabygrad" / "ch02_tensor.py").read_bytes() == b"# second upload\n"
+    assert stat.S_IMODE((folder / "mybabygrad").stat().st_mode) == 0o755
+    assert not (course.root / "submitted" / "grace").exists()
+    with open(run.report, newline="", encoding="utf-8") as handle:
+        problems = {row["file"]: row["problem"] for row in csv.DictReader(handle)}
+    assert problems["lovelaceada_12345_7_ch02_tensor.py"] == "older upload: lovelaceada_12345_7_ch02_tensor-1.py kept"
+    assert problems["lovelaceada_12345_7_ch09_trainer.py"] == ""
+    assert problems["lovelaceada_12345_7_sitecustomize.py"].startswith("not a module of mybabygrad/")
+    assert problems["hoppergrace_23456_8_ch02_tensor.py"].startswith("no capstone.ipynb collected for this student")
+
+
+def test_a_chapter_takes_its_notebook_only(course, tmp_path):
+    download = canvas_zip(tmp_path / "s.zip", [member(f"lovelaceada_12345_7_{NB}.ipynb"),
+                                               member("lovelaceada_12345_7_ch02_tensor.py", b"# module\n")])
+    collect(course, course.chapter("ch03"), download)
+    assert all_files(submitted(course, "ada")) == [f"{NB}.ipynb", "timestamp.txt"]
+    assert report_rows(course)["lovelaceada_12345_7_ch02_tensor.py"]["problem"].startswith("not a notebook")

@@ -15,6 +15,12 @@ whole class. Here only the top-level zip is read, member by member, with `zipfil
 * files are written 0644 and folders 0755, whatever the zip says;
 * every member gets one row in `grading_ledger/<chapter>_collect.csv`: one bad upload is a row with a
   problem, never a stopped class.
+
+A bonus assignment (course_config BONUS) runs on the student's own library, so its submission is the
+notebook and the modules of `mybabygrad/`, uploaded as files of their own (`ch02_tensor.py`, ...,
+Canvas's naming, `.py`): each module's newest upload goes to `submitted/<student>/<bonus>/mybabygrad/`,
+next to the notebook, for a student whose notebook was collected. Only chapter module names
+(`ch02_tensor`) and `__init__` are taken, so no upload names a file of its own choosing.
 """
 import csv
 import re
@@ -26,6 +32,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
+
+from autograder.student.export import CHAPTER_MODULE, PACKAGE
 
 CHUNK = 1 << 16
 FILE_MODE, FOLDER_MODE = 0o644, 0o755
@@ -192,6 +200,27 @@ def write_submission(folder, notebook_name, data, timestamp):
     stamp.chmod(FILE_MODE)
 
 
+def write_module(folder, name, data):
+    """submitted/<student>/<bonus>/mybabygrad/<name>.py, next to the notebook write_submission wrote."""
+    package = folder / PACKAGE
+    package.mkdir(mode=FOLDER_MODE, exist_ok=True)
+    package.chmod(FOLDER_MODE)
+    path = package / f"{name}.py"
+    path.write_bytes(data)
+    path.chmod(FILE_MODE)
+
+
+def package_pattern(notebook_pattern):
+    """The LMS's naming for the bonus's module files: the notebooks' regexp, ending in .py."""
+    if not notebook_pattern.endswith(r"\.ipynb$"):
+        raise CollectError(r"LMS_FILE_REGEXP must end in \.ipynb$ for a bonus's mybabygrad/ modules to be read")
+    return re.compile(notebook_pattern[:-len(r"\.ipynb$")] + r"\.py$")
+
+
+def is_package_module(name):
+    return name == "__init__" or bool(CHAPTER_MODULE.match(name))
+
+
 def write_report(path, rows):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -202,8 +231,9 @@ def write_report(path, rows):
     return path
 
 
-def member_problem(member, upload, entry, chapter):
-    """Why a member is not collected, before reading it ("" when it is a candidate)."""
+def member_problem(member, upload, entry, chapter, module=False):
+    """Why a member is not collected, before reading it ("" when it is a candidate); `module`: it is
+    named like a bonus's .py file."""
     if unsafe_name(member.filename):
         return unsafe_name(member.filename)
     if is_symlink(member):
@@ -212,7 +242,9 @@ def member_problem(member, upload, entry, chapter):
         return "nested archive: ignored, never extracted"
     if upload is None:
         return "not a notebook named by the LMS: left out"
-    if upload.file_id != chapter.notebook:
+    if module and not is_package_module(upload.file_id):
+        return f"not a module of {PACKAGE}/ (ch02_tensor.py, ..., __init__.py): left out"
+    if not module and upload.file_id != chapter.notebook:
         return f"not {chapter.notebook}.ipynb: left out"
     if entry is None:
         return f"LMS user id {upload.lms_user_id} ({upload.slug}) is not in the roster: not collected"
@@ -221,11 +253,32 @@ def member_problem(member, upload, entry, chapter):
     return ""
 
 
+def newest_readable(archive, candidates, budget):
+    """(Upload, bytes) of the newest of one student's uploads of one file that can be read, or (None,
+    None); every other candidate's row says why it was not kept."""
+    candidates.sort(key=lambda pair: pair[0].order, reverse=True)
+    kept = kept_data = None
+    for upload, row in candidates:
+        if kept:
+            row.problem = f"older upload: {kept.member.filename} kept"
+            continue
+        if budget.exhausted:
+            row.problem = f"LMS_MAX_TOTAL_BYTES ({budget.total_cap} bytes) reached: not extracted"
+            continue
+        data, row.problem = read_member(archive, upload.member, budget)
+        if data is not None and is_archive(upload.member, data[:8]):
+            data, row.problem = None, "nested archive: ignored, never extracted"
+        if data is not None:
+            kept, kept_data = upload, data
+    return kept, kept_data
+
+
 def collect(course, chapter, zip_path, roster_path=None):
     """Read the LMS's zip into submitted/; return a CollectRun (students, one row per member, report path)."""
     cfg = course.config
     roster = read_roster(Path(roster_path) if roster_path else course.root / cfg.LMS_ROSTER)
     pattern = re.compile(cfg.LMS_FILE_REGEXP)
+    modules_pattern = package_pattern(cfg.LMS_FILE_REGEXP) if chapter in course.bonus else None
     zone = ZoneInfo(cfg.LMS_ZIP_TIMEZONE)
     budget = Budget(cfg.LMS_MAX_MEMBER_BYTES, cfg.LMS_MAX_TOTAL_BYTES)
     try:
@@ -233,40 +286,42 @@ def collect(course, chapter, zip_path, roster_path=None):
     except (OSError, zipfile.BadZipFile) as error:
         raise CollectError(f"cannot read {zip_path} as a zip: {error}") from error
 
-    rows, uploads = [], {}          # uploads: {student id: [Upload, ...]}
+    rows, uploads = [], {}          # uploads: {student id: [(Upload, row), ...]}
+    modules = {}                    # a bonus's: {(student id, module name): [(Upload, row), ...]}
     with archive:
         for member in archive.infolist():
             if member.is_dir():
                 continue
             upload = parse_upload(member, pattern, zone)
+            module = upload is None and modules_pattern is not None
+            if module:
+                upload = parse_upload(member, modules_pattern, zone)
             row = CollectRow("", upload.lms_user_id if upload else "", member.filename,
                              ("yes" if upload.late else "no") if upload else "",
                              upload.timestamp.isoformat() if upload and upload.timestamp else "", "")
             rows.append(row)
             entry = roster.get(upload.lms_user_id) if upload else None
             row.student = entry.student_id if entry else ""
-            row.problem = member_problem(member, upload, entry, chapter)
-            if not row.problem:
+            row.problem = member_problem(member, upload, entry, chapter, module)
+            if not row.problem and module:
+                modules.setdefault((entry.student_id, upload.file_id), []).append((upload, row))
+            elif not row.problem:
                 uploads.setdefault(entry.student_id, []).append((upload, row))
 
         collected = []
         for student, candidates in sorted(uploads.items()):
-            candidates.sort(key=lambda pair: pair[0].order, reverse=True)
-            kept = None
-            for upload, row in candidates:
-                if kept:
-                    row.problem = f"older upload: {kept.member.filename} kept"
-                    continue
-                if budget.exhausted:
-                    row.problem = f"LMS_MAX_TOTAL_BYTES ({budget.total_cap} bytes) reached: not extracted"
-                    continue
-                data, row.problem = read_member(archive, upload.member, budget)
-                if data is not None and is_archive(upload.member, data[:8]):
-                    data, row.problem = None, "nested archive: ignored, never extracted"
-                if data is not None:
-                    write_submission(course.root / cfg.SUBMITTED_DIR / student / chapter.id,
-                                     f"{chapter.notebook}.ipynb", data, upload.timestamp)
-                    kept = upload
-                    collected.append(student)
+            kept, data = newest_readable(archive, candidates, budget)
+            if kept:
+                write_submission(course.root / cfg.SUBMITTED_DIR / student / chapter.id,
+                                 f"{chapter.notebook}.ipynb", data, kept.timestamp)
+                collected.append(student)
+        for (student, name), candidates in sorted(modules.items()):
+            if student not in collected:
+                for _, row in candidates:
+                    row.problem = f"no {chapter.notebook}.ipynb collected for this student: module left out"
+                continue
+            kept, data = newest_readable(archive, candidates, budget)
+            if kept:
+                write_module(course.root / cfg.SUBMITTED_DIR / student / chapter.id, name, data)
     report = write_report(course.root / cfg.LEDGER_DIR / f"{chapter.id}_collect.csv", rows)
     return CollectRun(sorted(collected), rows, report)
