@@ -84,6 +84,37 @@ def test_an_operation_keeps_its_forwards_result_without_a_copy_and_in_the_defaul
     assert not converted.requires_grad and converted._op is None and converted.grad is None
 
 
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_no_code_of_the_course_writes_into_an_operations_result(kind):
+    """Keeping forward's array without a copy is safe only while nothing writes into an op's result
+    afterwards: two training steps of each capstone model (Adam, then SGD with momentum), and an
+    evaluation under no_grad, with every op's result made read-only. A write raises ValueError."""
+    ns = solved_namespace("ch10")
+    function, original = ns["Function"], ns["Function"].__call__
+
+    def read_only_result(op, *inputs):
+        output = original(op, *inputs)
+        output.data.flags.writeable = False
+        return output
+
+    rng = np.random.default_rng(0)
+    shape = (8, 784) if kind == "mlp" else (8, 1, 28, 28)
+    images = ns["Tensor"](rng.standard_normal(shape), requires_grad=False)
+    labels = ns["Tensor"](rng.integers(0, 10, 8), dtype=np.int64, requires_grad=False)
+    model = ns[f"build_{kind}"]()
+    before = [p.data.copy() for p in model.parameters()]
+    function.__call__ = read_only_result
+    try:
+        for optimizer in (ns["Adam"](model.parameters(), lr=0.01), ns["SGD"](model.parameters(), lr=0.01, momentum=0.9)):
+            for _ in range(2):
+                ns["train_step"](model, ns["SoftmaxLoss"](), optimizer, images, labels)
+        with ns["no_grad"]():
+            assert model(images).shape == (8, 10)
+    finally:
+        function.__call__ = original
+    assert all(not np.array_equal(b, p.data) for b, p in zip(before, model.parameters()))
+
+
 @pytest.mark.parametrize("seed", range(25))
 def test_correct_backwards_never_fail(ns, check, seed):
     """A sweep of seeds: the tolerances leave room for float32 Tensors, so no right answer fails."""
