@@ -152,7 +152,6 @@ def configure_nbgrader(c) -> None:
     from nbgrader.preprocessors import (
         AssignLatePenalties, ClearHiddenTests, ClearMarkScheme, ClearOutput, DeduplicateIds,
         GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteKernelspec,
-        SaveAutoGrades,
     )
 
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
@@ -160,8 +159,8 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.sandbox import SandboxLimits
     from autograder.grading.preprocessors import (
-        CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, ShortTracebacks,
-        UseCourseChapters,
+        CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, SaveAutoGradesAtOnce,
+        ShortTracebacks, UseCourseChapters,
     )
 
     c.CourseDirectory.course_id = COURSE_ID
@@ -200,7 +199,7 @@ def configure_nbgrader(c) -> None:
     # A submission's USE_MY_LIBRARY switch is set back to False: each chapter is graded on the course's
     # earlier chapters (autograder/student/my_library.py).
     c.Autograde.autograde_preprocessors = [
-        UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+        UseCourseChapters, JudgedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGradesAtOnce,
         AssignLatePenalties, CheckCellMetadataSchemaOnce,
     ]
     c.JudgedExecute.judged_assignments = JUDGED_CHAPTERS + [bonus.id for bonus in BONUS]   # the bonus is judged too

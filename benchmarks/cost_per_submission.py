@@ -151,7 +151,8 @@ def instrument(watch):
     configure_nbgrader(config)
     watch.wrap(grading_worker, "prepare", "course-folder layout")
     watch.wrap(Autograde, "init_assignment", "gradebook setup")
-    rows = {"SaveAutoGrades": "gradebook writes", "AssignLatePenalties": "gradebook writes",
+    rows = {"SaveAutoGrades": "gradebook writes", "SaveAutoGradesAtOnce": "gradebook writes",
+            "AssignLatePenalties": "gradebook writes",
             "CheckCellMetadata": "nbgrader's metadata checks (twice)",
             "CheckCellMetadataSchemaOnce": "nbgrader's metadata checks (twice)"}
     rows.update({p.__name__: "repair and sanitize" for p in config.Autograde.sanitize_preprocessors[:-1]})

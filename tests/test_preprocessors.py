@@ -87,25 +87,30 @@ def tamperings():
     yield "checksum forged", changed(lambda cells: cells[answers[1]].metadata.nbgrader.update(checksum="0" * 32))
 
 
+def registered_ch03(folder):
+    """A course in `folder` with chapter 3 registered in its gradebook, as autograde finds it; its db url."""
+    import shutil
+
+    from autograder import grading
+    from autograder.course import Course
+    from helpers.course_paths import ROOT
+    for name in ("course_config.py", "nbgrader_config.py"):
+        shutil.copy2(ROOT / name, folder / name)
+    shutil.copytree(ROOT / "source" / "ch03", folder / "source" / "ch03")
+    course = Course(folder)
+    grading.register(course, course.chapter("ch03"))
+    return f"sqlite:///{folder / 'gradebook.db'}"
+
+
 def test_overwrite_cells_read_once_repairs_what_nbgraders_own_does(tmp_path):
     """The same notebook out, cell for cell, as nbgrader's OverwriteCells, on every way a submission can
     tamper with the cells it restores (or the same error); only where the source cells are read from differs."""
     import hashlib
-    import shutil
 
     from nbgrader.preprocessors import OverwriteCells
 
-    from autograder import grading
-    from autograder.course import Course
     from autograder.grading.preprocessors import OverwriteCellsReadOnce
-    from helpers.course_paths import ROOT
-    for name in ("course_config.py", "nbgrader_config.py"):
-        shutil.copy2(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "source" / "ch03", tmp_path / "source" / "ch03")
-    course = Course(tmp_path)
-    grading.register(course, course.chapter("ch03"))
-    resources = {"nbgrader": {"notebook": "autodiff", "assignment": "ch03",
-                              "db_url": f"sqlite:///{tmp_path / 'gradebook.db'}"}}
+    resources = {"nbgrader": {"notebook": "autodiff", "assignment": "ch03", "db_url": registered_ch03(tmp_path)}}
 
     def repaired(step, notebook):
         try:
@@ -119,3 +124,44 @@ def test_overwrite_cells_read_once_repairs_what_nbgraders_own_does(tmp_path):
         ours, theirs = repaired(OverwriteCellsReadOnce, notebook), repaired(OverwriteCells, notebook)
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
         assert len(ours) == len(theirs) and first is None, f"{name}: cell {first} differs ({len(ours)}, {len(theirs)} cells)"
+
+
+def test_save_autogrades_at_once_writes_the_rows_nbgraders_own_does(tmp_path):
+    """Two students hand in the same notebooks, one saved by nbgrader's SaveAutoGrades, one by ours: every
+    grade (auto score, needs-manual-grade flag, a grader's earlier manual score) and every comment is the
+    same. The notebooks: the untouched release ("No response." comments, no errors) and the executed
+    solution with errors in three test cells."""
+    from nbgrader.api import Gradebook
+    from nbgrader.preprocessors import SaveAutoGrades
+
+    from autograder.grading.preprocessors import SaveAutoGradesAtOnce
+    from helpers.course_paths import ROOT
+    db_url = registered_ch03(tmp_path)
+    failed = nbformat.read(ROOT / "solutions" / "ch03" / "autodiff.ipynb", as_version=4)
+    tests = [c for c in failed.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+    for cell in tests[:3]:
+        cell.outputs.append(new_output("error", ename="AssertionError", evalue="wrong", traceback=[]))
+    notebooks = {"release": nbformat.read(ROOT / "release" / "ch03" / "autodiff.ipynb", as_version=4),
+                 "failed": failed}
+
+    def saved(step, student, notebook):
+        with Gradebook(db_url) as gradebook:
+            gradebook.add_student(student)
+            gradebook.add_submission("ch03", student)
+            gradebook.find_grade(tests[4].metadata.nbgrader.grade_id, "autodiff", "ch03", student).manual_score = 0.5
+            gradebook.db.commit()
+        resources = {"nbgrader": {"notebook": "autodiff", "assignment": "ch03", "student": student, "db_url": db_url}}
+        step().preprocess(nbformat.from_dict(notebook), resources)
+        with Gradebook(db_url) as gradebook:
+            submission = gradebook.find_submission_notebook("autodiff", "ch03", student)
+            grades = {g.name: (g.auto_score, g.manual_score, g.needs_manual_grade) for g in submission.grades}
+            comments = {c.name: c.auto_comment for c in submission.comments}
+        return grades, comments
+    for name, notebook in notebooks.items():
+        theirs = saved(SaveAutoGrades, f"theirs-{name}", notebook)
+        ours = saved(SaveAutoGradesAtOnce, f"ours-{name}", notebook)
+        assert ours == theirs, name
+    grades, comments = theirs                                   # the failed notebook: the test can tell rows apart
+    assert {g[0] for g in grades.values()} >= {0.0, None} and any(g[0] for g in grades.values())
+    assert grades[tests[4].metadata.nbgrader.grade_id][2] is True
+    assert set(saved(SaveAutoGrades, "theirs-release-again", notebooks["release"])[1].values()) >= {"No response."}
