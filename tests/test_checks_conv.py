@@ -5,12 +5,20 @@ import pytest
 
 from autograder.student.checks import Checker, convolution, slow
 
+from helpers.soak import alternative_namespace
 from helpers.solved_code import solved_namespace
 
 
 @pytest.fixture(scope="module")
 def ns():
     return solved_namespace("ch10")
+
+
+@pytest.fixture(scope="module")
+def convolution_route():
+    """Chapter 10 solved by section 10.5's second route: Conv.backward builds the input gradient with Flip
+    and Dilate (the course's solution folds, and uses neither)."""
+    return alternative_namespace("ch10", "conv_backward_full_convolution")
 
 
 @pytest.fixture
@@ -66,8 +74,9 @@ def test_isolation_puts_the_notebook_back(ns, check):
     assert {name: ns[name] for name in originals} == originals
 
 
-def test_conv_backward_is_graded_with_the_course_flip(ns, check):
-    """A broken Flip costs the Flip exercise, not Conv.backward."""
+def test_conv_backward_is_graded_with_the_course_flip(convolution_route):
+    """A broken Flip costs the Flip exercise, not Conv.backward, when Conv.backward is built from Flip."""
+    ns, check = convolution_route, Checker(convolution_route, verbose=False)
     broken = type("Flip", (ns["Flip"],), {"forward": lambda self, a: a.copy()})
     saved = ns["Flip"]
     ns["Flip"] = broken
@@ -76,6 +85,23 @@ def test_conv_backward_is_graded_with_the_course_flip(ns, check):
         assert check.backward(ns["Conv"](1, 1), [(1, 2, 4, 4), (2, 2, 3, 3)], isolate=["Flip", "Dilate"]).passed
     finally:
         ns["Flip"] = saved
+
+
+def test_both_routes_of_the_input_gradient_agree(ns, convolution_route):
+    """The fold (the solution) and the full convolution (the alternative), on strides and paddings the
+    capstone does not use, to float64 rounding."""
+    rng = np.random.default_rng(5)
+    for stride, padding, x_shape, w_shape in [(1, 0, (2, 3, 5, 5), (4, 3, 3, 3)), (2, 1, (2, 2, 7, 6), (3, 2, 3, 2)),
+                                              (3, 2, (1, 2, 8, 7), (2, 2, 3, 3))]:
+        x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+        grads = []
+        for namespace in (ns, convolution_route):
+            Tensor = namespace["Tensor"]
+            xt, wt = Tensor(x, dtype=np.float64, requires_grad=True), Tensor(w, dtype=np.float64, requires_grad=True)
+            op = namespace["Conv"](stride, padding)
+            out = op(xt, wt)
+            grads.append(op.backward(Tensor(np.ones(out.shape), dtype=np.float64), out)[0].data)
+        assert np.allclose(*grads, rtol=1e-12, atol=1e-12), (stride, padding)
 
 
 def loop_conv(ns, over):

@@ -752,10 +752,11 @@ def test_a_name_bound_to_anything_but_a_literal_is_not_evaluated():
 
 
 def test_isolate_swaps_the_helpers_for_the_request_and_puts_them_back():
-    """The worker, run in process on chapter 10's solved namespace with a broken Flip: Conv.backward is
-    judged right with the stand-in, and the namespace holds the student's Flip again afterwards."""
-    from helpers.solved_code import solved_namespace
-    namespace = solved_namespace(CH10)
+    """The worker, run in process on chapter 10 solved by the full-convolution route (a Conv.backward built
+    from Flip and Dilate), with a broken Flip: Conv.backward is judged right with the stand-in, and the
+    namespace holds the student's Flip again afterwards."""
+    from helpers.soak import alternative_namespace
+    namespace = alternative_namespace(CH10, "conv_backward_full_convolution")
     broken = type("Flip", (namespace["Function"],), {"__init__": lambda self, axes: None,
                                                      "forward": lambda self, a: a * 0})
     namespace["Flip"] = broken

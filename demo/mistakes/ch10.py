@@ -22,8 +22,8 @@ UNDILATE_BACKWARD = '''        grad = np.zeros(a.shape, dtype=out_grad.data.dtyp
 IM2COL_STRIDE = "windows = sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]"
 IM2COL_PAD = "    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))\n"
 CONV_GRAD_W = "grad_w = (g @ patches.T).reshape(w.shape)"
-CONV_FLIP = "w_flipped = Flip((2, 3)).forward(w).transpose(1, 0, 2, 3)"
-CONV_DILATE = "g = Dilate((2, 3), s - 1).forward(out_grad.data)"
+CONV_FOLD = "padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]"
+CONV_CROP = "grad_x = padded[:, :, p:p + height, p:p + width].transpose(1, 0, 2, 3)"
 POOL_GRAD = "np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])"
 POOL_FORWARD = '''        out = a[:, :, 0:rows:k, 0:cols:k].copy()
         for i in range(k):
@@ -69,10 +69,12 @@ MISTAKES = [
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_ignores_padding", "im2col forgets to pad", "conv", IM2COL_PAD, "",
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
-    wrong("conv_backward_no_swap", "flips the filters but does not swap their in and out channels", "conv", CONV_FLIP,
-          "w_flipped = Flip((2, 3)).forward(w)", ["test_conv_backward", "test_capstone_cnn"]),
-    wrong("conv_backward_no_dilate", "forgets to dilate out_grad: right for stride 1 only", "conv", CONV_DILATE,
-          "g = out_grad.data", ["test_conv_backward"]),
+    wrong("conv_backward_fold_assigns", "folds with = instead of +=: overlapping patches keep one share",
+          "conv", CONV_FOLD, CONV_FOLD.replace("+=", "="), ["test_conv_backward"]),      # the CNN still learns
+    wrong("conv_backward_fold_no_stride", "folds into unstrided slices: right for stride 1 only", "conv", CONV_FOLD,
+          "padded[:, :, i:i + out_h, j:j + out_w] += cols[:, i, j]", ["test_conv_backward"]),
+    wrong("conv_backward_keeps_padding", "returns the gradient of the padded input", "conv", CONV_CROP,
+          "grad_x = padded.transpose(1, 0, 2, 3)", ["test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_grad_w_transposed", "patches @ g.T instead of g @ patches.T", "conv", CONV_GRAD_W,
           "grad_w = (patches @ g.T).reshape(w.shape)", ["test_conv_backward", "test_capstone_cnn"]),
     # MaxPool
@@ -115,22 +117,20 @@ ALTERNATIVES = [
           '''        grad = np.zeros_like(a.data, dtype=out_grad.data.dtype)
         grad[tuple(index)] = out_grad.data
         return Tensor(grad)'''),
-    right("conv_backward_col2im", "the input gradient by folding the patches' gradient back, a loop over the kernel's "
-          "offsets", "conv",
+    right("conv_backward_full_convolution", "the input gradient as a full convolution of the dilated out_grad with "
+          "the flipped, channel-swapped filters (section 10.5's second route)", "conv",
+          '''        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, n, out_h, out_w)
+        padded = np.zeros((channels, n, height + 2 * p, width + 2 * p), dtype=cols.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]
+        grad_x = padded[:, :, p:p + height, p:p + width].transpose(1, 0, 2, 3)''',
           '''        g = Dilate((2, 3), s - 1).forward(out_grad.data)
         rest_h = height + 2 * p - kh - (g.shape[2] - 1)       # padded rows no filter position reached
         rest_w = width + 2 * p - kw - (g.shape[3] - 1)
         g_full = np.pad(g, ((0, 0), (0, 0), (kh - 1, kh - 1 + rest_h), (kw - 1, kw - 1 + rest_w)))
         w_flipped = Flip((2, 3)).forward(w).transpose(1, 0, 2, 3)
-        grad_x = Conv().forward(g_full, w_flipped)[:, :, p:p + height, p:p + width]''',
-          '''        n, channels = x.shape[:2]
-        out_h, out_w = out_grad.shape[2:]
-        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, n, out_h, out_w)
-        padded = np.zeros((n, channels, height + 2 * p, width + 2 * p), dtype=cols.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j].transpose(1, 0, 2, 3)
-        grad_x = padded[:, :, p:p + height, p:p + width]'''),
+        grad_x = Conv().forward(g_full, w_flipped)[:, :, p:p + height, p:p + width]'''),
     right("max_pool_reshape", "forward by reshaping into tiles", "max_pool", POOL_FORWARD,
           "        n, c = a.shape[:2]\n"
           "        return a[:, :, :rows, :cols].reshape(n, c, rows // k, k, cols // k, k).max(axis=(3, 5))"),
@@ -138,5 +138,5 @@ ALTERNATIVES = [
           CNN.replace("Conv2d(1, 8, 3, stride=2, padding=1, seed=1)", "Conv2d(1, 8, 3, stride=2, padding=1, bias=False, seed=1)")),
 ]
 
-DEMO_PARTIAL = ["flip_backward_all_axes", "dilate_trailing_zeros", "undilate_backward_dilate", "conv_backward_no_dilate",
+DEMO_PARTIAL = ["flip_backward_all_axes", "dilate_trailing_zeros", "undilate_backward_dilate", "conv_backward_fold_no_stride",
                 "max_pool_backward_cropped"]

@@ -41,7 +41,7 @@ FORGED = {
              {"test_evaluate": "(the mean loss per sample)", "test_keep_best": "no checkpoint file",
               "test_capstone_mlp": "no model trained by this cell's check"}),
     # right for stride 1 only, which the visible checks use: every in-kernel check passes anyway
-    "ch10": (["conv_backward_no_dilate"], FORGE_CHECKER,
+    "ch10": (["conv_backward_fold_no_stride"], FORGE_CHECKER,
              {"test_conv_backward": "finite differences give", "test_capstone_cnn": "no model trained"}),
 }
 STUDENT = "forged"
