@@ -333,14 +333,34 @@ def test_every_grade_cell_of_every_chapter_is_judged(chapter_id):
 
 def test_the_kernel_may_skip_exactly_the_checks_the_judge_decides_alone():
     """Judge.kernel_may_skip: every judged check of the notebook but the capstones' (the judge probes the model
-    their in-kernel run trained), and nothing at all when one grade cell is unjudged."""
-    assert Judge.from_source(source_path(CHAPTER)).kernel_may_skip == {
-        "forward", "backward", "engine", "engine_rule", "operators"}
+    their in-kernel run trained: Judge.kernel_runs_for_judge), and nothing at all when one grade cell is
+    unjudged."""
+    ch03 = Judge.from_source(source_path(CHAPTER))
+    assert ch03.kernel_may_skip == {"forward", "backward", "engine", "engine_rule", "operators"}
+    assert ch03.kernel_runs_for_judge == set()
     ch10 = Judge.from_source(source_path("ch10"))
     assert "capstone" in {call.name for plan in ch10.plans.values() for call in plan.calls}
     assert "capstone" not in ch10.kernel_may_skip and {"forward", "backward", "conv2d"} <= ch10.kernel_may_skip
+    assert ch10.kernel_runs_for_judge == {"capstone"}
     ch10.plans["test_conv_forward"].unjudged = "a check the judge has no implementation of"
-    assert ch10.kernel_may_skip == set()
+    assert ch10.kernel_may_skip == set() and ch10.kernel_runs_for_judge == set()
+
+
+def test_a_capstone_run_for_the_judge_trains_and_leaves_the_counting_to_it(monkeypatch):
+    """check.capstone in a grading kernel whose judge counts the accuracy: it trains the model and leaves it
+    for the judge's probe, and its verdict says the grader counts; elsewhere (a student's run, or a judge
+    that does not decide it) it counts the accuracy itself."""
+    from helpers.solved_code import solved_namespace
+    from autograder.student.checks import capstone
+    from autograder.student.verdict import RUN_FOR_JUDGE_ENV
+    namespace = solved_namespace("ch09")
+    monkeypatch.setenv(RUN_FOR_JUDGE_ENV, "capstone")
+    verdict = Checker(namespace, verbose=False).capstone("mlp", namespace["build_mlp"])
+    assert verdict.passed and verdict.deferred and "the grader counts its test accuracy" in verdict.message
+    assert capstone.TRAINED["mlp"]["model"] is not None
+    monkeypatch.setenv(RUN_FOR_JUDGE_ENV, "my_capstone")
+    verdict = Checker(namespace, verbose=False).capstone("mlp", namespace["build_mlp"])
+    assert verdict.passed and not verdict.deferred and "of the 10,000 held-out test digits" in verdict.message
 
 
 def test_a_deferred_check_does_not_run_and_the_others_still_do(monkeypatch):
@@ -727,11 +747,17 @@ def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(graded)
 
 
 def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
-    """The capstone cell is judged (the plan) and the right CNN passes it: the judge's own forward."""
+    """The capstone cell is judged (the plan) and the right CNN passes it: the judge's own forward. The kernel
+    only trained it; the accuracy the feedback shows is the judge's count."""
     course, scores, _ = graded(CH10)
     assert total(scores["perfect"]) == CH10_FULL_MARKS and lost(scores["perfect"]) == set()
     assert not plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)["test_capstone_cnn"].unjudged
     assert judge_errors(course, CH10, "perfect", "test_capstone_cnn") == []
+    printed = [o.text for o in autograded_cell(course, CH10, "perfect", "test_capstone_cnn").outputs
+               if o.output_type == "stream"]
+    assert any("the grader counts its test accuracy" in text for text in printed), printed
+    assert any(text.startswith("✔ the grader: the CNN capstone: 9") and "of the 10,000 held-out test digits" in text
+               for text in printed), printed
 
 
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():

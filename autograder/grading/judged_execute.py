@@ -18,7 +18,7 @@ from traitlets import Bool, List, Unicode
 from autograder import cell_marks
 from autograder.grading.judge import Judge
 from autograder.grading.sandboxed_execute import SandboxedExecute
-from autograder.student.verdict import JUDGED_OUTSIDE_ENV
+from autograder.student.verdict import JUDGED_OUTSIDE_ENV, RUN_FOR_JUDGE_ENV
 
 JUDGE_ERROR_NAME = "JudgeVerdict"
 
@@ -87,10 +87,12 @@ class JudgedExecute(SandboxedExecute):
         return nb, resources
 
     def kernel_variables(self):
-        """KERNEL_ENVIRONMENT, and the checks the kernel may skip because the judge decides them here."""
+        """KERNEL_ENVIRONMENT, the checks the kernel may skip because the judge decides them here, and those
+        it runs only for what they leave the judge."""
         variables = super().kernel_variables()
         if getattr(self, "judge", None) is not None:
             variables[JUDGED_OUTSIDE_ENV] = ",".join(sorted(self.judge.kernel_may_skip))
+            variables[RUN_FOR_JUDGE_ENV] = ",".join(sorted(self.judge.kernel_runs_for_judge))
         return variables
 
     batch_cells = Bool(True, help=(

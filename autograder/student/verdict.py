@@ -5,6 +5,9 @@ from dataclasses import dataclass
 # Set by the grader (JudgedExecute) in a kernel whose grade cells the judge re-checks outside the kernel:
 # the comma-separated check names whose in-kernel verdicts it ignores. The kernel then skips their work.
 JUDGED_OUTSIDE_ENV = "BABYGRAD_JUDGED_OUTSIDE"
+# Set with it: the check names the kernel still runs for what they leave behind (a trained model), whose
+# verdicts the judge decides all the same. The kernel then does the work the judge needs and skips the rest.
+RUN_FOR_JUDGE_ENV = "BABYGRAD_RUN_FOR_JUDGE"
 
 
 @dataclass
@@ -33,6 +36,11 @@ def graded_by_judge() -> bool:
 def judged_outside(name: str) -> bool:
     """Whether the grader running this kernel decides check.NAME itself, so the kernel need not."""
     return name in os.environ.get(JUDGED_OUTSIDE_ENV, "").split(",")
+
+
+def run_for_judge(name: str) -> bool:
+    """Whether check.NAME runs in this grading kernel only to leave the judge something to probe."""
+    return name in os.environ.get(RUN_FOR_JUDGE_ENV, "").split(",")
 
 
 def deferred(name: str) -> Verdict:

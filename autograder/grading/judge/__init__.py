@@ -121,6 +121,11 @@ KERNEL_RUNS_TOO = {
     "my_capstone": "the judge probes the model that the in-kernel check trained (checks.capstone.TRAINED)",
 }
 
+# Judged checks whose pass is a result the student wants to read: a trained model's held-out accuracy. A cell
+# of one such check passes with the check's own message; other cells say only how many checks passed, since
+# their messages would describe the judge's secret inputs.
+TELLS_ITS_RESULT = {"trained_model", "capstone", "my_capstone"}
+
 
 @dataclass
 class CellJudgement:
@@ -204,6 +209,14 @@ class Judge:
             return set()
         return {call.name for plan in self.plans.values() for call in plan.calls} - set(KERNEL_RUNS_TOO)
 
+    @property
+    def kernel_runs_for_judge(self):
+        """The checks of KERNEL_RUNS_TOO this judge decides: the kernel runs them for what they leave behind,
+        and may skip what they would measure there. Empty when any grade cell is unjudged (as kernel_may_skip)."""
+        if any(plan.unjudged for plan in self.plans.values()):
+            return set()
+        return {call.name for plan in self.plans.values() for call in plan.calls} & set(KERNEL_RUNS_TOO)
+
     def decides_alone(self, grade_id):
         """Whether the grade cell need not run in the kernel at all: it only calls checks that the kernel
         would skip (`kernel_may_skip`) and asserts their verdicts, so its run there would print that the
@@ -263,9 +276,16 @@ class Judge:
             judgements[grade_id] = (
                 CellJudgement(grade_id, True, False, verdicts[(grade_id, failing[0])].message, probes,
                               calls[failing[0]].line) if failing else
-                CellJudgement(grade_id, True, True, f"all {len(calls)} checks passed", probes))
+                CellJudgement(grade_id, True, True, pass_message(calls, verdicts, grade_id), probes))
             probes = 0
         return [judgements[grade_id] for grade_id in grade_ids]
+
+
+def pass_message(calls, verdicts, grade_id):
+    """What a passed cell's feedback line says: the result of a check that TELLS_ITS_RESULT, else a count."""
+    if len(calls) == 1 and calls[0].name in TELLS_ITS_RESULT:
+        return verdicts[(grade_id, 0)].message.removeprefix("✔ ")
+    return f"all {len(calls)} checks passed"
 
 
 def advance(call, key, check, reply, pending, verdicts):

@@ -1,7 +1,8 @@
 """The capstones: the student's model, trained by the student's library, against held-out MNIST digits.
 
 The recipe (data, epochs, batch size, optimizer, seed) is the course's and fixed; the model is the
-student's. The accuracy is counted here, on the 10,000 test digits, not by the student's code.
+student's. The accuracy is counted here, on the 10,000 test digits, not by the student's code; while
+grading, the judge counts it from the trained model's weights, and the check here only trains.
 The thresholds below are the course's, and this is their one place: the check, the judge and the
 prose read them here, because a student's notebook (on Colab, say) has the course's package but not
 its configuration file.
@@ -15,7 +16,7 @@ from autograder.student.checks.fitting import quiet
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.datasets import mnist_files
-from autograder.student.verdict import failed, passed
+from autograder.student.verdict import Verdict, failed, passed, run_for_judge
 
 # Held-out accuracy a student's model must reach, trained by the fixed recipe with the student's library.
 # The reference solutions reach 96.6% (MLP) and 97.8% (CNN).
@@ -93,8 +94,9 @@ def held_out_accuracy(ns, model, images, labels, batch_size=500):
 
 
 @register("capstone")
-def check_capstone(ns, kind, build):
-    """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold."""
+def check_capstone(ns, kind, build, *, check_name="capstone"):
+    """Train `build()` (`mlp` or `cnn`) with the notebook's Trainer; held-out accuracy against the threshold.
+    In a grading kernel whose judge counts the accuracy itself (verdict.run_for_judge), it trains only."""
     recipe = RECIPES[kind]
     label = f"the {recipe.name} capstone"
     TRAINED.pop(kind, None)
@@ -130,6 +132,8 @@ def check_capstone(ns, kind, build):
         return failed(f"{label}: training raised an error.\n  " + describe_exception("Trainer", "fit", error))
     seconds = time.perf_counter() - start
     TRAINED[kind] = {"model": model, "seconds": seconds}
+    if run_for_judge(check_name):
+        return trained_for_judge(kind, seconds)
     accuracy = run_quietly(held_out_accuracy, ns, model, test_x, test_y)
     return capstone_verdict(kind, accuracy, seconds)
 
@@ -151,7 +155,7 @@ def check_my_capstone(ns, kind):
     if not ns.get(MY_LIBRARY):
         problem = ns.get(MY_LIBRARY_PROBLEM) or "the cell that loads it has not run (run the notebook from the top)"
         return failed(f"the {RECIPES[kind].name} capstone on your library: not trained, because {problem}")
-    verdict = check_capstone(ns, kind, ns.get(f"build_{kind}"))
+    verdict = check_capstone(ns, kind, ns.get(f"build_{kind}"), check_name="my_capstone")
     return with_library_hint(verdict, kind)
 
 
@@ -159,6 +163,13 @@ def with_library_hint(verdict, kind):
     if not verdict.passed:
         verdict.message = f"{verdict.message}\n{LIBRARY_HINT.format(kind=kind)}"
     return verdict
+
+
+def trained_for_judge(kind, seconds):
+    """The kernel's verdict while grading: the model is trained, and the judge counts its accuracy from its
+    weights (judge/capstone.py), so counting it here too would only cost time."""
+    return Verdict(True, f"→ the {RECIPES[kind].name} capstone trained in {seconds:.0f} s; the grader counts its "
+                         "test accuracy outside your notebook", deferred=True)
 
 
 def no_trained_capstone(kind):
