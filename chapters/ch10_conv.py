@@ -764,7 +764,7 @@ assert verdict.passed, verdict.message
 # `autograder/student/checks/capstone.py`). The network above gets about 97.8%. The cell has two
 # minutes on one processor core, and the network above, with this chapter's `Conv`, trains in under
 # 10 seconds on the course's test machine. A `Conv` with Python loops over pixels would never finish,
-# and a first layer without the stride (8 channels at 28 × 28) costs three times as long.
+# and a first layer without the stride (8 channels at 28 × 28) costs five times as long.
 
 # %% solution id=build_cnn export
 def build_cnn():
