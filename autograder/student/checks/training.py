@@ -234,7 +234,7 @@ def trained_model_verdict(score, minimum, count):
         return failed(f"the trained model classifies {score:.1%} of the held-out digits right; at least {minimum:.0%} "
                       "expected. A model that learned nothing scores about 10%.\n  Hint: look at the loss curve: if the "
                       "loss did not fall, check train_epoch (does it call train_step on every batch?).")
-    return passed(f"✔ the trained model classifies {score:.1%} of the {count} held-out digits right")
+    return passed(f"✔ the trained model classifies {score:.1%} of the {count:,} held-out digits right")
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
