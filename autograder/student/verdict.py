@@ -33,14 +33,18 @@ def graded_by_judge() -> bool:
     return bool(os.environ.get(JUDGED_OUTSIDE_ENV))
 
 
+def _listed(variable: str, name: str) -> bool:
+    return name in os.environ.get(variable, "").split(",")
+
+
 def judged_outside(name: str) -> bool:
     """Whether the grader running this kernel decides check.NAME itself, so the kernel need not."""
-    return name in os.environ.get(JUDGED_OUTSIDE_ENV, "").split(",")
+    return _listed(JUDGED_OUTSIDE_ENV, name)
 
 
 def run_for_judge(name: str) -> bool:
     """Whether check.NAME runs in this grading kernel only to leave the judge something to probe."""
-    return name in os.environ.get(RUN_FOR_JUDGE_ENV, "").split(",")
+    return _listed(RUN_FOR_JUDGE_ENV, name)
 
 
 def deferred(name: str) -> Verdict:

@@ -39,10 +39,7 @@ def right_answers(chapter_id):
 
 def alternative_namespace(chapter_id, name):
     """The chapter's notebook namespace (no training runs) solved with the catalogued right alternative `name`."""
-    course = Course(ROOT)
-    alternative = next(a for a in submissions.load_catalog(course, course.chapter(chapter_id)).ALTERNATIVES
-                       if a.name == name)
-    return notebook_namespace(chapter_id, replacements(alternative), training=False)
+    return notebook_namespace(chapter_id, right_answers(chapter_id)[name], training=False)
 
 
 def soak(chapter_id, secrets):

@@ -201,21 +201,24 @@ class Judge:
         return [g for g, plan in self.plans.items() if not plan.unjudged]
 
     @property
-    def kernel_may_skip(self):
-        """The check names the kernel may skip while this judge grades: each call of them in a grade cell is
-        judged here, and the judge needs nothing the in-kernel run leaves behind. None when any grade cell
-        is unjudged: that cell's calls are not in its plan, and the kernel's verdicts must stand for them."""
+    def decided_checks(self):
+        """The check names whose every call in a grade cell is judged here; empty when any grade cell is
+        unjudged: that cell's calls are not in its plan, and the kernel's verdicts must stand for them."""
         if any(plan.unjudged for plan in self.plans.values()):
             return set()
-        return {call.name for plan in self.plans.values() for call in plan.calls} - set(KERNEL_RUNS_TOO)
+        return {call.name for plan in self.plans.values() for call in plan.calls}
+
+    @property
+    def kernel_may_skip(self):
+        """The check names the kernel may skip while this judge grades: decided here, and the judge needs
+        nothing the in-kernel run leaves behind."""
+        return self.decided_checks - set(KERNEL_RUNS_TOO)
 
     @property
     def kernel_runs_for_judge(self):
         """The checks of KERNEL_RUNS_TOO this judge decides: the kernel runs them for what they leave behind,
-        and may skip what they would measure there. Empty when any grade cell is unjudged (as kernel_may_skip)."""
-        if any(plan.unjudged for plan in self.plans.values()):
-            return set()
-        return {call.name for plan in self.plans.values() for call in plan.calls} & set(KERNEL_RUNS_TOO)
+        and may skip what they would measure there."""
+        return self.decided_checks & set(KERNEL_RUNS_TOO)
 
     def decides_alone(self, grade_id):
         """Whether the grade cell need not run in the kernel at all: it only calls checks that the kernel
