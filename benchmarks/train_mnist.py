@@ -4,6 +4,7 @@
     python benchmarks/train_mnist.py --images 20000  # a shorter epoch, timed and reported per 60,000 images
     python benchmarks/train_mnist.py --repeats 3     # each library's fastest of 3 epochs (a shared machine)
     python benchmarks/train_mnist.py --against HEAD  # also the reference as committed: did a change speed it up?
+    python benchmarks/train_mnist.py --subnormals kept  # only as the CPU does by default (no 'flushed' rows)
 
 babygrad is the course's reference solution: the exported cells of chapters/*.py, solved, as the
 notebooks receive them in earlier_chapters.py. Both libraries train the same architectures with the same
@@ -18,6 +19,10 @@ work, the fastest run is the one least disturbed, and taking turns exposes all o
 Importing the course's student package sets the C allocator to keep freed arrays for reuse
 (autograder.student.allocator), as in every notebook; all libraries here run with it, and the header
 says so. BABYGRAD_KEEP_FREED_MEMORY=0 measures the C library's defaults instead.
+Each model is timed twice (`--subnormals both`, where the CPU allows it): as the CPU computes by default,
+and with float32 subnormals flushed to zero (benchmarks/subnormals.py). Late in the MLP's epoch, Adam's
+moments of dead units decay into subnormals, which x86 computes some fifty times slower; every library
+pays that alike, so the 'flushed' rows show each library's own cost more plainly.
 """
 import argparse
 import contextlib
@@ -39,6 +44,9 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=1, help="threads for BLAS and PyTorch (default: 1)")
     parser.add_argument("--models", nargs="+", default=["mlp", "cnn"], choices=["mlp", "cnn"])
     parser.add_argument("--repeats", type=int, default=1, help="epochs per library, the fastest reported (default: 1)")
+    parser.add_argument("--subnormals", choices=["kept", "flushed", "both"], default="both",
+                        help="time with float32 subnormals as the CPU computes them, flushed to zero, or both "
+                        "(default: both; 'kept' only where the CPU cannot flush)")
     parser.add_argument("--against", metavar="REV", help="also time the reference solution of this git revision "
                         "(its chapters/), taking turns with the others, and print this checkout's time over its time")
     return parser.parse_args()
@@ -55,7 +63,7 @@ import numpy as np  # noqa: E402
 from autograder.build import capstone_mine  # noqa: E402
 from autograder.student import FREED_MEMORY_KEPT  # noqa: E402
 from autograder.student.checks.capstone import RECIPES, held_out_accuracy, mnist  # noqa: E402
-from benchmarks import numpy_floor  # noqa: E402
+from benchmarks import numpy_floor, subnormals  # noqa: E402
 
 
 def babygrad(root=ROOT):
@@ -123,6 +131,13 @@ def time_torch(torch, kind, train_x, train_y, test_x, test_y):
     return seconds, float((predicted == test_y).mean())
 
 
+def regimes():
+    """The subnormal regimes to time: {row label suffix: context manager factory}."""
+    wanted = ARGS.subnormals if subnormals.available() else "kept"
+    kept, flushed = {"": contextlib.nullcontext}, {" flushed": subnormals.flushed_to_zero}
+    return {"kept": kept, "flushed": flushed, "both": {**kept, **flushed}}[wanted]
+
+
 def main():
     try:
         import torch
@@ -136,11 +151,15 @@ def main():
           f"NumPy {np.__version__}" + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed"))
     print("malloc: " + ("freed memory kept for reuse (autograder.student.allocator), for every library timed" if FREED_MEMORY_KEPT
                         else "the C library's defaults (BABYGRAD_KEEP_FREED_MEMORY=0, or not glibc)"))
+    if ARGS.subnormals != "kept" and not subnormals.available():
+        print("(this CPU or C library cannot flush subnormals: timed as the CPU computes by default only)")
+    if " flushed" in regimes():
+        print("rows 'flushed': float32 subnormals flushed to zero for every library (benchmarks/subnormals.py)")
     if ARGS.images != 60_000:
         print(f"(timed on {ARGS.images:,} images and scaled to a full epoch)")
     if ARGS.repeats > 1:
         print(f"(each library's fastest of {ARGS.repeats} epochs, the libraries taking turns)")
-    print(f"{'model':6} {'babygrad s/epoch':>17} {'test acc':>9} {'NumPy s/epoch':>14} {'test acc':>9} "
+    print(f"{'model':12} {'babygrad s/epoch':>17} {'test acc':>9} {'NumPy s/epoch':>14} {'test acc':>9} "
           f"{'bg/NumPy':>9}" + (f" {'PyTorch s/epoch':>16} {'test acc':>9} {'bg/PyTorch':>11}" if torch else ""))
     for kind in ARGS.models:
         train_x, train_y = mnist("train", RECIPES[kind].image_shape)
@@ -154,20 +173,28 @@ def main():
             timers["against"] = lambda: time_babygrad(bg_against, kind, train_x, train_y, test_x, test_y)
         best = {}
         for _ in range(ARGS.repeats):                           # taking turns, see the docstring
-            for library, timer in timers.items():
-                seconds, acc = timer()
-                best[library] = min(best.get(library, (seconds, acc)), (seconds, acc))
-        (bg_seconds, bg_acc), (np_seconds, np_acc) = best["babygrad"], best["numpy"]
-        line = (f"{kind:6} {bg_seconds * scale:17.2f} {bg_acc:9.2%} {np_seconds * scale:14.2f} {np_acc:9.2%} "
-                f"{bg_seconds / np_seconds:8.2f}x")
-        if torch is not None:
-            pt_seconds, pt_acc = best["torch"]
-            line += f" {pt_seconds * scale:16.2f} {pt_acc:9.2%} {bg_seconds / pt_seconds:10.2f}x"
-        print(line, flush=True)
-        if bg_against is not None:
-            old_seconds, old_acc = best["against"]
-            print(f"{'':6} babygrad at {ARGS.against}: {old_seconds * scale:.2f} s/epoch, test acc {old_acc:.2%}; "
-                  f"this checkout / {ARGS.against}: {bg_seconds / old_seconds:.3f}", flush=True)
+            for regime, arithmetic in regimes().items():
+                for library, timer in timers.items():
+                    with arithmetic():
+                        seconds, acc = timer()
+                    best[regime, library] = min(best.get((regime, library), (seconds, acc)), (seconds, acc))
+        for regime in regimes():
+            print_row(kind + regime, {library: best[regime, library] for library in timers}, scale)
+
+
+def print_row(label, best, scale):
+    """One model's line of the table (and, with --against, the comparison with the older reference)."""
+    (bg_seconds, bg_acc), (np_seconds, np_acc) = best["babygrad"], best["numpy"]
+    line = (f"{label:12} {bg_seconds * scale:17.2f} {bg_acc:9.2%} {np_seconds * scale:14.2f} {np_acc:9.2%} "
+            f"{bg_seconds / np_seconds:8.2f}x")
+    if "torch" in best:
+        pt_seconds, pt_acc = best["torch"]
+        line += f" {pt_seconds * scale:16.2f} {pt_acc:9.2%} {bg_seconds / pt_seconds:10.2f}x"
+    print(line, flush=True)
+    if "against" in best:
+        old_seconds, old_acc = best["against"]
+        print(f"{'':12} babygrad at {ARGS.against}: {old_seconds * scale:.2f} s/epoch, test acc {old_acc:.2%}; "
+              f"this checkout / {ARGS.against}: {bg_seconds / old_seconds:.3f}", flush=True)
 
 
 if __name__ == "__main__":
