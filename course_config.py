@@ -154,6 +154,7 @@ def configure_nbgrader(c) -> None:
         GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteKernelspec,
     )
 
+    from autograder.build.student_config import kernel_arguments
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
@@ -206,6 +207,11 @@ def configure_nbgrader(c) -> None:
     # Every kernel the course's Execute steps start gets KERNEL_ENVIRONMENT: JudgedExecute's (and so the
     # Gradescope runner's unprivileged ones) and generate_solution's EnvironmentExecute below.
     c.EnvironmentExecute.kernel_environment = KERNEL_ENVIRONMENT
+    # nbgrader's own Execute (an instructor's `nbgrader validate` or formgrader's Validate button here, a
+    # student's Validate through release/'s copy of the setting) sets it by the kernel's first line instead;
+    # the course's Execute steps need no such line.
+    c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
+    c.EnvironmentExecute.extra_arguments = []
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests

@@ -166,8 +166,8 @@ def test_check_uses_the_settings_validate_uses(tmp_path):
     CELL_TIMEOUT_SECONDS still holds."""
     for chapter in COURSE.chapters:
         folder = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent
-        assert selfcheck.validate_settings(folder) == (COURSE.config.CELL_TIMEOUT_SECONDS,
-                                                       student_config.kernel_arguments(COURSE.config)), folder
+        expected_arguments = student_config.kernel_arguments(COURSE.config.KERNEL_ENVIRONMENT)
+        assert selfcheck.validate_settings(folder) == (COURSE.config.CELL_TIMEOUT_SECONDS, expected_arguments), folder
     assert selfcheck.validate_settings(tmp_path) == (selfcheck.TIMEOUT_SECONDS, [])
     assert selfcheck.TIMEOUT_SECONDS == COURSE.config.CELL_TIMEOUT_SECONDS
     (tmp_path / selfcheck.CONFIG_FILE).write_text("c = get_config()\nc.Execute.timeout = 2\n")

@@ -1,5 +1,5 @@
-"""`nbgrader validate`, and JupyterLab's Validate button, work on a student's release folder, with the
-course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
+"""`nbgrader validate`, and JupyterLab's Validate button, work on a student's release folder (and in the
+course root, for an instructor), with the course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
 writes into release/ and its chapter folders (autograder/build/student_config.py)."""
 import json
 import os
@@ -82,10 +82,13 @@ def test_validate_outside_the_course_uses_the_course_settings(tmp_path, where):
     assert effective_config(cwd, tmp_path) == {"cli": expected, "lab": expected}
 
 
-def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path):
+@pytest.mark.parametrize("where", ["release root", "course root"])
+def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path, where):
     """One BLAS thread, no progress bars, set before the notebook's first line (threaded BLAS made chapter 10's
-    capstone outrun the cell timeout on a busy machine); a notebook in the release root checks its own kernel."""
-    release = published_release(tmp_path)
+    capstone outrun the cell timeout on a busy machine): a notebook checks its own kernel, validated by a
+    student in the release root and by an instructor in the course root (its settings come from
+    course_config.py there: the same Validate, the formgrader's button included)."""
+    cwd = published_release(tmp_path) if where == "release root" else ROOT
     cell = nbformat.v4.new_code_cell(
         "import os, sys\nassert 'numpy' not in sys.modules, 'numpy was imported before the environment was set'\n"
         f"assert {{k: os.environ.get(k) for k in {sorted(COURSE.config.KERNEL_ENVIRONMENT)!r}}} == "
@@ -94,9 +97,10 @@ def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path):
                                  "locked": True, "schema_version": 3}
     notebook = nbformat.v4.new_notebook(cells=[cell])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(notebook, release / "environment.ipynb")
+    path = (cwd if where == "release root" else tmp_path) / "environment.ipynb"   # never into the course itself
+    nbformat.write(notebook, path)
     env = {k: v for k, v in student_env(tmp_path).items() if k not in COURSE.config.KERNEL_ENVIRONMENT}
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", "environment.ipynb"], cwd=release,
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(path)], cwd=cwd,
                           capture_output=True, text=True, timeout=300, env=env)
     assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
 

@@ -11,26 +11,26 @@ from traitlets.config import Config
 
 FILE_NAME = "nbgrader_config.py"
 # The only traits copied: Validate runs ClearOutput and Execute, and only Execute has course settings.
-VALIDATION_TRAITS = [("Execute", "interrupt_on_timeout"), ("Execute", "kernel_name"), ("Execute", "timeout")]
+VALIDATION_TRAITS = [("Execute", "interrupt_on_timeout"), ("Execute", "kernel_name"), ("Execute", "timeout"),
+                     ("Execute", "extra_arguments")]
 
 
-def kernel_arguments(course_config):
-    """Validate's kernels start with course_config.KERNEL_ENVIRONMENT, set by their first line: the grader's
-    kernels get it from the course's Execute steps (EnvironmentExecute), which a student's Validate, nbgrader's
-    own Execute, does not have (and its process, in JupyterLab the server, is not the course's to change).
-    With threaded BLAS chapter 10's capstone outran the 120 s timeout on a busy two-core machine; with one
-    thread it validated in 74 s."""
-    line = f"__import__('os').environ.update({course_config.KERNEL_ENVIRONMENT!r})"
+def kernel_arguments(environment):
+    """Kernel arguments that set `environment` (course_config.KERNEL_ENVIRONMENT) by the kernel's first line,
+    for nbgrader's own Execute: a student's Validate, and an instructor's `nbgrader validate` or formgrader's
+    Validate button in the course root. The course's Execute steps hand the grader's kernels the same
+    variables as their environment (EnvironmentExecute); nbgrader's Execute cannot, and its process (in
+    JupyterLab the server) is not the course's to change. With threaded BLAS chapter 10's capstone outran
+    the 120 s timeout on a busy two-core machine; with one thread it validated in 74 s."""
+    line = f"__import__('os').environ.update({environment!r})"
     return [f"--IPKernelApp.exec_lines={line}"]
 
 
 def settings(course_config):
-    """{(section, trait): value}: VALIDATION_TRAITS as course_config.configure_nbgrader sets them, and the
-    kernels' environment."""
+    """{(section, trait): value}: VALIDATION_TRAITS as course_config.configure_nbgrader sets them."""
     config = Config()
     course_config.configure_nbgrader(config)
-    copied = {(section, name): config[section][name] for section, name in VALIDATION_TRAITS}
-    return {**copied, ("Execute", "extra_arguments"): kernel_arguments(course_config)}
+    return {(section, name): config[section][name] for section, name in VALIDATION_TRAITS}
 
 
 def text(course_config):
