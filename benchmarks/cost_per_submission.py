@@ -111,7 +111,7 @@ ROWS = [   # (row, what it is), in the order a submission goes through them
     ("kernel shutdown", "kernel stopped, sandbox ended, sockets removed"),
     ("gradebook writes", "SaveAutoGrades and AssignLatePenalties"),
     ("nbgrader's metadata checks (twice)", "CheckCellMetadata(SchemaOnce), after sanitizing and after grading"),
-    ("other preprocessors", "IgnorePattern, ClearMetadata, LimitOutput"),
+    ("other preprocessors", "UseCourseChapters, IgnorePattern, ClearMetadata, LimitOutput"),
     ("notebook files", "notebooks read, written, support files copied (nbgrader's converter)"),
     ("hand-off", "diagnose, repair log read, gradebook and notebook moved out for the merge"),
 ]
@@ -156,7 +156,8 @@ def instrument(watch):
             "CheckCellMetadata": "nbgrader's metadata checks (twice)",
             "CheckCellMetadataSchemaOnce": "nbgrader's metadata checks (twice)"}
     rows.update({p.__name__: "repair and sanitize" for p in config.Autograde.sanitize_preprocessors[:-1]})
-    for preprocessor in {*config.Autograde.sanitize_preprocessors, *config.Autograde.autograde_preprocessors[1:]}:
+    steps = {*config.Autograde.sanitize_preprocessors, *config.Autograde.autograde_preprocessors}
+    for preprocessor in steps - {judged_execute.JudgedExecute}:    # the kernel's and the judge's own rows below
         watch.wrap(preprocessor, "preprocess", rows.get(preprocessor.__name__, "other preprocessors"))
     watch.wrap(judge.Judge, "from_source", "judge setup")
     execute = sandboxed_execute.SandboxedExecute

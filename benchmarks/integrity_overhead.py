@@ -30,7 +30,9 @@ from autograder.grading.nbgrader_cli import run_nbgrader  # noqa: E402
 # Appended to each copy's nbgrader_config.py, after the course's own configuration.
 CONFIGURATIONS = {
     "nbgrader Execute": "from nbgrader.preprocessors import Execute\n"
-                        "get_config().Autograde.autograde_preprocessors[0] = Execute  # noqa: F821\n",
+                        "from autograder.grading.judged_execute import JudgedExecute\n"
+                        "_steps = get_config().Autograde.autograde_preprocessors  # noqa: F821\n"
+                        "_steps[_steps.index(JudgedExecute)] = Execute\n",
     "sandbox": "get_config().JudgedExecute.judged_assignments = []  # noqa: F821\n",
     "sandbox + judge": "",
 }

@@ -209,8 +209,9 @@ open({probe!r}, "w").write(str(_child.pid))
 
 UNSANDBOXED = """
 from nbgrader.preprocessors import Execute as _Execute
-_c = get_config()
-_c.Autograde.autograde_preprocessors = [_Execute] + list(_c.Autograde.autograde_preprocessors)[1:]
+from autograder.grading.judged_execute import JudgedExecute as _JudgedExecute
+_steps = get_config().Autograde.autograde_preprocessors
+_steps[_steps.index(_JudgedExecute)] = _Execute
 """
 
 

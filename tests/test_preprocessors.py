@@ -39,6 +39,7 @@ def corruptions():
     yield "duplicate id", broken(lambda cells: cells[graded[1]].metadata.nbgrader.update(
         grade_id=cells[graded[0]].metadata.nbgrader.grade_id))
     yield "old schema", broken(lambda cells: cells[graded[0]].metadata.nbgrader.update(schema_version=1))
+    yield "new schema", broken(lambda cells: cells[graded[0]].metadata.nbgrader.update(schema_version=99))
     yield "unknown key type", broken(lambda cells: cells[graded[0]].metadata.nbgrader.update(locked="yes"))
 
 

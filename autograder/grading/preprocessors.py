@@ -23,7 +23,7 @@ import traceback
 import jsonschema
 from nbclient.util import run_sync
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
-from nbgrader.nbgraderformat import MetadataValidator, SchemaTooNewError, SchemaTooOldError, ValidationError
+from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.api import Comment, Grade, Gradebook, MissingEntry
 from nbgrader.preprocessors import CheckCellMetadata, Execute, NbGraderPreprocessor, OverwriteCells, SaveAutoGrades
@@ -106,13 +106,9 @@ class _SchemaCheckedOnce(BaseMetadataValidator):
     def validate_cell(self, cell) -> None:
         if "nbgrader" not in cell.metadata:
             return
-        version = cell.metadata["nbgrader"].get("schema_version", 0)
-        if version < self.schema_version:
-            raise SchemaTooOldError(f"Outdated schema version: {version} (expected {self.schema_version})",
-                                    version, self.schema_version)
-        if version > self.schema_version:
-            raise SchemaTooNewError(f"Schema version is too new: {version} (expected {self.schema_version})",
-                                    version, self.schema_version)
+        if cell.metadata["nbgrader"].get("schema_version", 0) != self.schema_version:
+            super().validate_cell(cell)          # nbgrader's own error: the schema is too old or too new
+            return
         validator = _metadata_schema_validator(self.schema_version, self.schema)
         error = jsonschema.exceptions.best_match(validator.iter_errors(cell.metadata["nbgrader"]))
         if error is not None:
