@@ -155,7 +155,8 @@ def instrument(watch):
             "AssignLatePenalties": "gradebook writes",
             "CheckCellMetadata": "nbgrader's metadata checks (twice)",
             "CheckCellMetadataSchemaOnce": "nbgrader's metadata checks (twice)"}
-    rows.update({p.__name__: "repair and sanitize" for p in config.Autograde.sanitize_preprocessors[:-1]})
+    rows.update({p.__name__: "repair and sanitize" for p in config.Autograde.sanitize_preprocessors
+                 if p.__name__ not in rows})
     steps = {*config.Autograde.sanitize_preprocessors, *config.Autograde.autograde_preprocessors}
     for preprocessor in steps - {judged_execute.JudgedExecute}:    # the kernel's and the judge's own rows below
         watch.wrap(preprocessor, "preprocess", rows.get(preprocessor.__name__, "other preprocessors"))
