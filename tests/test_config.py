@@ -37,3 +37,35 @@ def test_loading_the_configuration_leaves_the_process_environment_alone(repo_cou
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert dict(os.environ) == before
     assert config.EnvironmentExecute.kernel_environment == wanted
+
+
+def test_each_integrity_benchmark_configuration_runs_a_notebook_once(tmp_path):
+    """benchmarks/integrity_overhead.py compares three autograde configurations. Each must execute the
+    notebook exactly once, with the step it is named after: its baseline once put nbgrader's Execute in
+    the wrong place and ran every notebook twice, which read as the sandbox and judge being 31-40% faster."""
+    from nbgrader.preprocessors import Execute
+
+    from autograder.grading.judged_execute import JudgedExecute
+    from benchmarks.integrity_overhead import CONFIGURATIONS
+
+    expected = {"nbgrader Execute": (Execute, None), "sandbox": (JudgedExecute, []),
+                "sandbox + judge": (JudgedExecute, repo_judged_assignments())}
+    assert set(CONFIGURATIONS) == set(expected)
+    for number, (name, extra) in enumerate(CONFIGURATIONS.items()):
+        folder = tmp_path / str(number)
+        folder.mkdir()
+        for file in ("course_config.py", "nbgrader_config.py"):
+            shutil.copy(ROOT / file, folder / file)
+        with open(folder / "nbgrader_config.py", "a", encoding="utf-8") as config_file:
+            config_file.write(extra)
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+        executing = [step for step in config.Autograde.autograde_preprocessors if issubclass(step, Execute)]
+        step, judged = expected[name]
+        assert executing == [step], (name, executing)
+        if judged is not None:
+            assert config.JudgedExecute.judged_assignments == judged, name
+
+
+def repo_judged_assignments():
+    """The chapters the course's own configuration has the judge decide."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().JudgedExecute.judged_assignments
