@@ -57,6 +57,19 @@ check = Checker(globals())
 # A convolution's weights are a 4-D array too, **(out_channels, in_channels, kh, kw)**: one filter of
 # shape `(in_channels, kh, kw)` per output channel. Every operation below works on the last two axes,
 # the image plane, and keeps the others.
+#
+# **The axes and the memory.** The order of the axes is what indexing sees; the order of the numbers
+# in memory is another matter. `a.transpose(3, 0, 1, 2)` of an array shaped `(C, H, W, N)` is an NCHW
+# array whose memory still runs batch-last: no number moves, only the strides change. That freedom
+# matters for speed. A convolution copies and adds whole image planes at shifted offsets, and NumPy
+# does that one contiguous run at a time: with NCHW memory a run is one image row, 14 numbers in the
+# CNN's second layer; with the batch last in memory it is a row of all 64 images at once, 896 numbers,
+# and the same work takes about half as long. So this chapter's `Conv` computes batch-last and hands
+# its result on as an NCHW *view* of batch-last memory, and the operations after it keep that memory
+# order: NumPy's element-wise functions, `np.copy` and `np.zeros_like` keep their input's order, while
+# `array.copy()` and `np.zeros(shape)` make a new array in NCHW (C) order. Nothing of that changes a
+# single value: the checks compare values only, and an op that ignores the memory order is right, just
+# slower.
 
 # %% [markdown] locked
 # ## 10.2 `Flip`
@@ -277,26 +290,29 @@ assert verdict.passed, verdict.message
 #
 # ```
 #   patches (one column per output pixel)          filters (one row per output channel)
-#   rows: C·kh·kw    columns: N·H_out·W_out        rows: O    columns: C·kh·kw
+#   rows: C·kh·kw    columns: H_out·W_out·N        rows: O    columns: C·kh·kw
 #
-#   out = filters @ patches                        shape (O, N·H_out·W_out) → (N, O, H_out, W_out)
+#   out = filters @ patches                        shape (O, H_out·W_out·N) → (N, O, H_out, W_out)
 # ```
 #
-# Turning images into that matrix of patches is called **im2col** ("image to columns"). NumPy hands
-# you all the patches without copying anything: `sliding_window_view(x, (kh, kw), axis=(2, 3))` has
-# shape `(N, C, H', W', kh, kw)`: element `[n, c, y, x]` is the $k_h \times k_w$ patch whose top left
-# corner is at $(y, x)$, for every stride-1 position. Keep every $s$-th position with `[:, :, ::s, ::s]`.
-# So `im2col(x, kh, kw, stride, padding)`:
+# Turning images into that matrix of patches is called **im2col** ("image to columns"). It works
+# batch-last (section 10.1): the images as `(C, H, W, N)`, so that every copy below moves rows of
+# all the images at once. NumPy hands you all the patches without copying anything:
+# `sliding_window_view(x, (kh, kw), axis=(1, 2))` of the batch-last images has shape
+# `(C, H', W', N, kh, kw)`: element `[c, y, x, n]` is the $k_h \times k_w$ patch of image $n$ whose top
+# left corner is at $(y, x)$, for every stride-1 position. Keep every $s$-th position with
+# `[:, ::s, ::s]`. So `im2col(x, kh, kw, stride, padding)`, for NCHW images `x`:
 #
-# 1. pads `x` with `np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))`;
+# 1. moves the batch last, `x.transpose(1, 2, 3, 0)` (a view), and pads it with
+#    `np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))`;
 # 2. takes the windows, keeps every $s$-th;
-# 3. moves the axes to `(C, kh, kw, N, H_out, W_out)` with `.transpose(1, 4, 5, 0, 2, 3)` and reshapes to
-#    `(C·kh·kw, N·H_out·W_out)` (this is where the copy happens, once); the row order `(C, kh, kw)` is
+# 3. moves the axes to `(C, kh, kw, H_out, W_out, N)` with `.transpose(0, 4, 5, 1, 2, 3)` and reshapes to
+#    `(C·kh·kw, H_out·W_out·N)` (this is where the copy happens, once); the row order `(C, kh, kw)` is
 #    the order of `w.reshape(O, C·kh·kw)`'s columns, so the two line up;
 # 4. returns the patches and `(H_out, W_out)`.
 #
-# `Conv.forward` is then `w.reshape(O, -1) @ patches`, reshaped to `(O, N, H_out, W_out)` and transposed
-# to NCHW.
+# `Conv.forward` is then `w.reshape(O, -1) @ patches`, reshaped to `(O, H_out, W_out, N)` and
+# transposed to NCHW with `.transpose(3, 0, 1, 2)`: a view, whose memory stays batch-last.
 #
 # A cell after the forward's check counts the Python lines your forward and backward run: the count
 # must not grow when the batch or the images grow. Loops over the kernel's few offsets are fine; loops
@@ -310,16 +326,17 @@ assert verdict.passed, verdict.message
 #
 # The forward took two steps, `patches = im2col(x)` and then `out = filters @ patches`. The backward
 # walks back through both, with rules you already have from chapter 3. Let `g` be `out_grad` arranged
-# like the product's result, `(O, N·H_out·W_out)`: transpose it to `(O, N, H_out, W_out)`, then reshape.
+# like the product's result, `(O, H_out·W_out·N)`: transpose it to `(O, H_out, W_out, N)`, then reshape
+# (free when `out_grad` lies batch-last in memory, as the gradients of the ops after `Conv` do).
 #
 # **The weights.** For the left factor of a matrix product the gradient is $G\,B^\top$:
 #
 # $$\text{grad\_filters} = g \cdot \text{patches}^\top, \quad \text{shape } (O, C·k_h·k_w) \to (O, C, k_h, k_w) .$$
 #
 # **The patches.** For the right factor it is $A^\top G$: $\text{grad\_patches} = \text{filters}^\top g$,
-# shape `(C·kh·kw, N·H_out·W_out)`, its rows and columns in im2col's order.
+# shape `(C·kh·kw, H_out·W_out·N)`, its rows and columns in im2col's order.
 #
-# **The input.** im2col only copies: the entry in row $(c, i, j)$ and column $(n, y, x)$ of the
+# **The input.** im2col only copies: the entry in row $(c, i, j)$ and column $(y, x, n)$ of the
 # patches *is* pixel $x_{\text{pad}}[n, c,\; s\,y + i,\; s\,x + j]$. A copy's gradient goes back to where
 # it was read from, and a pixel read by several patches adds up all of their gradients: chapter 3's
 # rule for `x[index]`, whose gradient puts `out_grad` back at the indices, summing where an index
@@ -327,8 +344,8 @@ assert verdict.passed, verdict.message
 # **folding** (col2im, im2col run backwards).
 #
 # One kernel offset at a time, it is a strided slice. The rows $(c, i, j)$ of the patches' gradient,
-# for all $c$, reshaped to `(C, N, H_out, W_out)`, were read at rows $i, i + s, \dots, i + s(H_\text{out} - 1)$
-# and columns $j, j + s, \dots$ of the padded image: `[..., i:i + s·H_out:s, j:j + s·W_out:s]`. **Add**
+# for all $c$, reshaped to `(C, H_out, W_out, N)`, were read at rows $i, i + s, \dots, i + s(H_\text{out} - 1)$
+# and columns $j, j + s, \dots$ of the padded batch-last images: `[:, i:i + s·H_out:s, j:j + s·W_out:s]`. **Add**
 # them there: neighbouring offsets overlap, and `=` would keep only the last one's share. That is
 # $k_h \cdot k_w$ additions, whatever the size of the images. Padded rows that no filter position
 # reached (when $H + 2p - k$ is not a multiple of $s$) receive nothing and keep their zero.
@@ -340,14 +357,15 @@ assert verdict.passed, verdict.message
 # weight $1$; $x[1]$ is in $\text{out}[0]$ with weight $2$ and in $\text{out}[1]$ with weight $1$: $3$. ✓
 #
 # **Padding.** The fold gives the gradient of the *padded* input. Cut the padding off:
-# `[..., p:p + H, p:p + W]`. The padding zeros are constants and get no gradient.
+# `[:, p:p + H, p:p + W]`. The padding zeros are constants and get no gradient.
 #
 # Put together:
 #
 # 1. weights: `g @ patches.T` with the patches from `im2col`, reshaped to `w.shape`;
-# 2. the patches: `w.reshape(O, -1).T @ g`, reshaped to `(C, kh, kw, N, H_out, W_out)`;
-# 3. input: zeros of shape `(C, N, H + 2p, W + 2p)`; for each offset $(i, j)$ add row block `[:, i, j]`
-#    of the patches' gradient into its strided slice; cut off the padding $p$, and transpose to NCHW.
+# 2. the patches: `w.reshape(O, -1).T @ g`, reshaped to `(C, kh, kw, H_out, W_out, N)`;
+# 3. input: zeros of shape `(C, H + 2p, W + 2p, N)`; for each offset $(i, j)$ add row block `[:, i, j]`
+#    of the patches' gradient into its strided slice; cut off the padding $p$, and transpose to NCHW
+#    with `.transpose(3, 0, 1, 2)`.
 #
 # The course's solution saves a second im2col, which you may leave out: its forward keeps
 # `(x, patches)` on the op (`self.saved`), and its backward reuses the patches when `node`'s input is
@@ -379,13 +397,13 @@ assert verdict.passed, verdict.message
 
 # %% solution id=conv export
 def im2col(x, kh, kw, stride=1, padding=0):
-    """Every kh × kw patch of the padded images as a column: (C·kh·kw, N·H_out·W_out), and (H_out, W_out)."""
+    """Every kh × kw patch of the padded images as a column: (C·kh·kw, H_out·W_out·N), and (H_out, W_out)."""
     ### BEGIN SOLUTION
     p = padding
-    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
-    windows = sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
-    n, channels, height, width = windows.shape[:4]
-    patches = windows.transpose(1, 4, 5, 0, 2, 3).reshape(channels * kh * kw, n * height * width)
+    x = np.pad(x.transpose(1, 2, 3, 0), ((0, 0), (p, p), (p, p), (0, 0)))      # batch-last: (C, H, W, N)
+    windows = sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::stride, ::stride]
+    channels, height, width, n = windows.shape[:4]
+    patches = windows.transpose(0, 4, 5, 1, 2, 3).reshape(channels * kh * kw, height * width * n)
     return patches, (height, width)
     ### END SOLUTION
 
@@ -400,7 +418,7 @@ class Conv(Function):
         patches, (height, width) = im2col(x, kh, kw, self.stride, self.padding)
         self.saved = (x, patches)                   # for backward, which needs the same patches
         out = w.reshape(n_out, -1) @ patches
-        return out.reshape(n_out, x.shape[0], height, width).transpose(1, 0, 2, 3)
+        return out.reshape(n_out, height, width, x.shape[0]).transpose(3, 0, 1, 2)   # NCHW, batch-last memory
         ### END SOLUTION
 
     def backward(self, out_grad, node):
@@ -414,17 +432,17 @@ class Conv(Function):
         seen, patches = getattr(self, "saved", (None, None))
         if seen is not x:                            # not the x this op's forward ran on: build them again
             patches, _ = im2col(x, kh, kw, s, p)
-        g = out_grad.data.transpose(1, 0, 2, 3).reshape(n_out, -1)
+        g = out_grad.data.transpose(1, 2, 3, 0).reshape(n_out, -1)
         grad_w = (g @ patches.T).reshape(w.shape)
         if not node._inputs[0].requires_grad:        # the images of the first layer: no one needs their gradient
             return Tensor(np.zeros_like(x)), Tensor(grad_w)
         # input: the patches' gradient (the MatMul rule again), each block added back where im2col read it
-        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, n, out_h, out_w)
-        padded = np.zeros((channels, n, height + 2 * p, width + 2 * p), dtype=cols.dtype)
+        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, out_h, out_w, n)
+        padded = np.zeros((channels, height + 2 * p, width + 2 * p, n), dtype=cols.dtype)
         for i in range(kh):
             for j in range(kw):
-                padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]
-        grad_x = padded[:, :, p:p + height, p:p + width].transpose(1, 0, 2, 3)
+                padded[:, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]
+        grad_x = padded[:, p:p + height, p:p + width].transpose(3, 0, 1, 2)
         return Tensor(grad_x), Tensor(grad_w)
         ### END SOLUTION
 
@@ -527,6 +545,15 @@ except NotImplementedError:
 # element at offset $(i, j)$ in every tile at once. So a loop over the $k^2$ offsets, with
 # `np.maximum` in the forward and a comparison with the output in the backward, handles every tile
 # of every image at each step.
+#
+# **Memory order** (section 10.1; speed only, the checks compare values). The input comes from a
+# `Conv`, batch-last in memory; keep it that way. Make the forward's output with `np.copy` of the first
+# offset's view (`.copy()` would make it C order), and the backward's arrays with `np.zeros_like(a)` and
+# `np.ones_like(out)`. `out_grad` is another matter: after a `Flatten`, it arrives in C order, and every
+# operation that mixes it with batch-last arrays walks one of them against its grain. Bring it into
+# `out`'s memory order once, before the loop: `g = np.empty_like(out)` and `g[...] = out_grad.data`. In
+# the capstone's CNN, that makes the backward close to four times faster than mixing the orders, or
+# than making every array in C order.
 
 # %% solution id=max_pool export
 class MaxPool(Function):
@@ -537,7 +564,7 @@ class MaxPool(Function):
         ### BEGIN SOLUTION
         k = self.kernel_size
         rows, cols = a.shape[2] // k * k, a.shape[3] // k * k
-        out = a[:, :, 0:rows:k, 0:cols:k].copy()
+        out = np.copy(a[:, :, 0:rows:k, 0:cols:k])         # in a's memory order, unlike .copy()
         for i in range(k):
             for j in range(k):
                 np.maximum(out, a[:, :, i:rows:k, j:cols:k], out=out)
@@ -549,13 +576,15 @@ class MaxPool(Function):
         k = self.kernel_size
         a, out = node._inputs[0].data, node.data
         rows, cols = a.shape[2] // k * k, a.shape[3] // k * k
-        grad = np.zeros(a.shape, dtype=out_grad.data.dtype)
-        unclaimed = np.ones(out.shape, dtype=bool)         # tiles whose maximum has not had its gradient yet
+        grad = np.zeros_like(a, dtype=out_grad.data.dtype)
+        unclaimed = np.ones_like(out, dtype=bool)          # tiles whose maximum has not had its gradient yet
+        g = np.empty_like(out, dtype=out_grad.data.dtype)  # out_grad in out's memory order
+        g[...] = out_grad.data
         for i in range(k):
             for j in range(k):
                 is_max = a[:, :, i:rows:k, j:cols:k] == out
                 is_max &= unclaimed
-                np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])
+                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])
                 unclaimed ^= is_max                        # is_max is inside unclaimed: this removes it
         return Tensor(grad)
         ### END SOLUTION
@@ -764,7 +793,7 @@ assert verdict.passed, verdict.message
 # `autograder/student/checks/capstone.py`). The network above gets about 97.8%. The cell has two
 # minutes on one processor core, and the network above, with this chapter's `Conv`, trains in under
 # 10 seconds on the course's test machine. A `Conv` with Python loops over pixels would never finish,
-# and a first layer without the stride (8 channels at 28 × 28) costs five times as long.
+# and a first layer without the stride (8 channels at 28 × 28) costs more than four times as long.
 
 # %% solution id=build_cnn export
 def build_cnn():

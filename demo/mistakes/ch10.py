@@ -19,13 +19,13 @@ UNDILATE_FORWARD = '''        index = [slice(None)] * a.ndim
 UNDILATE_BACKWARD = '''        grad = np.zeros(a.shape, dtype=out_grad.data.dtype)
         grad[tuple(index)] = out_grad.data
         return Tensor(grad)'''
-IM2COL_STRIDE = "windows = sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]"
-IM2COL_PAD = "    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))\n"
+IM2COL_STRIDE = "windows = sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::stride, ::stride]"
+IM2COL_PAD = "np.pad(x.transpose(1, 2, 3, 0), ((0, 0), (p, p), (p, p), (0, 0)))"
 CONV_GRAD_W = "grad_w = (g @ patches.T).reshape(w.shape)"
-CONV_FOLD = "padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]"
-CONV_CROP = "grad_x = padded[:, :, p:p + height, p:p + width].transpose(1, 0, 2, 3)"
-POOL_GRAD = "np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])"
-POOL_FORWARD = '''        out = a[:, :, 0:rows:k, 0:cols:k].copy()
+CONV_FOLD = "padded[:, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]"
+CONV_CROP = "grad_x = padded[:, p:p + height, p:p + width].transpose(3, 0, 1, 2)"
+POOL_GRAD = "np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])"
+POOL_FORWARD = '''        out = np.copy(a[:, :, 0:rows:k, 0:cols:k])         # in a's memory order, unlike .copy()
         for i in range(k):
             for j in range(k):
                 np.maximum(out, a[:, :, i:rows:k, j:cols:k], out=out)
@@ -65,30 +65,30 @@ MISTAKES = [
           ["test_undilate_backward"]),
     # Conv
     wrong("conv_ignores_stride", "im2col keeps every window position, whatever the stride", "conv", IM2COL_STRIDE,
-          "windows = sliding_window_view(x, (kh, kw), axis=(2, 3))",
+          "windows = sliding_window_view(x, (kh, kw), axis=(1, 2))",
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
-    wrong("conv_ignores_padding", "im2col forgets to pad", "conv", IM2COL_PAD, "",
+    wrong("conv_ignores_padding", "im2col forgets to pad", "conv", IM2COL_PAD, "x.transpose(1, 2, 3, 0)",
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_fold_assigns", "folds with = instead of +=: overlapping patches keep one share",
           "conv", CONV_FOLD, CONV_FOLD.replace("+=", "="), ["test_conv_backward"]),      # the CNN still learns
     wrong("conv_backward_fold_no_stride", "folds into unstrided slices: right for stride 1 only", "conv", CONV_FOLD,
-          "padded[:, :, i:i + out_h, j:j + out_w] += cols[:, i, j]", ["test_conv_backward"]),
+          "padded[:, i:i + out_h, j:j + out_w] += cols[:, i, j]", ["test_conv_backward"]),
     wrong("conv_backward_keeps_padding", "returns the gradient of the padded input", "conv", CONV_CROP,
-          "grad_x = padded.transpose(1, 0, 2, 3)", ["test_conv_backward", "test_capstone_cnn"]),
+          "grad_x = padded.transpose(3, 0, 1, 2)", ["test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_grad_w_transposed", "patches @ g.T instead of g @ patches.T", "conv", CONV_GRAD_W,
           "grad_w = (patches @ g.T).reshape(w.shape)", ["test_conv_backward", "test_capstone_cnn"]),
     # MaxPool
     wrong("max_pool_backward_cropped", "returns the gradient of the cropped input: the wrong shape when H or W is "
-          "not a multiple of k", "max_pool", "grad = np.zeros(a.shape, dtype=out_grad.data.dtype)",
-          "grad = np.zeros(a.shape[:2] + (rows, cols), dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
+          "not a multiple of k", "max_pool", "grad = np.zeros_like(a, dtype=out_grad.data.dtype)",
+          "grad = np.zeros_like(a[:, :, :rows, :cols], dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
     wrong("max_pool_backward_marks_input", "marks each claimed maximum by writing -inf into the input", "max_pool",
           "                is_max = a[:, :, i:rows:k, j:cols:k] == out\n"
           "                is_max &= unclaimed\n"
-          "                np.multiply(is_max, out_grad.data, out=grad[:, :, i:rows:k, j:cols:k])\n"
+          "                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])\n"
           "                unclaimed ^= is_max",
           "                window = a[:, :, i:rows:k, j:cols:k]\n"
           "                is_max = window == out\n"
-          "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, out_grad.data, 0)\n"
+          "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, g, 0)\n"
           "                window[is_max] = -np.inf      # claimed: an equal value further on is not a maximum",
           ["test_max_pool_backward"]),
     wrong("max_pool_backward_ones", "puts 1 at the maximum, forgetting out_grad", "max_pool", POOL_GRAD,
@@ -119,12 +119,12 @@ ALTERNATIVES = [
         return Tensor(grad)'''),
     right("conv_backward_full_convolution", "the input gradient as a full convolution of the dilated out_grad with "
           "the flipped, channel-swapped filters (section 10.5's second route)", "conv",
-          '''        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, n, out_h, out_w)
-        padded = np.zeros((channels, n, height + 2 * p, width + 2 * p), dtype=cols.dtype)
+          '''        cols = (w.reshape(n_out, -1).T @ g).reshape(channels, kh, kw, out_h, out_w, n)
+        padded = np.zeros((channels, height + 2 * p, width + 2 * p, n), dtype=cols.dtype)
         for i in range(kh):
             for j in range(kw):
-                padded[:, :, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]
-        grad_x = padded[:, :, p:p + height, p:p + width].transpose(1, 0, 2, 3)''',
+                padded[:, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]
+        grad_x = padded[:, p:p + height, p:p + width].transpose(3, 0, 1, 2)''',
           '''        g = Dilate((2, 3), s - 1).forward(out_grad.data)
         rest_h = height + 2 * p - kh - (g.shape[2] - 1)       # padded rows no filter position reached
         rest_w = width + 2 * p - kw - (g.shape[3] - 1)

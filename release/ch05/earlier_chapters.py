@@ -669,7 +669,8 @@ def backward(self, grad=None):
         out_grad = grads.pop(id(node), None)
         if out_grad is None:
             continue
-        node.grad = out_grad.data.copy() if node.grad is None else node.grad + out_grad.data
+        # np.copy keeps the gradient's memory order, where .copy() makes C order (chapter 10's batch-last Conv)
+        node.grad = np.copy(out_grad.data) if node.grad is None else node.grad + out_grad.data
         if node._op is None:
             continue
         input_grads = node._op.backward(out_grad, node)

@@ -130,12 +130,13 @@ def norm(layer, rows):
 
 
 def im2col(x, kh, kw, stride, padding):
-    """Every kh × kw patch of the zero-padded images as a column: (C·kh·kw, N·H_out·W_out), as chapter 10's."""
+    """Every kh × kw patch of the zero-padded images as a column: (C·kh·kw, H_out·W_out·N), batch-last
+    as chapter 10's (its copies move rows of all the images at once)."""
     p = padding
-    x = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
-    windows = sliding_window_view(x, (kh, kw), axis=(2, 3))[:, :, ::stride, ::stride]
-    n, channels, height, width = windows.shape[:4]
-    return windows.transpose(1, 4, 5, 0, 2, 3).reshape(channels * kh * kw, n * height * width), (height, width)
+    x = np.pad(x.transpose(1, 2, 3, 0), ((0, 0), (p, p), (p, p), (0, 0)))
+    windows = sliding_window_view(x, (kh, kw), axis=(1, 2))[:, ::stride, ::stride]
+    channels, height, width, n = windows.shape[:4]
+    return windows.transpose(0, 4, 5, 1, 2, 3).reshape(channels * kh * kw, height * width * n), (height, width)
 
 
 def conv2d(layer):
@@ -155,7 +156,7 @@ def conv2d(layer):
         if x.ndim != 4 or x.shape[1] != channels:
             raise NotWalkable(f"{layer.name} with {channels} input channels gets an input of shape {x.shape}")
         patches, (height, width) = im2col(x, kh, kw, stride, padding)
-        out = (filters @ patches).reshape(n_out, x.shape[0], height, width).transpose(1, 0, 2, 3)
+        out = (filters @ patches).reshape(n_out, height, width, x.shape[0]).transpose(3, 0, 1, 2)
         return out if bias is None else out + np.broadcast_to(bias.reshape(1, -1, 1, 1), out.shape)
     return forward
 
@@ -169,7 +170,7 @@ def max_pool2d(layer):
     def forward(x):
         # the maximum of k·k strided views: a reduction over reshaped axes of a transposed array is ~20x slower
         rows, cols = x.shape[2] // k * k, x.shape[3] // k * k
-        out = x[:, :, 0:rows:k, 0:cols:k].copy()
+        out = np.copy(x[:, :, 0:rows:k, 0:cols:k])        # in x's memory order (batch-last)
         for i in range(k):
             for j in range(k):
                 np.maximum(out, x[:, :, i:rows:k, j:cols:k], out=out)
