@@ -157,3 +157,36 @@ def test_checks_write_nothing_to_stderr(ns, check, capfd):
     check.backward(ns["Conv"](2, 1), [(1, 1, 5, 5), (1, 1, 3, 3)], isolate=["Flip", "Dilate"])
     check.vectorized(loop_conv(ns, "images")(1, 1), [(1, 2, 6, 6), (3, 2, 3, 3)], [(2, 2, 8, 8), (3, 2, 3, 3)])
     assert capfd.readouterr().err == ""
+
+
+def batch_last(array):
+    """Whether an NCHW array lies in memory as (C, H, W, N), the layout chapter 10 computes in."""
+    return array.transpose(1, 2, 3, 0).flags.c_contiguous
+
+
+def test_the_solution_keeps_the_cnn_batch_last_in_memory(ns):
+    """Section 10.1's layout, through one training step of the capstone's CNN: every activation from the
+    first Conv to MaxPool, and every gradient the engine stores on them up to MaxPool's input, lies
+    batch-last in memory (MaxPool's own output gets its gradient from Flatten, in C order: its backward
+    converts it once). An op or an engine that makes C order instead (`.copy()`, `np.zeros(shape)`)
+    computes the same values but costs the CNN a fifth of its speed, which no value check would notice."""
+    Tensor = ns["Tensor"]
+    images = Tensor(np.random.default_rng(0).standard_normal((6, 1, 28, 28)), requires_grad=False)
+    loss = ns["SoftmaxLoss"]()(ns["build_cnn"]()(images), Tensor(np.arange(6) % 10, requires_grad=False))
+    loss.backward()
+    nodes, stack = {}, [loss]
+    while stack:
+        node = stack.pop()
+        if id(node) not in nodes:
+            nodes[id(node)] = node
+            stack.extend(node._inputs)
+    maps = [node for node in nodes.values()
+            if node.data.ndim == 4 and type(node._op).__name__ in ("Conv", "Add", "ReLU", "MaxPool")]
+    assert sorted(type(node._op).__name__ for node in maps) == ["Add", "Add", "Conv", "Conv", "MaxPool", "ReLU", "ReLU"]
+    for node in maps:
+        name = type(node._op).__name__
+        layout_kept = batch_last(node.data)
+        assert layout_kept, f"{name}'s output, strides {node.data.strides}"
+        if name != "MaxPool":
+            layout_kept = batch_last(node.grad)
+            assert layout_kept, f"the gradient stored on {name}'s output, strides {node.grad.strides}"
