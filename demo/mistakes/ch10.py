@@ -69,6 +69,14 @@ MISTAKES = [
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_ignores_padding", "im2col forgets to pad", "conv", IM2COL_PAD, "x.transpose(1, 2, 3, 0)",
           ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_output_reshaped_batch_first", "reshapes the batch-last product as if it were (O, N, H_out, W_out): "
+          "outputs land in other images", "conv",
+          "return out.reshape(n_out, height, width, x.shape[0]).transpose(3, 0, 1, 2)",
+          "return out.reshape(n_out, x.shape[0], height, width).transpose(1, 0, 2, 3)",
+          ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_backward_g_batch_first", "arranges out_grad batch-first, against the patches' batch-last columns",
+          "conv", "g = out_grad.data.transpose(1, 2, 3, 0).reshape(n_out, -1)",
+          "g = out_grad.data.transpose(1, 0, 2, 3).reshape(n_out, -1)", ["test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_fold_assigns", "folds with = instead of +=: overlapping patches keep one share",
           "conv", CONV_FOLD, CONV_FOLD.replace("+=", "="), ["test_conv_backward"]),      # the CNN still learns
     wrong("conv_backward_fold_no_stride", "folds into unstrided slices: right for stride 1 only", "conv", CONV_FOLD,
