@@ -174,13 +174,7 @@ def test_the_solution_keeps_the_cnn_batch_last_in_memory(ns):
     images = Tensor(np.random.default_rng(0).standard_normal((6, 1, 28, 28)), requires_grad=False)
     loss = ns["SoftmaxLoss"]()(ns["build_cnn"]()(images), Tensor(np.arange(6) % 10, requires_grad=False))
     loss.backward()
-    nodes, stack = {}, [loss]
-    while stack:
-        node = stack.pop()
-        if id(node) not in nodes:
-            nodes[id(node)] = node
-            stack.extend(node._inputs)
-    maps = [node for node in nodes.values()
+    maps = [node for node in ns["topological_order"](loss)
             if node.data.ndim == 4 and type(node._op).__name__ in ("Conv", "Add", "ReLU", "MaxPool")]
     assert sorted(type(node._op).__name__ for node in maps) == ["Add", "Add", "Conv", "Conv", "MaxPool", "ReLU", "ReLU"]
     for node in maps:
