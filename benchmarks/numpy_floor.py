@@ -75,8 +75,7 @@ class Adam:
             denom = v / (1 - b2 ** self.t)
             np.sqrt(denom, out=denom)
             denom += self.eps
-            step = m / (1 - b1 ** self.t)
-            step *= self.lr
+            step = m * (self.lr / (1 - b1 ** self.t))       # m̂'s correction folded into the step size
             step /= denom
             p -= step
 

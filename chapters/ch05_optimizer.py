@@ -244,6 +244,11 @@ assert verdict.passed, verdict.message
 #
 # Write `step()`: count the step, then for every parameter with a gradient update its own $m$ and $v$
 # and its `.data`, in place. $\epsilon$ (`eps`) goes outside the square root.
+#
+# $\hat m$ and $\hat v$ can be arrays of their own, exactly as the formula writes them. The course's
+# solution saves work on $\hat m$: its correction is a division by a number, so it moves onto the
+# learning rate, $\eta\,\hat m = \frac{\eta}{1 - \beta_1^t}\, m$: the same arithmetic, with one pass
+# over every parameter's array fewer at every step. Either way is right.
 
 # %% solution id=adam export
 class Adam(Optimizer):
@@ -271,9 +276,9 @@ class Adam(Optimizer):
             m += (1 - self.beta1) * g
             v *= self.beta2
             v += (1 - self.beta2) * g * g
-            m_hat = m / (1 - self.beta1 ** self.t)
-            v_hat = v / (1 - self.beta2 ** self.t)
-            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            step_size = self.lr / (1 - self.beta1 ** self.t)                 # η·m̂ = step_size·m
+            denominator = np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps  # √v̂ + ε
+            p.data -= step_size * m / denominator
         ### END SOLUTION
 
 # %% test id=test_adam points=3

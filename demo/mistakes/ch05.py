@@ -32,9 +32,10 @@ ADAM_MOMENTS = """            if id(p) not in self.m:              # p's first s
             m += (1 - self.beta1) * g
             v *= self.beta2
             v += (1 - self.beta2) * g * g"""
-ADAM_CORRECTION = """            m_hat = m / (1 - self.beta1 ** self.t)
-            v_hat = v / (1 - self.beta2 ** self.t)"""
-ADAM_UPDATE = "p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"
+ADAM_CORRECTION = """            step_size = self.lr / (1 - self.beta1 ** self.t)                 # η·m̂ = step_size·m
+            denominator = np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps  # √v̂ + ε"""
+ADAM_ROOT = "np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps"
+ADAM_UPDATE = "p.data -= step_size * m / denominator"
 ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n" + ADAM_MOMENTS + "\n"
              + ADAM_CORRECTION + "\n            " + ADAM_UPDATE)
 
@@ -85,7 +86,8 @@ MISTAKES = [
             ("test_sgd_weight_decay",)),
     # Adam
     wrong("adam_no_bias_correction", "uses m and v without dividing by 1 - beta**t", "adam", ADAM_CORRECTION,
-          "            m_hat, v_hat = m, v", ADAM_TESTS),
+          """            step_size = self.lr
+            denominator = np.sqrt(v) + self.eps""", ADAM_TESTS),
     wrong("adam_counts_parameters", "increments t once per parameter instead of once per step", "adam",
           ADAM_COUNT, """        for p in self.params:
             if p.grad is None:
@@ -96,8 +98,8 @@ MISTAKES = [
           """            m = self.beta1 * self.m.get("all", 0.0) + (1 - self.beta1) * g
             v = self.beta2 * self.v.get("all", 0.0) + (1 - self.beta2) * g * g
             self.m["all"], self.v["all"] = m, v""", ADAM_TESTS),
-    wrong("adam_no_square_root", "divides by v_hat instead of its square root", "adam", ADAM_UPDATE,
-          "p.data -= self.lr * m_hat / (v_hat + self.eps)", ADAM_TESTS),
+    wrong("adam_no_square_root", "divides by v_hat instead of its square root", "adam", ADAM_ROOT,
+          "v / (1 - self.beta2 ** self.t) + self.eps", ADAM_TESTS),
     wrong("adam_ignores_weight_decay", "forgets weight decay", "adam",
           "g = p.grad + self.weight_decay * p.data", "g = p.grad", ["test_adam_weight_decay"]),
 ]
@@ -117,6 +119,10 @@ ALTERNATIVES = [
                 u *= self.momentum
                 u += g
                 g = u"""),
+    right("adam_corrected_arrays", "m_hat and v_hat as arrays of their own, as the formula writes them", "adam",
+          ADAM_CORRECTION + "\n            " + ADAM_UPDATE, """            m_hat = m / (1 - self.beta1 ** self.t)
+            v_hat = v / (1 - self.beta2 ** self.t)
+            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"""),
     Mistake("adam_lists", "state in lists indexed like self.params, the bias correction folded into the step size",
             (Edit("adam", "        self.m, self.v = {}, {}",
                   "        self.m = [0.0] * len(self.params)\n        self.v = [0.0] * len(self.params)"),

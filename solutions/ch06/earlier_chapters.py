@@ -1097,9 +1097,9 @@ class Adam(Optimizer):
             m += (1 - self.beta1) * g
             v *= self.beta2
             v += (1 - self.beta2) * g * g
-            m_hat = m / (1 - self.beta1 ** self.t)
-            v_hat = v / (1 - self.beta2 ** self.t)
-            p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+            step_size = self.lr / (1 - self.beta1 ** self.t)                 # η·m̂ = step_size·m
+            denominator = np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps  # √v̂ + ε
+            p.data -= step_size * m / denominator
 
 
 
