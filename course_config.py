@@ -186,6 +186,9 @@ def configure_nbgrader(c) -> None:
     # deleted, reordered or stripped cells are graded as if intact, each repair logged and kept in
     # <LEDGER_DIR>/<chapter>_repairs.csv. The exporter salvages JSON notebooks that are not valid nbformat.
     c.Autograde.exporter_class = SubmissionExporter
+    # nbconvert validates the whole notebook against its schema after every preprocessor (14 a
+    # submission); once after the last is as strict about what reaches the gradebook, and cheaper.
+    c.Exporter.optimistic_validation = True
     c.Autograde.sanitize_preprocessors = [
         RepairNotebook, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCellsReadOnce, CheckCellMetadataSchemaOnce,
     ]

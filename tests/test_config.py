@@ -69,3 +69,36 @@ def test_each_integrity_benchmark_configuration_runs_a_notebook_once(tmp_path):
 def repo_judged_assignments():
     """The chapters the course's own configuration has the judge decide."""
     return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().JudgedExecute.judged_assignments
+
+
+def test_a_grading_export_validates_the_notebook_once_after_its_last_step():
+    """nbconvert validates after every preprocessor unless told to be optimistic; the course's exporter
+    validates once, after the last one (course_config: c.Exporter.optimistic_validation)."""
+    import nbformat
+    from nbconvert.preprocessors import Preprocessor
+
+    from autograder.grading.repair import SubmissionExporter
+
+    class Step(Preprocessor):
+        def preprocess(self, nb, resources):
+            return nb, resources
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    exporter = SubmissionExporter(config=config)
+    for _ in range(3):
+        exporter.register_preprocessor(Step(), enabled=True)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    validated = []
+    original = nbformat.validate
+
+    def counting(nb, *args, **kwargs):
+        validated.append(nb)
+        return original(nb, *args, **kwargs)
+
+    nbformat.validate = counting
+    try:
+        exporter.from_notebook_node(notebook)
+    finally:
+        nbformat.validate = original
+    after_steps = len(validated) - 1                 # nbformat.writes validates the result once more
+    assert after_steps == 1, f"the notebook was validated {after_steps} times after its steps"
