@@ -162,7 +162,7 @@ MISTAKES = [
     wrong("summation_no_reshape", "broadcasts out_grad without putting the summed axes back",
           "summation", SUMMATION, "return out_grad.broadcast_to(shape)", ["test_summation_backward"]),
     wrong("summation_forward_keepdims", "forward keeps the summed axes (keepdims=True)", "summation",
-          "return np.sum(a, axis=self.axes)", "return np.sum(a, axis=self.axes, keepdims=True)",
+          "return a.sum(axis=self.axes)", "return a.sum(axis=self.axes, keepdims=True)",
           ["test_summation_forward"]),
     # BroadcastTo
     wrong("broadcast_only_prepended", "sums only over prepended axes, not over stretched ones", "broadcast_to",

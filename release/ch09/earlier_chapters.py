@@ -445,7 +445,7 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, a):
-        return np.reshape(a, self.shape)
+        return a.reshape(self.shape)
 
     def backward(self, out_grad, node):
         return out_grad.reshape(node._inputs[0].shape)
@@ -481,7 +481,7 @@ class Summation(Function):
         self.axes = axes
 
     def forward(self, a):
-        return np.sum(a, axis=self.axes)
+        return a.sum(axis=self.axes)
 
     def backward(self, out_grad, node):
         shape = node._inputs[0].shape
