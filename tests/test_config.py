@@ -8,6 +8,11 @@ from helpers.course_paths import ROOT
 from traitlets.config.loader import PyFileConfigLoader
 
 
+def configuration(folder=ROOT):
+    """The traitlets configuration plain `nbgrader` would load in `folder` (the course root by default)."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+
+
 def test_nbgrader_fails_loudly_without_course_config(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     done = subprocess.run([sys.executable, "-m", "nbgrader", "db", "assignment", "list"],
@@ -34,7 +39,7 @@ def test_loading_the_configuration_leaves_the_process_environment_alone(repo_cou
     for name in wanted:
         monkeypatch.delenv(name, raising=False)
     before = dict(os.environ)
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    config = configuration()
     assert dict(os.environ) == before
     assert config.EnvironmentExecute.kernel_environment == wanted
 
@@ -49,7 +54,7 @@ def test_each_integrity_benchmark_configuration_runs_a_notebook_once(tmp_path):
     from benchmarks.integrity_overhead import CONFIGURATIONS
 
     expected = {"nbgrader Execute": (Execute, None), "sandbox": (JudgedExecute, []),
-                "sandbox + judge": (JudgedExecute, repo_judged_assignments())}
+                "sandbox + judge": (JudgedExecute, configuration().JudgedExecute.judged_assignments)}
     assert set(CONFIGURATIONS) == set(expected)
     for number, (name, extra) in enumerate(CONFIGURATIONS.items()):
         folder = tmp_path / str(number)
@@ -58,7 +63,7 @@ def test_each_integrity_benchmark_configuration_runs_a_notebook_once(tmp_path):
             shutil.copy(ROOT / file, folder / file)
         with open(folder / "nbgrader_config.py", "a", encoding="utf-8") as config_file:
             config_file.write(extra)
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+        config = configuration(folder)
         executing = [step for step in config.Autograde.autograde_preprocessors if issubclass(step, Execute)]
         step, judged = expected[name]
         assert executing == [step], (name, executing)
@@ -66,12 +71,7 @@ def test_each_integrity_benchmark_configuration_runs_a_notebook_once(tmp_path):
             assert config.JudgedExecute.judged_assignments == judged, name
 
 
-def repo_judged_assignments():
-    """The chapters the course's own configuration has the judge decide."""
-    return PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config().JudgedExecute.judged_assignments
-
-
-def test_a_grading_export_validates_the_notebook_once_after_its_last_step():
+def test_a_grading_export_validates_the_notebook_once_after_its_last_step(monkeypatch):
     """nbconvert validates after every preprocessor unless told to be optimistic; the course's exporter
     validates once, after the last one (course_config: c.Exporter.optimistic_validation)."""
     import nbformat
@@ -83,8 +83,7 @@ def test_a_grading_export_validates_the_notebook_once_after_its_last_step():
         def preprocess(self, nb, resources):
             return nb, resources
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
-    exporter = SubmissionExporter(config=config)
+    exporter = SubmissionExporter(config=configuration())
     for _ in range(3):
         exporter.register_preprocessor(Step(), enabled=True)
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
@@ -95,10 +94,7 @@ def test_a_grading_export_validates_the_notebook_once_after_its_last_step():
         validated.append(nb)
         return original(nb, *args, **kwargs)
 
-    nbformat.validate = counting
-    try:
-        exporter.from_notebook_node(notebook)
-    finally:
-        nbformat.validate = original
+    monkeypatch.setattr(nbformat, "validate", counting)
+    exporter.from_notebook_node(notebook)
     after_steps = len(validated) - 1                 # nbformat.writes validates the result once more
     assert after_steps == 1, f"the notebook was validated {after_steps} times after its steps"

@@ -36,8 +36,9 @@ ADAM_CORRECTION = """            step_size = self.lr / (1 - self.beta1 ** self.t
             denominator = np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps  # √v̂ + ε"""
 ADAM_ROOT = "np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps"
 ADAM_UPDATE = "p.data -= step_size * m / denominator"
+ADAM_CORRECTED_UPDATE = ADAM_CORRECTION + "\n            " + ADAM_UPDATE
 ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad\n" + ADAM_MOMENTS + "\n"
-             + ADAM_CORRECTION + "\n            " + ADAM_UPDATE)
+             + ADAM_CORRECTED_UPDATE)
 
 MISTAKES = [
     # Optimizer.zero_grad
@@ -120,7 +121,7 @@ ALTERNATIVES = [
                 u += g
                 g = u"""),
     right("adam_corrected_arrays", "m_hat and v_hat as arrays of their own, as the formula writes them", "adam",
-          ADAM_CORRECTION + "\n            " + ADAM_UPDATE, """            m_hat = m / (1 - self.beta1 ** self.t)
+          ADAM_CORRECTED_UPDATE, """            m_hat = m / (1 - self.beta1 ** self.t)
             v_hat = v / (1 - self.beta2 ** self.t)
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"""),
     Mistake("adam_lists", "state in lists indexed like self.params, the bias correction folded into the step size",
