@@ -356,17 +356,20 @@ def test_a_200_mb_notebook_is_graded_and_keeps_full_marks(graded_class):
     assert "cell too large to grade" in outputs_text(autograded(graded_class, "huge"))
 
 
-@pytest.mark.parametrize("student", ["probe-flood", "probe-hang"])
-def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_class, student):
+@pytest.mark.parametrize(("student", "error"), [("probe-flood", "JudgeVerdict"), ("probe-hang", "KernelDied")])
+def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_class, student, error):
     """Right for the notebook's checks, endless under the judge's probe: the probe is cut at the cell
-    timeout (the kernel killed when it ignores the interrupt, and the notebook re-run without that
-    cell); the student loses test_mul_backward and nothing else, and grading goes on."""
+    timeout; the student loses test_mul_backward and nothing else, and grading goes on. The flood stops
+    when interrupted, so the judge says the time ran out; the hang ignores the interrupt, so the kernel
+    is killed and the notebook re-run without that cell."""
     notebook = autograded(graded_class, student)
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
     points = cell.metadata["nbgrader"]["points"]
     assert graded_class["scores"][student] == POINTS - points
-    names = {o.get("ename") for o in cell.outputs if o.output_type == "error"}
-    assert names & {"JudgeVerdict", "KernelDied"}, cell.outputs
+    errors = [o for o in cell.outputs if o.output_type == "error"]
+    assert [o.ename for o in errors] == [error], cell.outputs
+    if error == "JudgeVerdict":
+        assert "ran past the cell time limit" in errors[0].evalue
     path = graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK
     assert path.stat().st_size < 1_000_000
 
@@ -381,6 +384,7 @@ def test_a_kernel_killed_while_cells_are_judged_together_is_blamed_on_the_cell_t
     assert [o.ename for o in cells["test_mul_backward"].outputs if o.output_type == "error"] == ["KernelDied"]
     assert not [o for o in cells["test_mul_forward"].outputs if o.output_type == "error"]
     assert "the kernel died while the judge checked test_mul_forward, test_mul_backward together" in graded_class["log"]
+    assert "(exit status 1)" in cells["test_mul_backward"].outputs[-1].evalue     # how it died, not a timeout
 
 
 def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
@@ -465,6 +469,22 @@ def test_run_probe_returns_display_data_and_adds_no_cell(tmp_path):
     assert [(o.output_type, o.ename) for o in failed] == [("error", "NameError")] and "no_such_name" in failed[0].evalue
     assert len(executed.cells) == 1 and resources["babygrad"]["kernel_deaths"] == []
     assert executed.cells[0].execution_count == 1           # probes add no execution to the kernel's count
+
+
+class ExitingExecute(SandboxedExecute):
+    """A stand-in judge whose probe runs code that exits the kernel, as a student's answer to it may."""
+
+    def after_graded_cell(self, cell, index):
+        self.run_probe(Probe("import os\nos._exit(3)", "None"))
+
+
+def test_a_kernel_that_exits_during_a_probe_is_a_death_with_its_exit_status(tmp_path):
+    """The probe notices the death while it waits, rather than wait out the cell timeout (here 60 s) and
+    blame the kernel for ignoring an interrupt it was too dead to answer."""
+    notebook = probe_notebook()
+    _, resources = ExitingExecute(timeout=60).preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
+    [death] = resources["babygrad"]["kernel_deaths"]
+    assert (death.cell, death.cause) == ("answer", "exit status 3")
 
 
 def test_without_a_sandbox_grading_refuses_unless_unsafe(tmp_path, monkeypatch):

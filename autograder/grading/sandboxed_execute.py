@@ -28,6 +28,7 @@ from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
 DEFAULT_PROBE_SECONDS = 120     # a probe's time when Execute.timeout is None
+ALIVE_POLL_SECONDS = 1  # a probe waiting on a quiet kernel checks this often that it is still alive
 STOP_SECONDS = 10      # after a timeout's interrupt, the kernel must answer again within this, or it is killed
 
 
@@ -112,6 +113,7 @@ class SandboxedExecute(EnvironmentExecute):
         The student's code runs inside, so a probe is bounded like a cell: what it prints is dropped
         (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
         after the cell timeout it is interrupted (the kernel killed if it ignores that) and TimeoutError raised.
+        A kernel that dies meanwhile raises DeadKernelError within ALIVE_POLL_SECONDS, its exit the death's cause.
         """
         msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
                                                     stop_on_error=False, user_expressions={"probe": probe.call}))
@@ -119,14 +121,20 @@ class SandboxedExecute(EnvironmentExecute):
         deadline = loop.time() + (self.timeout or DEFAULT_PROBE_SECONDS)
         outputs, kept = [], 0
         while True:
-            try:
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise Empty
-                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=left))
-            except Empty:
+            left = deadline - loop.time()
+            if left <= 0:
                 await self._stop_probe(msg_id)
-                raise TimeoutError(f"the probe did not finish within {self.timeout or DEFAULT_PROBE_SECONDS} s") from None
+                raise TimeoutError(f"on the judge's inputs your code ran past the cell time limit "
+                                   f"({self.timeout or DEFAULT_PROBE_SECONDS} s) and was stopped")
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, ALIVE_POLL_SECONDS)))
+            except Empty:
+                if not await ensure_async(self.km.is_alive()):
+                    # The student's code exited the kernel while answering: say how, at once, rather than
+                    # wait out the timeout and blame an interrupt the dead kernel could not answer.
+                    self._death_cause = self._exit_description()
+                    raise DeadKernelError(f"the kernel died during a probe ({self._death_cause})") from None
+                continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":

@@ -15,6 +15,10 @@ import numpy as np
 
 MIME = "application/vnd.babygrad.probe+json"
 PROBE_FILE = "<babygrad probe>"
+# What the student's code may raise, reported as its answer: every exception, and SystemExit. Not
+# KeyboardInterrupt: that is the grader interrupting a probe at the cell timeout, which must end the whole
+# probe, not only the request it reached (the next request would run the same endless code again).
+STUDENT_FAILURES = (Exception, SystemExit, GeneratorExit)
 
 
 def serve(request_json, namespace):
@@ -44,7 +48,7 @@ def serve(request_json, namespace):
                    "model_walk": model_walk, "model_predict": model_predict}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
-        except BaseException as error:  # noqa: BLE001 (one broken request must not silence the others)
+        except STUDENT_FAILURES as error:  # one broken request must not silence the others
             replies.append({"worker_error": f"{type(error).__name__}: {error}"})
     publish_display_data({MIME: json.dumps({"replies": replies})})
 
@@ -240,7 +244,7 @@ def engine(request, namespace):
                 quietly(nodes[node_index].backward, np.array(grad, dtype=np.float64))
             else:
                 quietly(nodes[node_index].backward, Tensor(grad, dtype=np.float64, requires_grad=False))
-        except BaseException as error:  # noqa: BLE001 (RecursionError included)
+        except STUDENT_FAILURES as error:
             return {"built": True, "error": error_report(error)}
     return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
 

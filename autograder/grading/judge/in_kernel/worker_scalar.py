@@ -1,7 +1,7 @@
 """Kernel side of chapter 1's probes: build the judge's `Value` expressions and report them as data.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and decides
+(`quietly`, `error_report`, `type_name`, `STUDENT_FAILURES`) and, like it, imports nothing from the course and decides
 nothing: it reports numbers, type names, reprs and which of the judge's objects a `_prev` holds.
 """
 import math
@@ -23,7 +23,7 @@ def value_graph(request, namespace):
         pick = {"a": values[0], "c": values[0], "b": values[-1]}
         try:
             out = quietly(fn, pick.get(left, left), pick.get(right, right))
-        except BaseException as error:  # noqa: BLE001 (RecursionError included)
+        except STUDENT_FAILURES as error:
             results.append({"error": error_report(error)})
             continue
         if not isinstance(out, Value):
@@ -110,7 +110,7 @@ def value_engine(request, namespace):
     for _ in range(request["calls"]):
         try:
             quietly(nodes[-1].backward)
-        except BaseException as error:  # noqa: BLE001 (RecursionError included)
+        except STUDENT_FAILURES as error:
             return {"error": error_report(error)}
     return {"grads": [scalar(nodes[i].grad) for i in request["report"]],
             "shown": [repr(nodes[i].grad)[:60] for i in request["report"]]}
