@@ -369,7 +369,7 @@ def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_c
     errors = [o for o in cell.outputs if o.output_type == "error"]
     assert [o.ename for o in errors] == [error], cell.outputs
     if error == "JudgeVerdict":
-        assert "ran past the cell time limit" in errors[0].evalue
+        assert "your kernel's answer: on the judge's inputs your code ran past the cell time limit (10 s)" in errors[0].evalue
     path = graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK
     assert path.stat().st_size < 1_000_000
 

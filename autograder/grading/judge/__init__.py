@@ -160,7 +160,8 @@ class Kernel:
             self.session["installed"] = True
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
             self.failed_whole = True
-            failure = ProbeFailure(f"the kernel did not answer ({type(error).__name__}: {error})")
+            failure = ProbeFailure(str(error) if isinstance(error, TimeoutError)     # says why, for the student
+                                   else f"the kernel did not answer ({type(error).__name__}: {error})")
             return [failure] * len(requests)
         try:
             replies = reply_from_outputs(outputs).get("replies")
