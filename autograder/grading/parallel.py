@@ -41,7 +41,7 @@ from autograder.grading.ledger import Ledger, fingerprint
 from autograder.grading.nbgrader_cli import nbgrader_env
 from autograder.grading.protocol import GradingKit, GradingResult, Problem, Submission
 from autograder.grading.repair_log import record_student_repairs
-from autograder.grading.task import GradingSetupError, grade_submission, stop_orphaned_graders
+from autograder.grading.task import GradingSetupError, grade_submission, stop_all_graders, stop_orphaned_graders
 from autograder.grading.worker import error_line
 
 if TYPE_CHECKING:
@@ -128,7 +128,11 @@ def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
                           dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
                           scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
             with Client(cluster) as client:
-                yield client
+                try:
+                    yield client
+                except BaseException:
+                    stop_all_graders(gently=False)  # Ctrl-C: the threads' submissions end now, not at their timeouts
+                    raise
     finally:
         stop_orphaned_graders()             # the cluster's threads are gone; their grading processes go too
 

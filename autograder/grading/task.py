@@ -108,12 +108,15 @@ def stop_orphaned_graders() -> None:
 
 
 @atexit.register
-def _stop_all() -> None:
+def stop_all_graders(gently: bool = True) -> None:
+    """Stop every grading process of this interpreter. Not gently when grading was interrupted: a process
+    grading a submission reads no request until it is done, and a LocalCluster closes only once its threads,
+    waiting on those processes, have returned."""
     with _lock:
         graders = list(_graders.values())
         _graders.clear()
     for grader in graders:
-        grader.stop(gently=True)
+        grader.stop(gently=gently)
 
 
 class GradingProcess:
