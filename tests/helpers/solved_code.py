@@ -1,10 +1,13 @@
 """The solved code of a chapter and the chapters before it, run in a fresh namespace, as a notebook would."""
 import contextlib
+import functools
 import io
 import sys
+from unittest import mock
 
 import IPython.display
 import matplotlib.pyplot as plt
+import numpy as np
 
 from autograder.build.generated_files import NUMERIC_TAG
 from autograder.build import authoring
@@ -18,27 +21,38 @@ def solved_namespace(chapter_id, before=False):
     namespace = {"__name__": "solved"}
     for script in sorted((ROOT / "chapters").glob("ch*.py")):
         if script.name.split("_")[0] < chapter_id or (not before and script.name.split("_")[0] == chapter_id):
-            exec(compile("import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text())),
-                         str(script), "exec"), namespace)
+            exec(compiled_exports(script), namespace)
     return namespace
+
+
+@functools.cache
+def compiled_exports(script):
+    """A chapter script's exports, compiled: parsed once per test process, however many namespaces run them."""
+    return compile("import numpy as np\n" + "\n".join(authoring.exported_code(script.read_text())), str(script), "exec")
+
+
+@functools.cache
+def code_cells(chapter_id):
+    """(grade_id, tags, solved source) of each code cell of a chapter's notebook that is not a test cell,
+    parsed once per test process."""
+    script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
+    return tuple((cell.metadata.get("nbgrader", {}).get("grade_id"), tuple(cell.metadata.get("tags", [])),
+                  "\n".join(line for line in cell.source.splitlines()
+                            if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line))
+                 for cell in authoring.notebook_from_script(script.read_text()).cells
+                 if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade"))
 
 
 def solved_cells(chapter_id, replace=None, training=True):
     """The solved code of a chapter's provided and exercise cells, with `replace` = {cell id: (old, new)}
     applied to the exercise cells: a student's answer, right or wrong. Without `training`, the cells
     tagged numeric-output (the MNIST training runs and what they plot) are left out."""
-    script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
     parts = []
-    for cell in authoring.notebook_from_script(script.read_text()).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade"):
+    for grade_id, tags, source in code_cells(chapter_id):
+        if not training and NUMERIC_TAG in tags:
             continue
-        if not training and NUMERIC_TAG in cell.metadata.get("tags", []):
-            continue
-        source = "\n".join(line for line in cell.source.splitlines()
-                           if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line)
-        for old, new in (replace or {}).get(meta.get("grade_id"), []):
-            assert old in source, f"{old!r} is not in cell {meta.get('grade_id')!r}"
+        for old, new in (replace or {}).get(grade_id, []):
+            assert old in source, f"{old!r} is not in cell {grade_id!r}"
             source = source.replace(old, new, 1)
         parts.append(source)
     return parts
@@ -53,7 +67,7 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     sys.path.insert(0, release)
     sys.modules.pop("earlier_chapters", None)
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(io.StringIO()), figures_not_drawn():
             for source in solved_cells(chapter_id, replace, training):
                 try:
                     exec(compile(source, chapter_id, "exec"), namespace)
@@ -65,6 +79,18 @@ def notebook_namespace(chapter_id, replace=None, training=True):
         sys.modules.pop("earlier_chapters", None)
         plt.close("all")                               # the notebook's figures, never shown here
     return namespace
+
+
+def figures_not_drawn():
+    """While a notebook runs here, `plt.subplots` hands out stand-in axes and `plt.tight_layout` does nothing:
+    its figures are never shown or judged, and laying out their hundreds of real axes and ticks was most of
+    the time chapter 6's and 7's namespaces took. Code that runs later (a probe) draws for real."""
+    def subplots(nrows=1, ncols=1, **_):
+        axes = np.empty(nrows * ncols, dtype=object)        # filled one by one: a mock looks like a sequence
+        axes[:] = [mock.MagicMock(name="axes") for _ in range(axes.size)]
+        return mock.MagicMock(name="figure"), (axes[0] if axes.size == 1 else axes.reshape(
+            [n for n in (nrows, ncols) if n > 1]))
+    return mock.patch.multiple(plt, subplots=subplots, tight_layout=lambda *_, **__: None)
 
 
 def in_process(namespace):
