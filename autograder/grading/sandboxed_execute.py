@@ -28,8 +28,8 @@ from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
 DEFAULT_PROBE_SECONDS = 120     # a probe's time when Execute.timeout is None
-ALIVE_POLL_SECONDS = 1  # a probe waiting on a quiet kernel checks this often that it is still alive
-STOP_SECONDS = 10      # after a timeout's interrupt, the kernel must answer again within this, or it is killed
+ALIVE_POLL_SECONDS = 1          # a probe waiting on a quiet kernel checks this often that it is still alive
+STOP_SECONDS = 10               # after a timeout's interrupt, the kernel must answer again within this, or it is killed
 
 
 class SandboxUnavailable(RuntimeError):

@@ -1,8 +1,8 @@
 """Kernel side of chapter 1's probes: build the judge's `Value` expressions and report them as data.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`quietly`, `error_report`, `type_name`, `STUDENT_FAILURES`) and, like it, imports nothing from the course and decides
-nothing: it reports numbers, type names, reprs and which of the judge's objects a `_prev` holds.
+(`quietly`, `error_report`, `type_name`, `STUDENT_FAILURES`) and, like it, imports nothing from the course
+and decides nothing: it reports numbers, type names, reprs and which of the judge's objects a `_prev` holds.
 """
 import math
 import operator
