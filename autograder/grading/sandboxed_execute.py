@@ -118,14 +118,15 @@ class SandboxedExecute(EnvironmentExecute):
         msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
                                                     stop_on_error=False, user_expressions={"probe": probe.call}))
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + (self.timeout or DEFAULT_PROBE_SECONDS)
+        seconds = self.timeout or DEFAULT_PROBE_SECONDS
+        deadline = loop.time() + seconds
         outputs, kept = [], 0
         while True:
             left = deadline - loop.time()
             if left <= 0:
                 await self._stop_probe(msg_id)
-                raise TimeoutError(f"on the judge's inputs your code ran past the cell time limit "
-                                   f"({self.timeout or DEFAULT_PROBE_SECONDS} s) and was stopped")
+                raise TimeoutError(f"on the judge's inputs your code ran past the cell time limit ({seconds} s) "
+                                   "and was stopped")
             try:
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, ALIVE_POLL_SECONDS)))
             except Empty:

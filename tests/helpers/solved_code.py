@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from autograder.build.generated_files import NUMERIC_TAG
+from autograder import cell_marks
 from autograder.build import authoring
 
 from helpers.course_paths import ROOT
@@ -36,11 +37,10 @@ def code_cells(chapter_id):
     """(grade_id, tags, solved source) of each code cell of a chapter's notebook that is not a test cell,
     parsed once per test process."""
     script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
-    return tuple((cell.metadata.get("nbgrader", {}).get("grade_id"), tuple(cell.metadata.get("tags", [])),
-                  "\n".join(line for line in cell.source.splitlines()
-                            if "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line))
+    return tuple((cell_marks.grade_id(cell), tuple(cell.metadata.get("tags", [])),
+                  cell_marks.without_solution_markers(cell.source))
                  for cell in authoring.notebook_from_script(script.read_text()).cells
-                 if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade"))
+                 if cell.cell_type == "code" and not cell_marks.is_test_cell(cell))
 
 
 def solved_cells(chapter_id, replace=None, training=True):
