@@ -158,6 +158,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
+    from autograder.grading.safe_html import FILTERS as SAFE_HTML_FILTERS
     from autograder.grading.sandbox import SandboxLimits
     from autograder.grading.preprocessors import (
         CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, SaveAutoGradesAtOnce,
@@ -238,3 +239,8 @@ def configure_nbgrader(c) -> None:
     c.GenerateFeedback.preprocessors = [GetGrades, NeutraliseStudentMarkers, ClearHiddenTests, ClearMarkScheme,
                                         ShortTracebacks, CSSHTMLHeaderPreprocessor, FeedbackGuard]
     c.FeedbackGuard.withheld_csv = f"{LEDGER_DIR}/feedback_withheld.csv"
+    # Formgrader shows a submission inside the Jupyter server, where the instructor is logged in: every
+    # HTML page made from a student's notebook (formgrader's and the feedback) is rendered inert, so a
+    # script in an answer or an output cannot act with the instructor's session (grading/safe_html.py).
+    c.HTMLExporter.sanitize_html = True
+    c.HTMLExporter.filters = SAFE_HTML_FILTERS

@@ -4,14 +4,7 @@ check's teaching message must be on the page; nbgrader's Validate button must re
 The screenshot is saved next to the test's files, and to docs/ with BABYGRAD_UPDATE_SCREENSHOT=1."""
 import json
 import os
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -19,18 +12,17 @@ import pytest
 from autograder.build import submissions
 from autograder.course import Course
 
+from helpers.chromium import chromium_page, skip_without_chromium
 from helpers.course_paths import ROOT
+from helpers.jupyter_servers import serving
 
 COURSE = Course(ROOT)
-CHROMIUM = "/usr/bin/chromium"
 MISTAKE = "mul_same_input"
 MESSAGE = "Mul().backward with inputs a(2, 3), b(2, 3)"   # the start of the visible check's teaching message
 SCREENSHOT = ROOT / "docs" / "screenshot-jupyterlab.png"
 pytestmark = pytest.mark.slow
 
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"Chromium is missing ({CHROMIUM}): `apt-get install chromium` (.ci/run does)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is missing: `pip install -r requirements.txt`")
+skip_without_chromium()
 if "ch03" not in [c.id for c in COURSE.chapters]:
     pytest.skip("the browser test opens chapter 3, which course_config.py does not list", allow_module_level=True)
 
@@ -40,12 +32,6 @@ LAB_SETTINGS = {
     # no "would you like news?" toast over the screenshot
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -71,70 +57,39 @@ def lab(tmp_path, student_folder):
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    token, port = secrets.token_hex(16), free_port()
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
-    log = (tmp_path / "lab.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-                               "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root",
-                               f"--ServerApp.root_dir={student_folder.parent}"],
-                              cwd=student_folder.parent, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    raise RuntimeError("JupyterLab exited:\n" + (tmp_path / "lab.log").read_text()) from None
-                time.sleep(0.5)
+    with serving(student_folder.parent, tmp_path, env, app="lab") as (base, token):
         yield base, token
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def test_teaching_message_appears_in_jupyterlab(lab, tmp_path):
     base, token = lab
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
-            viewport={"width": 1400, "height": 900},
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        try:
-            page = browser.new_page()
-            page.goto(f"{base}/lab/tree/ch03/autodiff.ipynb?token={token}")
-            page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
-            page.locator("#jp-main-statusbar").get_by_text("Idle").first.wait_for(timeout=120_000)
+    with chromium_page(tmp_path) as page:
+        page.goto(f"{base}/lab/tree/ch03/autodiff.ipynb?token={token}")
+        page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
+        page.locator("#jp-main-statusbar").get_by_text("Idle").first.wait_for(timeout=120_000)
 
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
-            message = page.locator(".jp-OutputArea-output", has_text=MESSAGE).first
-            message.wait_for(state="visible", timeout=180_000)
-            text = message.inner_text()
-            assert "the gradient for a is wrong" in text and "Hint:" in text
-            cell = page.locator(".jp-Cell", has=page.locator(".jp-OutputArea-output", has_text=MESSAGE)).first
-            cell.scroll_into_view_if_needed()
-            page.mouse.wheel(0, 120)      # the exercise's code above, the message in full view
-            page.wait_for_timeout(500)
-            shot = tmp_path / "screenshot-jupyterlab.png"
-            page.screenshot(path=str(shot))
-            assert shot.stat().st_size > 10_000
-            print(f"screenshot: {shot}")
-            if os.environ.get("BABYGRAD_UPDATE_SCREENSHOT") == "1":
-                shutil.copy(shot, SCREENSHOT)
+        message = page.locator(".jp-OutputArea-output", has_text=MESSAGE).first
+        message.wait_for(state="visible", timeout=180_000)
+        text = message.inner_text()
+        assert "the gradient for a is wrong" in text and "Hint:" in text
+        cell = page.locator(".jp-Cell", has=page.locator(".jp-OutputArea-output", has_text=MESSAGE)).first
+        cell.scroll_into_view_if_needed()
+        page.mouse.wheel(0, 120)      # the exercise's code above, the message in full view
+        page.wait_for_timeout(500)
+        shot = tmp_path / "screenshot-jupyterlab.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000
+        print(f"screenshot: {shot}")
+        if os.environ.get("BABYGRAD_UPDATE_SCREENSHOT") == "1":
+            shutil.copy(shot, SCREENSHOT)
 
-            # nbgrader's Validate button (its JupyterLab extension) runs the notebook and reports the failure
-            page.locator(".jp-Toolbar-item button, .jp-ToolbarButtonComponent", has_text="Validate").first.click()
-            dialog = page.locator(".jp-Dialog").first
-            dialog.wait_for(state="visible", timeout=180_000)
-            page.get_by_text(MESSAGE).last.wait_for(timeout=180_000)
-            assert "Mul().backward" in dialog.inner_text()
-        finally:
-            browser.close()
+        # nbgrader's Validate button (its JupyterLab extension) runs the notebook and reports the failure
+        page.locator(".jp-Toolbar-item button, .jp-ToolbarButtonComponent", has_text="Validate").first.click()
+        dialog = page.locator(".jp-Dialog").first
+        dialog.wait_for(state="visible", timeout=180_000)
+        page.get_by_text(MESSAGE).last.wait_for(timeout=180_000)
+        assert "Mul().backward" in dialog.inner_text()

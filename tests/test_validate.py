@@ -3,12 +3,9 @@ course root, for an instructor), with the course's settings: the student tree ha
 writes into release/ and its chapter folders (autograder/build/student_config.py)."""
 import json
 import os
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 
@@ -19,6 +16,7 @@ from autograder.build import student_config
 from autograder.course import Course
 
 from helpers.course_paths import ROOT
+from helpers.jupyter_servers import serving
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -115,46 +113,15 @@ def test_validate_lists_the_failing_checks_of_a_release_notebook(tmp_path, chapt
     assert "Traceback" not in output.split("VALIDATION FAILED")[0], "validate itself crashed"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def jupyter_server(cwd, tmp_path):
-    """(process, base URL, token): a Jupyter server started in `cwd`, serving it, as `jupyter lab` would."""
-    token, port = secrets.token_hex(16), free_port()
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen([sys.executable, "-m", "jupyter", "server", "--no-browser", f"--port={port}",
-                               "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root",
-                               f"--ServerApp.root_dir={cwd}"],
-                              cwd=cwd, env=student_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-            return server, base, token
-        except OSError:
-            if server.poll() is not None:
-                raise RuntimeError("the Jupyter server exited:\n" + (tmp_path / "server.log").read_text()) from None
-            time.sleep(0.5)
-    server.kill()
-    raise RuntimeError("the Jupyter server did not start:\n" + (tmp_path / "server.log").read_text())
-
-
 def test_validate_button_passes_a_solved_notebook(tmp_path):
     """One solved chapter, the slowest, through the Validate button's own request to nbgrader's server
     extension, in the published layout with the server started in release/."""
     release = published_release(tmp_path, "perfect")
-    server, base, token = jupyter_server(release, tmp_path)
-    try:
+    with serving(release, tmp_path, student_env(tmp_path)) as (base, token):
         request = urllib.request.Request(
             f"{base}/assignments/validate", method="POST", headers={"Authorization": f"token {token}"},
             data=urllib.parse.urlencode({"path": f"{SOLVED.id}/{SOLVED.notebook}.ipynb"}).encode())
         with urllib.request.urlopen(request, timeout=900) as response:
             reply = json.loads(response.read())
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     assert reply["success"], reply["value"]
     assert reply["value"] == {}, f"changed or failed cells: {str(reply['value'])[:2000]}"

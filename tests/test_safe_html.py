@@ -1,0 +1,99 @@
+"""grading/safe_html.py: what a student can write in HTML or markdown comes out inert, and what markdown
+and the course's pages need comes out intact. (tests/test_formgrader_safety.py opens the real pages.)"""
+import glob
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from traitlets.config import Config
+
+import course_config
+from autograder.grading import safe_html
+
+from helpers.course_paths import ROOT
+
+INERT = {
+    "script": "<script>steal()</script>",
+    "event handler": '<img src="x" onerror="steal()">',
+    "svg onload": '<svg onload="steal()"><circle r="1"/></svg>',
+    "iframe": '<iframe src="/api/terminals"></iframe>',
+    "javascript link": '<a href="javascript:steal()">click</a>',
+    "data link": '<a href="data:text/html,<script>steal()</script>">click</a>',
+    "server link": '<a href="/formgrader/api/grade/1">click</a>',
+    "server image": '<img src="/api/contents/gradebook.db">',
+    "web image": '<img src="https://tracker.example/pixel.png">',
+    "style": '<p style="background:url(/api/contents)">x</p><style>p{}</style>',
+    "form": '<form action="/api/contents" method="post"><button formaction="/api">go</button></form>',
+    "meta refresh": '<meta http-equiv="refresh" content="0;url=/api/shutdown">',
+    "base": '<base href="https://evil.example/">',
+    "object": '<object data="/files/x.svg"></object><embed src="/files/x.svg">',
+    "quote cite": '<blockquote cite="/api/contents">x</blockquote>',
+    "markdown link": "[click](javascript:steal())",
+    "markdown image": "![x](/api/contents/gradebook.db)",
+}
+ACTIVE_TAGS = {"script", "style", "iframe", "frame", "object", "embed", "form", "button", "input", "meta", "base",
+               "link", "svg", "math"}
+SAFE_URL = {"href": ("https:", "http:", "mailto:", "#"), "src": ("data:image/",)}
+
+
+class ActiveParts(HTMLParser):
+    """Everything in a page fragment that could run, fetch or submit: tags, handlers, styles, URLs."""
+
+    def __init__(self, html):
+        super().__init__()
+        self.found = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ACTIVE_TAGS:
+            self.found.append(f"<{tag}>")
+        for name, value in attrs:
+            if name.startswith("on") or name in ("style", "action", "formaction", "data", "cite", "srcset"):
+                self.found.append(f"{tag} {name}={value!r}")
+            elif name in SAFE_URL and not (value or "").lower().startswith(SAFE_URL[name]):
+                self.found.append(f"{tag} {name}={value!r}")
+
+
+@pytest.mark.parametrize("hostile", INERT.values(), ids=list(INERT))
+def test_active_content_is_removed(hostile):
+    for cleaned in (safe_html.clean_html(hostile), safe_html.markdown2html({}, hostile)):
+        assert not ActiveParts(cleaned).found, f"{ActiveParts(cleaned).found} left in {cleaned!r}"
+
+
+def test_the_check_itself_sees_each_hostile_fragment():
+    """ActiveParts catches every fragment above as nbconvert renders it without the course's filters."""
+    plain = MarkdownWithMath(renderer=IPythonRenderer(escape=False))
+    missed = [name for name, hostile in INERT.items() if not ActiveParts(plain.render(hostile)).found]
+    assert not missed, missed
+
+
+KEPT = {
+    "## A heading": "<h2>A heading",
+    "Some *emphasis*, **strength** and `code`.": "<p>Some <em>emphasis</em>, <strong>strength</strong> and <code>code</code>.</p>",
+    "| a | b |\n|---|---|\n| 1 | 2 |": "<td>1</td>",
+    "1. one\n2. two": "<li>two</li>",
+    "$\\frac{\\partial L}{\\partial x} < 1$": "\\frac{\\partial L}{\\partial x}",
+    "![pasted](data:image/png;base64,iVBORw0KGgo=)": 'src="data:image/png;base64,iVBORw0KGgo="',
+    "[the docs](https://numpy.org/doc/)": 'href="https://numpy.org/doc/"',
+    "```python\nx = 1\n```": '<span class="n">x</span>',
+    "<sub>2</sub> and <details><summary>more</summary>text</details>": "<details><summary>more</summary>",
+}
+
+
+@pytest.mark.parametrize("markdown, html", KEPT.items(), ids=list(KEPT))
+def test_what_markdown_makes_is_kept(markdown, html):
+    assert html in safe_html.markdown2html({}, markdown)
+
+
+def test_a_chapter_renders_through_the_course_configuration_with_every_heading_and_no_escaped_tags():
+    """nbconvert's own cleaner would show `<p>` as text; the course's keeps every heading of chapter 3."""
+    config = Config()
+    course_config.configure_nbgrader(config)
+    notebook = nbformat.read(glob.glob(str(ROOT / "source" / "ch03" / "*.ipynb"))[0], as_version=4)
+    html, _ = HTMLExporter(config=config).from_notebook_node(notebook)
+    headings = [line.lstrip("#").strip() for cell in notebook.cells if cell.cell_type == "markdown"
+                for line in cell.source.splitlines() if line.startswith("## ")]
+    assert headings and all(f">{heading.split('`')[0]}" in html for heading in headings), "a heading is missing"
+    assert "&lt;p&gt;" not in html and "&lt;h2&gt;" not in html, "markdown's tags were escaped into text"
