@@ -13,7 +13,6 @@ Nothing may run and nothing may be written, while her answer, the image she past
 formgrader's grading controls are still there (grading/safe_html.py).
 """
 import base64
-import os
 
 import nbformat
 import pytest
@@ -25,7 +24,7 @@ from autograder.grading.nbgrader_cli import run_nbgrader
 
 from helpers.chromium import chromium_page, skip_without_chromium
 from helpers.class_support import course_copy, hand_in
-from helpers.jupyter_servers import serving
+from helpers.jupyter_servers import fresh_jupyter_env, serving
 
 pytestmark = pytest.mark.slow
 skip_without_chromium()
@@ -87,9 +86,7 @@ def scripts_that_ran(page):
 
 def test_formgrader_shows_the_hostile_submission_inert(graded_mallory, tmp_path):
     course, submission_id = graded_mallory
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
-    env.pop("JUPYTER_CONFIG_PATH", None)
-    with serving(course.root, tmp_path, env) as (base, token), chromium_page(tmp_path) as page:
+    with serving(course.root, tmp_path, fresh_jupyter_env(tmp_path)) as (base, token), chromium_page(tmp_path) as page:
         page.goto(f"{base}/formgrader/submissions/{submission_id}/?token={token}")
         page.locator(f"input.score#{ANSWER}").wait_for(timeout=60_000)      # formgrader's own controls work
         page.wait_for_load_state("networkidle")

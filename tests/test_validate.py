@@ -2,7 +2,6 @@
 course root, for an instructor), with the course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
 writes into release/ and its chapter folders (autograder/build/student_config.py)."""
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from autograder.build import student_config
 from autograder.course import Course
 
 from helpers.course_paths import ROOT
-from helpers.jupyter_servers import serving
+from helpers.jupyter_servers import fresh_jupyter_env as student_env, serving
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -25,12 +24,6 @@ SOLVED = COURSE.chapter("ch10")     # the slowest notebook: its capstone cell tr
 # run in the folder the server was started in.
 LAB_CONFIG = ("import json; from nbgrader.server_extensions.validate_assignment.handlers import "
               "ValidateAssignmentHandler as H; print(json.dumps(H.load_config(None)))")
-
-
-def student_env(tmp_path):
-    """This process's environment without the tester's own Jupyter config (~/.jupyter, JUPYTER_CONFIG_PATH)."""
-    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
-    return dict(env, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
 
 
 def validate(tmp_path, chapter, student=None):

@@ -1,11 +1,19 @@
 """A Jupyter server (or JupyterLab) on localhost, for tests that talk to it as a browser or an extension does."""
 import contextlib
+import os
 import secrets
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+
+
+def fresh_jupyter_env(tmp_path):
+    """This process's environment without the tester's own Jupyter config (~/.jupyter, JUPYTER_CONFIG_PATH):
+    only what the course and its virtual environment configure."""
+    env = {k: v for k, v in os.environ.items() if k != "JUPYTER_CONFIG_PATH"}
+    return dict(env, JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
 
 
 def free_port():
