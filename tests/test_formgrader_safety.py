@@ -9,10 +9,12 @@ page and write a file into the course through the server's contents API.
 
 Her notebook goes through the real `nbgrader autograde` and `generate_feedback`; then headless
 Chromium opens formgrader's manual-grading page for it, as an instructor would, and her feedback page.
-Nothing may run and nothing may be written, while her answer, the image she pasted into it and
-formgrader's grading controls are still there (grading/safe_html.py).
+Nothing may run and nothing may be written, while her answer and the image she pasted into it are still
+there, and formgrader's own grading still works: the score typed for her answer reaches the gradebook
+(grading/safe_html.py).
 """
 import base64
+import time
 
 import nbformat
 import pytest
@@ -38,12 +40,11 @@ PIXEL = base64.b64encode(bytes.fromhex(
 
 def script(vector):
     """JavaScript that marks the page with `vector` and writes pwned-<vector>.txt into the server's root
-    with the session it finds: what a real attack would do with formgrader's grade API instead."""
+    with the instructor's login cookie and XSRF token: what a real attack would do with formgrader's
+    grade API instead."""
     return ("(function(){document.documentElement.setAttribute('data-ran-%s','1');"
             "var x=(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||'';"
-            "var t=new URLSearchParams(location.search).get('token')||'';"
-            "fetch('/api/contents/pwned-%s.txt',{method:'PUT',headers:{'Content-Type':'application/json',"
-            "'X-XSRFToken':x,'Authorization':'token '+t},"
+            "fetch('/api/contents/pwned-%s.txt',{method:'PUT',headers:{'Content-Type':'application/json','X-XSRFToken':x},"
             "body:JSON.stringify({type:'file',format:'text',content:'%s'})})})()" % (vector, vector, vector))
 
 
@@ -79,6 +80,18 @@ def graded_mallory(built_course, tmp_path_factory):
     return course, submission_id
 
 
+def saved_grade(course, within):
+    """(manual score, needs manual grade) of her answer, once formgrader has saved a score (or after `within` s)."""
+    deadline = time.monotonic() + within
+    while True:
+        with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
+            grade = gradebook.find_grade(ANSWER, course.chapter(CHAPTER).notebook, CHAPTER, STUDENT)
+            found = grade.manual_score, grade.needs_manual_grade
+        if found[0] is not None or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
 def scripts_that_ran(page):
     return page.evaluate("Array.from(document.documentElement.attributes).map(a => a.name)"
                          ".filter(n => n.startsWith('data-ran-')).map(n => n.slice(9))")
@@ -87,18 +100,27 @@ def scripts_that_ran(page):
 def test_formgrader_shows_the_hostile_submission_inert(graded_mallory, tmp_path):
     course, submission_id = graded_mallory
     with serving(course.root, tmp_path, fresh_jupyter_env(tmp_path)) as (base, token), chromium_page(tmp_path) as page:
-        page.goto(f"{base}/formgrader/submissions/{submission_id}/?token={token}")
+        page.goto(f"{base}/login")                                # the instructor logs in, as in a fresh browser
+        page.locator("#password_input").fill(token)
+        page.locator("#password_input").press("Enter")
+        page.wait_for_load_state("networkidle")
+        page.goto(f"{base}/formgrader/submissions/{submission_id}/")
         page.locator(f"input.score#{ANSWER}").wait_for(timeout=60_000)      # formgrader's own controls work
         page.wait_for_load_state("networkidle")
         page.wait_for_timeout(1000)                                          # any fetch a script started
         ran = scripts_that_ran(page)
         answer_shown = page.get_by_text("Mallory's answer: the gradients of both uses add up.").count()
         pasted = page.locator("img[alt=pasted]").first.get_attribute("src", timeout=10_000)
+        score = page.locator(f"input.score#{ANSWER}")             # the instructor grades her answer as usual
+        score.fill("1.5")
+        score.press("Tab")                                         # formgrader saves on change
+        saved = saved_grade(course, within=30)
     written = sorted(p.name for p in course.root.glob("pwned-*"))
     assert not ran, f"her scripts ran in formgrader's page, with the instructor's session: {ran}"
     assert not written, f"her scripts wrote into the course through the server: {written}"
     assert answer_shown == 1, "her written answer should be on the page, for the instructor to grade"
     assert pasted.startswith("data:image/png;base64,"), f"the image pasted into her answer should stay: {pasted[:60]}"
+    assert saved == (1.5, False), f"the score typed in formgrader did not reach the gradebook: {saved}"
 
 
 def test_her_feedback_page_is_inert_too(graded_mallory, tmp_path):
