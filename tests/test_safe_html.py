@@ -1,6 +1,5 @@
 """grading/safe_html.py: what a student can write in HTML or markdown comes out inert, and what markdown
 and the course's pages need comes out intact. (tests/test_formgrader_safety.py opens the real pages.)"""
-import glob
 from html.parser import HTMLParser
 
 import nbformat
@@ -9,10 +8,7 @@ from nbconvert.exporters import HTMLExporter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from traitlets.config import Config
 
-import course_config
 from autograder.grading import safe_html
-
-from helpers.course_paths import ROOT
 
 INERT = {
     "script": "<script>steal()</script>",
@@ -87,11 +83,12 @@ def test_what_markdown_makes_is_kept(markdown, html):
     assert html in safe_html.markdown2html({}, markdown)
 
 
-def test_a_chapter_renders_through_the_course_configuration_with_every_heading_and_no_escaped_tags():
+def test_a_chapter_renders_through_the_course_configuration_with_every_heading_and_no_escaped_tags(repo_course):
     """nbconvert's own cleaner would show `<p>` as text; the course's keeps every heading of chapter 3."""
     config = Config()
-    course_config.configure_nbgrader(config)
-    notebook = nbformat.read(glob.glob(str(ROOT / "source" / "ch03" / "*.ipynb"))[0], as_version=4)
+    repo_course.config.configure_nbgrader(config)
+    source = repo_course.notebook(repo_course.config.SOURCE_DIR, repo_course.chapter("ch03"))
+    notebook = nbformat.read(source, as_version=4)
     html, _ = HTMLExporter(config=config).from_notebook_node(notebook)
     headings = [line.lstrip("#").strip() for cell in notebook.cells if cell.cell_type == "markdown"
                 for line in cell.source.splitlines() if line.startswith("## ")]
