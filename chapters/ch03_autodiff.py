@@ -344,6 +344,9 @@ assert verdict.passed, verdict.message
 # where $g$ is the `out_grad`. This *central difference* is accurate to about $h^2$. The checks use
 # $h = 10^{-5}$ in float64, and two kinds of $g$: all ones, and random numbers (so a `backward` that
 # forgets to multiply by `out_grad` is caught). Your `backward`'s answer must agree element by element.
+# The differences are only as good as the `forward` they nudge, so they must first agree with those of
+# the course's own forward: a `forward` with the wrong slopes fails the `backward` check too, with a
+# message that says to fix `forward` first (its own check says how).
 #
 # **Each operation is graded on its own.** A `backward` written with Tensor operations (`out_grad * b`,
 # `1 - node`, `log(a)`, `.broadcast_to(...)`) calls other exercises. While an operation's checks run,
@@ -738,8 +741,8 @@ assert verdict.passed, verdict.message
 #
 # $f(a) = |a|$ is $a$ for positive $a$ and $-a$ for negative $a$, so its slope is $\mathrm{sign}(a)$:
 # $+1$ or $-1$. At $a = 0$ there is a kink and no derivative; by convention we use $0$ there, which
-# is what `np.sign` gives. The checks keep inputs away from the kink, where finite differences
-# would straddle it.
+# is what `np.sign` gives. The checks draw inputs of both signs but keep them away from the kink,
+# where finite differences would straddle it.
 #
 # *Example.* $a = [-3, 2]$, `out_grad` $= [1, 1]$: the gradient is $[-1, 1]$.
 

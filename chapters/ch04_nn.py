@@ -936,9 +936,10 @@ assert verdict.passed, verdict.message
 # so $\ell \approx 0.4170$; the softmax is $(0.659, 0.242, 0.099)$ and the gradient
 # $(-0.341, 0.242, 0.099)$.
 #
-# Babygrad has no indexing operation to pick $z_y$ from each row, but a **one-hot** mask does it: a
-# matrix of zeros with a 1 at each row's label, so that `(logits * one_hot(labels, K)).sum((1,))` is
-# the vector of $z_{y_i}$. `one_hot` is provided below; it accepts labels as an int array or a
+# Chapter 3's `GetItem` could pick $z_{y_i}$ from each row with integer-array indexing. Here a
+# **one-hot** mask picks it instead, because the mask's gradient is the $-[k = y]$ of the formula
+# above, plain to see: a matrix of zeros with a 1 at each row's label, so that
+# `(logits * one_hot(labels, K)).sum((1,))` is the vector of $z_{y_i}$. `one_hot` is provided below; it accepts labels as an int array or a
 # Tensor. Then the loss is the mean over the batch of `logsumexp(logits, (1,))` minus the picked
 # logits. Because it goes through `LogSumExp`, it stays finite for logits near 1000.
 
@@ -1000,7 +1001,7 @@ assert verdict.passed, verdict.message
 # The exponent $-|z|$ is never positive, so $e^{-|z|} \in (0, 1]$ and the log sees a number in
 # $(1, 2]$: nothing overflows and nothing is $\log 0$. Its derivative is the familiar
 # $\partial \ell / \partial z = \sigma(z) - y$. *Example.* $z = (50, -1000, 0.5)$ and $y = (1, 1, 0)$:
-# $\ell \approx (1.9 \cdot 10^{-22},\; 1000,\; 0.9741)$, from $0 - 50 + \log(1 + e^{-50})$,
+# $\ell \approx (1.9 \cdot 10^{-22},\; 1000,\; 0.9741)$, from $50 - 50 + \log(1 + e^{-50})$,
 # $0 + 1000 + \log(1 + e^{-1000})$ and $0.5 - 0 + \log(1 + e^{-0.5})$; the loss is their mean, 333.658.
 # Run the cell below to see both ways. (In floats $1 + e^{-50}$ rounds to 1, so the first loss comes out
 # as 0 instead of $1.9 \cdot 10^{-22}$: an error of $10^{-22}$, where the naive form gave `nan`.)

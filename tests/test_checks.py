@@ -194,8 +194,12 @@ def test_a_known_slip_is_named_when_the_gradient_matches_it(ns, check, name, arg
 def test_relu_mask_from_out_grad_is_named(ns, check):
     def from_out_grad(self, g, node):
         return g * ns["Tensor"](g.data > 0, dtype=g.dtype)
-    verdict = check.backward(subclass(ns, "ReLU", from_out_grad)(), [(2, 3)], "nonzero")
+    # On positive inputs only the random out_grad can tell this slip from the right mask: that case's hint.
+    verdict = check.backward(subclass(ns, "ReLU", from_out_grad)(), [(2, 3)], "positive")
     assert "mask keeps the places where out_grad is positive" in verdict.message, verdict.message
+    # Where an input is negative, the all-ones out_grad already shows it: out_grad passed through unchanged.
+    verdict = check.backward(subclass(ns, "ReLU", from_out_grad)(), [(2, 3)], "nonzero")
+    assert "not from out_grad" in verdict.message, verdict.message
 
     def passes_through(self, g, node):
         return g

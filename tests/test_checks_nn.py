@@ -342,3 +342,37 @@ def test_embedding_through_data_gets_no_gradient(ns, check, monkeypatch):
     Tensor = ns["Tensor"]
     monkeypatch.setattr(ns["Embedding"], "forward", lambda self, indices: Tensor(self.weight.data[indices]))
     assert_fails(check.embedding(5, 3, (2, 4)), "weight.grad is None")
+
+
+def test_running_statistics_that_are_not_numbers_are_explained(ns, check, monkeypatch):
+    right = ns["BatchNorm1d"].forward
+
+    def tensors_in_the_buffer(self, x):
+        out = right(self, x)
+        if self.training:       # the batch mean kept as Tensors: NumPy makes an array of objects
+            self.running_mean = np.array([ns["Tensor"](v) for v in self.running_mean], dtype=object)
+        return out
+    monkeypatch.setattr(ns["BatchNorm1d"], "forward", tensors_in_the_buffer)
+    verdict = check.batchnorm_running(batch=6, dim=3)
+    assert not verdict.passed and "running_mean is a numpy.ndarray" in verdict.message, verdict.message
+    assert "plain NumPy arrays of numbers" in verdict.message, verdict.message
+
+
+def test_exponentials_that_overflow_or_vanish_get_the_shift_hint(ns, check):
+    from autograder.student.checks import formulas
+
+    class Unshifted(ns["LogSumExp"]):
+        def forward(self, a):
+            return np.log(np.sum(np.exp(a), axis=self.axes))
+
+    class OneMaxForAll(ns["Softmax"]):
+        def forward(self, a):
+            e = np.exp(a - a.max())
+            return e / e.sum(axis=self.axis, keepdims=True)
+
+    for op, expected, domain in [(Unshifted((1,)), lambda a: formulas.logsumexp(a, (1,)), "large"),
+                                 (OneMaxForAll(1), lambda a: formulas.softmax(a, 1), "rows_apart")]:
+        verdict = check.forward(op, expected, shapes=[(4, 3)], domains=domain)
+        assert not verdict.passed and "Subtract the maximum" in verdict.message, verdict.message
+    verdict = check.forward(OneMaxForAll(1), lambda a: formulas.softmax(a, 1), shapes=[(4, 3)], domains="real")
+    assert verdict.passed, "one maximum for all rows is right where nothing underflows"

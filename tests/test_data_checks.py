@@ -184,3 +184,14 @@ def test_a_students_own_copy_comes_first(tmp_path, monkeypatch):
     assert str(tmp_path) in datasets.describe_mnist()
     with pytest.raises(ValueError):
         datasets.mnist_files("validation")
+
+
+def test_an_epoch_that_is_not_a_permutation_is_told_by_what_it_shows():
+    from autograder.student.checks.data import loader_shuffle_verdict
+    n, order = 23, list(np.random.default_rng(0).permutation(23))
+    drawn = [int(i) for i in np.random.default_rng(1).integers(0, n, size=n)]       # indices drawn at random
+    verdict = loader_shuffle_verdict(n, 5, (3, 4), drawn, order, [drawn, order], order, order[:20])
+    assert not verdict.passed and "came more than once" in verdict.message, verdict.message
+    cut = [int(i) for i in order[:20]]                                                # the last batch never came
+    verdict = loader_shuffle_verdict(n, 5, (3, 4), cut, order, [cut, order], order, order[:20])
+    assert not verdict.passed and "none twice" in verdict.message and "drawing" not in verdict.message, verdict.message

@@ -151,15 +151,18 @@ class _Mounts:
         self.made.add(str(path))
 
 
-def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaunch):
+def _copy_folder(mounts: _Mounts, folder: Path, budget: int, launch: SandboxLaunch, omit=()):
     """Put the folder's regular files into the sandbox's scratch copy of it (bwrap copies each from an
-    open descriptor). Links are never followed: a submission's symlink could point anywhere."""
+    open descriptor), all but those whose names end with one of `omit`. Links are never followed: a
+    submission's symlink could point anywhere."""
     for here, dirs, files in os.walk(folder, followlinks=False):
         here = Path(here)
         for name in sorted(dirs):
             if not (here / name).is_symlink():
                 mounts.args += ["--perms", "0777", "--dir", str(here / name)]
         for name in sorted(files):
+            if name.endswith(tuple(omit)):
+                continue
             path = here / name
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -201,11 +204,12 @@ KERNEL_ARGUMENTS = [f"--Session.copy_threshold={2**62}", "--HistoryManager.enabl
 
 
 def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=(), uid=NOBODY,
-                   environment: Mapping[str, str] | None = None, seeds=()) -> SandboxLaunch:
+                   environment: Mapping[str, str] | None = None, seeds=(), omit=()) -> SandboxLaunch:
     """The bwrap command that runs `command` in a sandbox whose working folder is a private copy of
-    `workdir` (at the same path), with `environment` added to sandbox_env's variables; `shared`
-    folders (the kernel's socket folder) are bound writable; `seeds`, (file, path under /tmp) pairs of
-    the grader's own files, are copied into the sandbox's /tmp (font_cache.seeds)."""
+    `workdir` (at the same path), without the files whose names end with one of `omit`, with
+    `environment` added to sandbox_env's variables; `shared` folders (the kernel's socket folder) are
+    bound writable; `seeds`, (file, path under /tmp) pairs of the grader's own files, are copied into
+    the sandbox's /tmp (font_cache.seeds)."""
     workdir = Path(workdir).resolve()
     privileged = os.geteuid() == 0
     mounts = _Mounts()
@@ -222,7 +226,7 @@ def sandbox_launch(command: list[str], workdir, limits: SandboxLimits, shared=()
     for source, target in seeds:
         _seed(mounts, Path(source), Path(target), launch)
     mounts.tmpfs(workdir, limits.scratch_bytes, "0777")
-    _copy_folder(mounts, workdir, limits.scratch_bytes, launch)
+    _copy_folder(mounts, workdir, limits.scratch_bytes, launch, omit)
     for root in [*python_roots(), package_dir()]:
         mounts.bind(root)
     for folder in shared:

@@ -16,6 +16,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
+import nbformat
 from nbformat import NotebookNode
 from nbformat.v4 import output_from_msg
 from traitlets import Bool, Instance, Integer, default
@@ -229,9 +230,22 @@ class SandboxedExecute(EnvironmentExecute):
                 if len(deaths) > self.max_kernel_deaths:
                     self._give_up(deaths)
                     break
+        self._results_shown_not_scored()
         self.set_widgets_metadata()
         self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
         return self.nb, self.resources
+
+    def _results_shown_not_scored(self):
+        """Every test cell's `execute_result` becomes a plain display. nbgrader scores a test cell by its first
+        error or execute_result, and reads a result that is not a number as full credit, so a student's
+        code could print one ahead of the check's (or the judge's) error: `get_ipython().displayhook("x")`
+        in a capstone's build function earned its 7 points. The course's test cells end in an assert, so
+        an error alone decides their score."""
+        for cell in self.nb.cells:
+            if cell_marks.is_test_cell(cell):
+                cell.outputs = [nbformat.from_dict({"output_type": "display_data", "data": output.get("data", {}),
+                                                    "metadata": output.get("metadata", {})})
+                                if output.output_type == "execute_result" else output for output in cell.outputs]
 
     def submission_name(self):
         """Whose notebook this is, for the log: nbgrader's unique_key names only the notebook, and one

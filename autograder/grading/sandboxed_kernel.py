@@ -26,6 +26,10 @@ from autograder.grading.sandbox import (
 )
 
 SOCKET_FOLDER_PARENT = "/tmp"      # short: the kernel's socket paths are this + ~20 characters
+# Files of the kernel's folder left out of its sandbox. When nbgrader grades, the notebook in that folder is
+# the one being graded, its test cells already restored from source/ with their hidden tests: a kernel
+# that could read it could print them, encoded past the feedback guard. No chapter's code reads a notebook.
+NOT_FOR_THE_KERNEL = (".ipynb",)
 IOPUB_RETRY_SECONDS = 0.02         # no idle status on IOPub yet: its subscription joined late, ask again
 EXIT_POLL_SECONDS = 0.005          # a killed sandbox is gone within milliseconds; jupyter_client polls every 0.1 s
 
@@ -101,7 +105,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         compile_package()
         launch = sandbox_launch(kernel_cmd + KERNEL_ARGUMENTS, Path(kw.get("cwd") or os.getcwd()), self.limits,
                                 shared=[self._socket_folder], uid=self.sandbox_uid, environment=self.environment,
-                                seeds=font_cache.seeds())
+                                seeds=font_cache.seeds(), omit=NOT_FOR_THE_KERNEL)
         for skipped in launch.skipped:
             self.log.warning("sandbox: not copied into the kernel's folder: %s", skipped)
         if os.geteuid() == 0:       # the kernel runs as sandbox_uid: it creates the sockets, reads the file

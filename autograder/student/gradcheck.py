@@ -23,7 +23,8 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     """Random inputs inside an op's safe domain, rounded to float32 so a float32 Tensor holds them exactly.
 
     `real`: uniform in [-2, 2]; `positive`: [0.5, 2.5] (log, sqrt, powers);
-    `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles);
+    `nonzero`: |x| in [0.25, 2] with a random sign (abs, relu, division: away from kinks and poles), and
+    both signs in any sample of two or more (a draw of one sign would let `abs` or `relu` pass as the identity);
     `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows;
     `rows_apart`: rows from -1000 to 1000, hundreds apart (each ± 2): one max for the whole array
     instead of one per row leaves the lower rows' exponentials at 0.
@@ -33,7 +34,10 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     elif domain == "positive":
         x = rng.uniform(0.5, 2.5, size=shape)
     elif domain == "nonzero":
-        x = rng.uniform(0.25, 2.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        magnitudes, signs = rng.uniform(0.25, 2.0, size=shape), rng.choice([-1.0, 1.0], size=shape)
+        if signs.size > 1 and abs(signs.sum()) == signs.size:
+            signs.flat[0] = -signs.flat[0]
+        x = magnitudes * signs
     elif domain == "large":
         x = rng.uniform(998.0, 1002.0, size=shape)
     elif domain == "very_negative":

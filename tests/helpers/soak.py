@@ -61,19 +61,28 @@ def soak(chapter_id, secrets):
 
 
 def passed_mistakes(chapter_id, secrets):
-    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed."""
+    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed, or
+    failed only because its probe could not be read (then with the judge's message)."""
     course = Course(ROOT)
     chapter = course.chapter(chapter_id)
     source = course.notebook(course.config.SOURCE_DIR, chapter)
-    judges = {secret: Judge.from_source(source, secret=secret) for secret in secrets}
     passes = []
     for mistake in submissions.load_catalog(course, chapter).MISTAKES:
         run_probe = in_process(notebook_namespace(chapter_id, replacements(mistake), training=False))
-        for secret, judge in judges.items():
+        for secret in secrets:
+            # A judge per mistake: a judge installs its worker in the first namespace it probes and remembers
+            # that it did, so the next mistake's probes would fail on a missing worker and pass for caught.
+            judge = Judge.from_source(source, secret=secret)
             for grade_id in mistake.loses:
                 plan = judge.plans.get(grade_id)
                 if plan is None or any(call.name in NEEDS_TRAINING for call in plan.calls):
                     continue
-                if judge.judge_cell(grade_id, run_probe).passed:
+                judgement = judge.judge_cell(grade_id, run_probe)
+                if judgement.passed:
                     passes.append((mistake.name, grade_id, secret))
+                elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
+                    passes.append((mistake.name, grade_id, secret, judgement.message))
     return passes
+
+
+NOT_A_VERDICT = ("could not read your kernel's answer", "the judge met an internal error")

@@ -347,7 +347,10 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
         mean = formulas.running_average(mean, xb.mean(axis=0), momentum)
         var = formulas.running_average(var, xb.var(axis=0), momentum)
         for name, want in (("running_mean", mean), ("running_var", var)):
-            verdict = nn.running_stats_problem(label, step, name, numbers(attribute(reply, name)[0]), want)
+            got = attribute(reply, name)[0]
+            if got.kind not in ("array", "tensor"):
+                return nn.running_stats_not_numbers(label, step, name, got.type_name or got.kind)
+            verdict = nn.running_stats_problem(label, step, name, numbers(got), want)
             if verdict:
                 return verdict
 

@@ -15,10 +15,11 @@ from autograder.grading.judge.probes import (
     returned_list,
 )
 from autograder.student import gradcheck
-from autograder.student.checks import slips
+from autograder.student.checks import references, slips
 from autograder.student.checks.convolution import STANDINS
-from autograder.student.checks.describe import INPUT_NAMES, number, shapes_label
+from autograder.student.checks.describe import INPUT_NAMES, shapes_label
 from autograder.student.checks.ops import (
+    forward_mismatch,
     gradient_mismatch,
     ignores_out_grad,
     side_effect_problem,
@@ -58,10 +59,7 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
         return failed(f"{where}: expected output shape {want.shape}, received {got.value.shape}.")
     mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
     if mismatch:
-        return failed(
-            f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
-            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
-            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}")
+        return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch))
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
 
 
@@ -73,8 +71,9 @@ def standins(names):
 def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
-    As in the course's check, the reference is the student's own forward (a wrong forward loses the
-    forward cell); the judge computes the differences itself from forward values on its perturbed inputs.
+    As in the course's check, the differences are those of the student's own forward, which must first
+    agree with the course's (references.py: a forward that computes nothing has a zero gradient); the
+    judge computes them itself from forward values on its perturbed inputs.
     As in the course's check, the kernel swaps every other chapter-3 op and the Tensor operators for the
     course's meanwhile (`keep`: the op under test; checks/course_ops.py), and `isolate`: further ops
     (chapter 10's Flip, Dilate) for known-right stand-ins.
@@ -96,6 +95,10 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
         return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
                       f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
                       "against your forward, by finite differences: fix forward first.")
+    reference = references.of_call(op.name, op.args, op.kwargs)
+    problem = reference and references.wrong_shape(label, reference, arrays, out)
+    if problem:
+        return failed(problem)
     random = pool[:out.size].reshape(out.shape) if out.size <= pool.size else rng.standard_normal(out.shape)
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
@@ -108,7 +111,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     perturbed = returned(reply.get("perturbed"))
     results = {}
     for (name, upstream), answer, after in zip(upstreams, answers, afters):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after)
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, reference)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -152,8 +155,9 @@ def reported_after(items, sent):
     return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
 
 
-def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after):
-    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None)."""
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, reference=None):
+    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `reference`:
+    the course's forward, which the finite differences of the student's must agree with (references.py)."""
     label = op.label
     case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
@@ -185,6 +189,9 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
     analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
+    problem = reference and references.wrong_differences(label, reference, arrays, out, numeric, upstream)
+    if problem:
+        return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic

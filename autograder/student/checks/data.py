@@ -225,6 +225,20 @@ def check_loader_shuffle(namespace):
     return loader_shuffle_verdict(n, size, (3, 4), first, second, again, other[0], dropped)
 
 
+def epoch_coverage_hint(n, samples):
+    """What an epoch that is not a permutation of the n samples shows: repeats (indices drawn at random), or
+    only missing samples (too few batches, or a last batch cut short)."""
+    repeated = sorted({i for i in samples if samples.count(i) > 1})
+    missing = sorted(set(range(n)) - set(samples))
+    if repeated:
+        return (f"samples {repeated[:6]} came more than once and {len(missing)} never came: an epoch visits every "
+                "sample exactly once, so shuffle the order of the indices (a permutation); drawing indices at "
+                "random repeats some and misses others.")
+    return (f"{len(missing)} sample(s) never came ({missing[:6]}), none twice: an epoch of {n} samples ends with a "
+            "smaller last batch unless drop_last=True; check how many batches __iter__ yields and how the last "
+            "one is cut.")
+
+
 def shuffle_label(n, size, seed):
     return f"DataLoader(dataset of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
 
@@ -235,8 +249,7 @@ def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped)
     where = shuffle_label(n, size, seeds[0])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
-                      "  Hint: an epoch visits every sample exactly once, so shuffle the order of the indices (a permutation); "
-                      "drawing indices at random repeats some and misses others.")
+                      f"  Hint: {epoch_coverage_hint(n, first)}")
     if first == list(range(n)):
         return failed(f"{where}: the samples came in order 0, 1, 2, ...: shuffle=True must shuffle them.")
     if first == second:

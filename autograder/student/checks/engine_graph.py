@@ -15,6 +15,17 @@ def probe_ops(Function, Tensor):
     def tensor(x):
         return Tensor(x, dtype=np.float64, requires_grad=False)
 
+    def given(op, out_grad):
+        """`out_grad` itself, once it is known to be a Tensor: the contract every op's backward relies on."""
+        if not isinstance(out_grad, Tensor):
+            kind = type(out_grad)
+            kind = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+            raise TypeError(f"{op}.backward, one of the checker's ops, was given out_grad as a {kind}, not a "
+                            "Tensor. Every backward "
+                            "receives the gradient of its output as a Tensor, the very first one included: the "
+                            "engine must hand Tensors along, whatever form .grad is stored in")
+        return out_grad
+
     class Scale(Function):
         def __init__(self, k):
             self.k = k
@@ -23,14 +34,14 @@ def probe_ops(Function, Tensor):
             return a * self.k
 
         def backward(self, out_grad, node):
-            return tensor(out_grad.data * self.k)
+            return tensor(given("Scale", out_grad).data * self.k)
 
     class Plus(Function):
         def forward(self, a, b):
             return a + b
 
         def backward(self, out_grad, node):
-            return out_grad, out_grad
+            return given("Plus", out_grad), out_grad
 
     class Times(Function):
         def forward(self, a, b):
@@ -38,6 +49,7 @@ def probe_ops(Function, Tensor):
 
         def backward(self, out_grad, node):
             a, b = node._inputs
+            out_grad = given("Times", out_grad)
             return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
 
     class Total(Function):
@@ -47,7 +59,7 @@ def probe_ops(Function, Tensor):
             return np.asarray(np.sum(a))
 
         def backward(self, out_grad, node):
-            return tensor(np.ones(node._inputs[0].data.shape) * out_grad.data)
+            return tensor(np.ones(node._inputs[0].data.shape) * given("Total", out_grad).data)
 
     return Scale, Plus, Times, Total
 

@@ -424,6 +424,16 @@ def running_buffer_problem(label, dim, name, start, kind, is_buffer, values):
     return None
 
 
+RUNNING_STATS_OUTSIDE_GRAPH = ("running statistics are plain NumPy arrays of numbers, outside the graph: they "
+                               "are updated from the values of the batch's statistics, not from Tensors.")
+
+
+def running_stats_not_numbers(label, step, name, kind):
+    """The verdict for a running statistic that is not an array of numbers. Shared with the judge."""
+    return failed(f"{label}: after {step + 1} training batch(es), {name} is a {kind} that does not read as an "
+                  f"array of numbers (an array of Tensors, say).\n  Hint: {RUNNING_STATS_OUTSIDE_GRAPH}")
+
+
 def running_stats_problem(label, step, name, got, want):
     if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
         return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
@@ -500,7 +510,11 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
         mean = formulas.running_average(mean, x_values.mean(axis=0), momentum)
         var = formulas.running_average(var, x_values.var(axis=0), momentum)
         for name, want in (("running_mean", mean), ("running_var", var)):
-            verdict = running_stats_problem(label, step, name, array(getattr(layer, name)), want)
+            try:
+                got = array(getattr(layer, name))
+            except (TypeError, ValueError):
+                return running_stats_not_numbers(label, step, name, type_name(getattr(layer, name)))
+            verdict = running_stats_problem(label, step, name, got, want)
             if verdict:
                 return verdict
     layer.training = False

@@ -8,7 +8,7 @@ import contextlib
 import numpy as np
 
 from autograder.student import gradcheck
-from autograder.student.checks import course_ops, slips
+from autograder.student.checks import course_ops, references, slips
 from autograder.student.checks.describe import (
     INPUT_NAMES,
     index_label,
@@ -52,11 +52,24 @@ def check_forward(op, expected, shapes, domains="real", seed=0):
         return failed(f"{where}: expected output shape {want.shape}, received {np.shape(got)}.")
     mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
     if mismatch:
-        return failed(
-            f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
-            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
-            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}")
+        return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch))
     return passed(f"✔ {label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def forward_mismatch(where, name, arrays, got, want, mismatch):
+    """The message for a forward whose values are wrong: the worst element, the inputs, and for the ops that
+    exponentiate, what inf or nan where a finite value belongs says. Shared with the judge."""
+    hint = ""
+    lost = ~np.isfinite(np.asarray(got, dtype=np.float64)) & np.isfinite(want)
+    if name in ("LogSumExp", "Softmax") and lost.any():
+        hint = ("\n  Hint: inf or nan where the answer is finite: exp overflowed (above about 709 in float64; inf / inf "
+                "is nan) or a whole row of exponentials underflowed to 0 (0 / 0). Subtract the maximum before "
+                "exponentiating, and take it along the same axes as the sum, so that every row keeps an exponent "
+                "of 0.")
+    return (f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
+            f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
+            f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}"
+            f"{hint}")
 
 
 def check_backward(Tensor, op, shapes, domains="real", seed=0):
@@ -71,10 +84,14 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0):
         return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
                       f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
                       "against your forward, by finite differences: fix forward first.")
+    reference = references.of_instance(op_name(op), op)
+    problem = reference and references.wrong_shape(label, reference, arrays, out)
+    if problem:
+        return failed(problem)
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
     results = {}
     for name, upstream in upstreams:
-        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name)
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, reference)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
@@ -88,8 +105,9 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
         g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
 
 
-def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
-    """One call of op.backward; returns (verdict, gradients as float64 arrays or None)."""
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, reference=None):
+    """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `reference`: the
+    course's forward, which the finite differences of the student's must agree with (references.py)."""
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
     case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
     inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
@@ -121,6 +139,9 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name):
     analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    problem = reference and references.wrong_differences(label, reference, arrays, out, numeric, upstream)
+    if problem:
+        return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic

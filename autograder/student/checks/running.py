@@ -1,5 +1,6 @@
 """How every check runs a student's code: quietly (nothing reaches stderr, which would zero an nbgrader
 cell), and what it says when that code raises: the method, the exception, and the student's own line."""
+import linecache
 import re
 import traceback
 import warnings
@@ -43,7 +44,7 @@ def describe_exception(label, method, error, own=None):
     test, so that a NotImplementedError raised by something it calls is told as that."""
     if isinstance(error, NotImplementedError):
         return not_implemented(label, method, raised_elsewhere(error, own))
-    line = student_line(error.__traceback__)
+    line = student_line(error.__traceback__, own)
     where = f"\n  at: {line}" if line else ""
     return f"{method_of(label, method)} raised {type(error).__name__}: {error}{where}"
 
@@ -66,9 +67,15 @@ def method_of(label, method):
 NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
 
 
-def student_line(tb):
-    """The source line to show for a traceback: the deepest frame in a notebook cell (the student's own code),
-    else the deepest frame outside the autograder, as before; "" when there is none."""
+def student_line(tb, own=None):
+    """The source line to show for a traceback: the line of `own` (the method under test) that was running,
+    when it is in the traceback: deeper notebook frames may be the chapter's provided code (`Function.__call__`
+    running an op the method called). Else the deepest frame in a notebook cell (the student's own code),
+    else the deepest frame outside the autograder; "" when there is none."""
+    own_code = getattr(own, "__code__", None)
+    own_lines = [lineno for frame, lineno in traceback.walk_tb(tb) if frame.f_code is own_code]
+    if own_lines:
+        return linecache.getline(own_code.co_filename, own_lines[-1]).strip()
     frames = [f for f in traceback.extract_tb(tb) if "autograder" not in f.filename]
     in_cells = [f for f in frames if NOTEBOOK_CELL.search(f.filename)]
     chosen = (in_cells or frames)[-1:]

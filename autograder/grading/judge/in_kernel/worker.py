@@ -7,6 +7,7 @@ trusts only numbers it can verify against its own computation on inputs chosen i
 import base64
 import contextlib
 import json
+import linecache
 import re
 import traceback
 import warnings
@@ -92,13 +93,17 @@ NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
 
 
 def error_report(error, own=None):
-    """A student's exception as data: `line` is the deepest line in a notebook cell (the student's own code),
-    else the deepest line outside the probe; `own`: the function under test, so that a NotImplementedError
-    raised by code it calls names that code (`helper`), as the course's describe_exception does."""
+    """A student's exception as data: `line` is the line of `own` (the function under test) that was running,
+    else the deepest line in a notebook cell (the student's own code), else the deepest line outside the
+    probe, as the course's student_line chooses; `own` also lets a NotImplementedError raised by code it
+    calls name that code (`helper`), as the course's describe_exception does."""
+    own_code = getattr(own, "__code__", None)
+    own_lines = [lineno for frame, lineno in traceback.walk_tb(error.__traceback__) if frame.f_code is own_code]
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != PROBE_FILE]
     frames = [f for f in frames if NOTEBOOK_CELL.search(f.filename)] or frames
-    report = {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000],
-              "line": (frames[-1].line or "") if frames else ""}
+    line = linecache.getline(own_code.co_filename, own_lines[-1]).strip() if own_lines else \
+        (frames[-1].line or "") if frames else ""
+    report = {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000], "line": line}
     if isinstance(error, NotImplementedError):
         report["helper"] = raised_elsewhere(error, own)
     return report
@@ -130,8 +135,12 @@ def report(value, Tensor, depth=0):
     try:
         if value is None:
             return {"kind": "none"}
+        if isinstance(value, Tensor) and np.asarray(value.data).dtype.kind == "O":
+            return {"kind": "other", "type_name": f"{type_name(value)} of objects"}
         if isinstance(value, Tensor):
             return {"kind": "tensor", "value": packed(np.asarray(value.data)), "type_name": type_name(value)}
+        if isinstance(value, (np.ndarray, np.generic)) and np.asarray(value).dtype.kind == "O":
+            return {"kind": "other", "type_name": f"{type_name(value)} of objects"}     # no numbers to send
         if isinstance(value, (np.ndarray, np.generic)):
             return {"kind": "array", "value": packed(np.asarray(value)), "type_name": type_name(value)}
         if isinstance(value, (tuple, list)) and depth == 0:
