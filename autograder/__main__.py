@@ -67,7 +67,12 @@ def main(argv=None):
 
     if args.command == "export":                # a student's command, like check
         from autograder.student.export import export_notebook
-        print(export_notebook(args.notebook, args.to).summary())
+        if not Path(args.notebook).is_file():
+            sys.exit(f"export: {args.notebook}: no such notebook")
+        try:
+            print(export_notebook(args.notebook, args.to).summary())
+        except ValueError as error:             # not in a chapter folder: a sentence, not a traceback
+            sys.exit(f"export: {error}")
         return
 
     if args.command == "check":                 # needs neither the course folder nor nbgrader

@@ -519,7 +519,7 @@ verdict = check.batchnorm(batch=6, dim=3)
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.batchnorm(batch=4, dim=5, seed=1), check.batchnorm(batch=10, dim=2, seed=2),
-                    check.batchnorm(batch=3, dim=1, seed=3))
+                    check.batchnorm(batch=3, dim=1, seed=3), check.batchnorm(batch=5, dim=3, seed=4, scale=0.003))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -822,7 +822,8 @@ assert verdict.passed, verdict.message
 verdict = check.all(check.logsumexp_forward(None, shape=(2, 3), seed=11),
                     check.logsumexp_forward(0, shape=(4, 2), domain="very_negative", seed=12),
                     check.logsumexp_forward((0, 2), shape=(2, 3, 4), domain="large", seed=13),
-                    check.logsumexp_forward(-1, shape=(2, 5), seed=14))
+                    check.logsumexp_forward(-1, shape=(2, 5), seed=14),
+                    check.logsumexp_forward((1,), shape=(1, 6), seed=15))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -214,7 +214,8 @@ assert verdict.passed, verdict.message
 verdict = check.sgd(lr=0.1, weight_decay=0.1)
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.sgd(lr=0.3, weight_decay=0.01, seed=1)
+verdict = check.all(check.sgd(lr=0.3, weight_decay=0.01, seed=1),
+                    check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -286,7 +287,8 @@ verdict = check.adam(lr=0.01)
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.adam(lr=0.1, beta1=0.5, beta2=0.9, seed=1),
-                    check.adam(lr=0.001, eps=1e-6, seed=2))
+                    check.adam(lr=0.001, eps=1e-6, seed=2),
+                    check.adam(lr=0.01, eps=0.1, seed=3))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -124,7 +124,8 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Flip((0,)), shapes=[(5,)], seed=21),
                     check.backward(Flip((0, 2)), shapes=[(3, 2, 4)], seed=22),
-                    check.backward(Flip((1,)), shapes=[(2, 3, 4)], seed=23))
+                    check.backward(Flip((1,)), shapes=[(2, 3, 4)], seed=23),
+                    check.backward(Flip((-1,)), shapes=[(2, 5)], seed=24))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -248,7 +249,8 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_undilate_backward points=2
-verdict = check.backward(Undilate((0,), 1), shapes=[(5,)])
+verdict = check.all(check.backward(Undilate((0,), 1), shapes=[(5,)]),
+                    check.backward(Undilate((0,), 1), shapes=[(6,)], seed=1))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Undilate((0,), 1), shapes=[(6,)], seed=21),
@@ -452,7 +454,8 @@ def conv(x, w, stride=1, padding=0):
 
 # %% test id=test_conv_forward points=3
 verdict = check.all(check.forward(Conv(), slow.conv(), shapes=[(1, 1, 3, 3), (1, 1, 2, 2)]),
-                    check.forward(Conv(stride=1, padding=1), slow.conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)]))
+                    check.forward(Conv(stride=1, padding=1), slow.conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)]),
+                    check.forward(Conv(stride=2), slow.conv(2), shapes=[(1, 2, 5, 5), (3, 2, 3, 3)]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Conv(2, 0), slow.conv(2, 0), shapes=[(2, 3, 7, 6), (4, 3, 3, 3)], seed=11),
@@ -471,7 +474,8 @@ if not verdict.passed:
 
 # %% test id=test_conv_backward points=6
 verdict = check.all(check.backward(Conv(), shapes=[(1, 1, 4, 4), (1, 1, 2, 2)], isolate=["Flip", "Dilate"]),
-                    check.backward(Conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], isolate=["Flip", "Dilate"]))
+                    check.backward(Conv(1, 1), shapes=[(2, 3, 5, 5), (4, 3, 3, 3)], isolate=["Flip", "Dilate"]),
+                    check.backward(Conv(2), shapes=[(1, 2, 5, 5), (2, 2, 3, 3)], isolate=["Flip", "Dilate"]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 helpers = ["Flip", "Dilate"]
@@ -594,7 +598,8 @@ def max_pool(a, kernel_size=2):
     return MaxPool(kernel_size)(a)
 
 # %% test id=test_max_pool_forward points=1
-verdict = check.forward(MaxPool(2), slow.max_pool(2), shapes=[(1, 1, 4, 4)])
+verdict = check.all(check.forward(MaxPool(2), slow.max_pool(2), shapes=[(1, 1, 4, 4)]),
+                    check.forward(MaxPool(2), slow.max_pool(2), shapes=[(1, 1, 5, 5)], seed=1))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(MaxPool(2), slow.max_pool(2), shapes=[(2, 3, 5, 6)], seed=11),
@@ -710,7 +715,8 @@ verdict = check.conv2d()
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.conv2d(in_channels=1, out_channels=2, kernel_size=5, stride=2, padding=2, size=(9, 8), seed=3),
-                    check.conv2d(in_channels=2, out_channels=3, kernel_size=1, seed=4))
+                    check.conv2d(in_channels=2, out_channels=3, kernel_size=1, seed=4),
+                    check.conv2d(in_channels=16, out_channels=32, kernel_size=3, seed=5))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

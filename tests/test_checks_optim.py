@@ -29,7 +29,7 @@ def test_correct_optimizers_never_fail(check, seed):
     verdicts = [check.sgd(lr=0.1, seed=seed), check.sgd(lr=0.5, momentum=0.99, seed=seed),
                 check.sgd(lr=0.3, momentum=0.5, weight_decay=0.2, seed=seed),
                 check.adam(lr=0.01, seed=seed), check.adam(lr=0.1, beta1=0.5, beta2=0.9, seed=seed),
-                check.adam(lr=0.001, eps=1e-6, weight_decay=0.5, seed=seed)]
+                check.adam(lr=0.001, eps=1e-6, weight_decay=0.5, seed=seed), check.adam(lr=0.01, eps=0.1, seed=seed)]
     for verdict in verdicts:
         assert verdict.passed, verdict.message
 
@@ -73,6 +73,35 @@ def test_weight_decay_sign_is_named(ns, check, monkeypatch):
         p.data -= self.lr * (p.grad - self.weight_decay * p.data)
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", minus))
     assert_fails(check.sgd(lr=0.1, weight_decay=0.1), "not g - wd * p")
+
+
+def test_weight_decay_added_after_the_velocity_is_named(ns, check, monkeypatch):
+    def decay_outside(self, p):
+        u = self.momentum * self.velocity.get(id(p), 0.0) + p.grad
+        self.velocity[id(p)] = u
+        p.data -= self.lr * (u + self.weight_decay * p.data)
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", decay_outside))
+    assert_fails(check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3), "after step 2 of 3",
+                 "u = momentum * u + (g + weight_decay * p)")
+    assert check.sgd(lr=0.1, weight_decay=0.1).passed and check.sgd(lr=0.1, momentum=0.9).passed   # alone, both agree
+
+
+@pytest.mark.parametrize("denominator, words", [
+    (lambda v_hat, eps: np.sqrt(v_hat + eps), "eps goes outside the square root"),
+    (lambda v_hat, eps: np.sqrt(v_hat), "not of eps=0.1"),
+    (lambda v_hat, eps: np.sqrt(v_hat) + 1e-8, "not of eps=0.1"),
+])
+def test_adam_eps_slips_fail_when_eps_matters(ns, check, monkeypatch, denominator, words):
+    """With eps = 0.1 against gradients of size 1, eps inside the root, left out or fixed at 1e-8 all show."""
+    def step(self, p):
+        m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * p.grad
+        v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * p.grad ** 2
+        self.m[id(p)], self.v[id(p)] = m, v
+        v_hat = v / (1 - self.beta2 ** self.t)
+        p.data -= self.lr * (m / (1 - self.beta1 ** self.t)) / denominator(v_hat, self.eps)
+    monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", step))
+    assert_fails(check.adam(lr=0.01, eps=0.1, seed=3), "after step 1 of 3", words)
+    assert check.adam(lr=0.01).passed                   # eps = 1e-8 against gradients of size 1: invisible
 
 
 def test_parameter_without_gradient_must_be_skipped(ns, check, monkeypatch):

@@ -81,6 +81,18 @@ def test_loader_that_drops_the_partial_batch_names_the_sizes(ns):
     assert not verdict.passed and "batches of sizes [4, 4], expected [4, 4, 2]" in verdict.message
 
 
+def test_loader_that_shuffles_the_batches_not_the_samples_is_caught(ns):
+    def __iter__(self):
+        n, size = len(self.dataset), self.batch_size
+        starts = list(range(0, n, size))
+        self.rng.shuffle(starts)                    # the same samples share a batch every epoch
+        for start in starts:
+            samples = [self.dataset[i] for i in range(start, min(start + size, n))]
+            yield tuple(ns["collate"](field) for field in zip(*samples))
+    verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__)).data_loader("shuffle")
+    assert not verdict.passed and "only the order of the batches changed" in verdict.message, verdict.message
+
+
 def test_vertical_flip_is_named(ns):
     def __call__(self, image):
         return image[::-1] if self.rng.random() < self.p else image
@@ -97,6 +109,18 @@ def test_crop_that_never_reaches_the_last_position_says_which(ns):
         return padded[top:top + size, left:left + size]
     verdict = with_names(ns, RandomCrop=variant(ns, "RandomCrop", __call__=__call__)).transform("crop")
     assert not verdict.passed and "never came up" in verdict.message and "excludes high" in verdict.message
+
+
+def test_crop_that_draws_both_edges_from_the_height_is_named(ns):
+    def __call__(self, image):
+        p, size = self.padding, self.size
+        padded = np.pad(image, [(p, p), (p, p)] + [(0, 0)] * (image.ndim - 2))
+        top = self.rng.integers(0, padded.shape[0] - size + 1)
+        left = self.rng.integers(0, padded.shape[0] - size + 1)      # the height's range: right for squares only
+        return padded[top:top + size, left:left + size]
+    verdict = with_names(ns, RandomCrop=variant(ns, "RandomCrop", __call__=__call__)).transform("crop")
+    assert not verdict.passed and "on a 4×7 image" in verdict.message, verdict.message
+    assert "the range of the top edges" in verdict.message and "excludes high" not in verdict.message
 
 
 def test_reversed_compose_is_named(ns):
@@ -145,6 +169,21 @@ def test_parse_idx_without_size_check_fails_the_errors_check(ns):
         return np.frombuffer(raw, ns["IDX_TYPES"][raw[2]], offset=4 + 4 * raw[3]).reshape(shape)
     verdict = with_names(ns, parse_idx=parse_idx).parse_idx("errors")
     assert not verdict.passed and "does not say which file" in verdict.message
+
+
+def test_parse_idx_that_accepts_bytes_to_spare_fails_the_errors_check(ns):
+    def parse_idx(path):
+        raw = open(path, "rb").read()
+        if raw[:2] != b"\0\0" or raw[2] not in ns["IDX_TYPES"]:
+            raise ValueError(f"{path}: not IDX")
+        start, dtype = 4 + 4 * raw[3], np.dtype(ns["IDX_TYPES"][raw[2]])
+        shape = struct.unpack(f">{raw[3]}I", raw[4:start])
+        if len(raw) - start < int(np.prod(shape)) * dtype.itemsize:        # short data refused, surplus data read
+            raise ValueError(f"{path}: data cut short")
+        return np.frombuffer(raw, dtype, count=int(np.prod(shape)), offset=start).reshape(shape)
+    verdict = with_names(ns, parse_idx=parse_idx).parse_idx("errors")
+    assert not verdict.passed and "3 bytes after its 12 bytes of data" in verdict.message, verdict.message
+    assert "no fewer and no more" in verdict.message
 
 
 def test_mnist_dataset_check_grades_with_its_own_parser_and_restores_the_students(ns):

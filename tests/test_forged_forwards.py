@@ -77,14 +77,19 @@ def test_a_forward_that_lies_buys_no_backward_points(chapter_id, forge):
     assert "fix forward" in message, message
 
 
-def test_the_fast_conv_reference_is_the_slow_one():
-    from autograder.student.checks import slow
+@pytest.mark.parametrize("name, settings, shapes", [
+    ("Conv", (1, 0), [(2, 3, 5, 5), (4, 3, 3, 3)]), ("Conv", (2, 1), [(2, 2, 6, 5), (3, 2, 3, 3)]),
+    ("Conv", (3, 1), [(1, 2, 7, 6), (2, 2, 3, 2)]), ("Conv", (1, 2), [(2, 1, 3, 4), (2, 1, 3, 3)]),
+    ("Flip", ((0, 2),), [(3, 2, 4)]), ("Flip", ((-1,),), [(2, 5)]),
+    ("Dilate", ((2, 3), 1), [(2, 3, 3, 4)]), ("Dilate", ((1,), 2), [(2, 4, 3)]), ("Dilate", ((-1,), 0), [(2, 3)]),
+    ("Undilate", ((0,), 1), [(6,)]), ("Undilate", ((1, 2), 2), [(2, 7, 5)]),
+    ("MaxPool", (2,), [(2, 3, 5, 6)]), ("MaxPool", (3,), [(1, 2, 6, 7)]),
+])
+def test_the_fast_references_are_the_slow_loops(name, settings, shapes):
     rng = np.random.default_rng(0)
-    for stride, padding, x_shape, w_shape in [(1, 0, (2, 3, 5, 5), (4, 3, 3, 3)), (2, 1, (2, 2, 6, 5), (3, 2, 3, 3)),
-                                              (3, 1, (1, 2, 7, 6), (2, 2, 3, 2)), (1, 2, (2, 1, 3, 4), (2, 1, 3, 3))]:
-        x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
-        np.testing.assert_allclose(references.conv(stride, padding)(x, w), slow.conv(stride, padding)(x, w),
-                                   rtol=1e-12, atol=1e-12)
+    arrays = [rng.standard_normal(shape) for shape in shapes]
+    fast, slow = references.FORWARDS[name](*settings), references.SLOW[name](*settings)
+    np.testing.assert_allclose(fast(*arrays), slow(*arrays), rtol=1e-12, atol=1e-12)
 
 
 def test_the_notebooks_own_check_says_the_same():

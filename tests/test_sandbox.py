@@ -59,6 +59,11 @@ try:
 except OSError as _e:
     print("SNOOP source:", type(_e).__name__)
 print("SNOOP found", len(_found), "notebooks; gradebook:", _gradebook[0])
+import base64
+_own = glob.glob("**/*.ipynb", recursive=True)      # the notebook being graded holds the hidden tests
+print("SNOOP own folder:", len(_own), "notebooks")
+for _path in _own:                                   # encoded: the feedback guard matches plain lines only
+    print("SNOOPB64:" + base64.b64encode(open(_path, "rb").read()[::-1]).decode())
 try:
     with open(os.path.join(os.path.dirname(autograder.__file__), "student", "checks", "__init__.py"), "a") as _f:
         _f.write("\nraise SystemExit('tampered')\n")
@@ -314,6 +319,7 @@ def test_intruder_sees_no_source_no_gradebook_and_cannot_write_the_package(grade
     assert graded_class["scores"]["intruder"] == POINTS
     text = outputs_text(autograded(graded_class, "intruder"))
     assert "SNOOP found 0 notebooks" in text and "SNOOP source: FileNotFoundError" in text
+    assert "SNOOP own folder: 0 notebooks" in text
     assert "GRADEBOOK WRITTEN" not in text and "PACKAGE WRITTEN" not in text
     assert re.search("SNOOP package: (Read-only file system|Permission denied)", text)
     assert "gradebook: OperationalError: unable to open database file" in text

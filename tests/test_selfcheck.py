@@ -185,3 +185,16 @@ def test_check_kernels_get_the_course_kernel_environment(tmp_path, monkeypatch):
     (result,) = selfcheck.run_checks(notebook_that_runs(tmp_path / "env.ipynb", "pass", check),
                                      kernel_manager_class=None)
     assert result.status == PASSED, result.message
+
+
+def test_a_failing_cell_before_the_checks_is_named_above_the_table(tmp_path):
+    """A notebook copied out of its chapter folder has no earlier_chapters.py beside it, and its set-up cell
+    fails (here, fetching the file from the published course, offline): every check then fails with a
+    NameError, and only the line above the table says why."""
+    chapter = COURSE.chapter("ch03")
+    alone = tmp_path / "alone.ipynb"
+    shutil.copy(student_folder(tmp_path / "folder", chapter), alone)
+    lines = []
+    assert selfcheck.main(alone, out=lines.append, short=True) == 1
+    before = next(line for line in lines if line.startswith("Before the checks"))
+    assert " raised " in before and "NameError" not in before, before

@@ -84,6 +84,11 @@ def sandbox_kernel_manager():
 def run_checks(path, timeout=None, kernel_manager_class=None):
     """Execute the notebook at `path` as Validate would (`validate_settings`), each cell for at most `timeout`
     seconds when given; return a CheckResult per test cell, in notebook order."""
+    return results_of(*executed(path, timeout, kernel_manager_class))
+
+
+def executed(path, timeout=None, kernel_manager_class=None):
+    """(the notebook at `path` executed as Validate would, why its run stopped early or None)."""
     path = Path(path).resolve()
     configured_timeout, kernel_arguments = validate_settings(path.parent)
     timeout = timeout or configured_timeout
@@ -102,7 +107,20 @@ def run_checks(path, timeout=None, kernel_manager_class=None):
             client.execute()
         except Exception as error:  # noqa: BLE001 (a timeout, a dead kernel: the cells not reached say so)
             stopped = stop_reason(error, started)
-    return results_of(notebook, stopped)
+    return notebook, stopped
+
+
+def first_cell_error(notebook):
+    """'cell N raised E: message' for the first cell that is not a check and raised (the set-up cell that cannot
+    import earlier_chapters, say), whose error every check after it may only echo; None when none raised."""
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or cell_marks.marks(cell).get("grade"):
+            continue
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                text = " ".join(str(output.evalue).split())
+                return f"cell {index + 1} raised {output.ename}: {text[:300]}"
+    return None
 
 
 def results_of(notebook, stopped=None):
@@ -126,7 +144,11 @@ def main(path, timeout=None, out=print, short=False):
     manager, how = sandbox_kernel_manager()
     out(how)
     out(f"Running {path} as saved on disk (save it first in JupyterLab)...")
-    results = run_checks(path, timeout, manager)
+    notebook, stopped = executed(path, timeout, manager)
+    results = results_of(notebook, stopped)
+    error = first_cell_error(notebook)
+    if error:
+        out(f"Before the checks, {error}\n  The checks after it may fail only because of it: fix it first.")
     if not results:
         out(f"{path} has no check cells (nbgrader test cells): nothing to report.")
         return 2

@@ -30,6 +30,7 @@ BIAS_ADD = "out = out + self.bias.broadcast_to(out.shape)"
 FLATTEN = "return x.reshape((x.shape[0], int(np.prod(x.shape[1:]))))"
 MASK = "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)"
 BN_VAR = "var = (centred * centred).sum((0,)) / n"
+BN_STD = "std = ((var + self.eps) ** 0.5).reshape((1, d)).broadcast_to((n, d))"
 LN_OUT = "return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))"
 LSE_FORWARD = "return np.squeeze(np.log(total) + shift, axis=self.axes)"
 LSE_SOFTMAX = "softmax = np.exp(a.data - node.data.reshape(kept))"
@@ -184,6 +185,14 @@ MISTAKES = [
     wrong("embedding_zeros_init", "starts every vector at zero", "embedding",
           "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
           "self.weight = Parameter(np.zeros((num_embeddings, dim)))", ["test_embedding"]),
+    # eps only matters for a feature of small variance: the hidden tests shrink one batch's inputs
+    wrong("batchnorm_no_eps", "forgets eps: divides by the square root of the variance alone", "batchnorm",
+          BN_STD, "std = (var ** 0.5).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm"]),
+    wrong("batchnorm_eps_outside_sqrt", "adds eps to the standard deviation instead of to the variance", "batchnorm",
+          BN_STD, "std = (var ** 0.5 + self.eps).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm"]),
+    wrong("logsumexp_squeeze_all", "squeezes every size-1 axis of the result, not only the reduced ones: a batch of "
+          "one row loses its batch axis", "logsumexp", LSE_FORWARD, "return np.squeeze(np.log(total) + shift)",
+          ["test_logsumexp_forward", "test_logsumexp_backward"]),
 ]
 
 ALTERNATIVES = [

@@ -47,6 +47,12 @@ MISTAKES = [
             (Edit("data_loader", "self.rng = np.random.default_rng(seed)", "self.seed = seed"),
              Edit("data_loader", ORDER, "order = np.random.default_rng(self.seed).permutation(n) if self.shuffle else np.arange(n)")),
             ("test_data_loader_shuffle",)),
+    wrong("loader_shuffles_batches_not_samples", "shuffles the order of the batches: each batch keeps the same samples every epoch",
+          "data_loader", ORDER + "\n        " + LOOP, """order = np.arange(n)
+        starts = list(range(0, len(self) * self.batch_size, self.batch_size))
+        if self.shuffle:
+            self.rng.shuffle(starts)
+        for start in starts:""", ["test_data_loader_shuffle"]),
     wrong("loader_global_random", "shuffles with the global np.random: the seed does nothing", "data_loader",
           ORDER, "order = np.random.permutation(n) if self.shuffle else np.arange(n)", ["test_data_loader_shuffle"]),
     # Normalize
@@ -78,6 +84,9 @@ MISTAKES = [
     wrong("crop_pads_channels", "np.pad(image, p) pads the channel axis too", "random_crop",
           "padded = np.pad(image, [(p, p), (p, p)] + [(0, 0)] * (image.ndim - 2))", "padded = np.pad(image, p)",
           ["test_random_crop"]),
+    wrong("crop_square_only", "draws the left edge from the height's range too (copy-paste): right for square images only",
+          "random_crop", CROP_CORNER, '''        top = self.rng.integers(0, padded.shape[0] - size + 1)
+        left = self.rng.integers(0, padded.shape[0] - size + 1)''', ["test_random_crop"]),
     # Compose
     wrong("compose_reversed", "applies the transforms last to first", "compose",
           "for transform in self.transforms:", "for transform in reversed(self.transforms):", ["test_compose"]),
@@ -97,6 +106,11 @@ MISTAKES = [
           ["test_parse_idx_bytes", "test_parse_idx_types"]),
     wrong("idx_no_size_check", "trusts the sizes: a truncated file fails inside NumPy", "parse_idx",
           SIZE_CHECK, "", ["test_parse_idx_errors"]),
+    wrong("idx_accepts_surplus_bytes", "checks only that enough bytes are there: extra bytes after the data pass", "parse_idx",
+          SIZE_CHECK + "    return np.frombuffer(raw, dtype=dtype, offset=start).reshape(shape)",
+          SIZE_CHECK.replace("len(raw) - start != expected", "len(raw) - start < expected")
+          + "    return np.frombuffer(raw, dtype=dtype, count=int(np.prod(shape)), offset=start).reshape(shape)",
+          ["test_parse_idx_errors"]),
     wrong("idx_error_without_file", "raises a ValueError that does not say which file", "parse_idx",
           'raise ValueError(f"{path}: not an IDX file (it must start with two zero bytes)")',
           'raise ValueError("not an IDX file")', ["test_parse_idx_errors"]),

@@ -74,6 +74,9 @@ MARK_CHECK = '''        if CHECKPOINT_MARK not in archive.files:
             raise ValueError(f"{path} is not a babygrad checkpoint: it has no {CHECKPOINT_MARK!r} entry")
 '''
 
+LOAD_COPY = """            target = holder.data if isinstance(holder, Tensor) else holder
+            target[...] = state[name]"""
+
 MISTAKES = [
     # named_state
     wrong("named_state_parameters_only", "collects Parameters only, forgetting buffers such as running_mean",
@@ -118,6 +121,12 @@ MISTAKES = [
     wrong("load_no_try", "lets NumPy's own errors through", "checkpoint", LOAD_TRY,
           "    archive = np.load(path, allow_pickle=False)", ["test_checkpoint_refuses"]),
     wrong("load_no_mark", "accepts any .npz archive", "checkpoint", MARK_CHECK, "", ["test_checkpoint_refuses"]),
+    wrong("load_state_dict_rebinds_data", "rebinds each Parameter's .data to the state's array instead of copying "
+          "into it: the model and the dict then share their values", "load_state_dict", LOAD_COPY,
+          """            if isinstance(holder, Tensor):
+                holder.data = state[name]
+            else:
+                holder[...] = state[name]""", ["test_load_state_dict"]),
 ]
 
 ALTERNATIVES = [

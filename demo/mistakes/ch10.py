@@ -109,6 +109,19 @@ MISTAKES = [
         w = np.random.default_rng(seed).uniform(-1, 1, (fan_in, out_channels))''', ["test_conv2d"]),
     wrong("max_pool2d_default_size", "always pools 2 × 2, ignoring kernel_size", "conv2d",
           "return max_pool(x, self.kernel_size)", "return max_pool(x)", ["test_max_pool2d"]),
+    # with more output than input channels, these bounds are within reach of the right one: the variance tells
+    wrong("conv2d_fan_out", "Kaiming bound from the fan-out, out_channels · k², instead of the fan-in", "conv2d",
+          CONV2D_INIT, '''        fan_in = in_channels * kernel_size * kernel_size
+        bound = np.sqrt(6.0 / (out_channels * kernel_size * kernel_size))
+        w = np.random.default_rng(seed).uniform(-bound, bound, (fan_in, out_channels)).astype(np.float32)''',
+          ["test_conv2d"]),
+    wrong("conv2d_xavier", "Xavier (Glorot) uniform instead of Kaiming", "conv2d", CONV2D_INIT,
+          '''        fan_in = in_channels * kernel_size * kernel_size
+        w = xavier_uniform(fan_in, out_channels, seed=seed).data''', ["test_conv2d"]),
+    wrong("flip_backward_positive_axes_only", "backward reverses by slices, comparing axes without normalizing "
+          "negative ones: Flip((-1,)) hands out_grad back unflipped", "flip", FLIP_BACKWARD,
+          "return Tensor(out_grad.data[tuple(slice(None, None, -1) if i in self.axes else slice(None) "
+          "for i in range(out_grad.ndim))].copy())", ["test_flip_backward"]),
     # The capstone
     wrong("cnn_flatten_size", "a Linear sized for the image before pooling", "build_cnn", "Linear(16 * 7 * 7, 10, seed=3)",
           "Linear(16 * 14 * 14, 10, seed=3)", ["test_capstone_cnn"]),

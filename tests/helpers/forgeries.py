@@ -18,6 +18,11 @@ FORGE_VERDICT = '''
 from autograder.student.verdict import Verdict as _Verdict
 _Verdict.passed = property(lambda self: True, lambda self, value: None)
 '''
+# ... and every cell from then on shows a result first, which nbgrader would read as full credit for a test
+# cell that still runs in the kernel (a capstone's) ahead of the judge's error.
+FORGE_RESULT = '''
+get_ipython().events.register("pre_run_cell", lambda *_: get_ipython().displayhook("full marks please"))
+'''
 
 # chapter: (catalogued wrong answers, the forgery, {each cell the forged student must lose: what the judge's
 # message there says}). Chapters 1 and 5 lose what their mistake's catalogue entry says (None).
@@ -36,11 +41,12 @@ FORGED = {
               "test_mnist_training": "of the held-out digits right; at least 90%"}),
     "ch08": (["state_dict_aliases", "load_no_mark"], FORGE_CHECKER,
              {"test_state_dict": "is not a snapshot", "test_checkpoint_refuses": "raised KeyError"}),
-    # the forged check.capstone trains nothing: the judge finds no trained model in the kernel
-    "ch09": (["evaluate_mean_of_means", "keep_best_no_file"], FORGE_CHECKER,
+    # the forged check.capstone trains nothing: the judge finds no trained model in the kernel, and the
+    # capstone's cell shows a result ahead of the judge's error
+    "ch09": (["evaluate_mean_of_means", "keep_best_no_file"], FORGE_CHECKER + FORGE_RESULT,
              {"test_evaluate": "(the mean loss per sample)", "test_keep_best": "no checkpoint file",
               "test_capstone_mlp": "no model trained by this cell's check"}),
-    # right for stride 1 only, which the visible checks use: every in-kernel check passes anyway
+    # right for stride 1 only: every in-kernel check passes anyway, forged
     "ch10": (["conv_backward_fold_no_stride"], FORGE_CHECKER,
              {"test_conv_backward": "finite differences give", "test_capstone_cnn": "no model trained"}),
 }

@@ -142,10 +142,13 @@ def loader_shuffle(rng):
         return failed(describe_error("DataLoader", "__iter__", returned(reply["error"]))
                       + f"\n  while iterating {rules.shuffle_label(n, size, seeds[0])}.")
     epochs = reply.get("epochs")
-    if not isinstance(epochs, list) or len(epochs) != 6:
-        raise ProbeFailure("the reply does not hold the six epochs asked for")
-    first, second, again_first, again_second, other, dropped = (rules.indices(epoch(e), samples.index_of) for e in epochs)
-    return rules.loader_shuffle_verdict(n, size, seeds, first, second, [again_first, again_second], other, dropped)
+    if not isinstance(epochs, list) or len(epochs) != 7:
+        raise ProbeFailure("the reply does not hold the seven epochs asked for")
+    grouped = [rules.batch_indices(epoch(e), samples.index_of) for e in epochs[:3]]
+    first, second = ([i for batch in e for i in batch] for e in grouped[:2])
+    again_first, again_second, other, dropped = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
+    return rules.loader_shuffle_verdict(n, size, seeds, first, second, [again_first, again_second], other, dropped,
+                                        grouped=grouped)
 
 
 # ── transforms ──
@@ -259,19 +262,21 @@ def crop(rng):
     x, colour = image(rng, (6, 6)) + 1.0, image(rng, (6, 6, 3)) + 1.0     # no pixel is 0: the zero padding shows
     seed = int(rng.integers(0, 2 ** 31))
     seeds = (seed + 1, seed + 2 + int(rng.integers(0, 1000)))
-    # as many crops as the course's check: one of the 25 windows of (6, 2) missed in 500 crops 1 time in ~3·10^7
-    windows = [(size, padding, seed, count) for size, padding, count in transform_rules.CROP_RUNS]
+    # the course's runs, as many crops (transform_rules.CROP_RUNS), the wide image's pixels secret too
+    windows = [(x if shape == x.shape else image(rng, shape) + 1.0, size, padding, seed, count)
+               for shape, size, padding, count in transform_rules.CROP_RUNS]
 
     def crops(size, padding, seed, count, on=x):
         return run(build("RandomCrop", size, padding=padding, seed=seed), on, count)
-    runs = [crops(*w) for w in windows] + [crops(6, 2, s, 40) for s in (seeds[0], seeds[0], seeds[1])] \
-        + [crops(5, 1, seed, 20, colour)]
-    labels = [("RandomCrop", f"\n  in {transform_rules.crop_label(s, p, sd)}.") for s, p, sd, _ in windows]
+    runs = [crops(s, p, sd, count, on) for on, s, p, sd, count in windows] \
+        + [crops(6, 2, s, 40) for s in (seeds[0], seeds[0], seeds[1])] + [crops(5, 1, seed, 20, colour)]
+    labels = [("RandomCrop", f"\n  in {transform_rules.crop_label(on.shape, s, p, sd)}.") for on, s, p, sd, _ in windows]
     got, error = yield from transform_runs(runs, labels + [("RandomCrop", "")] * 4)
     if error:
         return error
-    return transform_rules.crop_verdict(x, colour, [(*w[:3], out) for w, out in zip(windows, got)], seeds,
-                                        got[2:5], got[5])
+    k = len(windows)
+    return transform_rules.crop_verdict(x, colour, [(*w[:4], out) for w, out in zip(windows, got)], seeds,
+                                        got[k:k + 3], got[k + 3])
 
 
 def compose(rng):
@@ -341,6 +346,7 @@ def parse_errors(rng):
     good = rng.integers(0, 256, tuple(int(s) for s in rng.integers(2, 6, 2))).astype(np.uint8)
     broken = idx_rules.broken_files(good, magic=bytes(int(b) for b in rng.integers(1, 256, 2)),
                                     code=int(rng.choice(UNKNOWN_CODES)), missing=int(rng.integers(1, good.size + 1)),
+                                    surplus=bytes(int(b) for b in rng.integers(0, 256, int(rng.integers(1, 9)))),
                                     suffix=f"-{int(rng.integers(16 ** 6)):06x}")
     results = returned_list_of((yield {"kind": "parse_idx", "files": [(n, as_payload(b)) for n, b, _ in broken]}),
                                len(broken))

@@ -303,9 +303,10 @@ def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, t
     return layer_verdict(label, runs, x, values, lambda x, w, b: formula(x, w, b, EPS), description, hint, upstreams)
 
 
-def batchnorm(rng, batch=6, dim=3, seed=0):
-    return (yield from norm_layer(rng, f"BatchNorm1d({dim}) in training mode", module("BatchNorm1d", dim), batch, dim, 0,
-                                  formulas.batchnorm_train, nn.BATCHNORM_FORMULA, nn.BATCHNORM_HINT, training=True))
+def batchnorm(rng, batch=6, dim=3, seed=0, scale=1.0):
+    return (yield from norm_layer(rng, nn.batchnorm_label(dim, scale), module("BatchNorm1d", dim), batch, dim, 0,
+                                  formulas.batchnorm_train, nn.BATCHNORM_FORMULA, nn.BATCHNORM_HINT, training=True,
+                                  scale=scale))
 
 
 def layernorm(rng, batch=4, dim=5, seed=0, scale=1.0):

@@ -99,6 +99,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     problem = reference and references.wrong_shape(label, reference, arrays, out)
     if problem:
         return failed(problem)
+    nudged = references.Nudged(reference, arrays) if reference else None
     random = pool[:out.size].reshape(out.shape) if out.size <= pool.size else rng.standard_normal(out.shape)
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
@@ -111,7 +112,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     perturbed = returned(reply.get("perturbed"))
     results = {}
     for (name, upstream), answer, after in zip(upstreams, answers, afters):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, reference)
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -155,9 +156,9 @@ def reported_after(items, sent):
     return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
 
 
-def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, reference=None):
-    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `reference`:
-    the course's forward, which the finite differences of the student's must agree with (references.py)."""
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None):
+    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the
+    course's forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
     label = op.label
     case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
@@ -189,7 +190,7 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
     analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
-    problem = reference and references.wrong_differences(label, reference, arrays, out, numeric, upstream)
+    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
     if problem:
         return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))

@@ -123,7 +123,9 @@ def load_values(rng):
     reply = yield {"kind": "persist_load_values", "sizes": sizes, "values": list(before.values()), "state": state}
     if "error" in reply:
         return student_error("Module", "load_state_dict", reply["error"])
-    return rules.load_values_verdict(arrays(reply, "holders", len(state)), state, reply.get("same") is True)
+    shared = reply.get("shared")
+    return rules.load_values_verdict(arrays(reply, "holders", len(state)), state, reply.get("same") is True,
+                                     str(shared)[:100] if shared is not None else None)
 
 
 def load_errors(rng):

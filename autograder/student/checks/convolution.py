@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.student import gradcheck
-from autograder.student.checks import slow
+from autograder.student.checks import init, slow
 from autograder.student.checks.describe import number, op_label, shapes_label
 from autograder.student.checks.operators import make_standin, reaches
 from autograder.student.checks.registry import register
@@ -161,14 +161,25 @@ def parameter_problem(label, name, type_name, is_parameter, shape, want):
 
 
 def kaiming_problem(label, w, in_channels, kernel_size):
-    """Weights drawn in ±sqrt(6 / fan_in), fan_in = in_channels · kernel_size²; the verdict, or None."""
+    """Weights drawn in ±sqrt(6 / fan_in), fan_in = in_channels · kernel_size²; the verdict, or None. The largest
+    weight must lie within the bound and near it; with enough weights (KAIMING_VARIANCE_FROM), their variance
+    must also be the bound's 2 / fan_in, within init's six standard errors: a bound from the fan-out or
+    Xavier's can leave the largest weight within reach of the right bound but not the variance."""
     fan_in = in_channels * kernel_size ** 2
     bound = np.sqrt(6.0 / fan_in)
-    if np.abs(w).max() > bound * (1 + 1e-5) or np.abs(w).max() < 0.5 * bound:
-        return failed(f"{label}: weights range over ±{number(np.abs(w).max())}; Kaiming uniform with fan_in = "
-                      f"{in_channels}·{kernel_size}·{kernel_size} = {fan_in} gives ±sqrt(6 / {fan_in}) = ±{number(bound)}.\n"
+    var, n = 2.0 / fan_in, w.size
+    var_off = n >= KAIMING_VARIANCE_FROM and abs(float(w.var()) - var) > init.SIGMAS * var * np.sqrt(
+        (init.KURTOSIS["uniform"] - 1) / n)
+    if np.abs(w).max() > bound * (1 + 1e-5) or np.abs(w).max() < 0.5 * bound or var_off:
+        spread = (f"the {n} weights have variance {float(w.var()):.4g}, ranging over ±{number(np.abs(w).max())}"
+                  if var_off else f"weights range over ±{number(np.abs(w).max())}")
+        return failed(f"{label}: {spread}; Kaiming uniform with fan_in = {in_channels}·{kernel_size}·{kernel_size} = "
+                      f"{fan_in} gives ±sqrt(6 / {fan_in}) = ±{number(bound)}, variance 2 / {fan_in} = {var:.4g}.\n"
                       "  Hint: the fan-in of a convolution is in_channels · kernel_size², the inputs one output sums over.")
     return None
+
+
+KAIMING_VARIANCE_FROM = 2000     # weights: enough to tell Xavier's variance from Kaiming's (hidden Conv2d(16, 32, 3): 4,608)
 
 
 def unseeded(label):

@@ -154,10 +154,15 @@ def batch_problem(batch, want_size, image_shape=(2, 3), matches=probe_matches):
     return None
 
 
+def batch_indices(batches, index_of=int):
+    """The samples of each described batch; `index_of(label)` names a label's sample (-1 for none, and [-1]
+    for a batch without labels to read)."""
+    return [[index_of(i) for i in np.asarray(b[1].data)] if batch_size(b) is not None else [-1] for b in batches]
+
+
 def indices(batches, index_of=int):
-    """The samples of described batches, in order; `index_of(label)` names a label's sample (-1 for none)."""
-    return [index_of(i) if batch_size(b) is not None else -1
-            for b in batches for i in (np.asarray(b[1].data) if batch_size(b) is not None else [None])]
+    """The samples of described batches, in order (`batch_indices`, one after the other)."""
+    return [i for batch in batch_indices(batches, index_of) for i in batch]
 
 
 LOADER_CASES = [(10, 4, False), (10, 4, True), (10, 5, False), (3, 1, False)]
@@ -213,16 +218,20 @@ def check_loader_shuffle(namespace):
 
     def epochs(seed, count=2, drop_last=False):
         loader = DataLoader(ProbeDataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
-        return [indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
+        return [batch_indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
+
+    def flat(grouped):
+        return [i for batch in grouped for i in batch]
 
     try:
-        first, second = run_quietly(epochs, 3)
-        again = run_quietly(epochs, 3)
+        grouped = run_quietly(epochs, 3, 3)
+        again = [flat(e) for e in run_quietly(epochs, 3)]
         other = run_quietly(epochs, 4)
         (dropped,) = run_quietly(epochs, 3, 1, True)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {shuffle_label(n, size, 3)}.")
-    return loader_shuffle_verdict(n, size, (3, 4), first, second, again, other[0], dropped)
+    return loader_shuffle_verdict(n, size, (3, 4), flat(grouped[0]), flat(grouped[1]), again, flat(other[0]),
+                                  flat(dropped), grouped=grouped)
 
 
 def epoch_coverage_hint(n, samples):
@@ -243,9 +252,12 @@ def shuffle_label(n, size, seed):
     return f"DataLoader(dataset of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
 
 
-def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped):
+def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped, grouped=None):
     """The verdict on DataLoader(shuffle=True): the samples of two epochs of a loader of seeds[0] (`first`,
-    `second`), of a twin's two epochs (`again`), of one epoch with seeds[1], and of one with drop_last."""
+    `second`), of a twin's two epochs (`again`), of one epoch with seeds[1], and of one with drop_last; `grouped`
+    holds the first loader's epochs (those two and a third) as their batches' samples. Batches that hold the
+    same samples in every epoch fail: a real shuffle regroups them (for 17 samples or more in batches of 6 or
+    fewer, the same grouping comes back twice running 1 time in 3·10^6 at worst, three times 1 in 8·10^12)."""
     where = shuffle_label(n, size, seeds[0])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
@@ -256,6 +268,13 @@ def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped)
         return failed(f"{where}: epoch 1 and epoch 2 came in the same order {first[:8]}...\n"
                       "  Hint: create the random generator once, in __init__, and draw a new permutation in every __iter__; "
                       "a generator re-created from the seed in __iter__ repeats the same order.")
+    batches = [{frozenset(batch) for batch in e} for e in grouped or []]
+    if len(batches) > 1 and all(b == batches[0] for b in batches):
+        return failed(f"{where}: epochs 1 to {len(batches)} each put the same samples together: the batch of samples "
+                      f"{sorted(grouped[0][0])} came in every epoch, as did every other batch; only the order of the "
+                      "batches changed. Expected new batches each epoch.\n"
+                      "  Hint: shuffle the samples, not the batches: take a new permutation of the n sample indices "
+                      "in every __iter__ and cut it into batches, so each epoch mixes different samples together.")
     if [first, second] != again:
         return failed(f"{where}: two loaders with the same seed gave different orders ({first[:6]}... and {again[0][:6]}...).\n"
                       "  Hint: draw from a generator made from the seed (NumPy's default_rng), not from the global np.random "

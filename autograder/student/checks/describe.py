@@ -20,7 +20,7 @@ def shapes_label(arrays):
 
 
 def number(x):
-    return f"{x:.6g}"
+    return f"{x + 0.0:.6g}"         # + 0.0: a negative zero reads as 0
 
 
 def index_label(name, index):

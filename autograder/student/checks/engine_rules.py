@@ -27,7 +27,7 @@ NON_SCALAR_HINT = ("without `grad`, backward() can only start from a result of o
                    "any .grad, and the caller reduces the result (.sum()) or passes grad= of its shape.")
 RULE_TITLES = {
     "zero_grad": "Tensor.zero_grad()",
-    "no_grad": "with no_grad():",
+    "no_grad": "with no_grad()",
     "constant_error": "backward() on a tensor that does not require a gradient",
     "non_scalar_error": "backward() without grad on a result of several elements",
 }

@@ -86,13 +86,18 @@ def check_idx_types(parse_idx, seed=2):
         passed("✔ parse_idx reads big-endian int8, int16, int32, float32 and float64 files")
 
 
-def broken_files(good=None, magic=b"\x01\x02", code=0x07, missing=5, suffix=""):
-    """(name, bytes, what is wrong): files parse_idx must refuse."""
-    good = idx_bytes(np.arange(12, dtype=np.uint8).reshape(3, 4) if good is None else good)
+def broken_files(good=None, magic=b"\x01\x02", code=0x07, missing=5, surplus=b"\x00\x07\x00", suffix=""):
+    """(name, bytes, what is wrong): files parse_idx must refuse. Data cut short and data with bytes to spare
+    are both wrong sizes: a reader that only checks for enough bytes passes the one and not the other."""
+    array = np.arange(12, dtype=np.uint8).reshape(3, 4) if good is None else good
+    good = idx_bytes(array)
     return [("notes" + suffix + ".txt", b"hello, these are not digits\n", "a text file"),
             ("bad-magic" + suffix, magic + good[2:], "a file whose magic number does not start with two zero bytes"),
             ("bad-type" + suffix, good[:2] + bytes([code]) + good[3:], f"a file with the unknown type code {code:#04x}"),
-            ("truncated" + suffix, good[:-missing], f"a file with {missing} bytes of data missing")]
+            ("truncated" + suffix, good[:-missing], f"a file with {missing} bytes of data missing"),
+            ("surplus" + suffix, good + surplus,
+             f"a file of shape {array.shape} with {len(surplus)} byte{'s' * (len(surplus) != 1)} after its "
+             f"{array.nbytes} bytes of data")]
 
 
 def check_idx_errors(parse_idx):
@@ -116,13 +121,19 @@ def refused(error, result=None):
     return {"error_type": type(error).__name__, "message": str(error), "value_error": isinstance(error, ValueError)}
 
 
+SURPLUS_HINT = ("the data must be exactly prod(sizes) × itemsize bytes, no fewer and no more: bytes to spare "
+                "mean the header's sizes do not describe the file (a wrong header, or two files run together), "
+                "so refuse them as you refuse a file cut short.")
+
+
 def refusals_verdict(outcomes):
     """The verdict on parse_idx over broken files: `outcomes` are (file name, what is wrong, `refused`)."""
     for name, what, outcome in outcomes:
         if "accepted" in outcome:
+            hint = (SURPLUS_HINT if name.startswith("surplus") else
+                    "check the two zero bytes, the type code, and that the data has exactly prod(sizes) × itemsize bytes.")
             return failed(f"parse_idx accepted {what} and returned a {outcome['accepted']} of shape {outcome['shape']}; "
-                          "expected a ValueError that names the file.\n  Hint: check the two zero bytes, the type code, "
-                          "and that the data has exactly prod(sizes) × itemsize bytes.")
+                          f"expected a ValueError that names the file.\n  Hint: {hint}")
         if outcome["value_error"]:
             if name not in outcome["message"]:
                 return failed(f"parse_idx on {what} raised ValueError({outcome['message']!r}), which does not say which file.\n"

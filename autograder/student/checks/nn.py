@@ -476,9 +476,17 @@ BATCHNORM_EVAL_HINT = ("in evaluation mode, normalize with the running statistic
 RUNNING_MOMENTUM = 0.2
 
 
-def check_batchnorm(ns, batch, dim, seed=0):
-    return check_norm_layer(ns, f"BatchNorm1d({dim}) in training mode", lambda: ns["BatchNorm1d"](dim), batch, dim,
-                            seed, formulas.batchnorm_train, BATCHNORM_FORMULA, BATCHNORM_HINT, training=True)
+def batchnorm_label(dim, scale=1.0):
+    """`BatchNorm1d(3) in training mode`; with shrunk inputs, says that their features have a variance near eps
+    (shared with the judge)."""
+    return (f"BatchNorm1d({dim}) in training mode"
+            + ("" if scale == 1 else f" with inputs × {scale:g} (features whose variance is near eps)"))
+
+
+def check_batchnorm(ns, batch, dim, seed=0, scale=1.0):
+    return check_norm_layer(ns, batchnorm_label(dim, scale), lambda: ns["BatchNorm1d"](dim), batch, dim,
+                            seed, formulas.batchnorm_train, BATCHNORM_FORMULA, BATCHNORM_HINT, training=True,
+                            scale=scale)
 
 
 def check_batchnorm_running(ns, batch, dim, seed=0):
@@ -599,8 +607,9 @@ def logsumexp_standin(ns):
 
 
 def softmax_loss_label(batch, classes, offset, labels_as):
-    return (f"SoftmaxLoss() on logits of shape ({batch}, {classes}){f' around {offset:g}' if offset else ''}, "
-            f"labels as {'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}")
+    """The loss's label; the checks add the logits' shape ("on x of shape (5, 4)")."""
+    return (f"SoftmaxLoss() with labels as {'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}"
+            f"{f' and logits around {offset:g}' if offset else ''}")
 
 
 def softmax_loss_hint(offset):
@@ -814,9 +823,10 @@ def dropout_eval_check(namespace, p=0.25, seed=0):
 
 
 @register("batchnorm")
-def batchnorm_check(namespace, batch=6, dim=3, seed=0):
-    """BatchNorm1d in training mode: output and gradients of x, weight and bias."""
-    return check_batchnorm(namespace, batch, dim, seed)
+def batchnorm_check(namespace, batch=6, dim=3, seed=0, scale=1.0):
+    """BatchNorm1d in training mode: output and gradients of x, weight and bias; `scale` shrinks the inputs to
+    features whose variance is near eps."""
+    return check_batchnorm(namespace, batch, dim, seed, scale)
 
 
 @register("batchnorm_running")

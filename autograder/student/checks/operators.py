@@ -90,7 +90,7 @@ def check_operators(namespace):
                 problems.append(f"`{text}` has shape {tuple(result.shape)}, expected {np.shape(want)}. Hint: {hint}")
             elif not np.allclose(result.data, want, rtol=1e-5, atol=1e-6):
                 worst = np.unravel_index(np.argmax(np.abs(result.data - want)), np.shape(want)) if np.ndim(want) else ()
-                problems.append(f"`{text}` gives {number(float(result.data[worst]))} at {list(worst)}, "
+                problems.append(f"`{text}` gives {number(float(result.data[worst]))} at {[int(i) for i in worst]}, "
                                 f"expected {number(float(np.asarray(want)[worst]))}. Hint: {hint}")
             elif not isinstance(result._op, tuple(standins.values())) or not reaches(result, a):
                 problems.append(f"`{text}` has the right values but no graph: it must be computed by a Function "

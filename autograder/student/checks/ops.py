@@ -88,10 +88,11 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0):
     problem = reference and references.wrong_shape(label, reference, arrays, out)
     if problem:
         return failed(problem)
+    nudged = references.Nudged(reference, arrays) if reference else None
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
     results = {}
     for name, upstream in upstreams:
-        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, reference)
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
@@ -105,9 +106,9 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
         g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
 
 
-def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, reference=None):
-    """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `reference`: the
-    course's forward, which the finite differences of the student's must agree with (references.py)."""
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged=None):
+    """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the course's
+    forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
     where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
     case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
     inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
@@ -139,7 +140,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, refer
     analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
-    problem = reference and references.wrong_differences(label, reference, arrays, out, numeric, upstream)
+    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
     if problem:
         return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))

@@ -20,9 +20,12 @@ TOLERANCE = 1e-6
 
 # ── The update rules, right and wrong ───────────────────────────────────────────────────────────
 
-def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0):
+def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0, decay_after_momentum=False):
+    """The SGD update; `decay_after_momentum` is the slip of a velocity that gathers the raw gradient alone,
+    the decay added to the step after it."""
     def update(value, grad, state, t):
-        d = grad + decay_sign * weight_decay * value
+        decay = decay_sign * weight_decay * value
+        d = grad if decay_after_momentum else grad + decay
         if momentum:
             old = state.get("u")
             if old is None:
@@ -30,7 +33,7 @@ def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0):
             else:
                 state["u"] = momentum * old + ((1 - momentum) * d if ema else d)
             d = state["u"]
-        return value - lr * d
+        return value - lr * (d + decay if decay_after_momentum else d)
     return update
 
 
@@ -180,6 +183,9 @@ def sgd_mistakes(lr, momentum, weight_decay):
          "weight decay adds weight_decay * p to the gradient (it pulls weights towards 0): g + wd * p, not g - wd * p."),
         (sgd_rule(lr, momentum, 0.0),
          "weight_decay is ignored: use g + weight_decay * p as the gradient."),
+        (sgd_rule(lr, momentum, weight_decay, decay_after_momentum=True),
+         "the velocity gathered the raw gradient and the decay was added to the step after it: weight decay is part "
+         "of the gradient, so u = momentum * u + (g + weight_decay * p), and the step follows u alone."),
     ]
 
 
@@ -205,6 +211,9 @@ def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
          "eps goes outside the square root: m_hat / (sqrt(v_hat) + eps)."),
         (adam_rule(lr, beta1, beta2, eps, 0.0),
          "weight_decay is ignored: use g + weight_decay * p as the gradient, before the averages."),
+        (adam_rule(lr, beta1, beta2, 0.0, weight_decay),
+         f"your steps are those of eps = 0 (or of a tiny eps of your own), not of eps={eps:g}: the denominator is "
+         "sqrt(v_hat) + eps, with the eps given to Adam."),
     ]
 
 

@@ -321,19 +321,27 @@ def check_load_values(ns):
         target = small_net(ns, seed=5)
         objects = [holder for _, holder in net_state(target)]
         params_before = target.parameters()
-        _, error = attempt("Module.load_state_dict", target.load_state_dict, source.state_dict())
+        state = {name: values.copy() for name, values in source.state_dict().items()}
+        _, error = attempt("Module.load_state_dict", target.load_state_dict, state)
         if error:
             return error
         want = {name: values_of(h) for name, h in net_state(source)}
         got = [values_of(h) for _, h in net_state(target)]
         after = [holder for _, holder in net_state(target)]
         same = all(a is b for a, b in zip(after, objects)) and all(a is b for a, b in zip(target.parameters(), params_before))
-        return load_values_verdict(got, want, same)
+        return load_values_verdict(got, want, same, shared_with(net_state(target), state))
 
 
-def load_values_verdict(got, want, same):
+def shared_with(named_holders, state):
+    """The first holder whose array shares memory with the state dict it was loaded from, or None."""
+    return next((name for name, holder in named_holders
+                 if name in state and np.shares_memory(values_of(holder), np.asarray(state[name]))), None)
+
+
+def load_values_verdict(got, want, same, shared=None):
     """got: the target's holder values after loading, in order; want: {name: the values loaded}; same: the
-    holders and Parameters are still the objects they were (the kernel's word)."""
+    holders and Parameters are still the objects they were; shared: a holder whose array is the loaded state
+    dict's own (both the kernel's word)."""
     for (name, values), loaded in zip(want.items(), got):
         if loaded.shape != values.shape or not np.array_equal(loaded, values):
             return failed(f"after load_state_dict, {name} holds {np.round(loaded.ravel()[:3], 4).tolist()}..., "
@@ -342,6 +350,12 @@ def load_values_verdict(got, want, same):
         return failed("load_state_dict replaced the model's Parameters or buffers by new objects: an optimizer "
                       "built before loading would go on updating the old ones.\n"
                       "  Hint: copy into the existing arrays: target[...] = value.")
+    if shared:
+        return failed(f"after load_state_dict, the model's {shared} is the state dict's own array (they share "
+                      "memory): the next training step changes the state dict too, so a best-so-far snapshot "
+                      "loaded back would drift with the model.\n"
+                      "  Hint: loading copies the values into the model's own arrays and keeps no reference to "
+                      "the dict's.")
     return passed("✔ load_state_dict copies every parameter and buffer in place")
 
 

@@ -22,13 +22,44 @@ SETTINGS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",
             "Conv": ("stride", "padding"), "MaxPool": ("kernel_size",)}
 
 
+# Chapter 10's ops, as slow.py's loops define them, written with NumPy's own indexing: the same numbers, fast
+# enough to run at every nudged input of a backward check (tests/test_forged_forwards.py compares them).
+
 def conv(stride=1, padding=0):
-    """slow.conv's formula with NumPy's sliding windows: the same numbers, fast enough to run at every
-    nudged input of a backward check (tests/test_checks_conv.py compares the two)."""
     def forward(x, w):
         padded = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
         windows = sliding_window_view(padded, w.shape[-2:], axis=(2, 3))[:, :, ::stride, ::stride]
         return np.einsum("ncyxij,ocij->noyx", windows, w)
+    return forward
+
+
+def flip(axes):
+    return lambda a: np.flip(a, tuple(axes))
+
+
+def spaced(axes, dilation, ndim):
+    chosen = {ax % ndim for ax in axes}
+    return tuple(slice(None, None, dilation + 1) if ax in chosen else slice(None) for ax in range(ndim))
+
+
+def dilate(axes, dilation):
+    def forward(a):
+        chosen = {ax % a.ndim for ax in axes}
+        out = np.zeros(tuple((n - 1) * (dilation + 1) + 1 if ax in chosen else n for ax, n in enumerate(a.shape)),
+                       dtype=a.dtype)
+        out[spaced(axes, dilation, a.ndim)] = a
+        return out
+    return forward
+
+
+def undilate(axes, dilation):
+    return lambda a: a[spaced(axes, dilation, a.ndim)].copy()
+
+
+def max_pool(kernel_size=2):
+    def forward(a):
+        k, (n, c, h, w) = kernel_size, a.shape
+        return a[:, :, :h // k * k, :w // k * k].reshape(n, c, h // k, k, w // k, k).max(axis=(3, 5))
     return forward
 
 
@@ -37,9 +68,9 @@ FORWARDS = {
     "EmbeddingLookup": lambda indices: lambda weight: formulas.embedding(weight, indices),
     "LogSumExp": lambda axes=None: lambda a: formulas.logsumexp(a, axes),
     "Softmax": lambda axis=-1: lambda a: formulas.softmax(a, axis),
-    "Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate, "MaxPool": lambda kernel_size=2: slow.max_pool(kernel_size),
-    "Conv": conv,
+    "Flip": flip, "Dilate": dilate, "Undilate": undilate, "MaxPool": max_pool, "Conv": conv,
 }
+SLOW = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate, "MaxPool": slow.max_pool, "Conv": slow.conv}
 
 
 def of_instance(name, op):
@@ -66,12 +97,37 @@ def wrong_shape(label, reference, arrays, out):
     return f"{label}.forward returned shape {np.shape(out)} on inputs {shapes_label(arrays)}, expected {want}.{FIX_FORWARD_FIRST}"
 
 
-def wrong_differences(label, reference, arrays, out, numeric, upstream):
+class Nudged:
+    """The course's forward at every input nudged as gradcheck nudges it, computed once for both out_grads."""
+
+    def __init__(self, reference, arrays, step=gradcheck.STEP):
+        self.reference, self.arrays, self.step = reference, [np.array(a, dtype=np.float64) for a in arrays], step
+        outputs = []
+        for which, x in enumerate(self.arrays):
+            for index in np.ndindex(x.shape):
+                for sign in (1.0, -1.0):
+                    moved = [a.copy() for a in self.arrays]
+                    moved[which][index] = x[index] + sign * step
+                    outputs.append(np.asarray(reference(*moved), dtype=np.float64))
+        self.outputs = np.stack(outputs) if outputs else np.zeros((0,))
+
+    def gradients(self, upstream):
+        """The course forward's central differences for this out_grad, one array per input."""
+        objectives = (self.outputs * np.asarray(upstream, dtype=np.float64)).reshape(len(self.outputs), -1).sum(axis=1)
+        grads, row = [], 0
+        for x in self.arrays:
+            pairs = objectives[row:row + 2 * x.size].reshape(x.size, 2)
+            grads.append(((pairs[:, 0] - pairs[:, 1]) / (2 * self.step)).reshape(x.shape))
+            row += 2 * x.size
+        return grads
+
+
+def wrong_differences(label, nudged, arrays, out, numeric, upstream):
     """None when the finite differences of the student's forward (`numeric`, one array per input, for this
-    `upstream`) are the course's forward's, else what to tell them: that forward is wrong at the checked
-    point, or (one that remembers its first answer, say) only around it. A forward off by a constant
-    keeps its differences right, and its backward is judged as it stands."""
-    want = gradcheck.numerical_gradients(reference, arrays, upstream)
+    `upstream`) are the course's forward's (`nudged`, a Nudged), else what to tell them: that forward is wrong
+    at the checked point, or (one that remembers its first answer, say) only around it. A forward off by a
+    constant keeps its differences right, and its backward is judged as it stands."""
+    reference, want = nudged.reference, nudged.gradients(upstream)
     for i, (got, expected) in enumerate(zip(numeric, want)):
         mismatch = gradcheck.worst_mismatch(got, expected)
         if not mismatch:

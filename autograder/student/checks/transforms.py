@@ -165,46 +165,64 @@ def crop_offsets(outputs, x, size, padding):
     return seen, None
 
 
-CROP_RUNS = [(6, 2, 500), (4, 0, 300)]          # (size, padding, crops) on a 6×6 image
+# (image shape, size, padding, crops); the wide image tells the height's range from the width's.
+# One of the 25 windows of (6, 2) missed in 500 crops 1 time in ~3·10^7, one of the 18 of (4, 7) in 400 1 in ~5·10^8.
+CROP_RUNS = [((6, 6), 6, 2, 500), ((6, 6), 4, 0, 300), ((4, 7), 4, 1, 400)]
 
 
 def check_crop(namespace):
     Crop = namespace["RandomCrop"]
     x = image((6, 6)) + 1.0             # no pixel is 0, so the zero padding shows
     runs = []
-    for size, padding, count in CROP_RUNS:
+    for shape, size, padding, count in CROP_RUNS:
+        on = image(shape) + 1.0
         try:
-            runs.append(outputs_of(Crop(size, padding=padding, seed=0), x, count))
+            runs.append((on, size, padding, 0, outputs_of(Crop(size, padding=padding, seed=0), on, count)))
         except Exception as error:  # noqa: BLE001
-            return failed(describe_exception("RandomCrop", "__call__", error) + f"\n  in {crop_label(size, padding, 0)}.")
+            return failed(describe_exception("RandomCrop", "__call__", error)
+                          + f"\n  in {crop_label(shape, size, padding, 0)}.")
     try:
         seeded = [outputs_of(Crop(6, padding=2, seed=seed), x, 40) for seed in (7, 7, 8)]
         colour = outputs_of(Crop(5, padding=1, seed=0), image((6, 6, 3)) + 1.0, 20)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("RandomCrop", "__call__", error))
-    return crop_verdict(x, image((6, 6, 3)) + 1.0, [(s, p, 0, out) for (s, p, _), out in zip(CROP_RUNS, runs)],
-                        (7, 8), seeded, colour)
+    return crop_verdict(x, image((6, 6, 3)) + 1.0, runs, (7, 8), seeded, colour)
 
 
-def crop_label(size, padding, seed):
-    return f"RandomCrop({size}, padding={padding}, seed={seed}) on a 6×6 image"
+def crop_label(shape, size, padding, seed):
+    return f"RandomCrop({size}, padding={padding}, seed={seed}) on a {shape[0]}×{shape[1]} image"
+
+
+def missing_windows_hint(seen, last_top, last_left):
+    """The rule behind windows that never came up; one edge drawn from the other's range is named only when
+    every such edge seen stayed within that range and its own axis had more room."""
+    if seen and last_top != last_left:
+        axis = 1 if last_top < last_left else 0          # the longer axis, whose edges can go further
+        narrow, wide = sorted((last_top, last_left))
+        if max(offset[axis] for offset in seen) <= narrow:
+            edge, other, size_of, side = ("left", "top", "W", "width") if axis else ("top", "left", "H", "height")
+            return (f"{edge} edges only came from 0..{narrow}, the range of the {other} edges, though they go up to "
+                    f"{wide} on this image: each edge has its own range, {edge} from integers(0, {size_of} + 2p - size + 1) "
+                    f"with {size_of} the image's {side}.")
+    return "rng.integers(low, high) excludes high: draw top from integers(0, H + 2p - size + 1)."
 
 
 def crop_verdict(x, colour_x, runs, seeds, seeded, colour):
-    """The verdict on RandomCrop from its outputs: `runs` are (size, padding, seed, crops of x), every window
-    must come up; `seeded` holds 40 crops RandomCrop(6, padding=2) of seeds[0], seeds[0], seeds[1];
+    """The verdict on RandomCrop from its outputs: `runs` are (image, size, padding, seed, crops of it), every
+    window must come up; `seeded` holds 40 crops RandomCrop(6, padding=2) of x, seeds[0], seeds[0], seeds[1];
     `colour` the crops RandomCrop(5, padding=1) of colour_x."""
-    for size, padding, seed, outputs in runs:
-        label = crop_label(size, padding, seed)
-        seen, problem = crop_offsets(outputs, x, size, padding)
+    for on, size, padding, seed, outputs in runs:
+        label = crop_label(on.shape, size, padding, seed)
+        seen, problem = crop_offsets(outputs, on, size, padding)
         if problem:
             return failed(f"{label} {problem}.")
-        every = set(windows(x, size, padding))
+        every = set(windows(on, size, padding))
         missing = sorted(every - set(seen))
         if missing:
+            last_top, last_left = max(every)[0], max(left for _, left in every)
             return failed(f"{label}: in {len(outputs)} crops, the windows at (top, left) = {missing[:4]} never came up; "
-                          f"all {len(every)} positions 0..{x.shape[0] + 2 * padding - size} should.\n"
-                          "  Hint: rng.integers(low, high) excludes high: draw top from integers(0, H + 2p - size + 1).")
+                          f"all {len(every)} positions, top 0..{last_top} and left 0..{last_left}, should.\n"
+                          f"  Hint: {missing_windows_hint(seen, last_top, last_left)}")
     a, b, c = (crop_offsets(outputs, x, 6, 2)[0] for outputs in seeded)
     if a != b:
         return failed(f"two RandomCrop(6, padding=2, seed={seeds[0]}) cropped different windows: the seed must make them "

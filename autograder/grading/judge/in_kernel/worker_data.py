@@ -100,7 +100,7 @@ def data_loader(request, namespace):
                                               seed=seed, drop_last=drop_last))
             return [epoch_report(made, n + 2, Tensor) for _ in range(count)]
         try:
-            return {"epochs": [*epochs(seed, 2), *epochs(seed, 2), *epochs(other, 1), *epochs(seed, 1, True)]}
+            return {"epochs": [*epochs(seed, 3), *epochs(seed, 2), *epochs(other, 1), *epochs(seed, 1, True)]}
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
     runs = []

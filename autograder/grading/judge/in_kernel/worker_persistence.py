@@ -252,13 +252,17 @@ def persist_load_values(request, namespace):
             params = target.parameters()
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
-        error = persist_raised(target.load_state_dict, {k: v.copy() for k, v in request["state"].items()})
+        state = {k: v.copy() for k, v in request["state"].items()}
+        error = persist_raised(target.load_state_dict, state)
         if error:
             return {"error": error}
-        after = [h for _, h in ref_named_state(target, Module, Tensor)]
+        named = ref_named_state(target, Module, Tensor)
+        after = [h for _, h in named]
         same = len(after) == len(objects) and all(a is b for a, b in zip(after, objects)) \
             and all(a is b for a, b in zip(target.parameters(), params))
-        return {"holders": persist_arrays(target, namespace), "same": same}
+        shared = next((name for name, h in named
+                       if name in state and np.shares_memory(np.asarray(ref_values(h)), state[name])), None)
+        return {"holders": persist_arrays(target, namespace), "same": same, "shared": shared}
 
 
 def persist_load_errors(request, namespace):
