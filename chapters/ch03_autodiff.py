@@ -345,8 +345,8 @@ assert verdict.passed, verdict.message
 # $h = 10^{-5}$ in float64, and two kinds of $g$: all ones, and random numbers (so a `backward` that
 # forgets to multiply by `out_grad` is caught). Your `backward`'s answer must agree element by element.
 # The differences are only as good as the `forward` they nudge, so they must first agree with those of
-# the course's own forward: a `forward` with the wrong slopes fails the `backward` check too, with a
-# message that says to fix `forward` first (its own check says how).
+# the course's own forward: a `forward` with the wrong slopes or the wrong output shape fails the
+# `backward` check too, with a message that says to fix `forward` first (its own check says how).
 #
 # **Each operation is graded on its own.** A `backward` written with Tensor operations (`out_grad * b`,
 # `1 - node`, `log(a)`, `.broadcast_to(...)`) calls other exercises. While an operation's checks run,

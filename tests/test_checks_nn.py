@@ -376,3 +376,11 @@ def test_exponentials_that_overflow_or_vanish_get_the_shift_hint(ns, check):
         assert not verdict.passed and "Subtract the maximum" in verdict.message, verdict.message
     verdict = check.forward(OneMaxForAll(1), lambda a: formulas.softmax(a, 1), shapes=[(4, 3)], domains="real")
     assert verdict.passed, "one maximum for all rows is right where nothing underflows"
+
+
+def test_a_module_that_calls_itself_gets_the_recursion_hint(ns, check, monkeypatch):
+    monkeypatch.setattr(ns["ReLU"], "forward", lambda self, x: ns["ReLU"]()(x))
+    verdict = check.activation("ReLU")
+    assert not verdict.passed and "RecursionError" in verdict.message and "forward called itself" in verdict.message, \
+        verdict.message
+    assert "forward called itself" not in check.activation("Sigmoid").message

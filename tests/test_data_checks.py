@@ -234,3 +234,18 @@ def test_an_epoch_that_is_not_a_permutation_is_told_by_what_it_shows():
     cut = [int(i) for i in order[:20]]                                                # the last batch never came
     verdict = loader_shuffle_verdict(n, 5, (3, 4), cut, order, [cut, order], order, order[:20])
     assert not verdict.passed and "none twice" in verdict.message and "drawing" not in verdict.message, verdict.message
+
+
+def test_sizes_read_little_endian_are_named():
+    import gzip as _gzip
+
+    from autograder.student.checks.idx import check_idx_bytes
+
+    def little_endian_sizes(path):
+        raw = _gzip.open(path).read() if str(path).endswith(".gz") else open(path, "rb").read()
+        ndim = raw[3]
+        sizes = struct.unpack("<" + "I" * ndim, raw[4:4 + 4 * ndim])
+        return np.frombuffer(raw[4 + 4 * ndim:], dtype=np.uint8).reshape(sizes)
+
+    verdict = check_idx_bytes(little_endian_sizes)
+    assert not verdict.passed and "read little-endian" in verdict.message, verdict.message

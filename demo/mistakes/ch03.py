@@ -163,7 +163,7 @@ MISTAKES = [
           "summation", SUMMATION, "return out_grad.broadcast_to(shape)", ["test_summation_backward"]),
     wrong("summation_forward_keepdims", "forward keeps the summed axes (keepdims=True)", "summation",
           "return a.sum(axis=self.axes)", "return a.sum(axis=self.axes, keepdims=True)",
-          ["test_summation_forward"]),
+          ["test_summation_forward", "test_summation_backward"]),
     # BroadcastTo
     wrong("broadcast_only_prepended", "sums only over prepended axes, not over stretched ones", "broadcast_to",
           "if i < prepended or (in_shape[i - prepended] == 1 and n != 1))", "if i < prepended)",

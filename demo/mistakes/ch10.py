@@ -48,7 +48,7 @@ MISTAKES = [
           "return np.flip(a, -1).copy()", ["test_flip_forward", "test_flip_backward"]),
     # Dilate
     wrong("dilate_trailing_zeros", "n · (d + 1) elements: zeros after the last one too", "dilate", DILATE_SHAPE,
-          "            shape[axis] = a.shape[axis] * step", ["test_dilate_forward"]),
+          "            shape[axis] = a.shape[axis] * step", ["test_dilate_forward", "test_dilate_backward"]),
     wrong("dilate_backward_identity", "returns out_grad in the dilated shape", "dilate", DILATE_BACKWARD,
           "return out_grad", ["test_dilate_backward"]),
     wrong("dilate_backward_dilates", "dilates out_grad again instead of undilating it", "dilate", DILATE_BACKWARD,

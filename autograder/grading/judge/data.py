@@ -304,7 +304,7 @@ def parsed(cases):
     results = returned_list_of((yield {"kind": "parse_idx", "files": files}), len(files))
     for (_, want, _, label), (got, _) in zip(cases, results):
         if got.failed:
-            return failed(idx_error(got) + f"\n  on {label}.")
+            return failed(idx_error(got) + f"\n  on {label}." + idx_rules.sizes_read_little_endian(got.message, want.shape))
         problem = idx_rules.parsed_problem(shown(got), want, label)
         if problem:
             return failed(problem)

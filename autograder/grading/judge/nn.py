@@ -128,7 +128,8 @@ def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams):
                           + f"\n  (the check gives {', '.join(values)} its own values).")
         got = returned(step.get("output"))
         if got.failed:
-            return failed(describe_error(label, "forward", got) + f"\n  while running {where}.")
+            return failed(describe_error(label, "forward", got) + f"\n  while running {where}."
+                          + nn.forward_error_hint(got.error_type))
         if got.kind != "tensor":
             return failed(f"{where}: forward returned a {got.type_name or got.kind}, expected a Tensor (build the output "
                           "with Tensor operations, so that backward can reach x and the parameters).")

@@ -1,4 +1,5 @@
 """Checks of parse_idx on small IDX files the check writes itself, good ones and broken ones."""
+import re
 import tempfile
 from pathlib import Path
 
@@ -17,12 +18,23 @@ def raised(error):
     return describe_exception("parse_idx", "", error).replace("parse_idx. ", "parse_idx ")
 
 
+def sizes_read_little_endian(text, shape):
+    """A hint when `text` (a shape, or an error such as NumPy's "cannot reshape ... into shape (83886080, ...)")
+    holds the sizes of `shape` byte-swapped, as a little-endian read of the header gives them; else ""."""
+    swapped = [int.from_bytes(int(n).to_bytes(4, "big"), "little") for n in shape]
+    found = [int(n) for n in re.findall(r"\d+", text)]
+    if any(found[i:i + len(swapped)] == swapped for i in range(len(found))) and swapped != list(shape):
+        return (f"\n  Hint: {tuple(swapped)} is the shape {tuple(shape)} with each size's 4 bytes read little-endian: "
+                "IDX stores the sizes big-endian ('>I'), most significant byte first.")
+    return ""
+
+
 def compare(parse_idx, path, want, label):
     """None when parse_idx(path) returns `want` (any byte order), else the message."""
     try:
         got = run_quietly(parse_idx, str(path))
     except Exception as error:  # noqa: BLE001
-        return raised(error) + f"\n  on {label}."
+        return raised(error) + f"\n  on {label}." + sizes_read_little_endian(str(error), want.shape)
     return parsed_problem(got if isinstance(got, np.ndarray) else type_name(got), want, label)
 
 
@@ -33,7 +45,8 @@ def parsed_problem(got, want, label):
         return f"parse_idx on {label} returned a {got}, expected a numpy array."
     if got.shape != want.shape:
         return (f"parse_idx on {label}: shape {got.shape}, expected {want.shape}.\n"
-                "  Hint: after the 4-byte magic number come ndim sizes, each a 4-byte big-endian integer ('>I').")
+                "  Hint: after the 4-byte magic number come ndim sizes, each a 4-byte big-endian integer ('>I')."
+                + sizes_read_little_endian(str(got.shape), want.shape))
     if got.dtype.kind != want.dtype.kind or got.dtype.itemsize != want.dtype.itemsize:
         return (f"parse_idx on {label}: dtype {got.dtype}, expected {want.dtype}.\n"
                 "  Hint: the third byte of the magic number is the type code: 0x08 uint8, 0x09 int8, 0x0B int16, "

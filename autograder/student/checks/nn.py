@@ -25,6 +25,16 @@ def array(value):
     return np.asarray(getattr(value, "data", value), dtype=np.float64)
 
 
+def forward_error_hint(error_type):
+    """The hint for a module's forward that raised `error_type`: endless recursion has one usual cause here.
+    Shared with the judge."""
+    if error_type != "RecursionError":
+        return ""
+    return ("\n  Hint: forward called itself without end. A module's forward that calls a module of its own class "
+            "(the ReLU module inside ReLU.forward) runs forward again, and again: compute with chapter 3's "
+            "operations, through the helper functions, instead.")
+
+
 def tensor(ns, values, requires_grad=True):
     return ns["Tensor"](np.asarray(values, dtype=np.float64), dtype=np.float64, requires_grad=requires_grad)
 
@@ -64,7 +74,8 @@ def check_layer(ns, label, forward, x_values, params, reference, formula, hint, 
         try:
             out = run_quietly(forward, x)
         except Exception as error:  # noqa: BLE001
-            return failed(describe_exception(label, "forward", error) + f"\n  while running {where}.")
+            return failed(describe_exception(label, "forward", error) + f"\n  while running {where}."
+                          + forward_error_hint(type(error).__name__))
         if not isinstance(out, Tensor):
             return failed(f"{where}: forward returned a {type_name(out)}, expected a Tensor (build the output "
                           "with Tensor operations, so that backward can reach x and the parameters).")
