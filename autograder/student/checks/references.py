@@ -13,7 +13,7 @@ from autograder.student.checks import course_ops, formulas, slow
 from autograder.student.checks.describe import INPUT_NAMES, number, shapes_label
 
 # op class name -> its settings' names, in the order its constructor takes them (as its __init__ stores
-# them, provided code in every chapter); chapter 3's scalar and shape ops are course_ops.FORWARDS'.
+# them, provided code in every chapter); the slips of a backward read them too (slips.PARAMETERS).
 SETTINGS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
             "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
             "PowerScalar": ("scalar",), "GetItem": ("index",),

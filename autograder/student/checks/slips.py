@@ -9,14 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from autograder.student.checks.references import SETTINGS
 from autograder.student.hints import rule
 
-# The constructor's parameters of the ops whose slips read them, in order: the judge knows an op only by
+# The constructor's parameters of the ops, in order (references.SETTINGS): the judge knows an op only by
 # the arguments the test cell gave it (`Transpose((1, 2, 0))`), the kernel by the instance's attributes.
-PARAMETERS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
-              "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
-              "PowerScalar": ("scalar",), "GetItem": ("index",),
-              "Softmax": ("axis",), "EmbeddingLookup": ("indices",)}
+PARAMETERS = SETTINGS
 
 # A slip matches when the student's gradient equals its prediction to float32 accuracy (the student's
 # Tensor ops may round to float32); wrong and right gradients differ by O(1) on the checked inputs.
