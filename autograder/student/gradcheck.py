@@ -50,6 +50,22 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
+def central_differences(arrays: Sequence[ArrayLike], values: ArrayLike, upstream: ArrayLike,
+                        step: float = STEP) -> list[np.ndarray]:
+    """d/dx of sum(forward * upstream) for every input x, from `values`: forward's outputs at each element of
+    each input nudged by +step then -step, stacked in that order (what the judge's probe and references.Nudged
+    collect)."""
+    values = np.asarray(values, dtype=np.float64)
+    objectives = (values * np.asarray(upstream, dtype=np.float64)).reshape(len(values), -1).sum(axis=1)
+    grads, start = [], 0
+    for a in arrays:
+        size, shape = np.size(a), np.shape(a)
+        pairs = objectives[start:start + 2 * size].reshape(size, 2)
+        grads.append(((pairs[:, 0] - pairs[:, 1]) / (2 * step)).reshape(shape))
+        start += 2 * size
+    return grads
+
+
 def numerical_gradients(forward: Callable[..., ArrayLike], arrays: Sequence[ArrayLike], upstream: ArrayLike,
                         step: float = STEP) -> list[np.ndarray]:
     """d/dx of sum(forward(*arrays) * upstream) for every input x, by central differences in float64."""

@@ -135,13 +135,7 @@ def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
     if values.shape != (2 * sum(a.size for a in arrays),) + out.shape:
         raise ProbeFailure(f"forward's outputs on perturbed inputs have shape {values.shape}, "
                            f"expected {2 * sum(a.size for a in arrays)} of shape {out.shape}")
-    objectives = (values * upstream).reshape(len(values), -1).sum(axis=1)
-    grads, start = [], 0
-    for a in arrays:
-        pairs = objectives[start:start + 2 * a.size].reshape(a.size, 2)
-        grads.append(((pairs[:, 0] - pairs[:, 1]) / (2 * step)).reshape(a.shape))
-        start += 2 * a.size
-    return grads
+    return gradcheck.central_differences(arrays, values, upstream, step)
 
 
 def reported_after(items, sent):
