@@ -105,6 +105,9 @@ KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OM
 # Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
 # catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
 JUDGED_CHAPTERS = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]
+# One notebook's cells, its judge's probes and its re-runs after kernel deaths, together: the cells not reached
+# in time score 0 and say why, so no submission holds up the class for long (chapter 10's solution takes ~10 s).
+NOTEBOOK_TIMEOUT_SECONDS = 900
 SUBMISSION_TIMEOUT_SECONDS = 1800  # parallel grading stops a submission that takes longer than this in all
 # Notebook repair (autograder/grading/repair.py): a submitted cell longer than this is not run, a stub
 # saying why takes its place. The longest cell of any solution is under 4,000 characters.
@@ -201,6 +204,7 @@ def configure_nbgrader(c) -> None:
     # (autograder/grading/judge, docs/judge.md). JudgedExecute is a SandboxedExecute; the list is
     # nbgrader's default with it in Execute's place, and it reads the c.Execute settings above.
     c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
+    c.SandboxedExecute.notebook_timeout = NOTEBOOK_TIMEOUT_SECONDS
     # A submission's USE_MY_LIBRARY switch is set back to False: each chapter is graded on the course's
     # earlier chapters (autograder/student/my_library.py).
     c.Autograde.autograde_preprocessors = [

@@ -227,12 +227,18 @@ def test_a_students_own_copy_comes_first(tmp_path, monkeypatch):
 
 def test_an_epoch_that_is_not_a_permutation_is_told_by_what_it_shows():
     from autograder.student.checks.data import loader_shuffle_verdict
-    n, order = 23, list(np.random.default_rng(0).permutation(23))
+    n, order = 23, [int(i) for i in np.random.default_rng(0).permutation(23)]
+
+    def batches(samples):
+        return [samples[i:i + 5] for i in range(0, len(samples), 5)]
+
     drawn = [int(i) for i in np.random.default_rng(1).integers(0, n, size=n)]       # indices drawn at random
-    verdict = loader_shuffle_verdict(n, 5, (3, 4), drawn, order, [drawn, order], order, order[:20])
+    verdict = loader_shuffle_verdict(n, 5, (3, 4), [batches(drawn), batches(order), batches(order[::-1])],
+                                     [drawn, order], order, order[:20])
     assert not verdict.passed and "came more than once" in verdict.message, verdict.message
-    cut = [int(i) for i in order[:20]]                                                # the last batch never came
-    verdict = loader_shuffle_verdict(n, 5, (3, 4), cut, order, [cut, order], order, order[:20])
+    cut = order[:20]                                                                  # the last batch never came
+    verdict = loader_shuffle_verdict(n, 5, (3, 4), [batches(cut), batches(order), batches(order[::-1])],
+                                     [cut, order], order, order[:20])
     assert not verdict.passed and "none twice" in verdict.message and "drawing" not in verdict.message, verdict.message
 
 

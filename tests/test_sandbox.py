@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
 
 CHAPTER, NOTEBOOK = "ch03", "autodiff.ipynb"
 POINTS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
-CELL_TIMEOUT = 10          # the endless cell costs this long; far above any chapter 3 cell
+CELL_TIMEOUT = 6           # the endless cell costs this long; several times any chapter 3 cell or probe, loaded
 MARK = "737.25"            # every process a hostile student leaves behind is `sleep 737.25`
 
 # Appended to the first solution cell (`operators`); each attempt reports how it went, and never raises.
@@ -218,11 +218,13 @@ def hidden_test_lines(source_notebook):
     return lines
 
 
-def course_with(root, students=()):
+def course_with(root, students=(), notebook_timeout=None):
     """A course folder with chapter 3 registered in a fresh gradebook, and these submissions handed in."""
     shutil.copy(ROOT / "nbgrader_config.py", root)
     config = (ROOT / "course_config.py").read_text(encoding="utf-8")
     config = re.sub(r"(?m)^CELL_TIMEOUT_SECONDS = \d+", f"CELL_TIMEOUT_SECONDS = {CELL_TIMEOUT}", config)
+    if notebook_timeout:
+        config = re.sub(r"(?m)^NOTEBOOK_TIMEOUT_SECONDS = \d+", f"NOTEBOOK_TIMEOUT_SECONDS = {notebook_timeout}", config)
     (root / "course_config.py").write_text(config, encoding="utf-8")
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
     run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
@@ -375,7 +377,7 @@ def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_c
     errors = [o for o in cell.outputs if o.output_type == "error"]
     assert [o.ename for o in errors] == [error], cell.outputs
     if error == "JudgeVerdict":
-        assert "your kernel's answer: on the judge's inputs your code ran past the cell time limit (10 s)" in errors[0].evalue
+        assert f"your kernel's answer: on the judge's inputs your code ran past the cell time limit ({CELL_TIMEOUT} s)" in errors[0].evalue
     path = graded_class["root"] / "autograded" / student / CHAPTER / NOTEBOOK
     assert path.stat().st_size < 1_000_000
 
@@ -405,6 +407,50 @@ def test_cells_that_kill_the_kernel_are_repaired_not_scored_zero(graded_class):
     killers_deaths = [line for line in graded_class["log"].splitlines()
                       if "The kernel died in cell" in line and "re-running killer's autodiff" in line]
     assert len(killers_deaths) == 3, killers_deaths
+
+
+def test_a_notebook_out_of_time_keeps_what_it_earned_and_holds_up_no_one(tmp_path):
+    """Plain `nbgrader autograde`: after the `mul` exercise, eight cells that each sleep just under the cell
+    timeout. The notebook's budget (here 16 s) stops them: the graded cells above keep their points, every
+    code cell from the one cut on scores 0 and says why, and the student graded next keeps full marks."""
+    budget, nap = 16, CELL_TIMEOUT - 2
+    dawdler = with_cells_after("mul", *[f"import time\ntime.sleep({nap})"] * 8)
+    root = course_with(tmp_path, {"dawdler": dawdler, "perfect": solved()}, notebook_timeout=budget)
+    started = time.monotonic()
+    done = run_nbgrader(root, "autograde", CHAPTER, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert time.monotonic() - started < 8 * nap, "the dawdler slept through every cell"
+    assert score(root, "perfect") == POINTS
+    cells = nbformat.read(root / "autograded" / "dawdler" / CHAPTER / NOTEBOOK, as_version=4).cells
+    stopped = [i for i, c in enumerate(cells) if any(o.get("ename") == "NotebookTimeout" for o in c.get("outputs", []))]
+    assert stopped, "no cell says the notebook ran out of time"
+    cut = stopped[0]
+    assert "time.sleep" in cells[cut].source and f"longer than {budget} s in all" in cells[cut].outputs[-1].evalue
+    assert stopped == [i for i, c in enumerate(cells) if i >= cut and c.cell_type == "code"]
+    earned = sum(c.metadata["nbgrader"]["points"] for c in cells[:cut] if c.metadata.get("nbgrader", {}).get("grade")
+                 and c.cell_type == "code")
+    assert 0 < earned < POINTS and score(root, "dawdler") == earned
+    assert "dawdler's autodiff ran out of its 16 s" in done.stdout + done.stderr
+
+
+def test_a_probe_and_the_cells_after_it_get_what_is_left_of_the_budget(tmp_path):
+    """SandboxedExecute alone: a probe gets only what is left of the notebook's time, and says so."""
+    class SlowProbe(SandboxedExecute):
+        raised = []
+
+        def after_graded_cell(self, cell, index):
+            try:
+                self.run_probe(Probe("import time\ntime.sleep(60)\n", "1"))
+            except TimeoutError as error:
+                self.raised.append(str(error))
+
+    notebook = probe_notebook()
+    notebook.cells.append(nbformat.v4.new_code_cell("y = 1"))
+    started = time.monotonic()
+    executed, _ = SlowProbe(timeout=60, notebook_timeout=3).preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
+    assert time.monotonic() - started < 30
+    assert len(SlowProbe.raised) == 1 and "longer than 3 s in all" in SlowProbe.raised[0]
+    assert [o.ename for o in executed.cells[1].outputs] == ["NotebookTimeout"]
 
 
 def test_process_limit_counts_each_sandbox_apart(tmp_path):

@@ -26,6 +26,10 @@ JUDGE_ERROR_NAME = "JudgeVerdict"
 class _BatchFailed(Exception):
     """A probe failed as a whole, or the kernel died, while the judge checked several grade cells together."""
 
+    def __init__(self, queued):
+        super().__init__(", ".join(grade_id(cell) for cell, _ in queued))
+        self.first = min(index for _, index in queued)
+
 
 def grade_id(cell):
     return cell.metadata["nbgrader"].get("grade_id", "")
@@ -122,11 +126,14 @@ class JudgedExecute(SandboxedExecute):
 
     def after_graded_run(self):
         """Let the judge decide the queued grade cells; record what it said."""
+        if self._queued and self.out_of_time():
+            self._stop_for_time(len(self.nb.cells))
+            return
         queued, self._queued = self._queued, []
         if len(queued) > 1:
             judgements = self.judge.judge_cells([grade_id(cell) for cell, _ in queued], self.run_probe)
             if judgements is None or not run_sync(self.km.is_alive)():
-                raise _BatchFailed(", ".join(grade_id(cell) for cell, _ in queued))
+                raise _BatchFailed(queued)
             for (cell, index), judgement in zip(queued, judgements):
                 self._record(cell, index, judgement)
             return
@@ -155,6 +162,9 @@ class JudgedExecute(SandboxedExecute):
         try:
             super()._run_cells(resources, skip)
         except _BatchFailed as failed:
+            if self.out_of_time():          # no time to judge them one by one: they score 0 and say why
+                self._stop_for_time(failed.first)
+                return
             # Which cell's checks failed the probe or killed the kernel is unknown, and a kernel that ran
             # past a probe's timeout may still be busy: run the notebook again in a fresh kernel, judging each
             # cell alone, so that each cell is judged, and a death repaired, exactly as without batching.
@@ -166,6 +176,13 @@ class JudgedExecute(SandboxedExecute):
             super()._run_cells(resources, skip)
         for index in sorted(self._unheard):     # never expected: a cell left out of the kernel is the judge's to grade
             self.nb.cells[index].outputs = [judge_error("the grader did not reach a verdict on this cell; tell your instructor")]
+
+    def _stop_for_time(self, first):
+        """Out of time: as SandboxedExecute's, and the grade cells still waiting for the judge score 0 too."""
+        for index in {index for _, index in self._queued} | self._unheard:
+            self.nb.cells[index].outputs = [self._error("NotebookTimeout", self._out_of_time_message())]
+        self._queued, self._unheard = [], set()
+        super()._stop_for_time(first)
 
     def _log_summary(self, resources):
         info = resources.get("nbgrader", {})

@@ -6,9 +6,15 @@ A cell that kills the kernel (os._exit, a segfault, the CPU limit) gets a `Kerne
 kernel then re-runs the notebook from the top without it, so the student keeps the points of the
 cells that do not depend on it. The instructor finds each death in nbgrader's log and in
 resources["babygrad"]["kernel_deaths"].
+
+A notebook has a time budget as well as each cell (`notebook_timeout`): cells, the judge's probes and the
+re-runs after deaths together. Without it, a notebook of many cells each just under the cell timeout holds
+up every student graded after it by hours. The cells it leaves unreached score 0 and say why.
 """
 import asyncio
 import json
+import math
+import time
 from dataclasses import dataclass
 from queue import Empty
 
@@ -30,7 +36,8 @@ OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
 PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
 DEFAULT_PROBE_SECONDS = 120     # a probe's time when Execute.timeout is None
 ALIVE_POLL_SECONDS = 1          # a probe waiting on a quiet kernel checks this often that it is still alive
-STOP_SECONDS = 10               # after a timeout's interrupt, the kernel must answer again within this, or it is killed
+STOP_SECONDS = 5                # after a timeout's interrupt, the kernel must answer again within this, or it is killed
+                                # (an interrupted cell stops within milliseconds; a kill costs only a re-run)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -83,6 +90,10 @@ class SandboxedExecute(EnvironmentExecute):
     ).tag(config=True)
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
+    notebook_timeout = Integer(None, allow_none=True, help=(
+        "Seconds one notebook's grading may take in all: its cells, the judge's probes and the re-runs after "
+        "kernel deaths (course_config.NOTEBOOK_TIMEOUT_SECONDS). A cell runs for at most what is left; the cells "
+        "not reached score 0 and say why. None: no limit.")).tag(config=True)
 
     @default("shutdown_kernel")
     def _kill_at_the_end(self):
@@ -119,14 +130,15 @@ class SandboxedExecute(EnvironmentExecute):
         msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
                                                     stop_on_error=False, user_expressions={"probe": probe.call}))
         loop = asyncio.get_running_loop()
-        seconds = self.timeout or DEFAULT_PROBE_SECONDS
+        seconds = self._get_timeout(None) or DEFAULT_PROBE_SECONDS
         deadline = loop.time() + seconds
         outputs, kept = [], 0
         while True:
             left = deadline - loop.time()
             if left <= 0:
                 await self._stop_probe(msg_id)
-                raise TimeoutError(f"on the judge's inputs your code ran past the cell time limit ({seconds} s) "
+                raise TimeoutError(self._out_of_time_message() if self.out_of_time() else
+                                   f"on the judge's inputs your code ran past the cell time limit ({seconds} s) "
                                    "and was stopped")
             try:
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, ALIVE_POLL_SECONDS)))
@@ -209,6 +221,7 @@ class SandboxedExecute(EnvironmentExecute):
         NotebookClient.__init__(self, nb, km)      # as nbconvert's ExecutePreprocessor.preprocess does
         self.reset_execution_trackers()
         self._check_assign_resources(resources)
+        self._deadline = None if self.notebook_timeout is None else time.monotonic() + self.notebook_timeout
         deaths = []
         while True:                 # each attempt runs the whole notebook in a fresh kernel
             self._start_attempt()
@@ -229,6 +242,9 @@ class SandboxedExecute(EnvironmentExecute):
                     f"re-run in a fresh kernel without it"))]
                 if len(deaths) > self.max_kernel_deaths:
                     self._give_up(deaths)
+                    break
+                if self.out_of_time():        # no time left to re-run: the cells before the death stand
+                    self._stop_for_time(index + 1)
                     break
         self._results_shown_not_scored()
         self.set_widgets_metadata()
@@ -266,6 +282,9 @@ class SandboxedExecute(EnvironmentExecute):
             for index, cell in enumerate(self.nb.cells):
                 if index in skip:
                     continue
+                if cell.cell_type == "code" and self.out_of_time():
+                    self._stop_for_time(index)
+                    break
                 if cell.cell_type == "code" and not cell_marks.is_test_cell(cell):
                     self.after_graded_run()     # still attributed to the last cell run, a graded one
                 self._running = index
@@ -317,10 +336,47 @@ class SandboxedExecute(EnvironmentExecute):
             # A kernel that ran out of memory while flooding its output can send a message cut short,
             # whose signature no longer matches: it is repaired as a death, never dropping the notebook.
             self._kill_as_death("it sent a damaged message (out of memory while printing?)")
+        if stuck and self.out_of_time():
+            cell.outputs = [self._error("NotebookTimeout", self._out_of_time_message())
+                            if o.output_type == "error" and o.ename == "CellTimeoutError" else o for o in cell.outputs]
         if stuck and not run_sync(self._async_answers)():
             # The cell ignores interrupts (it catches KeyboardInterrupt): every later cell would wait the
             # whole timeout behind it. Kill the kernel; it is repaired as a death.
             self._kill_as_death(f"it ran longer than {self.timeout} s and did not stop when interrupted")
+
+    # -- the notebook's time budget -----------------------------------------------------------------
+
+    def seconds_left(self):
+        """What is left of the notebook's time budget; None without one."""
+        deadline = getattr(self, "_deadline", None)
+        return None if deadline is None else deadline - time.monotonic()
+
+    def out_of_time(self):
+        left = self.seconds_left()
+        return left is not None and left <= 0
+
+    def _get_timeout(self, cell):
+        """nbclient's timeout for a cell (or, with None, a probe), cut to what is left of the notebook's."""
+        timeout = super()._get_timeout(cell)
+        left = self.seconds_left()
+        if left is None:
+            return timeout
+        left = max(1, math.ceil(left))
+        return left if timeout is None else min(timeout, left)
+
+    def _out_of_time_message(self):
+        return (f"not graded: grading this notebook took longer than {self.notebook_timeout} s in all (the course's "
+                "NOTEBOOK_TIMEOUT_SECONDS, for its cells, the grader's checks and any re-runs together); the "
+                "cells above this one were graded")
+
+    def _stop_for_time(self, first):
+        """Out of time: every code cell from `first` on scores 0 and says why (a kernel death's keeps its own)."""
+        where = (f"the cells from {cell_label(self.nb.cells[first], first)} on" if first < len(self.nb.cells)
+                 else "the cells the judge had yet to check")
+        self.log.warning("%s ran out of its %s s; %s score 0.", self.submission_name(), self.notebook_timeout, where)
+        for cell in self.nb.cells[first:]:
+            if cell.cell_type == "code" and not any(o.get("ename") == "KernelDied" for o in cell.get("outputs", [])):
+                cell.outputs = [self._error("NotebookTimeout", self._out_of_time_message())]
 
     def _kill_as_death(self, cause):
         """Kill a kernel that cannot be trusted to go on, so that preprocess repairs it as a death of this cell."""

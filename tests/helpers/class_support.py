@@ -21,7 +21,7 @@ CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 
 COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "source", "release"]
 # A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.
-TEST_CELL_TIMEOUT = 10
+TEST_CELL_TIMEOUT = 5
 
 
 def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_url=None, gradebook=True):

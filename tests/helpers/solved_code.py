@@ -1,7 +1,9 @@
 """The solved code of a chapter and the chapters before it, run in a fresh namespace, as a notebook would."""
 import contextlib
 import functools
+import gzip
 import io
+import os
 import sys
 from unittest import mock
 
@@ -67,7 +69,7 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     sys.path.insert(0, release)
     sys.modules.pop("earlier_chapters", None)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), figures_not_drawn():
+        with contextlib.redirect_stdout(io.StringIO()), figures_not_drawn(), gzip_files_inflated_once():
             for source in solved_cells(chapter_id, replace, training):
                 try:
                     exec(compile(source, chapter_id, "exec"), namespace)
@@ -91,6 +93,27 @@ def figures_not_drawn():
         return mock.MagicMock(name="figure"), (axes[0] if axes.size == 1 else axes.reshape(
             [n for n in (nrows, ncols) if n > 1]))
     return mock.patch.multiple(plt, subplots=subplots, tight_layout=lambda *_, **__: None)
+
+
+@functools.lru_cache(maxsize=8)
+def inflated(path, stamp):
+    """A gzip file's contents, decompressed once per test process (`stamp`: its size and mtime)."""
+    with gzip.GzipFile(path, "rb") as f:
+        return f.read()
+
+
+def gzip_files_inflated_once():
+    """While a notebook runs here, `gzip.open(path, "rb")` hands out the file's contents from memory:
+    decompressing MNIST again for every catalogued answer was most of the time chapter 6's soak took.
+    Any other use of gzip.open goes to gzip itself."""
+    real_open = gzip.open
+
+    def cached_open(filename, mode="rb", *args, **kwargs):
+        if mode == "rb" and not args and not kwargs and isinstance(filename, (str, os.PathLike)):
+            info = os.stat(filename)
+            return io.BytesIO(inflated(os.fspath(filename), (info.st_size, info.st_mtime_ns)))
+        return real_open(filename, mode, *args, **kwargs)
+    return mock.patch.object(gzip, "open", cached_open)
 
 
 def in_process(namespace):

@@ -145,10 +145,8 @@ def loader_shuffle(rng):
     if not isinstance(epochs, list) or len(epochs) != 7:
         raise ProbeFailure("the reply does not hold the seven epochs asked for")
     grouped = [rules.batch_indices(epoch(e), samples.index_of) for e in epochs[:3]]
-    first, second = ([i for batch in e for i in batch] for e in grouped[:2])
     again_first, again_second, other, dropped = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
-    return rules.loader_shuffle_verdict(n, size, seeds, first, second, [again_first, again_second], other, dropped,
-                                        grouped=grouped)
+    return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped)
 
 
 # ── transforms ──

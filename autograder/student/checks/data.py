@@ -162,7 +162,12 @@ def batch_indices(batches, index_of=int):
 
 def indices(batches, index_of=int):
     """The samples of described batches, in order (`batch_indices`, one after the other)."""
-    return [i for batch in batch_indices(batches, index_of) for i in batch]
+    return samples_of(batch_indices(batches, index_of))
+
+
+def samples_of(epoch_batches):
+    """An epoch's samples in the order they came, from its batches' samples."""
+    return [i for batch in epoch_batches for i in batch]
 
 
 LOADER_CASES = [(10, 4, False), (10, 4, True), (10, 5, False), (3, 1, False)]
@@ -220,18 +225,14 @@ def check_loader_shuffle(namespace):
         loader = DataLoader(ProbeDataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
         return [batch_indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
 
-    def flat(grouped):
-        return [i for batch in grouped for i in batch]
-
     try:
         grouped = run_quietly(epochs, 3, 3)
-        again = [flat(e) for e in run_quietly(epochs, 3)]
-        other = run_quietly(epochs, 4)
+        again = [samples_of(e) for e in run_quietly(epochs, 3)]
+        (other,) = run_quietly(epochs, 4, 1)
         (dropped,) = run_quietly(epochs, 3, 1, True)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {shuffle_label(n, size, 3)}.")
-    return loader_shuffle_verdict(n, size, (3, 4), flat(grouped[0]), flat(grouped[1]), again, flat(other[0]),
-                                  flat(dropped), grouped=grouped)
+    return loader_shuffle_verdict(n, size, (3, 4), grouped, again, samples_of(other), samples_of(dropped))
 
 
 def epoch_coverage_hint(n, samples):
@@ -252,13 +253,14 @@ def shuffle_label(n, size, seed):
     return f"DataLoader(dataset of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
 
 
-def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped, grouped=None):
-    """The verdict on DataLoader(shuffle=True): the samples of two epochs of a loader of seeds[0] (`first`,
-    `second`), of a twin's two epochs (`again`), of one epoch with seeds[1], and of one with drop_last; `grouped`
-    holds the first loader's epochs (those two and a third) as their batches' samples. Batches that hold the
-    same samples in every epoch fail: a real shuffle regroups them (for 17 samples or more in batches of 6 or
-    fewer, the same grouping comes back twice running 1 time in 3·10^6 at worst, three times 1 in 8·10^12)."""
+def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped):
+    """The verdict on DataLoader(shuffle=True): `grouped` holds three epochs of a loader of seeds[0], each as its
+    batches' samples; `again` the samples of a twin's first two epochs, `other` of one epoch with seeds[1], and
+    `dropped` of one with drop_last. Batches that hold the same samples in every epoch fail: a real shuffle
+    regroups them (for 17 samples or more in batches of 6 or fewer, the same grouping comes back twice running
+    1 time in 3·10^6 at worst, three times 1 in 8·10^12)."""
     where = shuffle_label(n, size, seeds[0])
+    first, second = samples_of(grouped[0]), samples_of(grouped[1])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
                       f"  Hint: {epoch_coverage_hint(n, first)}")
@@ -268,8 +270,8 @@ def loader_shuffle_verdict(n, size, seeds, first, second, again, other, dropped,
         return failed(f"{where}: epoch 1 and epoch 2 came in the same order {first[:8]}...\n"
                       "  Hint: create the random generator once, in __init__, and draw a new permutation in every __iter__; "
                       "a generator re-created from the seed in __iter__ repeats the same order.")
-    batches = [{frozenset(batch) for batch in e} for e in grouped or []]
-    if len(batches) > 1 and all(b == batches[0] for b in batches):
+    batches = [{frozenset(batch) for batch in e} for e in grouped]
+    if all(b == batches[0] for b in batches):
         return failed(f"{where}: epochs 1 to {len(batches)} each put the same samples together: the batch of samples "
                       f"{sorted(grouped[0][0])} came in every epoch, as did every other batch; only the order of the "
                       "batches changed. Expected new batches each epoch.\n"
