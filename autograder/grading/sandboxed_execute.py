@@ -29,6 +29,7 @@ from traitlets import Bool, Instance, Integer, default
 
 from autograder import cell_marks
 from autograder.grading import sandbox
+from autograder.grading.judge.probes import ProbeStopped
 from autograder.grading.preprocessors import EnvironmentExecute
 from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 
@@ -124,7 +125,8 @@ class SandboxedExecute(EnvironmentExecute):
 
         The student's code runs inside, so a probe is bounded like a cell: what it prints is dropped
         (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
-        after the cell timeout it is interrupted (the kernel killed if it ignores that) and TimeoutError raised.
+        after the cell timeout, or `flood_chars` printed, it is interrupted (the kernel killed if it ignores
+        that) and ProbeStopped raised.
         A kernel that dies meanwhile raises DeadKernelError within ALIVE_POLL_SECONDS, its exit the death's cause.
         """
         msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
@@ -132,14 +134,18 @@ class SandboxedExecute(EnvironmentExecute):
         loop = asyncio.get_running_loop()
         seconds = self._get_timeout(None) or DEFAULT_PROBE_SECONDS
         deadline = loop.time() + seconds
-        outputs, kept = [], 0
+        outputs, kept, printed = [], 0, 0
         while True:
             left = deadline - loop.time()
             if left <= 0:
                 await self._stop_probe(msg_id)
-                raise TimeoutError(self._out_of_time_message() if self.out_of_time() else
+                raise ProbeStopped(self._out_of_time_message() if self.out_of_time() else
                                    f"on the judge's inputs your code ran past the cell time limit ({seconds} s) "
                                    "and was stopped")
+            if printed > self.flood_chars:
+                await self._stop_probe(msg_id)
+                raise ProbeStopped(f"on the judge's inputs your code printed more than {self.flood_chars:,} "
+                                   "characters and was stopped")
             try:
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, ALIVE_POLL_SECONDS)))
             except Empty:
@@ -153,7 +159,9 @@ class SandboxedExecute(EnvironmentExecute):
                 continue
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
-            if msg["msg_type"] in OUTPUT_TYPES and msg["msg_type"] != "stream":
+            if msg["msg_type"] == "stream":
+                printed += len(msg["content"].get("text", ""))
+            elif msg["msg_type"] in OUTPUT_TYPES:
                 output = output_from_msg(msg)
                 kept += output_chars(output)
                 if kept <= PROBE_OUTPUT_CHARS:
@@ -165,7 +173,7 @@ class SandboxedExecute(EnvironmentExecute):
         return outputs
 
     async def _stop_probe(self, msg_id):
-        """Interrupt a probe that outran its time; kill the kernel if it does not stop (a death, repaired)."""
+        """Interrupt a probe that outran its time or flooded; kill the kernel if it does not stop (a death, repaired)."""
         await ensure_async(self.km.interrupt_kernel())
         if await self._replied_within_stop_seconds(msg_id):
             return

@@ -37,6 +37,7 @@ from autograder.grading.judge import (
 from autograder.grading.judge.plan import plan_notebook
 from autograder.grading.judge.probes import (
     ProbeFailure,
+    ProbeStopped,
     probe_code,
     reply_from_outputs,
     worker_missing,
@@ -160,7 +161,7 @@ class Kernel:
             self.session["installed"] = True
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
             self.failed_whole = True
-            failure = ProbeFailure(str(error) if isinstance(error, TimeoutError)     # says why, for the student
+            failure = ProbeFailure(str(error) if isinstance(error, ProbeStopped)     # says why, for the student
                                    else f"the kernel did not answer ({type(error).__name__}: {error})")
             return [failure] * len(requests)
         try:

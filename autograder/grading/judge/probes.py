@@ -43,6 +43,11 @@ class ProbeFailure(Exception):
     """The kernel did not give a usable answer (it raised, timed out, died, or replied malformed)."""
 
 
+class ProbeStopped(Exception):
+    """The grader stopped a probe: the student's code ran past its time, or printed without end. The
+    message says which, to the student."""
+
+
 # A packed array's header: its dtype as NumPy writes it (`<f8`), then its shape (`2,3`; empty for 0-d).
 PACKED_HEADER = re.compile(r"([<>|=][a-zA-Z]\d{0,3});((?:\d{1,9}(?:,\d{1,9}){0,31})?);")
 
