@@ -267,6 +267,8 @@ assert verdict.passed, verdict.message
 #
 # `load_state_dict(state)` undoes it: `"m.0"` goes into `self.m[id(self.params[0])]`, and a number
 # back into its attribute as a Python number (`value.item()`: `int` for `t`, `float` for `lr`).
+# Copy on the way in too: Adam updates `m` and `v` in place, so an optimizer that kept the dict's own
+# arrays would change the caller's dict at every step, and a checkpoint held in memory would drift.
 # Booleans are numbers in Python (`isinstance(True, int)`); an optimizer has none, so you need not care.
 
 # %% solution id=optimizer_state export

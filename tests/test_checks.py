@@ -465,3 +465,14 @@ def test_a_check_registers_once():
     from autograder.student.checks import registry
     with pytest.raises(ValueError, match="two checks are named 'linear'"):
         registry.register("linear")(lambda namespace: None)
+
+
+def test_a_type_from_another_module_is_named_so_that_its_article_reads_right():
+    """`returned a earlier_chapters.Tensor` read wrong: a class of a module other than NumPy is named first."""
+    from autograder.grading.judge.in_kernel import worker
+    from autograder.student.checks.describe import type_name
+
+    Tensor = type("Tensor", (), {"__module__": "earlier_chapters"})
+    for name in (type_name, worker.type_name):
+        assert name(Tensor()) == "Tensor (from earlier_chapters)"
+        assert name(np.zeros(1)) == "numpy.ndarray" and name(np.float32(1)) == "numpy.float32" and name(1) == "int"

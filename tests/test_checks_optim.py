@@ -34,6 +34,19 @@ def test_correct_optimizers_never_fail(check, seed):
         assert verdict.passed, verdict.message
 
 
+def test_two_sgd_mistakes_at_once_get_the_rule_not_a_wrong_name(ns, check, monkeypatch):
+    """Dampened momentum and the decay's sign, together: neither known mistake matches alone, so no hint may
+    name one; the rule is written out instead."""
+    def both(self, p):
+        u = self.velocity.get(id(p), 0.0)
+        self.velocity[id(p)] = self.momentum * u + (1 - self.momentum) * (p.grad - self.weight_decay * p.data)
+        p.data -= self.lr * self.velocity[id(p)]
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", both))
+    verdict = check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1)
+    assert_fails(verdict, "after step 1 of 3", "Hint: " + optim.SGD_RULE)
+    assert verdict.message.count("Hint") == 1
+
+
 def test_zero_grad_and_train_step_pass_on_the_solution(check):
     for verdict in (check.optimizer_zero_grad(), check.train_step()):
         assert verdict.passed, verdict.message

@@ -13,13 +13,13 @@ import pytest
 
 from autograder.build import submissions
 from autograder.course import Course
-from autograder.grading import register
 from autograder.grading.class_report import write_report
 from autograder.grading.feedback_guard import chapter_secrets
 from autograder.grading.flags import NOTICE
 from autograder.grading.nbgrader_cli import run_nbgrader
 
 from helpers.across_workers import once_per_run
+from helpers.class_support import registered
 from helpers.course_paths import ROOT
 
 CHAPTER = "ch03"
@@ -65,7 +65,7 @@ def grade_class_of_four(root):
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
     course = Course(root)
     chapter = course.chapter(CHAPTER)
-    register(course, chapter)
+    registered(course, CHAPTER)
     for student, notebook in class_of_four(course, chapter).items():
         submissions.write_submission(course, chapter, student, notebook, course.config.SUBMITTED_DIR)
     run_nbgrader(root, "autograde", CHAPTER, "--force")

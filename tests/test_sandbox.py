@@ -28,6 +28,7 @@ from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavai
 from autograder.questions import written_points
 
 from helpers.across_workers import once_per_run
+from helpers.class_support import registered
 from helpers.course_paths import ROOT
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
@@ -227,7 +228,7 @@ def course_with(root, students=(), notebook_timeout=None):
         config = re.sub(r"(?m)^NOTEBOOK_TIMEOUT_SECONDS = \d+", f"NOTEBOOK_TIMEOUT_SECONDS = {notebook_timeout}", config)
     (root / "course_config.py").write_text(config, encoding="utf-8")
     shutil.copytree(ROOT / "source" / CHAPTER, root / "source" / CHAPTER)
-    run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
+    registered(Course(root), CHAPTER)
     hand_in(root, dict(students))
     return root
 

@@ -115,6 +115,9 @@ MISTAKES = [
           ["test_optimizer_state", "test_resume_training"]),
     wrong("optimizer_state_no_numbers", "saves the arrays but not the step count t", "optimizer_state",
           OPT_NUMBERS, "", ["test_optimizer_state", "test_resume_training"]),
+    wrong("optimizer_load_aliases", "load_state_dict keeps the dict's arrays as the optimizer's own: Adam's steps "
+          "then change the dict in place", "optimizer_state", "getattr(self, name)[id(self.params[int(index)])] = np.array(value)",
+          "getattr(self, name)[id(self.params[int(index)])] = value", ["test_optimizer_state"]),
     # checkpoint files
     wrong("save_adds_npz", "np.savez(path, ...) writes path + '.npz'", "checkpoint", SAVE_OPEN,
           "    np.savez(path, **arrays)", ["test_checkpoint_round_trip", "test_resume_training"]),

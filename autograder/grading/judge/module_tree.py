@@ -41,8 +41,9 @@ def same(got, want):
 
 
 def short(type_name):
-    """A type's own name, as the in-kernel check prints it (numpy.ndarray -> ndarray)."""
-    return str(type_name).rsplit(".", 1)[-1] or "?"
+    """A type's own name, as the in-kernel check prints it (numpy.ndarray -> ndarray, and
+    Parameter (from earlier_chapters) -> Parameter)."""
+    return str(type_name).split(" (from ", 1)[0].rsplit(".", 1)[-1] or "?"
 
 
 class Shown(str):

@@ -19,8 +19,9 @@ EVENTS = {"forward", "loss", "backward", "zero_grad", "step"}
 def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     """Three SGD steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
-    return (yield from optimizer(rng, "SGD", settings, rules.sgd_label(lr, momentum, weight_decay),
-                                 rules.sgd_rule(lr, momentum, weight_decay), rules.sgd_mistakes(lr, momentum, weight_decay)))
+    verdict = yield from optimizer(rng, "SGD", settings, rules.sgd_label(lr, momentum, weight_decay),
+                                   rules.sgd_rule(lr, momentum, weight_decay), rules.sgd_mistakes(lr, momentum, weight_decay))
+    return rules.with_rule_hint(verdict, rules.SGD_RULE)
 
 
 def adam(rng, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
@@ -29,7 +30,7 @@ def adam(rng, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=
     verdict = yield from optimizer(rng, "Adam", settings, rules.adam_label(lr, beta1, beta2, eps, weight_decay),
                                    rules.adam_rule(lr, beta1, beta2, eps, weight_decay),
                                    rules.adam_mistakes(lr, beta1, beta2, eps, weight_decay))
-    return rules.with_adam_hint(verdict)
+    return rules.with_rule_hint(verdict, rules.ADAM_RULE)
 
 
 def optimizer(rng, name, settings, label, rule, mistakes):

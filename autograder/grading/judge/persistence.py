@@ -216,6 +216,14 @@ def optimizer_state(rng, *optimizers, seed=0):
         problem = rules.optimizer_restored_problem(label, {str(k): decode_array(v) for k, v in loaded.items()}, state)
         if problem:
             return problem
+        if "fresh_steps_error" in reply:
+            return student_error(label, "step", reply["fresh_steps_error"])
+        after_fresh = entries(reply.get("after_fresh"))
+        if isinstance(after, str) or isinstance(after_fresh, str):
+            raise ProbeFailure("the reply's state dict after the restored optimizer's steps is missing")
+        problem = rules.optimizer_load_kept_problem(label, {k: v for k, _, v in after}, {k: v for k, _, v in after_fresh})
+        if problem:
+            return problem
     return rules.optimizer_passed(optimizers)
 
 

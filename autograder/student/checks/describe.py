@@ -28,5 +28,11 @@ def index_label(name, index):
 
 
 def type_name(value):
+    """How a message names a value's type: `numpy.ndarray` as NumPy's users know it, a class of another module
+    by its name first (`Tensor (from earlier_chapters)`), so that "a" reads right before it."""
     kind = type(value)
-    return kind.__name__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__name__}"
+    if kind.__module__ in ("builtins", "__main__"):
+        return kind.__name__
+    if kind.__module__.split(".")[0] == "numpy":
+        return f"numpy.{kind.__name__}"
+    return f"{kind.__name__} (from {kind.__module__})"

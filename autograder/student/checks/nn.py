@@ -163,6 +163,9 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
                       f"[-{bound:.4g}, {bound:.4g}]; yours range over [{w.min():.4g}, {w.max():.4g}] with std {w.std():.3g}.")
     if np.abs(b).max() > bound * (1 + 1e-6):
         return failed(f"{label}: bias values should lie in [-{bound:.4g}, {bound:.4g}] too.")
+    if np.ptp(b) == 0 and (b.size > 1 or b.flat[0] == 0):    # never so for a right layer: drawn values differ
+        return failed(f"{label}: every bias value is {b.flat[0]:.4g}. The bias is drawn too, from the same generator "
+                      f"and the same range [-{bound:.4g}, {bound:.4g}] as the weight, after it.")
     if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
         return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: draw them from "
                       "np.random.default_rng(seed), one generator per layer.")

@@ -196,7 +196,9 @@ def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
     verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
                               sgd_mistakes(lr, momentum, weight_decay), seed)
-    return (check_keeps_dtype(ns, label, make) or verdict) if verdict.passed else verdict
+    if verdict.passed:
+        verdict = check_keeps_dtype(ns, label, make) or verdict
+    return with_rule_hint(verdict, SGD_RULE)
 
 
 def adam_label(lr, beta1, beta2, eps, weight_decay):
@@ -217,11 +219,17 @@ def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
     ]
 
 
-def with_adam_hint(verdict):
-    """A failed Adam verdict without a more precise hint gets the rule written out."""
+# The update rules written out: the hint of a failed step that matches no one known mistake (two at once, say).
+SGD_RULE = ("per parameter, g = grad + weight_decay p; the velocity u = momentum u + g (u = g at the first step), "
+            "and p moves by -lr u; each parameter has its own u.")
+ADAM_RULE = ("per parameter, m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g²; "
+             "t counts the calls to step(), starting at 1; each parameter has its own m and v.")
+
+
+def with_rule_hint(verdict, rule):
+    """A failed verdict without a more precise hint gets the update `rule` written out."""
     if not verdict.passed and "Hint" not in verdict.message:
-        verdict.message += ("\n  Hint: per parameter, m = beta1 m + (1 - beta1) g and v = beta2 v + (1 - beta2) g²; "
-                            "t counts the calls to step(), starting at 1; each parameter has its own m and v.")
+        verdict.message += f"\n  Hint: {rule}"
     return verdict
 
 
@@ -235,7 +243,7 @@ def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, 
                               adam_mistakes(lr, beta1, beta2, eps, weight_decay), seed)
     if verdict.passed:
         verdict = check_keeps_dtype(ns, label, make) or verdict
-    return with_adam_hint(verdict)
+    return with_rule_hint(verdict, ADAM_RULE)
 
 
 ZERO_GRAD_SHAPES = ((2, 3), (3,), (1, 1))   # the last one has no gradient to forget

@@ -509,6 +509,18 @@ def optimizer_restored_problem(label, loaded, want):
     return None
 
 
+def optimizer_load_kept_problem(label, loaded, after_steps):
+    """loaded: the state dict as load_state_dict was given it; after_steps: that dict once the optimizer it was
+    loaded into took steps. An optimizer that kept the dict's arrays updates them in place (Adam's moments do)."""
+    changed = sorted(k for k, v in loaded.items() if not np.array_equal(after_steps.get(k), v))
+    if changed:
+        return failed(f"{label}: after load_state_dict(state), the restored optimizer's steps changed the state dict "
+                      f"itself ({', '.join(changed[:3])}): the optimizer kept the dict's arrays as its own, so a "
+                      "checkpoint held in memory drifts with training and cannot be loaded again.\n"
+                      "  Hint: loading copies each array, as state_dict() does: the dict stays the caller's.")
+    return None
+
+
 def optimizer_passed(optimizers):
     return passed(f"✔ {', '.join(OPTIMIZERS[k][0] for k in optimizers)} continue exactly after state_dict() / load_state_dict()")
 
@@ -541,11 +553,15 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             _, error = attempt(f"{label}.load_state_dict", fresh.load_state_dict, state)
             if error:
                 return error
+            loaded = {k: np.array(v, copy=True) for k, v in state.items()}
             train(ns, clone, fresh, batches(ns, 2, seed=2))
             for (name, a), (_, b) in zip(net_state(model),
                                          net_state(clone)):
                 if not np.allclose(values_of(a), values_of(b), rtol=1e-6, atol=1e-7):
                     return optimizer_continues_problem(label, name, float(np.abs(values_of(a) - values_of(b)).max()))
+        problem = optimizer_load_kept_problem(label, loaded, state)
+        if problem:
+            return problem
     return optimizer_passed(optimizers)
 
 

@@ -298,13 +298,9 @@ def persist_optimizer(request, namespace):
         reply = {"state": persist_state_report(state), "ids": [str(id(p)) for p in optimizer.params]}
         if not isinstance(state, dict):
             return reply
-        try:
-            for grads in request["grads"]:
-                for p, g in zip(optimizer.params, grads):
-                    p.grad = np.array(g, dtype=np.asarray(p.data).dtype)
-                quietly(optimizer.step)
-        except Exception as error:  # noqa: BLE001
-            return dict(reply, steps_error=error_report(error))
+        error = persist_steps(optimizer, request["grads"])
+        if error:
+            return dict(reply, steps_error=error)
         reply["after"] = persist_state_report(state)
         clone = persist_net(namespace, request["sizes"], 9)
         fresh = persist_optimizer_of(namespace, request["optimizer"], clone.parameters())
@@ -315,7 +311,23 @@ def persist_optimizer(request, namespace):
             loaded = ref_optimizer_state(fresh)
         except Exception as error:  # noqa: BLE001
             return dict(reply, load_error=error_report(error))
-        return dict(reply, loaded={k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"})
+        reply["loaded"] = {k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"}
+        error = persist_steps(fresh, request["grads"])      # the restored optimizer steps on: the dict must stay as loaded
+        if error:
+            return dict(reply, fresh_steps_error=error)
+        return dict(reply, after_fresh=persist_state_report(state))
+
+
+def persist_steps(optimizer, grads_per_step):
+    """A step of `optimizer` per list of gradients; the error report of the first that raised, or None."""
+    try:
+        for grads in grads_per_step:
+            for p, g in zip(optimizer.params, grads):
+                p.grad = np.array(g, dtype=np.asarray(p.data).dtype)
+            quietly(optimizer.step)
+    except Exception as error:  # noqa: BLE001
+        return error_report(error)
+    return None
 
 
 def persist_checkpoint(request, namespace):
