@@ -1,4 +1,4 @@
-"""Right code never fails the judge, and no catalogued mistake passes it: soak judged chapters under many secrets.
+"""Right code never fails the judge, and each catalogued mistake loses exactly its cells: soak judged chapters under many secrets.
 
 What a soak judges, and why in process, is in tests/helpers/soak.py.
 
@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # autograder/, 
 from autograder.course import Course  # noqa: E402
 
 from helpers.course_paths import ROOT  # noqa: E402
-from helpers.soak import passed_mistakes, right_answers, soak  # noqa: E402
+from helpers.soak import extra_losses, passed_mistakes, right_answers, soak  # noqa: E402
 
 
 def main():
@@ -33,6 +33,11 @@ def main():
         print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(passes)} cells the judge passed")
         for name, grade_id, secret in passes[:20]:
             print(f"  {name} {grade_id} secret={secret}")
+        extras = extra_losses(chapter_id, range(1000, 1000 + args.secrets))
+        print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(extras)} cells lost that they keep "
+              "in the catalogue")
+        for name, grade_id, secret, message in extras[:20]:
+            print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
 
 
 if __name__ == "__main__":

@@ -60,29 +60,45 @@ def soak(chapter_id, secrets):
     return failures
 
 
-def passed_mistakes(chapter_id, secrets):
-    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed, or
-    failed only because its probe could not be read (then with the judge's message)."""
+def judged_mistakes(chapter_id, secrets, cells):
+    """(mistake, grade cell, secret, judgement) for every catalogued mistake and secret, on each judged cell of
+    `cells(mistake, judge)` that needs no training run."""
     course = Course(ROOT)
     chapter = course.chapter(chapter_id)
     source = course.notebook(course.config.SOURCE_DIR, chapter)
-    passes = []
     for mistake in submissions.load_catalog(course, chapter).MISTAKES:
         run_probe = in_process(notebook_namespace(chapter_id, replacements(mistake), training=False))
         for secret in secrets:
             # A judge per mistake: a judge installs its worker in the first namespace it probes and remembers
             # that it did, so the next mistake's probes would fail on a missing worker and pass for caught.
             judge = Judge.from_source(source, secret=secret)
-            for grade_id in mistake.loses:
+            for grade_id in cells(mistake, judge):
                 plan = judge.plans.get(grade_id)
                 if plan is None or any(call.name in NEEDS_TRAINING for call in plan.calls):
                     continue
-                judgement = judge.judge_cell(grade_id, run_probe)
-                if judgement.passed:
-                    passes.append((mistake.name, grade_id, secret))
-                elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
-                    passes.append((mistake.name, grade_id, secret, judgement.message))
+                yield mistake, grade_id, secret, judge.judge_cell(grade_id, run_probe)
+
+
+def passed_mistakes(chapter_id, secrets):
+    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed, or
+    failed only because its probe could not be read (then with the judge's message)."""
+    passes = []
+    for mistake, grade_id, secret, judgement in judged_mistakes(chapter_id, secrets, lambda m, _: m.loses):
+        if judgement.passed:
+            passes.append((mistake.name, grade_id, secret))
+        elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
+            passes.append((mistake.name, grade_id, secret, judgement.message))
     return passes
+
+
+def extra_losses(chapter_id, secrets):
+    """[(mistake, grade cell, secret, message)] of every cell a catalogued mistake must keep that the judge failed:
+    the catalogue grades each mistake under one secret and expects exactly its cells lost, so a cell that a
+    mistake loses under some secrets only would fail the suite at random."""
+    return [(mistake.name, grade_id, secret, judgement.message)
+            for mistake, grade_id, secret, judgement in judged_mistakes(
+                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells if g not in m.loses])
+            if not judgement.passed]
 
 
 NOT_A_VERDICT = ("could not read your kernel's answer", "the judge met an internal error")
