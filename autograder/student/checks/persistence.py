@@ -484,9 +484,14 @@ def optimizer_state_problem(label, entries, ids):
     return None
 
 
+def changed_entries(before, after):
+    """The keys of `before` whose arrays `after` no longer holds, sorted."""
+    return sorted(k for k, v in before.items() if not np.array_equal(after.get(k), v))
+
+
 def optimizer_snapshot_problem(label, before, after):
     """before/after: the returned arrays before and after the original optimizer took more steps."""
-    if any(not np.array_equal(after.get(k), v) for k, v in before.items()):
+    if changed_entries(before, after):
         return failed(f"{label}.state_dict() is not a snapshot: more training steps changed it. Copy the arrays.")
     return None
 
@@ -512,7 +517,7 @@ def optimizer_restored_problem(label, loaded, want):
 def optimizer_load_kept_problem(label, loaded, after_steps):
     """loaded: the state dict as load_state_dict was given it; after_steps: that dict once the optimizer it was
     loaded into took steps. An optimizer that kept the dict's arrays updates them in place (Adam's moments do)."""
-    changed = sorted(k for k, v in loaded.items() if not np.array_equal(after_steps.get(k), v))
+    changed = changed_entries(loaded, after_steps)
     if changed:
         return failed(f"{label}: after load_state_dict(state), the restored optimizer's steps changed the state dict "
                       f"itself ({', '.join(changed[:3])}): the optimizer kept the dict's arrays as its own, so a "
@@ -553,13 +558,12 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             _, error = attempt(f"{label}.load_state_dict", fresh.load_state_dict, state)
             if error:
                 return error
-            loaded = {k: np.array(v, copy=True) for k, v in state.items()}
             train(ns, clone, fresh, batches(ns, 2, seed=2))
             for (name, a), (_, b) in zip(net_state(model),
                                          net_state(clone)):
                 if not np.allclose(values_of(a), values_of(b), rtol=1e-6, atol=1e-7):
                     return optimizer_continues_problem(label, name, float(np.abs(values_of(a) - values_of(b)).max()))
-        problem = optimizer_load_kept_problem(label, loaded, state)
+        problem = optimizer_load_kept_problem(label, snapshot, state)     # the dict as loaded: still the snapshot
         if problem:
             return problem
     return optimizer_passed(optimizers)
