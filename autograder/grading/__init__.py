@@ -1,25 +1,14 @@
 """Grading: autograde a chapter with nbgrader, read scores back, and (in submodules) the trusted
 side that runs student code in a sandbox and decides verdicts outside its reach."""
 import shutil
-import tempfile
 
 import nbformat
 from nbgrader.api import Gradebook
 
 from autograder import cell_marks
 from autograder.grading.nbgrader_cli import run_nbgrader
+from autograder.grading.registration import register
 from autograder.questions import answer_cells
-
-
-def register(course, chapter):
-    """Record the chapter's notebooks and graded cells in the course gradebook, as autograde needs.
-
-    This is nbgrader's generate_assignment writing its release copy to a scratch folder, so release/
-    stays as built. nbgrader refuses if the chapter's cells changed after submissions were graded.
-    """
-    with tempfile.TemporaryDirectory() as scratch:
-        run_nbgrader(course.root, "generate_assignment", chapter.id, "--force",
-                     f"--CourseDirectory.release_directory={scratch}")
 
 
 def autograde(course, chapter, check=True, unsafe=False):

@@ -2,7 +2,6 @@
 submissions that are right, wrong, or broken in the ways real ones break; and what the gradebook
 recorded of them."""
 import atexit
-import hashlib
 import re
 import shutil
 import tempfile
@@ -13,7 +12,7 @@ from nbgrader.api import Gradebook
 
 from autograder.build import submissions
 from autograder.course import Course
-from autograder.grading import register
+from autograder.grading import register, registration
 from autograder.grading.gradebook_merge import submission_record
 
 from helpers.course_paths import ROOT
@@ -49,26 +48,30 @@ def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_u
     return course
 
 
-_REGISTERED = {}        # (chapter id, sha256 of its source notebook) -> a SQLite gradebook with it registered
+_REGISTERED = {}        # registration inputs digest -> a folder with a SQLite gradebook holding the chapter, and its marker
 
 
 def registered(course, chapter_id):
     """The chapter registered in the course's gradebook, as `autograder.grading.register` does it (nbgrader's
-    generate_assignment, release/ left as copied). In SQLite, once per test process and source notebook: later
-    copies get that gradebook file, where registering took 4 to 5 s of nbgrader each time."""
+    generate_assignment, release/ left as copied). In SQLite, once per test process and registration inputs:
+    later copies get that gradebook file and its registration marker, where registering took 3 to 5 s of
+    nbgrader each time (and grading then finds it registered)."""
     chapter = course.chapter(chapter_id)
     if course.config.GRADEBOOK_URL:
         register(course, chapter)
         return
-    key = (chapter_id, hashlib.sha256(course.notebook(course.config.SOURCE_DIR, chapter).read_bytes()).hexdigest())
+    key = registration.inputs_digest(course, chapter)
+    marker = registration.marker_path(course, chapter)
     if key not in _REGISTERED:
         register(course, chapter)
-        folder = tempfile.mkdtemp(prefix="registered-")
-        atexit.register(shutil.rmtree, folder, True)
-        _REGISTERED[key] = Path(folder) / "gradebook.db"
-        shutil.copy2(course.root / "gradebook.db", _REGISTERED[key])
+        _REGISTERED[key] = Path(tempfile.mkdtemp(prefix="registered-"))
+        atexit.register(shutil.rmtree, _REGISTERED[key], True)
+        shutil.copy2(course.root / "gradebook.db", _REGISTERED[key] / "gradebook.db")
+        shutil.copy2(marker, _REGISTERED[key] / marker.name)
     else:
-        shutil.copy2(_REGISTERED[key], course.root / "gradebook.db")
+        shutil.copy2(_REGISTERED[key] / "gradebook.db", course.root / "gradebook.db")
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(_REGISTERED[key] / marker.name, marker)
 
 
 def class_notebooks(course, chapter):

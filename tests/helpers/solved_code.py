@@ -72,7 +72,7 @@ def notebook_namespace(chapter_id, replace=None, training=True):
         with contextlib.redirect_stdout(io.StringIO()), figures_not_drawn(), gzip_files_inflated_once():
             for source in solved_cells(chapter_id, replace, training):
                 try:
-                    exec(compile(source, chapter_id, "exec"), namespace)
+                    exec(compiled_cell(source, chapter_id), namespace)
                 except Exception:  # noqa: BLE001
                     if not replace:
                         raise            # the solution runs cleanly; a wrong answer may break an example cell
@@ -83,14 +83,51 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     return namespace
 
 
+@functools.lru_cache(maxsize=1024)
+def compiled_cell(source, chapter_id):
+    """A cell's code, compiled once per test process: the catalogue's answers share all cells but one."""
+    return compile(source, chapter_id, "exec")
+
+
+class Inert:
+    """A stand-in figure or axes: every attribute is another stand-in, every call returns one, and it
+    iterates as empty (a MagicMock did the same, at a hundred times the cost per attribute)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __getitem__(self, key):
+        return self
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+    def __bool__(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def figures_not_drawn():
     """While a notebook runs here, `plt.subplots` hands out stand-in axes and `plt.tight_layout` does nothing:
     its figures are never shown or judged, and laying out their hundreds of real axes and ticks was most of
     the time chapter 6's and 7's namespaces took. Code that runs later (a probe) draws for real."""
     def subplots(nrows=1, ncols=1, **_):
-        axes = np.empty(nrows * ncols, dtype=object)        # filled one by one: a mock looks like a sequence
-        axes[:] = [mock.MagicMock(name="axes") for _ in range(axes.size)]
-        return mock.MagicMock(name="figure"), (axes[0] if axes.size == 1 else axes.reshape(
+        axes = np.empty(nrows * ncols, dtype=object)        # filled one by one: a stand-in looks like a sequence
+        axes[:] = [Inert() for _ in range(axes.size)]
+        return Inert(), (axes[0] if axes.size == 1 else axes.reshape(
             [n for n in (nrows, ncols) if n > 1]))
     return mock.patch.multiple(plt, subplots=subplots, tight_layout=lambda *_, **__: None)
 
