@@ -182,20 +182,36 @@ class SandboxedExecute(EnvironmentExecute):
 
     run_probe = run_sync(async_run_probe)
 
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """nbclient's: interrupt the cell and answer for it with `error_on_timeout`. Then the cell has
+        STOP_SECONDS to stop; one that ignores the interrupt (it catches KeyboardInterrupt) has its kernel
+        killed at once, a death repaired by a re-run, instead of after nbclient's wait for the rest of its
+        output (`iopub_timeout`) and a second wait for an empty cell."""
+        reply = await super()._async_handle_timeout(timeout, cell)
+        if reply is not None and not await self._replied_within_stop_seconds(None):
+            self._death_cause = ("it ran past the notebook's time budget and did not stop when interrupted"
+                                 if self.out_of_time() else
+                                 f"it ran longer than {timeout} s and did not stop when interrupted")
+            await ensure_async(self.km.shutdown_kernel(now=True))
+            raise DeadKernelError(self._death_cause)
+        return reply
+
     async def _async_answers(self) -> bool:
         """Does the kernel finish an empty cell within STOP_SECONDS? Not if it ignores interrupts."""
         msg_id = await ensure_async(self.kc.execute("", store_history=False, silent=True))
         return await self._replied_within_stop_seconds(msg_id)
 
     async def _replied_within_stop_seconds(self, msg_id) -> bool:
-        """Does the reply to `msg_id` reach the shell channel within STOP_SECONDS?"""
+        """Does the reply to `msg_id` (None: the cell running, the only request then) reach the shell
+        channel within STOP_SECONDS?"""
         deadline = asyncio.get_running_loop().time() + STOP_SECONDS
         while (left := deadline - asyncio.get_running_loop().time()) > 0:
             try:
                 reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=left))
             except Empty:
                 return False
-            if reply["parent_header"].get("msg_id") == msg_id:
+            if msg_id is None and reply.get("msg_type") == "execute_reply" or \
+                    reply["parent_header"].get("msg_id") == msg_id:
                 return True
         return False
 
