@@ -3,7 +3,7 @@ and the stand-ins put the notebook back as they found it."""
 import numpy as np
 import pytest
 
-from autograder.student.checks import Checker, convolution, slow
+from autograder.student.checks import Checker, convolution, pool_ties, slow
 
 from helpers.soak import alternative_namespace
 from helpers.solved_code import solved_namespace
@@ -184,3 +184,70 @@ def test_the_solution_keeps_the_cnn_batch_last_in_memory(ns):
         if name != "MaxPool":
             layout_kept = batch_last(node.grad)
             assert layout_kept, f"the gradient stored on {name}'s output, strides {node.grad.strides}"
+
+
+# ── MaxPool's backward at ties (checks/pool_ties.py) ──
+
+def tied_case(k=2, shape=(2, 3, 5, 7), seed=3):
+    rng = np.random.default_rng(seed)
+    a = pool_ties.tied_input(shape, k, rng)
+    out = slow.max_pool(k)(a)
+    return a, out, pool_ties.tied_upstream(out.shape, rng)
+
+
+def spread(a, k, upstream, share):
+    """A gradient that gives each tile's out_grad to its tied maxima by `share(is_max)` (rows of k*k)."""
+    values = pool_ties.tiles(a, k)
+    is_max = values == values.max(axis=-1, keepdims=True)
+    shares = share(is_max) * upstream[..., None]
+    n, c, rows, cols, _ = shares.shape
+    grad = np.zeros_like(a)
+    grad[:, :, :rows * k, :cols * k] = shares.reshape(n, c, rows, cols, k, k).transpose(0, 1, 2, 4, 3, 5).reshape(
+        n, c, rows * k, cols * k)
+    return grad
+
+
+def first_only(is_max):
+    return (np.cumsum(is_max, axis=-1) == 1) & is_max
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_a_tied_input_ties_every_window_and_leaves_leftovers_below_the_maxima(k):
+    a, out, upstream = tied_case(k)
+    values = pool_ties.tiles(a, k)
+    assert ((values == values.max(axis=-1, keepdims=True)).sum(axis=-1) >= 2).all()
+    assert np.all(np.abs(upstream) >= 0.5)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_every_split_of_a_tie_that_adds_up_is_a_valid_gradient(k):
+    a, out, upstream = tied_case(k)
+    for share in (first_only, lambda m: m / m.sum(axis=-1, keepdims=True)):
+        assert pool_ties.tie_split_problem("MaxPool", a, k, upstream, spread(a, k, upstream, share)) is None
+
+
+def test_gradient_on_every_tied_maximum_fails_and_says_it_counts_the_tile_once_per_tie():
+    a, out, upstream = tied_case()
+    message = pool_ties.tie_split_problem("MaxPool", a, 2, upstream, spread(a, 2, upstream, lambda m: m * 1.0))
+    assert "do not add up to out_grad" in message and "every tied maximum got all of it" in message
+
+
+def test_off_maximum_opposite_sign_and_leftover_gradients_fail_each_with_its_own_message():
+    a, out, upstream = tied_case()
+    half = spread(a, 2, upstream, lambda m: m / m.sum(axis=-1, keepdims=True))
+    moved = half.copy()
+    values = pool_ties.tiles(a, 2)
+    n, c, y, x = np.argwhere((values < values.max(axis=-1, keepdims=True)).any(axis=-1))[0]   # a tile not all tied
+    low = np.argwhere(values[n, c, y, x] < values[n, c, y, x].max())[0][0]
+    moved[n, c, 2 * y + low // 2, 2 * x + low % 2] = upstream[n, c, y, x]
+    assert "not its window's maximum" in pool_ties.tie_split_problem("MaxPool", a, 2, upstream, moved)
+    ties = int((values[0, 0, 0, 0] == values[0, 0, 0, 0].max()).sum())
+    signs = spread(a, 2, upstream, first_only)             # the first tile's shares: 2 and -1 times out_grad
+    signs[0, 0, :2, :2] = 0
+    first, second = np.argwhere(values[0, 0, 0, 0] == values[0, 0, 0, 0].max())[:2, 0]
+    signs[0, 0, first // 2, first % 2] = 2 * upstream[0, 0, 0, 0]
+    signs[0, 0, second // 2, second % 2] = -upstream[0, 0, 0, 0]
+    assert ties >= 2 and "opposite sign" in pool_ties.tie_split_problem("MaxPool", a, 2, upstream, signs)
+    leftover = half.copy()
+    leftover[0, 0, 0, -1] = 0.5                                    # the 7th column: no 2 × 2 window covers it
+    assert "rows or columns pooling drops" in pool_ties.tie_split_problem("MaxPool", a, 2, upstream, leftover)

@@ -3,7 +3,7 @@
 Registering is nbgrader's generate_assignment, a process of its own that takes about 3 s, and every
 grading run starts with it. It is skipped when nothing it reads has changed since it last ran and the
 gradebook still holds exactly what it wrote then. `<LEDGER_DIR>/<chapter>.registered` keeps both: a
-digest of the inputs (the chapter's source folder and the two configuration files) and a digest of
+digest of the inputs (the chapter's source folder, the two configuration files, the versions) and a digest of
 the chapter's records in the gradebook right after registering. A gradebook replaced or registered
 from other sources since reads differently, and is registered again.
 """
@@ -15,7 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import nbgrader
 from nbgrader.api import Gradebook, MissingEntry
+
+import autograder
 
 from autograder.grading.nbgrader_cli import run_nbgrader
 
@@ -47,8 +50,9 @@ def marker_path(course: Course, chapter: Chapter) -> Path:
 
 
 def inputs_digest(course: Course, chapter: Chapter) -> str:
-    """Everything generate_assignment reads: the chapter's source folder and the configuration files."""
-    digest = hashlib.sha256()
+    """Everything generate_assignment reads: the chapter's source folder and the configuration files, and
+    the versions of nbgrader and of the course package, whose preprocessors it runs."""
+    digest = hashlib.sha256(f"nbgrader {nbgrader.__version__}, autograder {autograder.__version__}\0".encode())
     folder = course.root / course.config.SOURCE_DIR / chapter.id
     files = [p for p in sorted(folder.rglob("*")) if p.is_file() and ".ipynb_checkpoints" not in p.parts
              and "__pycache__" not in p.parts]

@@ -99,6 +99,9 @@ MISTAKES = [
           "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, g, 0)\n"
           "                window[is_max] = -np.inf      # claimed: an equal value further on is not a maximum",
           ["test_max_pool_backward"]),
+    wrong("max_pool_backward_every_tie", "gives out_grad to every element equal to its tile's maximum: a tie "
+          "counts the tile's output once per tied element", "max_pool", "                is_max &= unclaimed\n", "",
+          ["test_max_pool_backward"]),
     wrong("max_pool_backward_ones", "puts 1 at the maximum, forgetting out_grad", "max_pool", POOL_GRAD,
           "np.multiply(is_max, 1.0, out=grad[:, :, i:rows:k, j:cols:k])", ["test_max_pool_backward", "test_capstone_cnn"]),
     # Layers
@@ -155,6 +158,20 @@ ALTERNATIVES = [
     right("max_pool_reshape", "forward by reshaping into tiles", "max_pool", POOL_FORWARD,
           "        n, c = a.shape[:2]\n"
           "        return a[:, :, :rows, :cols].reshape(n, c, rows // k, k, cols // k, k).max(axis=(3, 5))"),
+    right("max_pool_backward_shares_ties", "shares a tie's out_grad equally among the tied maxima", "max_pool",
+          '''        unclaimed = np.ones_like(out, dtype=bool)          # tiles whose maximum has not had its gradient yet
+        g = np.empty_like(out, dtype=out_grad.data.dtype)  # out_grad in out's memory order
+        g[...] = out_grad.data
+        for i in range(k):
+            for j in range(k):
+                is_max = a[:, :, i:rows:k, j:cols:k] == out
+                is_max &= unclaimed
+                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])
+                unclaimed ^= is_max                        # is_max is inside unclaimed: this removes it''',
+          '''        ties = sum(a[:, :, i:rows:k, j:cols:k] == out for i in range(k) for j in range(k))
+        for i in range(k):
+            for j in range(k):
+                grad[:, :, i:rows:k, j:cols:k] = (a[:, :, i:rows:k, j:cols:k] == out) * out_grad.data / ties'''),
     right("cnn_bias_free_first_layer", "a first convolution without bias", "build_cnn", CNN,
           CNN.replace("Conv2d(1, 8, 3, stride=2, padding=1, seed=1)", "Conv2d(1, 8, 3, stride=2, padding=1, bias=False, seed=1)")),
 ]

@@ -79,6 +79,7 @@ JUDGED_CHECKS = {
     "train_step": optim.train_step,
     "conv2d": layers.conv2d,
     "max_pool2d": layers.max_pool2d,
+    "max_pool_ties": layers.max_pool_ties,
     "array_dataset": data.array_dataset,
     "data_loader": data.data_loader,
     "transform": data.transform,

@@ -9,8 +9,9 @@ reported by the kernel, as for the Tensor operators. Order of checks and message
 import numpy as np
 
 from autograder.grading.judge.ops import describe_error, standins
-from autograder.grading.judge.probes import ProbeFailure, returned
-from autograder.student.checks import slow
+from autograder.grading.judge.probes import ProbeFailure, returned, returned_list
+from autograder.student import gradcheck
+from autograder.student.checks import pool_ties, slow
 from autograder.student.checks.convolution import (
     CONV2D_HINT,
     MAX_POOL2D_HINT,
@@ -103,3 +104,26 @@ def max_pool2d(rng, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
 
 def describe_layer_error(label, method, outcome):
     return failed(describe_error(label, method, outcome))
+
+
+def max_pool_ties(rng, op, shapes, seed=0):
+    """MaxPool's backward on the judge's input whose every window's maximum is tied (`checks/pool_ties.py`):
+    the kernel runs backward on a node built by hand, as for `backward`, and the judge checks the shares."""
+    label = op.label
+    k = int(op.args[0] if op.args else dict(op.kwargs).get("kernel_size", 2))
+    a = pool_ties.tied_input(shapes[0], k, rng)
+    out = slow.max_pool(k)(a)
+    upstream = pool_ties.tied_upstream(out.shape, rng)
+    where = f"{label}.backward on inputs {shapes_label([a])} with tied maxima in every window"
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
+                   "step": gradcheck.STEP, "isolate": {}, "keep": [op.name]}
+    answer = returned_list(reply, "grads", 1)[0]
+    if answer.failed:
+        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.")
+    grads = answer.items if answer.kind == "sequence" else [answer]
+    if len(grads) != 1 or grads[0].kind != "tensor":
+        return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned "
+                      f"{answer.type_name or answer.kind}.")
+    problem = pool_ties.tie_split_problem(where, a, k, upstream, np.asarray(grads[0].value, dtype=np.float64))
+    return failed(problem) if problem else passed(f"✔ {label}.backward shares out_grad among tied maxima on "
+                                                  f"{shapes_label([a])}")

@@ -14,7 +14,7 @@ import inspect
 
 from autograder.student.checks import (  # noqa: F401  (importing a module registers its checks)
     capstone, convolution, data, engine, engine_rules, fitting, idx, init, module_tree, nn, operators, ops, optim,
-    persistence, scalar, tensor, training, transforms,
+    persistence, pool_ties, scalar, tensor, training, transforms,
 )
 from autograder.student.checks.registry import CHECKS, unknown
 from autograder.student.verdict import deferred, deferred_together, judged_outside, passed
