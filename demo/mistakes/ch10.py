@@ -25,6 +25,10 @@ CONV_GRAD_W = "grad_w = (g @ patches.T).reshape(w.shape)"
 CONV_FOLD = "padded[:, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, i, j]"
 CONV_CROP = "grad_x = padded[:, p:p + height, p:p + width].transpose(3, 0, 1, 2)"
 POOL_GRAD = "np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])"
+POOL_CLAIM = '''                is_max = a[:, :, i:rows:k, j:cols:k] == out
+                is_max &= unclaimed
+                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])
+                unclaimed ^= is_max'''
 POOL_FORWARD = '''        out = np.copy(a[:, :, 0:rows:k, 0:cols:k])         # in a's memory order, unlike .copy()
         for i in range(k):
             for j in range(k):
@@ -90,10 +94,7 @@ MISTAKES = [
           "not a multiple of k", "max_pool", "grad = np.zeros_like(a, dtype=out_grad.data.dtype)",
           "grad = np.zeros_like(a[:, :, :rows, :cols], dtype=out_grad.data.dtype)", ["test_max_pool_backward"]),
     wrong("max_pool_backward_marks_input", "marks each claimed maximum by writing -inf into the input", "max_pool",
-          "                is_max = a[:, :, i:rows:k, j:cols:k] == out\n"
-          "                is_max &= unclaimed\n"
-          "                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])\n"
-          "                unclaimed ^= is_max",
+          POOL_CLAIM,
           "                window = a[:, :, i:rows:k, j:cols:k]\n"
           "                is_max = window == out\n"
           "                grad[:, :, i:rows:k, j:cols:k] = np.where(is_max, g, 0)\n"
@@ -159,19 +160,9 @@ ALTERNATIVES = [
           "        n, c = a.shape[:2]\n"
           "        return a[:, :, :rows, :cols].reshape(n, c, rows // k, k, cols // k, k).max(axis=(3, 5))"),
     right("max_pool_backward_shares_ties", "shares a tie's out_grad equally among the tied maxima", "max_pool",
-          '''        unclaimed = np.ones_like(out, dtype=bool)          # tiles whose maximum has not had its gradient yet
-        g = np.empty_like(out, dtype=out_grad.data.dtype)  # out_grad in out's memory order
-        g[...] = out_grad.data
-        for i in range(k):
-            for j in range(k):
-                is_max = a[:, :, i:rows:k, j:cols:k] == out
-                is_max &= unclaimed
-                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])
-                unclaimed ^= is_max                        # is_max is inside unclaimed: this removes it''',
-          '''        ties = sum(a[:, :, i:rows:k, j:cols:k] == out for i in range(k) for j in range(k))
-        for i in range(k):
-            for j in range(k):
-                grad[:, :, i:rows:k, j:cols:k] = (a[:, :, i:rows:k, j:cols:k] == out) * out_grad.data / ties'''),
+          POOL_CLAIM, "                is_max = a[:, :, i:rows:k, j:cols:k] == out\n"
+                      "                ties = sum(a[:, :, p:rows:k, q:cols:k] == out for p in range(k) for q in range(k))\n"
+                      "                grad[:, :, i:rows:k, j:cols:k] = is_max * g / ties"),
     right("cnn_bias_free_first_layer", "a first convolution without bias", "build_cnn", CNN,
           CNN.replace("Conv2d(1, 8, 3, stride=2, padding=1, seed=1)", "Conv2d(1, 8, 3, stride=2, padding=1, bias=False, seed=1)")),
 ]
