@@ -199,11 +199,8 @@ def spread(a, k, upstream, share):
     """A gradient that gives each tile's out_grad to its tied maxima by `share(is_max)` (rows of k*k)."""
     values = pool_ties.tiles(a, k)
     is_max = values == values.max(axis=-1, keepdims=True)
-    shares = share(is_max) * upstream[..., None]
-    n, c, rows, cols, _ = shares.shape
     grad = np.zeros_like(a)
-    grad[:, :, :rows * k, :cols * k] = shares.reshape(n, c, rows, cols, k, k).transpose(0, 1, 2, 4, 3, 5).reshape(
-        n, c, rows * k, cols * k)
+    grad[:, :, :a.shape[2] // k * k, :a.shape[3] // k * k] = pool_ties.untiled(share(is_max) * upstream[..., None], k)
     return grad
 
 

@@ -29,6 +29,12 @@ def tiles(array, k):
             .transpose(0, 1, 2, 4, 3, 5).reshape(n, c, rows, cols, k * k))
 
 
+def untiled(windows, k):
+    """tiles' inverse: the (N, C, H//k*k, W//k*k) region the windows were cut from."""
+    n, c, rows, cols, _ = windows.shape
+    return windows.reshape(n, c, rows, cols, k, k).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, rows * k, cols * k)
+
+
 def tied_input(shape, k, rng):
     """An input whose every window holds its maximum two to k*k times, at random places; the rest below it."""
     a = rng.uniform(-1.0, 0.5, shape)
@@ -36,9 +42,7 @@ def tied_input(shape, k, rng):
     count = rng.integers(2, k * k + 1, windows.shape[:-1])
     rank = np.argsort(np.argsort(rng.random(windows.shape), axis=-1), axis=-1)     # a random order per window
     windows = np.where(rank < count[..., None], rng.uniform(1.0, 2.0, count.shape)[..., None], windows)
-    n, c, rows, cols, _ = windows.shape
-    a[:, :, :rows * k, :cols * k] = (windows.reshape(n, c, rows, cols, k, k).transpose(0, 1, 2, 4, 3, 5)
-                                     .reshape(n, c, rows * k, cols * k))
+    a[:, :, :a.shape[2] // k * k, :a.shape[3] // k * k] = untiled(windows, k)
     return a
 
 
@@ -88,6 +92,17 @@ def tie_split_problem(where, a, k, upstream, grad):
             f"  Hint: {TIES_RULE}.")
 
 
+def ties_where(label, a):
+    return f"{label}.backward on inputs {shapes_label([a])} with tied maxima in every window"
+
+
+def ties_verdict(label, a, k, upstream, grad):
+    """The verdict on `grad`, MaxPool(k)'s gradient on the tied input `a` for `upstream`: the course's check's and the judge's."""
+    problem = tie_split_problem(ties_where(label, a), a, k, upstream, grad)
+    return failed(problem) if problem else passed(f"✔ {label}.backward shares out_grad among tied maxima on "
+                                                  f"{shapes_label([a])}")
+
+
 def check_max_pool_ties(Tensor, op, shapes, seed=0):
     """op.backward on an input whose every window's maximum is tied, with a random out_grad of either sign."""
     label, k = op_label(op), int(getattr(op, "kernel_size", 2))
@@ -95,7 +110,7 @@ def check_max_pool_ties(Tensor, op, shapes, seed=0):
     a = tied_input(shapes[0], k, rng)
     out = slow.max_pool(k)(a)
     upstream = tied_upstream(out.shape, rng)
-    where = f"{label}.backward on inputs {shapes_label([a])} with tied maxima in every window"
+    where = ties_where(label, a)
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, (Tensor(a.copy(), dtype=np.float64, requires_grad=True),)
     try:
@@ -106,9 +121,7 @@ def check_max_pool_ties(Tensor, op, shapes, seed=0):
     grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(grads) != 1 or not isinstance(grads[0], Tensor):
         return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned {type_name(returned)}.")
-    problem = tie_split_problem(where, a, k, upstream, np.asarray(grads[0].data, dtype=np.float64))
-    return failed(problem) if problem else passed(f"✔ {label}.backward shares out_grad among tied maxima on "
-                                                  f"{shapes_label([a])}")
+    return ties_verdict(label, a, k, upstream, np.asarray(grads[0].data, dtype=np.float64))
 
 
 @register("max_pool_ties")

@@ -189,7 +189,8 @@ def untouched(data, sent):
 
 def backward_of(request, namespace):
     """op.forward on the judge's inputs, then op.backward on a node built by hand (as the course's check
-    builds it) for an all-ones and a random out_grad, then op.forward on the perturbed inputs.
+    builds it) for an all-ones and a random out_grad, then op.forward on the perturbed inputs (unless the
+    request sends no `step`).
 
     The random out_grad is the start of the judge's `pool`, or `upstreams` when the judge sends them.
     """
@@ -226,6 +227,8 @@ def backward_of(request, namespace):
         except Exception as error:  # noqa: BLE001
             grads.append(error_report(error, own_backward))
             after.append([])
+    if request.get("step") is None:             # the judge takes no finite differences (MaxPool's ties)
+        return dict(reply, grads=grads, after=after)
     try:
         op = make_op(namespace, request["op"])
         step, values = request["step"], []
