@@ -189,10 +189,7 @@ def test_the_solution_keeps_the_cnn_batch_last_in_memory(ns):
 # ── MaxPool's backward at ties (checks/pool_ties.py) ──
 
 def tied_case(k=2, shape=(2, 3, 5, 7), seed=3):
-    rng = np.random.default_rng(seed)
-    a = pool_ties.tied_input(shape, k, rng)
-    out = slow.max_pool(k)(a)
-    return a, out, pool_ties.tied_upstream(out.shape, rng)
+    return pool_ties.tied_case(shape, k, np.random.default_rng(seed))
 
 
 def spread(a, k, upstream, share):

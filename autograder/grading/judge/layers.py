@@ -110,9 +110,7 @@ def max_pool_ties(rng, op, shapes, seed=0):
     the kernel runs backward on a node built by hand, as for `backward`, and the judge checks the shares."""
     label = op.label
     k = int(op.args[0] if op.args else dict(op.kwargs).get("kernel_size", 2))
-    a = pool_ties.tied_input(shapes[0], k, rng)
-    out = slow.max_pool(k)(a)
-    upstream = pool_ties.tied_upstream(out.shape, rng)
+    a, out, upstream = pool_ties.tied_case(shapes[0], k, rng)
     where = pool_ties.ties_where(label, a)
     reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
                    "isolate": {}, "keep": [op.name]}        # no step: no finite differences to take

@@ -11,6 +11,7 @@ import numpy as np
 
 from autograder.student.checks import slow
 from autograder.student.checks.describe import number, op_label, shapes_label, type_name
+from autograder.student.checks.ops import own_method
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -44,6 +45,13 @@ def tied_input(shape, k, rng):
     windows = np.where(rank < count[..., None], rng.uniform(1.0, 2.0, count.shape)[..., None], windows)
     a[:, :, :a.shape[2] // k * k, :a.shape[3] // k * k] = untiled(windows, k)
     return a
+
+
+def tied_case(shape, k, rng):
+    """(input, MaxPool(k)'s output by the course's loops, out_grad): one draw of the tie check."""
+    a = tied_input(shape, k, rng)
+    out = slow.max_pool(k)(a)
+    return a, out, tied_upstream(out.shape, rng)
 
 
 def tied_upstream(shape, rng):
@@ -106,17 +114,14 @@ def ties_verdict(label, a, k, upstream, grad):
 def check_max_pool_ties(Tensor, op, shapes, seed=0):
     """op.backward on an input whose every window's maximum is tied, with a random out_grad of either sign."""
     label, k = op_label(op), int(getattr(op, "kernel_size", 2))
-    rng = np.random.default_rng(seed)
-    a = tied_input(shapes[0], k, rng)
-    out = slow.max_pool(k)(a)
-    upstream = tied_upstream(out.shape, rng)
+    a, out, upstream = tied_case(shapes[0], k, np.random.default_rng(seed))
     where = ties_where(label, a)
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, (Tensor(a.copy(), dtype=np.float64, requires_grad=True),)
     try:
         returned = run_quietly(op.backward, Tensor(upstream.copy(), dtype=np.float64, requires_grad=False), node)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "backward", error, getattr(type(op), "backward", None))
+        return failed(describe_exception(label, "backward", error, own_method(op, "backward"))
                       + f"\n  while running {where}.")
     grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if len(grads) != 1 or not isinstance(grads[0], Tensor):
