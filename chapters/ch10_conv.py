@@ -543,9 +543,10 @@ except NotImplementedError:
 #
 # **Backward.** Inside a tile the output *is* its largest element: the gradient goes to that element,
 # and the other three, which could move a little without changing the output, get 0. (When two
-# elements tie, give it to the first one, as PyTorch does. Finite differences cannot judge a tie, so
-# `check.max_pool_ties` does it on inputs tied in every tile: the tied elements' shares of the tile's
-# `out_grad` must add up to it, as the first-one rule's do.)
+# elements tie, give it to the first one, as PyTorch does. Finite differences cannot judge a tie, nor
+# two values closer than their nudge, so `check.backward` draws `domains="distinct"` inputs, whose
+# values are all far apart, and `check.max_pool_ties` judges ties on inputs tied in every tile: the
+# tied elements' shares of the tile's `out_grad` must add up to it, as the first-one rule's do.)
 #
 # **Vectorized.** `a[:, :, i::k, j::k]` (cut to `H_out·k` rows and `W_out·k` columns) is a view of the
 # element at offset $(i, j)$ in every tile at once. So a loop over the $k^2$ offsets, with
@@ -611,13 +612,13 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_max_pool_backward points=2
-verdict = check.all(check.backward(MaxPool(2), shapes=[(1, 1, 4, 4)]),
+verdict = check.all(check.backward(MaxPool(2), shapes=[(1, 1, 4, 4)], domains="distinct"),
                     check.max_pool_ties(MaxPool(2), shapes=[(1, 1, 4, 4)]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.all(check.backward(MaxPool(2), shapes=[(2, 3, 5, 6)], seed=21),
-                    check.backward(MaxPool(3), shapes=[(1, 2, 6, 7)], seed=22),
-                    check.backward(MaxPool(2), shapes=[(2, 2, 4, 4)], seed=23),
+verdict = check.all(check.backward(MaxPool(2), shapes=[(2, 3, 5, 6)], domains="distinct", seed=21),
+                    check.backward(MaxPool(3), shapes=[(1, 2, 6, 7)], domains="distinct", seed=22),
+                    check.backward(MaxPool(2), shapes=[(2, 2, 4, 4)], domains="distinct", seed=23),
                     check.max_pool_ties(MaxPool(2), shapes=[(2, 3, 5, 6)], seed=24),
                     check.max_pool_ties(MaxPool(3), shapes=[(1, 2, 6, 7)], seed=25))
 assert verdict.passed, verdict.message

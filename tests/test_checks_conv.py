@@ -3,6 +3,7 @@ and the stand-ins put the notebook back as they found it."""
 import numpy as np
 import pytest
 
+from autograder.student import gradcheck
 from autograder.student.checks import Checker, convolution, pool_ties, slow
 
 from helpers.soak import alternative_namespace
@@ -56,6 +57,8 @@ CASES = [
     (lambda ns: ns["Conv"](2, 1), [(2, 2, 6, 5), (3, 2, 3, 3)]),
     (lambda ns: ns["Conv"](3, 1), [(1, 2, 7, 6), (2, 2, 3, 2)]),
     (lambda ns: ns["Conv"](1, 2), [(2, 1, 3, 4), (2, 1, 3, 3)]),
+]
+POOL_CASES = [
     (lambda ns: ns["MaxPool"](2), [(2, 3, 5, 6)]),
     (lambda ns: ns["MaxPool"](3), [(1, 2, 6, 7)]),
 ]
@@ -63,9 +66,27 @@ CASES = [
 
 @pytest.mark.parametrize("seed", range(8))
 def test_correct_backwards_never_fail(ns, check, seed):
-    for make, shapes in CASES:
-        verdict = check.backward(make(ns), shapes, seed=seed, isolate=["Flip", "Dilate", "Undilate"])
+    for (make, shapes), domains in [*((case, "real") for case in CASES), *((case, "distinct") for case in POOL_CASES)]:
+        verdict = check.backward(make(ns), shapes, domains, seed=seed, isolate=["Flip", "Dilate", "Undilate"])
         assert verdict.passed, verdict.message
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1, 4, 4), (2, 3, 5, 6), (1, 2, 6, 7), (3, 2, 10, 8)])
+def test_distinct_inputs_keep_every_window_out_of_the_step(shape):
+    """MaxPool's finite differences split the gradient between two values of a window closer than STEP
+    (a right backward then fails, as a secret draw once did in CI): its checks draw values far apart."""
+    for seed in range(50):
+        x = gradcheck.sample(shape, "distinct", np.random.default_rng(seed))
+        gaps = np.diff(np.sort(x.ravel()))
+        assert x.shape == shape and x.min() >= -2 and x.max() <= 2
+        assert gaps.size == 0 or gaps.min() >= max(2 / x.size - 1e-6, 10 * gradcheck.STEP), (seed, gaps.min())
+
+
+def test_near_tied_window_splits_finite_differences():
+    """Why the domain exists: a window whose two largest values are closer than STEP fails a right backward."""
+    a = np.array([[[[1.0, 1.0 + gradcheck.STEP / 2], [-1.0, 0.0]]]])
+    grad, = gradcheck.numerical_gradients(slow.max_pool(2), [a], np.ones((1, 1, 1, 1)))
+    assert 0 < grad[0, 0, 0, 0] < 1 and 0 < grad[0, 0, 0, 1] < 1
 
 
 def test_isolation_puts_the_notebook_back(ns, check):

@@ -27,7 +27,9 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     both signs in any sample of two or more (a draw of one sign would let `abs` or `relu` pass as the identity);
     `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows;
     `rows_apart`: rows from -1000 to 1000, hundreds apart (each ± 2): one max for the whole array
-    instead of one per row leaves the lower rows' exponentials at 0.
+    instead of one per row leaves the lower rows' exponentials at 0;
+    `distinct`: [-2, 2] with every two values at least 2/size apart, in random places (MaxPool): two values
+    of one window within STEP of each other would split the finite-difference gradient between them.
     """
     if domain == "real":
         x = rng.uniform(-2.0, 2.0, size=shape)
@@ -45,6 +47,11 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     elif domain == "rows_apart":
         offsets = rng.permutation(np.linspace(-1000.0, 1000.0, shape[0]))
         x = offsets.reshape((-1,) + (1,) * (len(shape) - 1)) + rng.uniform(-2.0, 2.0, size=shape)
+    elif domain == "distinct":
+        size = int(np.prod(shape))
+        gap = 4.0 / max(size, 1)
+        centres = -2.0 + gap * (np.arange(size) + 0.5)      # one value per equal slice of [-2, 2]
+        x = rng.permutation(centres + rng.uniform(-gap / 4, gap / 4, size)).reshape(shape)
     else:
         raise ValueError(f"unknown domain {domain!r}")
     return np.asarray(x, dtype=np.float32).astype(np.float64)
