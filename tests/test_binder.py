@@ -1,8 +1,13 @@
-"""Binder builds the environment from requirements.txt (repo2docker) and opens JupyterLab on release/.
-Simulated from scratch: a fresh virtual environment, `pip install -r requirements.txt` from the
-repository root, then every release notebook executed headless. The only errors allowed are the
-student's: exercises not written yet (NotImplementedError) and the checks they fail (AssertionError)."""
+"""Binder builds the published repository (what `python -m autograder publish` writes, the repository its
+badge points to) with repo2docker: `pip install -r requirements.txt` from the tree's root, with its
+runtime.txt, then JupyterLab on release/. Simulated from scratch: the whole course published, a fresh
+virtual environment, that install, then every release notebook executed headless from the published
+tree. The only errors allowed are the student's: exercises not written yet (NotImplementedError) and
+the checks they fail (AssertionError)."""
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,13 +23,24 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def binder_env(tmp_path_factory):
-    """A fresh environment from requirements.txt, as Binder builds it; made once per test run."""
+def binder_tree(tmp_path_factory):
+    """The published tree of the whole course (every chapter, the solutions of all but the last), and a
+    fresh environment built from it as repo2docker builds it; made once per test run."""
     def make(folder):
+        tree = folder / "tree"
+        subprocess.run([sys.executable, "-m", "autograder", "--root", str(ROOT), "publish", str(tree),
+                        "--chapters", *CHAPTERS, "--solutions", *CHAPTERS[:-1]],
+                       check=True, capture_output=True, timeout=300)
         env = fresh_env.create(folder / "venv")
-        env.pip_install("-r", "requirements.txt", cwd=ROOT)
-        return env
-    return once_per_run(tmp_path_factory, "binder-env", make)[1]
+        env.pip_install("-r", "requirements.txt", cwd=tree)
+        return str(tree), str(env.root)
+    tree, root = once_per_run(tmp_path_factory, "binder-env", make)[1]
+    return Path(tree), fresh_env.FreshEnv(root)
+
+
+@pytest.fixture(scope="module")
+def binder_env(binder_tree):
+    return binder_tree[1]
 
 
 def test_jupyterlab_has_nbgrader_validate(binder_env):
@@ -38,10 +54,26 @@ def test_jupyterlab_has_nbgrader_validate(binder_env):
                for line in listing.splitlines()), listing
 
 
+def test_binder_holds_the_students_stack_alone(binder_env):
+    """The published requirements.txt keeps the course's pins of what students need: not the grading
+    engine, the gradebook driver or the tests' tools, which only slow Binder's build."""
+    find = "import importlib.util as u, sys; print(*(m for m in sys.argv[1:] if u.find_spec(m)))"
+    wanted = ("numpy", "matplotlib", "tqdm", "nbgrader", "jupyterlab", "autograder")
+    unwanted = ("distributed", "psycopg", "playwright", "pytest", "ruff", "bokeh", "dask_jobqueue")
+    found = binder_env.run(binder_env.python, "-c", find, *wanted, *unwanted).stdout.split()
+    assert (sorted(set(found) & set(wanted)), sorted(set(found) & set(unwanted))) == (sorted(wanted), [])
+    def pinned(words):
+        return {w.split("==")[0].split("[")[0].lower().replace("_", "-"): w.split("==")[1] for w in words if "==" in w}
+    pins = pinned((ROOT / "requirements.txt").read_text().split())
+    installed = pinned(binder_env.run(binder_env.python, "-m", "pip", "freeze").stdout.split())
+    assert {name: version for name, version in installed.items() if pins.get(name, version) != version} == {}
+
+
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
-def test_every_release_notebook_runs_in_the_binder_environment(binder_env, tmp_path, chapter_id):
+def test_every_release_notebook_runs_in_the_binder_environment(binder_tree, tmp_path, chapter_id):
+    tree, binder_env = binder_tree
     chapter = COURSE.chapter(chapter_id)
-    release = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter)
+    release = tree / COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).relative_to(ROOT)
     folder = tmp_path / chapter_id
     shutil.copytree(release.parent, folder)
     before = sorted(p.name for p in folder.iterdir())
