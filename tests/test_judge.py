@@ -21,6 +21,7 @@ from autograder.grading.judge.plan import NotebookName, OpSpec, plan_cell, plan_
 from autograder.grading.judge.probes import (
     PROBE_MIME,
     ProbeFailure,
+    ProbeStopped,
     encode,
     reply_from_outputs,
     returned,
@@ -438,6 +439,45 @@ def test_a_probe_of_several_cells_that_fails_as_a_whole_is_left_to_judging_them_
     assert judge.judge_cells(["test_mul_forward", "test_mul_backward"], run_probe) is None
     [alone] = judge.judge_cells(["test_mul_backward"], run_probe)
     assert alone.judged and not alone.passed and "could not read your kernel's answer" in alone.message
+
+
+@pytest.mark.parametrize("killed", [False, True], ids=["interrupted", "killed"])
+def test_a_probe_stopped_in_one_cells_checks_fails_that_cell_alone(killed):
+    """The batch probe is stopped while test_mul_backward's checks run (the worker's progress mark names it).
+    Interrupted, that cell fails with the stop's message and the others are asked again in the same kernel,
+    with the verdicts they get alone; killed, judge_cells gives None and names the cell, for JudgedExecute to
+    repair as its death."""
+    from helpers.solved_code import solved_namespace
+    cells = ["test_mul_forward", "test_mul_backward", "test_log_forward"]
+    namespace, asked = solved_namespace(CHAPTER), []
+
+    def run_probe(probe):
+        asked.append(probe.marks)
+        if len(asked) == 1:
+            stopped_at = probe.marks[1]
+            raise ProbeStopped("on the judge's inputs your code ran past the cell time limit (5 s) and was stopped",
+                               started=stopped_at, killed=killed)
+        return in_process(namespace)(probe)
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS), secret=5)
+    judgements = judge.judge_cells(cells, run_probe)
+    if killed:
+        assert judgements is None and judge.stopped_in == "test_mul_backward" and len(asked) == 1
+        return
+    assert judge.stopped_in is None and len(asked[0]) == 3 and len(asked[1]) == 2     # a mark per cell asked
+    assert [(j.grade_id, j.passed) for j in judgements] == [(c, c != "test_mul_backward") for c in cells]
+    assert "your kernel's answer: on the judge's inputs your code ran past the cell time limit" in judgements[1].message
+    alone = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS), secret=5)
+    for together, grade_id in zip(judgements, cells):
+        if grade_id != "test_mul_backward":
+            assert together.message == alone.judge_cell(grade_id, in_process(namespace)).message
+
+
+@pytest.mark.parametrize("stop", [ProbeStopped("no mark came"), ProbeStopped("past the budget", started=0, out_of_time=True)],
+                         ids=["no mark", "out of time"])
+def test_a_stopped_probe_that_names_no_cell_is_left_to_judging_them_one_by_one(stop):
+    judge = Judge(plan_notebook(source_notebook(CHAPTER), JUDGED_CHECKS))
+    assert judge.judge_cells(["test_mul_forward", "test_mul_backward"], lambda probe: (_ for _ in ()).throw(stop)) is None
+    assert judge.stopped_in is None
 
 
 def test_a_fresh_kernel_gets_the_worker_again():

@@ -23,7 +23,7 @@ from autograder.course import Course
 from autograder.grading import sandbox
 from autograder.grading.gradebook_merge import submission_record
 from autograder.grading.nbgrader_cli import run_nbgrader
-from autograder.grading.judge.probes import Probe, ProbeStopped
+from autograder.grading.judge.probes import PROGRESS_MIME, Probe, ProbeStopped
 from autograder.grading.sandboxed_execute import SandboxedExecute, SandboxUnavailable
 from autograder.questions import written_points
 
@@ -370,8 +370,12 @@ def test_code_that_floods_or_hangs_under_the_judge_loses_only_that_cell(graded_c
     """Right for the notebook's checks, endless under the judge's probe: the student loses test_mul_backward
     and nothing else, and grading goes on. The flood is cut once it has printed `flood_chars` (in a second,
     not at the timeout) and stops when interrupted, so the judge says it printed too much; the hang is cut at
-    the cell timeout and ignores the interrupt, so the kernel is killed and the notebook re-run without that cell."""
+    the cell timeout and ignores the interrupt, so the kernel is killed and the notebook re-run without that cell.
+    The worker's progress marks name the cell in the probe of several cells: no run judges each cell alone,
+    which would cut the hang a second time."""
     notebook = autograded(graded_class, student)
+    assert f"running {student}'s {NOTEBOOK.removesuffix('.ipynb')} again, judging each cell alone" not in graded_class["log"]
+    assert f"running probe-killer's {NOTEBOOK.removesuffix('.ipynb')} again, judging each cell alone" in graded_class["log"]
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
     points = cell.metadata["nbgrader"]["points"]
     assert graded_class["scores"][student] == POINTS - points
@@ -522,6 +526,46 @@ def test_run_probe_returns_display_data_and_adds_no_cell(tmp_path):
     assert [(o.output_type, o.ename) for o in failed] == [("error", "NameError")] and "no_such_name" in failed[0].evalue
     assert len(executed.cells) == 1 and resources["babygrad"]["kernel_deaths"] == []
     assert executed.cells[0].execution_count == 1           # probes add no execution to the kernel's count
+
+
+def marked_probe(*steps):
+    """A probe that acts as the worker does for a batch of cells: before each cell's checks a progress mark,
+    here followed by a sleep. `steps`: (mark index, seconds) in order."""
+    code = "".join(f"publish_display_data({{{PROGRESS_MIME!r}: json.dumps({{'started': {mark}}})}})\n"
+                   f"time.sleep({seconds})\n" for mark, seconds in steps)
+    return Probe("import json, time\nfrom IPython.display import publish_display_data\n" + code, "'done'",
+                 marks=(0, 1))
+
+
+class MarkedExecute(SandboxedExecute):
+    """A stand-in judge asking one marked probe after the graded cell; it keeps what the probe gave or raised."""
+
+    probe, outcome = None, []
+
+    def after_graded_cell(self, cell, index):
+        try:
+            self.outcome.append(self.run_probe(self.probe))
+        except ProbeStopped as stopped:
+            self.outcome.append(stopped)
+
+
+@pytest.mark.parametrize(("steps", "stopped_at"), [
+    ([(0, 2), (1, 2)], None),            # 4 s in all, each cell's checks within the 3 s limit
+    ([(0, 0), (1, 60)], 1),              # the second cell's checks outrun it: the stop names it
+    ([(1, 2), (1, 2)], 1),               # a mark twice: the clock does not start again
+    ([(1, 2), (0, 2)], 1),               # a mark out of order: likewise
+], ids=["each cell in time", "second cell stuck", "mark repeated", "mark backwards"])
+def test_a_probe_of_several_cells_gives_each_cell_the_whole_timeout(tmp_path, steps, stopped_at):
+    """The worker's progress marks start the probe's clock again for each cell's checks, as a probe of that
+    cell alone would get; each mark counts once and in order, so forged marks cannot stretch a probe."""
+    MarkedExecute.probe, MarkedExecute.outcome = marked_probe(*steps), []
+    MarkedExecute(timeout=3).preprocess(probe_notebook(), {"metadata": {"path": str(tmp_path)}})
+    [outcome] = MarkedExecute.outcome
+    if stopped_at is None:
+        assert outcome == [], outcome        # the marks are the runner's, not outputs; 'done' is no output
+        return
+    assert isinstance(outcome, ProbeStopped) and "ran past the cell time limit (3 s)" in str(outcome)
+    assert (outcome.started, outcome.killed, outcome.out_of_time) == (stopped_at, False, False)
 
 
 class ExitingExecute(SandboxedExecute):

@@ -101,8 +101,10 @@ class JudgedExecute(SandboxedExecute):
 
     batch_cells = Bool(True, help=(
         "Judge grade cells that run one after another together, one probe per round for all of them (chapter 3: "
-        "22 probes instead of 47). A probe of several cells that fails as a whole, or a kernel that dies in one, "
-        "makes the notebook run again in a fresh kernel, judged cell by cell.")).tag(config=True)
+        "22 probes instead of 47). Each cell's checks get the whole probe timeout; a probe stopped in one cell's "
+        "checks (past the time limit, or a flood) fails that cell as it would alone. A probe of several cells that "
+        "fails as a whole, or a kernel that dies in one, makes the notebook run again in a fresh kernel, judged "
+        "cell by cell.")).tag(config=True)
 
     def preprocess_cell(self, cell, resources, index):
         """A test cell the judge decides alone is not sent to the kernel: there it would only print that the
@@ -132,7 +134,14 @@ class JudgedExecute(SandboxedExecute):
         queued, self._queued = self._queued, []
         if len(queued) > 1:
             judgements = self.judge.judge_cells([grade_id(cell) for cell, _ in queued], self.run_probe)
-            if judgements is None or not run_sync(self.km.is_alive)():
+            alive = run_sync(self.km.is_alive)()
+            if judgements is None and self.judge.stopped_in is not None and not alive:
+                # One cell's checks outran the time limit and ignored the interrupt: that cell's death, repaired
+                # as it would be alone, without judging it a second time for another timeout.
+                self._running = next(index for cell, index in queued if grade_id(cell) == self.judge.stopped_in)
+                self._death_cause = self._death_cause or "the kernel was killed while the judge checked this cell"
+                raise DeadKernelError(self._death_cause)
+            if judgements is None or not alive:
                 raise _BatchFailed(queued)
             for (cell, index), judgement in zip(queued, judgements):
                 self._record(cell, index, judgement)

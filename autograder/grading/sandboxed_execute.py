@@ -29,7 +29,7 @@ from traitlets import Bool, Instance, Integer, default
 
 from autograder import cell_marks
 from autograder.grading import sandbox
-from autograder.grading.judge.probes import ProbeStopped
+from autograder.grading.judge.probes import ProbeStopped, progress_mark
 from autograder.grading.preprocessors import EnvironmentExecute
 from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 
@@ -127,6 +127,10 @@ class SandboxedExecute(EnvironmentExecute):
         (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
         after the cell timeout, or `flood_chars` printed, it is interrupted (the kernel killed if it ignores
         that) and ProbeStopped raised.
+        A probe of several grade cells' checks (`probe.marks`) gives each cell the whole timeout, as a probe of
+        that cell alone would have: the worker marks where each cell's requests start, and the clock starts
+        again there (each mark once, in order, so a forged mark cannot stretch it), and a stopped probe names
+        the last mark it saw.
         A kernel that dies meanwhile raises DeadKernelError within ALIVE_POLL_SECONDS, its exit the death's cause.
         """
         msg_id = await ensure_async(self.kc.execute(probe.setup, store_history=False, allow_stdin=False,
@@ -135,17 +139,17 @@ class SandboxedExecute(EnvironmentExecute):
         seconds = self._get_timeout(None) or DEFAULT_PROBE_SECONDS
         deadline = loop.time() + seconds
         outputs, kept, printed = [], 0, 0
+        marks, started = sorted(probe.marks), None
         while True:
             left = deadline - loop.time()
             if left <= 0:
-                await self._stop_probe(msg_id)
-                raise ProbeStopped(self._out_of_time_message() if self.out_of_time() else
+                out_of_time = self.out_of_time()
+                raise ProbeStopped(self._out_of_time_message() if out_of_time else
                                    f"on the judge's inputs your code ran past the cell time limit ({seconds} s) "
-                                   "and was stopped")
+                                   "and was stopped", started, await self._stop_probe(msg_id), out_of_time)
             if printed > self.flood_chars:
-                await self._stop_probe(msg_id)
                 raise ProbeStopped(f"on the judge's inputs your code printed more than {self.flood_chars:,} "
-                                   "characters and was stopped")
+                                   "characters and was stopped", started, await self._stop_probe(msg_id))
             try:
                 msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=min(left, ALIVE_POLL_SECONDS)))
             except Empty:
@@ -163,6 +167,13 @@ class SandboxedExecute(EnvironmentExecute):
                 printed += len(msg["content"].get("text", ""))
             elif msg["msg_type"] in OUTPUT_TYPES:
                 output = output_from_msg(msg)
+                mark = progress_mark(output)
+                if mark is not None:
+                    if mark in marks:               # a grade cell's checks begin: its own whole timeout
+                        marks = [m for m in marks if m > mark]
+                        started, seconds = mark, self._get_timeout(None) or DEFAULT_PROBE_SECONDS
+                        deadline = loop.time() + seconds
+                    continue
                 kept += output_chars(output)
                 if kept <= PROBE_OUTPUT_CHARS:
                     outputs.append(output)
@@ -172,13 +183,15 @@ class SandboxedExecute(EnvironmentExecute):
             outputs.append(self._error(str(result.get("ename", "Error")), str(result.get("evalue", ""))[:2000]))
         return outputs
 
-    async def _stop_probe(self, msg_id):
-        """Interrupt a probe that outran its time or flooded; kill the kernel if it does not stop (a death, repaired)."""
+    async def _stop_probe(self, msg_id) -> bool:
+        """Interrupt a probe that outran its time or flooded; kill the kernel if it does not stop (a death,
+        repaired). True when it was killed."""
         await ensure_async(self.km.interrupt_kernel())
         if await self._replied_within_stop_seconds(msg_id):
-            return
+            return False
         self._death_cause = "a judge's probe of this cell ran past the timeout and ignored the interrupt"
         await ensure_async(self.km.shutdown_kernel(now=True))
+        return True
 
     run_probe = run_sync(async_run_probe)
 

@@ -150,18 +150,21 @@ class Kernel:
         self.session = session          # shared by a notebook's cells: is the worker installed?
         self.probes = 0
         self.failed_whole = False       # a probe failed as a whole: no answer belongs to one request
+        self.stopped = None             # the ProbeStopped that failed it, when the grader stopped it
 
-    def ask_all(self, requests):
-        request = {"kind": "batch", "requests": requests}
+    def ask_all(self, requests, marks=(0,)):
+        """The replies to `requests`; `marks`: the requests that start a grade cell's checks."""
+        request = {"kind": "batch", "requests": requests, "marks": list(marks)}
         try:
             self.probes += 1
-            outputs = self.run_probe(probe_code(request, install=not self.session.get("installed")))
+            outputs = self.run_probe(probe_code(request, install=not self.session.get("installed"), marks=marks))
             if worker_missing(outputs):
                 self.probes += 1
-                outputs = self.run_probe(probe_code(request, install=True))
+                outputs = self.run_probe(probe_code(request, install=True, marks=marks))
             self.session["installed"] = True
         except Exception as error:  # noqa: BLE001 (a dead or stuck kernel is a failed probe)
             self.failed_whole = True
+            self.stopped = error if isinstance(error, ProbeStopped) else None
             failure = ProbeFailure(str(error) if isinstance(error, ProbeStopped)     # says why, for the student
                                    else f"the kernel did not answer ({type(error).__name__}: {error})")
             return [failure] * len(requests)
@@ -188,6 +191,7 @@ class Judge:
         self.plans = plans
         self.secret = secrets.randbits(64) if secret is None else secret
         self.session = {}
+        self.stopped_in = None      # the grade cell a probe of several was stopped in, after judge_cells gave None
 
     @classmethod
     def from_source(cls, path, secret=None):
@@ -248,10 +252,14 @@ class Judge:
         """judge_cell for several grade cells at once, their requests sharing one probe per round:
         consecutive grade cells cost one kernel round trip instead of one each.
 
-        A probe of several cells that fails as a whole (it timed out, the kernel died, the reply was
-        malformed) belongs to no one cell: then None, and the caller judges the cells one by one.
+        A probe of several cells that fails as a whole (the kernel died, the reply was malformed) belongs to
+        no one cell: then None, and the caller judges the cells one by one. A probe the grader stopped (past
+        the time limit, a flood) names the cell whose checks were running (`stopped_cell`): that cell fails
+        as it would alone, and the others are asked again in the same kernel; if the kernel had to be killed,
+        None, with the cell in `stopped_in`, for the caller to repair as that cell's death.
         """
         kernel = Kernel(run_probe, self.session)
+        self.stopped_in = None
         judgements, verdicts, pending = {}, {}, {}
         for grade_id in grade_ids:
             plan = self.plans.get(grade_id)
@@ -267,10 +275,18 @@ class Judge:
                 advance(call, (grade_id, position), check, None, pending, verdicts)
         while pending:
             keys = list(pending)
-            replies = kernel.ask_all([pending[key][1] for key in keys])
+            marks = [i for i, key in enumerate(keys) if i == 0 or key[0] != keys[i - 1][0]]
+            replies = kernel.ask_all([pending[key][1] for key in keys], marks)
             if kernel.failed_whole and len(grade_ids) > 1:
-                return None
+                stopped = stopped_cell(kernel.stopped, keys, marks)
+                if stopped is None or kernel.stopped.killed:
+                    self.stopped_in = stopped
+                    return None
+                kernel.failed_whole, kernel.stopped = False, None
+                replies = [reply if key[0] == stopped else UNANSWERED for key, reply in zip(keys, replies)]
             for key, reply in zip(keys, replies):
+                if reply is UNANSWERED:         # asked again in the next round
+                    continue
                 check, _ = pending.pop(key)
                 advance(self.plans[key[0]].calls[key[1]], key, check, reply, pending, verdicts)
         probes = kernel.probes          # counted once, on the first judged cell
@@ -285,6 +301,17 @@ class Judge:
                 CellJudgement(grade_id, True, True, pass_message(calls, verdicts, grade_id), probes))
             probes = 0
         return [judgements[grade_id] for grade_id in grade_ids]
+
+
+UNANSWERED = object()       # a request of a stopped probe that was not the stopped cell's: it is asked again
+
+
+def stopped_cell(stopped, keys, marks):
+    """The grade cell whose checks a stopped probe was running: the one its last progress mark started. None
+    when the probe was not stopped, or no mark came, or the notebook's budget ran out (nothing is asked again)."""
+    if stopped is None or stopped.out_of_time or stopped.started not in marks:
+        return None
+    return keys[stopped.started][0]
 
 
 def pass_message(calls, verdicts, grade_id):

@@ -19,6 +19,9 @@ import numpy as np
 from autograder.student.checks import course_ops, engine_graph, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
+# Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
+# gives that cell's checks the whole probe timeout, and a stopped probe names the cell it stopped in.
+PROGRESS_MIME = "application/vnd.babygrad.probe-progress+json"
 MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB; a flood is refused
 MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
@@ -45,7 +48,26 @@ class ProbeFailure(Exception):
 
 class ProbeStopped(Exception):
     """The grader stopped a probe: the student's code ran past its time, or printed without end. The
-    message says which, to the student."""
+    message says which, to the student. `started`: the request of the last progress mark (the first
+    request of the cell whose checks were running), or None; `killed`: the kernel ignored the interrupt
+    and was killed; `out_of_time`: the notebook's budget, not the cell's limit, ran out."""
+
+    def __init__(self, message, started=None, killed=False, out_of_time=False):
+        super().__init__(message)
+        self.started, self.killed, self.out_of_time = started, killed, out_of_time
+
+
+def progress_mark(output):
+    """The request index of a progress mark among a probe's outputs (untrusted: any other output, or a mark
+    that is not a small whole number, is None)."""
+    if output.get("output_type") != "display_data" or PROGRESS_MIME not in output.get("data", {}):
+        return None
+    mark = output["data"][PROGRESS_MIME]
+    try:
+        index = (mark if isinstance(mark, dict) else json.loads(mark)).get("started")
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return None
+    return index if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 1_000_000 else None
 
 
 # A packed array's header: its dtype as NumPy writes it (`<f8`), then its shape (`2,3`; empty for 0-d).
@@ -123,13 +145,14 @@ class Probe:
 
     setup: str
     call: str
+    marks: tuple = ()       # the requests that start a grade cell's checks: each gets the whole timeout
 
     def as_code(self):
         """The probe as one cell of code, for a runner without user expressions (the tests' in-process one)."""
         return f"{self.setup}{self.call}\n"
 
 
-def probe_code(request, install):
+def probe_code(request, install, marks=()):
     """The probe for this request: the worker's entry point called on it, after defining it from the
     template when `install` (the first probe of a kernel, or after the name went missing).
 
@@ -144,7 +167,7 @@ def probe_code(request, install):
              f"    exec(compile(source, '<babygrad probe>', 'exec'), scope)\n"
              f"    globals()['{SERVE_NAME}'] = scope['serve']\n"
              f"    scope['serve'](request, namespace)\n") if install else ""
-    return Probe(setup, f"{SERVE_NAME}({payload!r}, globals())")
+    return Probe(setup, f"{SERVE_NAME}({payload!r}, globals())", tuple(marks))
 
 
 def worker_missing(outputs):

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 MIME = "application/vnd.babygrad.probe+json"
+PROGRESS_MIME = "application/vnd.babygrad.probe-progress+json"
 PROBE_FILE = "<babygrad probe>"
 # What the student's code may raise, reported as its answer: every exception, and SystemExit. Not
 # KeyboardInterrupt: that is the grader interrupting a probe at the cell timeout, which must end the whole
@@ -23,10 +24,15 @@ STUDENT_FAILURES = (Exception, SystemExit, GeneratorExit)
 
 
 def serve(request_json, namespace):
-    """Answer a batch of requests with one display_data output of MIME."""
+    """Answer a batch of requests with one display_data output of MIME; before each request in `marks` (the
+    first of a grade cell's), say so with a PROGRESS_MIME output."""
     from IPython.display import publish_display_data
     replies = []
-    for request in decode(json.loads(request_json))["requests"]:
+    batch = decode(json.loads(request_json))
+    marks = set(batch.get("marks") or ())
+    for index, request in enumerate(batch["requests"]):
+        if index in marks:
+            publish_display_data({PROGRESS_MIME: json.dumps({"started": index})})
         handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators,
                    "engine_rule": engine_rule,
                    "layer": layer, "conv2d": conv2d, "max_pool2d": max_pool2d,
