@@ -165,15 +165,13 @@ class SandboxedExecute(EnvironmentExecute):
                 break
             if msg["msg_type"] == "stream":
                 printed += len(msg["content"].get("text", ""))
+            elif (mark := progress_mark(msg)) is not None:
+                if mark in marks:                   # a grade cell's checks begin: its own whole timeout
+                    marks = [m for m in marks if m > mark]
+                    started, seconds = mark, self._get_timeout(None) or DEFAULT_PROBE_SECONDS
+                    deadline = loop.time() + seconds
             elif msg["msg_type"] in OUTPUT_TYPES:
                 output = output_from_msg(msg)
-                mark = progress_mark(output)
-                if mark is not None:
-                    if mark in marks:               # a grade cell's checks begin: its own whole timeout
-                        marks = [m for m in marks if m > mark]
-                        started, seconds = mark, self._get_timeout(None) or DEFAULT_PROBE_SECONDS
-                        deadline = loop.time() + seconds
-                    continue
                 kept += output_chars(output)
                 if kept <= PROBE_OUTPUT_CHARS:
                     outputs.append(output)

@@ -57,12 +57,14 @@ class ProbeStopped(Exception):
         self.started, self.killed, self.out_of_time = started, killed, out_of_time
 
 
-def progress_mark(output):
-    """The request index of a progress mark among a probe's outputs (untrusted: any other output, or a mark
-    that is not a small whole number, is None)."""
-    if output.get("output_type") != "display_data" or PROGRESS_MIME not in output.get("data", {}):
+def progress_mark(msg):
+    """The request index of a progress mark, read from the kernel's iopub message itself (a mark is never an
+    output: not built and validated as one); None for any other message, or a mark that is not a small whole
+    number (it is untrusted)."""
+    data = msg.get("content", {}).get("data") if msg.get("msg_type") == "display_data" else None
+    if not isinstance(data, dict) or PROGRESS_MIME not in data:
         return None
-    mark = output["data"][PROGRESS_MIME]
+    mark = data[PROGRESS_MIME]
     try:
         index = (mark if isinstance(mark, dict) else json.loads(mark)).get("started")
     except (ValueError, TypeError, AttributeError, RecursionError):
