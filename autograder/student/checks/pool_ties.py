@@ -91,7 +91,7 @@ def tie_split_problem(where, a, k, upstream, grad):
     if off[where_bad] > TOLERANCE:
         return f"{where}: gradient reaches an element that is not its window's maximum.{told}\n  Hint: {TIES_RULE}."
     if wrong_sum[where_bad]:
-        every = np.isclose(sums[where_bad], ties * g, rtol=1e-6, atol=1e-6) and ties > 1
+        every = np.isclose(sums[where_bad], ties * g, rtol=TOLERANCE, atol=TOLERANCE) and ties > 1
         cause = (f"\n  It adds up to {ties} times out_grad: every tied maximum got all of it, so the window's "
                  "output is counted once per tie." if every else
                  f"\n  It adds up to {number(sums[where_bad])}, not out_grad.")
