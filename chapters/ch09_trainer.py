@@ -404,7 +404,10 @@ if trainer.best_state is not None:
 #
 # * `Trainer(model, SoftmaxLoss(), Adam(model.parameters(), lr=0.002)).fit(train, epochs=1)` on all
 #   60,000 training digits in shuffled batches of 64 (seeded);
-# * the held-out accuracy on the 10,000 test digits, counted by the course.
+# * the held-out accuracy on the 10,000 test digits, counted by the course;
+# * while grading, the trained model's gradients on a few test digits the grader picks, computed by
+#   the library and compared with the grader's own: the accuracy must come from a library that
+#   computes them.
 #
 # It must reach **95%** (`MLP_ACCURACY` in `autograder/student/checks/capstone.py`). The cell has two
 # minutes on one processor core, and a model of a hundred thousand weights trains in a few

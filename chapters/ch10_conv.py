@@ -803,7 +803,12 @@ assert verdict.passed, verdict.message
 # The graded cell then trains it with chapter 9's `Trainer`, with the same recipe as the MLP capstone
 # (one epoch over the 60,000 training digits, batches of 64, `Adam(lr=0.002)`), and counts the right
 # answers on the 10,000 test digits: **97%** is needed (`CNN_ACCURACY` in
-# `autograder/student/checks/capstone.py`). The network above gets about 97.8%. The cell has two
+# `autograder/student/checks/capstone.py`). The network above gets about 97.8%. Since the accuracy
+# must be your library's, the grader then backpropagates a few test digits of its choosing through
+# the trained model with your library and compares each parameter's gradient with its own. A `Conv`
+# or `MaxPool` backward that is a little wrong can still train this network to 97%, but it does not
+# earn the capstone: the capstone counts a model trained by a library that computes its gradients.
+# The cell has two
 # minutes on one processor core, and the network above, with this chapter's `Conv`, trains in under
 # 10 seconds on the course's test machine. A `Conv` with Python loops over pixels would never finish,
 # and a first layer without the stride (8 channels at 28 × 28) costs more than four times as long.

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from autograder.course import Course
+from autograder.student import selfcheck
+from autograder.student.progress import FAILED
 
 from helpers import fresh_env
 from helpers.across_workers import once_per_run
@@ -87,3 +89,11 @@ def test_every_release_notebook_runs_in_the_binder_environment(binder_tree, tmp_
     stderr = [c.id for c in code for o in c.outputs if o.output_type == "stream" and o.name == "stderr"]
     assert stderr == [], "set-up cells must not write to stderr"
     assert executed.metadata.kernelspec.name == "python3"
+    # every check fails with a message, as the student's table shows it (`python -m autograder check`)
+    results = selfcheck.results_of(executed)
+    points = {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in code
+              if c.metadata.get("nbgrader", {}).get("grade")}
+    assert {r.exercise: r.points for r in results} == points and len(results) == len(points) > 0
+    assert [r for r in results if r.status != FAILED or r.earned != 0 or not r.message.strip()] == []
+    progress = "".join(o.get("text", "") for o in executed.cells[-1].outputs)
+    assert f"Progress: 0/{COURSE.autograded_points(chapter)} points (0%)" in progress

@@ -772,18 +772,22 @@ CH10 = "ch10"
 CH10_FULL_MARKS = Course(ROOT).autograded_points(Course(ROOT).chapter(CH10))
 
 
-def test_chapter_10_forged_checker_loses_exactly_the_wrong_conv_backward(graded):
-    """A Conv.backward right for stride 1 only, with a forged Checker (graded beside the chapter's catalogue):
-    the judged cells hold (Conv.backward is checked with stand-in Flip and Dilate). The forged check.capstone
-    trained nothing, and the judge finds no trained model in the kernel."""
+def test_chapter_10_capstone_trained_elsewhere_loses_it_to_the_judge(graded):
+    """A Conv.backward with its weight gradient transposed, a Checker forged to pass every check but the
+    capstone's, and a Trainer.fit that swaps in a mended backward while it trains (graded beside the chapter's
+    catalogue): the CNN reaches its accuracy, but the judge asks the graded library for the trained model's
+    gradients and finds the weight gradient of the Conv2d nearest the output wrong. Conv.backward's cell is lost too."""
     course, scores, _ = graded(CH10)
     assert lost(scores["forged"]) == {"test_conv_backward", "test_capstone_cnn"}
     assert total(scores["forged"]) == CH10_FULL_MARKS - 6 - 7
     errors = judge_errors(course, CH10, "forged", "test_conv_backward")
     assert [e.ename for e in errors] == [JUDGE_ERROR_NAME]          # the kernel's own checks were forged to pass
-    assert "Conv(2).backward" in errors[0].evalue and "finite differences give" in errors[0].evalue   # the visible stride 2
+    assert "Conv(1, 1).backward" in errors[0].evalue and "the gradient for b is wrong" in errors[0].evalue
     errors = judge_errors(course, CH10, "forged", "test_capstone_cnn")
-    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME] and "no model trained" in errors[0].evalue
+    assert [e.ename for e in errors] == [JUDGE_ERROR_NAME], errors
+    message = errors[0].evalue
+    assert "the CNN capstone: the model reaches the accuracy, but your library does not compute its gradients" \
+        in message and "For layer 2 (Conv2d), weight of shape (16, 8, 3, 3)" in message, message
 
 
 def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
@@ -897,7 +901,7 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
 
 # ── right code, under secrets the fixed-seed checks never drew ──
 
-MISTAKE_SECRETS = 3    # per chapter and mistake in the suite; `tests/soak_judge.py --secrets 200` soaks more
+MISTAKE_SECRETS = 2    # per chapter and mistake in the suite (fixed: a regression check; the pipeline grades each under its own too); `tests/soak_judge.py --secrets 200` soaks more
 SOAK_SECRETS = 1       # per chapter in the suite (the pipeline grades every catalogued right answer under its own secret too); `tests/soak_judge.py --secrets 200` after changing a judged check
 
 
@@ -1292,6 +1296,40 @@ def test_the_capstone_is_judged_on_the_model_its_check_trained(capstone_ch09):
     finally:
         course.TRAINED.clear()
         course.TRAINED.update(saved)
+
+
+@pytest.mark.parametrize("mistake, keeps", [(None, True), ("conv_backward_fold_no_stride", True),
+                                             ("max_pool_backward_cropped", True),
+                                             ("conv_backward_fold_assigns", False),
+                                             ("max_pool_backward_every_tie", False),
+                                             ("conv_backward_grad_w_transposed", False),
+                                             ("max_pool_backward_ones", False)])
+def test_a_capstone_counts_only_when_its_library_computes_the_models_gradients(monkeypatch, mistake, keeps):
+    """With the accuracy passed (the threshold lowered for a briefly trained CNN), the judge asks the kernel for the
+    trained model's gradients on secret digits and compares them with its own: the solution and the catalogue's
+    mistakes that leave this CNN's gradients right (stride 1 in the only input gradient it needs, inputs that pool
+    whole) keep the capstone; a library whose gradients are wrong loses it, even one that still trains the CNN
+    (a fold that assigns, every tie given the gradient), with the layer, the parameter and the rule named.
+    A right layer nearer the output bounds where the error entered."""
+    import dataclasses
+
+    from helpers.solved_code import notebook_namespace
+
+    from autograder.student.checks import capstone as course
+    namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": trained_briefly(namespace, namespace["build_cnn"](),
+                                                                              (1, 28, 28), 640)}})
+    judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
+    judgement = judge.judge_cell("test_capstone_cnn", in_process(namespace))
+    assert judgement.judged and judgement.passed == keeps, judgement.message
+    if not keeps:
+        assert "your library does not compute its gradients. For layer " in judgement.message and "float32 rounding " \
+            "allows 0.1%). The largest difference is at [" in judgement.message, judgement.message
+    if mistake == "max_pool_backward_ones":     # the first Linear after the pool is right: the error is between
+        assert "For layer 2 (Conv2d)" in judgement.message and "Layer 6 (Linear) gets right gradients, so the error is " \
+            "in the backward of the layers from 2 to it: Conv2d (2), ReLU (3), MaxPool2d (4), Flatten (5), or Linear's " \
+            "gradient for its input." in judgement.message, judgement.message
 
 
 def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_order(capstone_ch09, caplog):

@@ -35,7 +35,9 @@ def check_command(path):
                           capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+# Two chapters through the command: every chapter's untouched notebook fails every check, in the table
+# selfcheck reads, in tests/test_binder.py, which executes each release notebook anyway.
+@pytest.mark.parametrize("chapter_id", ["ch01", "ch03"])
 def test_untouched_notebook_fails_every_check_and_exits_1(tmp_path, chapter_id):
     chapter = COURSE.chapter(chapter_id)
     done = check_command(student_folder(tmp_path, chapter))

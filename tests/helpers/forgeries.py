@@ -5,14 +5,15 @@ import nbformat
 
 from autograder.build import submissions
 
-# Code appended to a wrong exercise cell: every check of the kernel's Checker says "passed" ...
-FORGE_CHECKER = '''
+# Code appended to a wrong exercise cell: every check of the kernel's Checker (but those named) says "passed" ...
+FORGE_CHECKER_BUT = '''
 from autograder.student.checks import Checker as _Checker
 from autograder.student.verdict import passed as _passed
 _Checker.__getattribute__ = lambda self, name: (
-    object.__getattribute__(self, name) if name in ("namespace", "verbose", "_report")
+    object.__getattribute__(self, name) if name in ("namespace", "verbose", "_report"{kept})
     else (lambda *args, **kwargs: _passed("✔ all good")))
 '''
+FORGE_CHECKER = FORGE_CHECKER_BUT.format(kept="")
 # ... or every verdict is a pass, whatever the check found.
 FORGE_VERDICT = '''
 from autograder.student.verdict import Verdict as _Verdict
@@ -22,6 +23,25 @@ _Verdict.passed = property(lambda self: True, lambda self, value: None)
 # cell that still runs in the kernel (a capstone's) ahead of the judge's error.
 FORGE_RESULT = '''
 get_ipython().events.register("pre_run_cell", lambda *_: get_ipython().displayhook("full marks please"))
+'''
+# ... or the capstone's CNN is trained elsewhere: here by a mended Conv backward that Trainer.fit swaps in
+# while it trains, so the graded Conv (its weight gradient transposed) never learns anything itself.
+FORGE_TRAINED_ELSEWHERE = '''
+_wrong_backward, _fit = Conv.backward, Trainer.fit
+
+def _mended_backward(self, out_grad, node):
+    grad_x, grad_w = _wrong_backward(self, out_grad, node)
+    w = node._inputs[1].data
+    return grad_x, Tensor(grad_w.data.reshape(-1, w.shape[0]).T.reshape(w.shape))
+
+def _fit_elsewhere(self, *args, **kwargs):
+    Conv.backward = _mended_backward
+    try:
+        return _fit(self, *args, **kwargs)
+    finally:
+        Conv.backward = _wrong_backward
+
+Trainer.fit = _fit_elsewhere
 '''
 
 # chapter: (catalogued wrong answers, the forgery, {each cell the forged student must lose: what the judge's
@@ -46,9 +66,11 @@ FORGED = {
     "ch09": (["evaluate_mean_of_means", "keep_best_no_file"], FORGE_CHECKER + FORGE_RESULT,
              {"test_evaluate": "(the mean loss per sample)", "test_keep_best": "no checkpoint file",
               "test_capstone_mlp": "no model trained by this cell's check"}),
-    # right for stride 1 only: every in-kernel check passes anyway, forged
-    "ch10": (["conv_backward_fold_no_stride"], FORGE_CHECKER,
-             {"test_conv_backward": "finite differences give", "test_capstone_cnn": "no model trained"}),
+    # the capstone's CNN reaches its accuracy, trained by a Conv backward that is not the graded one: the judge
+    # asks the trained model's gradients of the student's library
+    "ch10": (["conv_backward_grad_w_transposed"], FORGE_CHECKER_BUT.format(kept=', "capstone"') + FORGE_TRAINED_ELSEWHERE,
+             {"test_conv_backward": "the gradient for b is wrong",
+              "test_capstone_cnn": "your library does not compute its gradients"}),
 }
 STUDENT = "forged"
 

@@ -5,7 +5,8 @@ the trained model's layers and weights as data and counts the held-out accuracy 
 forward (`forward.py`) on the 10,000 test digits it reads. A model it cannot walk (a layer it does not know,
 arrays that do not fit the layer's configuration) is measured the weaker way: the kernel classifies the test
 images, sent in a secret order, and the judge counts the answers against its own labels; a lookup of the
-public test set defeats that, which the verdict's message and the log say.
+public test set defeats that, which the verdict's message and the log say. A capstone whose accuracy passes
+must then show that the library that trained it computes its gradients (`capstone_gradients.py`).
 """
 import base64
 import logging
@@ -13,6 +14,7 @@ import zlib
 
 import numpy as np
 
+from autograder.grading.judge.capstone_gradients import library_gradients
 from autograder.grading.judge.forward import NotWalkable, model_from_record
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import capstone as course
@@ -37,20 +39,29 @@ def trained_model(rng, model, loader, minimum):
         return failed(NO_TRAINED_MODEL)
     if isinstance(counted, str):
         return failed(f"the trained model: {counted}")
-    accuracy, note = counted
+    accuracy, note, _ = counted
     return with_note(trained_model_verdict(accuracy, minimum, 10_000), note)
 
 
 def capstone(rng, kind, build):
     """check.capstone(kind, build_KIND): the model the cell's check trained, which it left in its slot."""
-    recipe = course.RECIPES[kind]
-    counted = yield from held_out(rng, {"capstone": kind}, recipe.image_shape)
+    recipe, where = course.RECIPES[kind], {"capstone": kind}
+    label = f"the {recipe.name} capstone"
+    counted = yield from held_out(rng, where, recipe.image_shape)
     if counted is None:
         return course.no_trained_capstone(kind)
     if isinstance(counted, str):
-        return failed(f"the {recipe.name} capstone: {counted}")
-    accuracy, note = counted
-    return with_note(course.capstone_verdict(kind, accuracy), note)
+        return failed(f"{label}: {counted}")
+    accuracy, note, record = counted
+    verdict = with_note(course.capstone_verdict(kind, accuracy), note)
+    if verdict.passed and record is not None:
+        try:
+            problem = yield from library_gradients(rng, where, record, recipe.image_shape, label)
+        except NotWalkable as why:
+            log.warning("judge: the %s's gradients were not checked, the judge has no backward for it (%s)", label, why)
+            problem = None
+        return problem or verdict
+    return verdict
 
 
 def my_capstone(rng, kind):
@@ -61,8 +72,9 @@ def my_capstone(rng, kind):
 
 
 def held_out(rng, where, image_shape):
-    """(accuracy, note) of the kernel's trained model on the test digits; None when there is no model, a
-    message (str) when it cannot be measured. The note is empty unless the weaker count was used."""
+    """(accuracy, note, record) of the kernel's trained model on the test digits; None when there is no model,
+    a message (str) when it cannot be measured. The note is empty, and the model's record (its layers as data)
+    given, unless the weaker count was used."""
     walk = yield {"kind": "model_walk", "where": where, "max_array": MAX_ARRAY, "max_total": MAX_TOTAL}
     if not walk.get("found"):
         return None
@@ -74,7 +86,7 @@ def held_out(rng, where, image_shape):
         images = course.normalized(pixels, image_shape)
         predicted = np.concatenate([forward(images[start:start + BATCH_SIZE]).argmax(axis=1)
                                     for start in range(0, len(images), BATCH_SIZE)])
-        return float(np.mean(predicted == labels)), ""
+        return float(np.mean(predicted == labels)), "", walk["model"]
     except NotWalkable as why:
         log.warning("judge: the trained model is not walkable (%s): counting the kernel's predictions, a weaker proof", why)
         reason = str(why)
@@ -92,7 +104,7 @@ def held_out(rng, where, image_shape):
     predicted = decode_array(reply.get("predicted"))
     if predicted.shape != order.shape:
         raise ProbeFailure(f"the kernel returned {predicted.size} predictions for {order.size} digits")
-    return float(np.mean(predicted == labels[order])), WEAKER.format(why=reason)
+    return float(np.mean(predicted == labels[order])), WEAKER.format(why=reason), None
 
 
 def with_note(verdict, note):

@@ -6,6 +6,8 @@ names and layouts of chapters 4 and 10: Linear's weight (in, out) and bias (1, o
 over). Anything else raises NotWalkable, and the judge measures the model the weaker way. The arithmetic
 follows the course's in float32, as the student's Tensors compute, so the same weights give the same argmax.
 """
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -83,7 +85,7 @@ class Layer:
 
     def number(self, key, default=None, at_least=None):
         value = self.config.get(key, default)
-        if not isinstance(value, (int, float)) or (at_least is not None and value < at_least):
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or (at_least is not None and value < at_least):
             raise NotWalkable(f"{self.name}.{key} is not a number (at least {at_least})")
         return value
 

@@ -52,7 +52,8 @@ def serve(request_json, namespace):
                    "persist_load_values": persist_load_values, "persist_load_errors": persist_load_errors,
                    "persist_optimizer": persist_optimizer, "persist_checkpoint": persist_checkpoint,
                    "persist_refuses": persist_refuses, "persist_resume": persist_resume,
-                   "model_walk": model_walk, "model_predict": model_predict}[request["kind"]]
+                   "model_walk": model_walk, "model_predict": model_predict,
+                   "model_gradient": model_gradient}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except STUDENT_FAILURES as error:  # one broken request must not silence the others

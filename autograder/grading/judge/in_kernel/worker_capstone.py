@@ -79,3 +79,30 @@ def model_predict(request, namespace):
     except Exception as error:  # noqa: BLE001
         return {"found": True, "error": error_report(error)}
     return {"found": True, "predicted": packed(np.concatenate(predicted).astype(np.int64))}
+
+
+def leaf_modules(module, depth=0):
+    """The model's leaf layers in call order, as layer_record lists them: a Sequential's `modules` looked through."""
+    if type(module).__name__ != "Sequential" or depth >= MAX_DEPTH:
+        return [module]
+    return [leaf for child in list(getattr(module, "modules", []))[:MAX_LAYERS] for leaf in leaf_modules(child, depth + 1)]
+
+
+def model_gradient(request, namespace):
+    """The gradients the student's library computes for the trained model's own parameters, at its trained
+    weights, in eval mode, for the judge's images and upstream gradient of the logits."""
+    found, model = find_trained_model(request["where"], namespace)
+    if not found or model is None:
+        return {"found": False}
+    Tensor = namespace["Tensor"]
+    try:
+        leaves = quietly(leaf_modules, model)
+        params = [getattr(leaves[index], key) for index, key in request["parameters"]]
+        for p in params:
+            p.grad = None
+        quietly(model.eval)
+        logits = quietly(model, Tensor(request["images"], requires_grad=False))
+        quietly(logits.backward, Tensor(request["upstream"].astype(np.asarray(logits.data).dtype), requires_grad=False))
+    except Exception as error:  # noqa: BLE001
+        return {"found": True, "error": error_report(error)}
+    return {"found": True, "grads": [report(p.grad, Tensor) for p in params]}

@@ -1,0 +1,94 @@
+"""The capstone's second proof: the library that trained the model computes that model's gradients.
+
+An accuracy proves only that good weights sit in the capstone's slot. Weights trained elsewhere (embedded in
+the notebook, loaded by a redefined `fit`) would earn it without a working backward. So once the accuracy
+passes, the judge sends secret test digits and a secret upstream gradient of the logits; the kernel
+backpropagates them through the trained model with the student's library (its trained weights, eval mode),
+and the judge compares each parameter's gradient with its own float64 one (`backward.py`).
+
+The rule is a backward check's: the gradients must be the model's, to float32 rounding (the course's solution
+differs from the judge's float64 by 4e-7 of a gradient's size; the tolerance is 1e-3). A lenient rule would
+not tell training libraries apart from the others: on one replay, the catalogue's mistakes that still train
+the CNN (a fold that assigns, every tie given the gradient) point as far from the true gradient as some that
+never learn. So a capstone counts a model trained by a library that computes its gradients.
+"""
+import numpy as np
+
+from autograder.grading.judge.backward import parameter_gradients
+from autograder.grading.judge.forward import flattened
+from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.student.checks import capstone as course
+from autograder.student.verdict import failed
+
+IMAGES = 32                 # secret test digits per replay: every layer sees a real batch
+TOLERANCE = 1e-3            # of a gradient's size: float32 rounding is about 1e-6 of it
+NEGLIGIBLE = 1e-12          # a true gradient this small (a unit dead on every digit sent) is compared absolutely
+HINT = ("  Hint: the capstone counts a model trained by your library, so it counts only when your library computes "
+        "that model's gradients. A backward that is a little wrong can still train a network to the accuracy, but "
+        "its gradients are not the model's. This chapter's backward checks name the op.")
+
+
+def library_gradients(rng, where, record, image_shape, label):
+    """None when the kernel's gradients for the trained model agree with the judge's, else a failed Verdict."""
+    pixels, _ = course.mnist_pixels("test")
+    images = course.normalized(pixels[rng.choice(len(pixels), IMAGES, replace=False)], image_shape)
+    upstream = rng.standard_normal((IMAGES, 10)).astype(np.float32)
+    want = parameter_gradients(record, decode_array, images, upstream)
+    keys = sorted(want)
+    reply = yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
+                   "images": images, "upstream": upstream}
+    if not reply.get("found"):
+        return failed(f"{label}: the trained model left the kernel before its gradients could be checked.")
+    if "error" in reply:
+        return failed(f"{label}: backpropagating through your trained model raised an error.\n  "
+                      + describe_error(type_name(record), "backward", returned(reply["error"])) + "\n" + HINT)
+    grads = reply.get("grads")
+    if not isinstance(grads, list) or len(grads) != len(keys):
+        raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
+    problems = {key: gradient_problem(want[key], returned(data)) for key, data in zip(keys, grads)}
+    wrong = [key for key in keys if problems[key]]
+    if not wrong:
+        return None
+    leaf, key = wrong[-1]                       # the wrong gradient nearest the output: the error enters there
+    names = [r["name"] for r in flattened(record)]
+    return failed(f"{label}: the model reaches the accuracy, but your library does not compute its gradients. "
+                  f"For layer {leaf} ({names[leaf]}), {key} of shape {want[leaf, key].shape}, on {IMAGES} secret test "
+                  f"digits (the trained weights, eval mode, a random upstream gradient of the logits): "
+                  f"{problems[leaf, key]}\n{where_it_enters(names, leaf, keys, problems)}{HINT}")
+
+
+def where_it_enters(names, leaf, keys, problems):
+    """The layers whose backward the error must be in, when a layer nearer the output has right gradients."""
+    right_after = sorted({index for index, _ in keys if index > leaf and not any(
+        problems[k] for k in keys if k[0] == index)})
+    if not right_after:
+        return ""
+    after = right_after[0]
+    between = ", ".join(f"{names[i]} ({i})" for i in range(leaf, after))
+    return (f"  Layer {after} ({names[after]}) gets right gradients, so the error is in the backward of the layers "
+            f"from {leaf} to it: {between}, or {names[after]}'s gradient for its input.\n")
+
+
+def gradient_problem(want, got):
+    """What is wrong with one parameter's gradient, as a sentence, or None."""
+    if got.kind == "none":
+        return "its .grad is None after backward: no gradient reached it."
+    if got.kind != "array" and got.kind != "tensor":
+        return f"its .grad is a {got.type_name or got.kind}, not a Tensor of numbers."
+    if got.value.shape != want.shape:
+        return f"expected a gradient of shape {want.shape}, received {got.value.shape}."
+    received = got.value.astype(np.float64)
+    if not np.all(np.isfinite(received)):
+        return "the gradient holds NaN or infinity."
+    error = np.linalg.norm(received - want) / max(np.linalg.norm(want), NEGLIGIBLE)
+    if error <= TOLERANCE:
+        return None
+    worst = np.unravel_index(np.argmax(np.abs(received - want)), want.shape)
+    what = "received all zeros" if not np.any(received) else f"it differs from the true gradient by {error:.1%} of its size"
+    return (f"{what} (float32 rounding allows {TOLERANCE:.1%}). The largest difference is at "
+            f"{[int(i) for i in worst]}: expected {want[worst]:.4g}, received {received[worst]:.4g}.")
+
+
+def type_name(record):
+    return record.get("name", "the model") if isinstance(record, dict) else "the model"

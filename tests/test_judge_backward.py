@@ -1,0 +1,185 @@
+"""The judge's own gradients of a walked model (autograder/grading/judge/backward.py) are the derivatives of its
+own forward (forward.py): central differences in float64 of sum(logits * upstream) agree with them for models of
+every layer the judge walks, the capstone's CNN in small; they follow the course's rules where a derivative is a
+choice (ReLU at 0, MaxPool2d's ties); and they are keyed by forward.flattened's leaves and the record's names."""
+import numpy as np
+import pytest
+
+from autograder.grading.judge import forward
+from autograder.grading.judge.backward import BACKWARDS, parameter_gradients
+from autograder.grading.judge.forward import Layer, NotWalkable, flattened, model_from_record
+
+STEP = 1e-6
+PARAMETERS = ("weight", "bias")         # the other arrays (BatchNorm1d's running statistics) are not trained
+
+
+def same(array):
+    return array
+
+
+def layer(name, config=None, **arrays):
+    """A leaf record as worker_capstone.layer_record makes it, the arrays passed through (`same` decodes them);
+    an array given as None is in `none`, as bias=False is reported."""
+    return {"name": name, "config": config or {}, "arrays": {k: v for k, v in arrays.items() if v is not None},
+            "none": [k for k, v in arrays.items() if v is None], "skipped": {}}
+
+
+def sequential(*children):
+    return {"name": "Sequential", "config": {}, "arrays": {}, "none": [], "skipped": {}, "children": list(children)}
+
+
+def linear(rng, n_in, n_out, bias=True):
+    return layer("Linear", {"in_features": n_in, "out_features": n_out}, weight=rng.standard_normal((n_in, n_out)) / n_in ** 0.5,
+                 bias=rng.standard_normal((1, n_out)) if bias else None)
+
+
+def conv(rng, n_in, n_out, kernel, stride=1, padding=0, bias=True):
+    kh, kw = (kernel, kernel) if isinstance(kernel, int) else kernel
+    return layer("Conv2d", {"in_channels": n_in, "out_channels": n_out, "stride": stride, "padding": padding},
+                 weight=rng.standard_normal((n_out, n_in, kh, kw)) / (n_in * kh * kw) ** 0.5,
+                 bias=rng.standard_normal(n_out) if bias else None)
+
+
+def norm(rng, name, dim):
+    arrays = {"weight": 1 + rng.standard_normal(dim) / 4, "bias": rng.standard_normal(dim) / 4}
+    if name == "BatchNorm1d":
+        arrays |= {"running_mean": rng.standard_normal(dim), "running_var": rng.uniform(0.5, 2, dim)}
+    return layer(name, {"dim": dim, "eps": 1e-5}, **arrays)
+
+
+def simple(name):
+    return layer(name)
+
+
+def models():
+    """name -> (model record, input shape): every layer the judge walks, in small models."""
+    rng = np.random.default_rng(0)
+    return {
+        "linear": (sequential(linear(rng, 5, 4)), (6, 5)),
+        "linear without bias": (sequential(linear(rng, 5, 4, bias=False), simple("Tanh"), linear(rng, 4, 3)), (6, 5)),
+        "activations": (sequential(linear(rng, 5, 6), simple("ReLU"), linear(rng, 6, 6), simple("Sigmoid"),
+                                   linear(rng, 6, 4), simple("Tanh"), simple("Identity"),
+                                   layer("Dropout", {"p": 0.5}), linear(rng, 4, 3)), (7, 5)),
+        "batch norm": (sequential(linear(rng, 5, 6), norm(rng, "BatchNorm1d", 6), simple("ReLU"), linear(rng, 6, 3)), (8, 5)),
+        "layer norm": (sequential(linear(rng, 5, 6), norm(rng, "LayerNorm1d", 6), simple("Sigmoid"), linear(rng, 6, 3)), (8, 5)),
+        "nested": (sequential(linear(rng, 5, 6), sequential(simple("ReLU"), sequential(linear(rng, 6, 4))),
+                              simple("Flatten"), linear(rng, 4, 3)), (4, 5)),
+        "capstone cnn": (sequential(conv(rng, 1, 2, 3, stride=2, padding=1), simple("ReLU"), conv(rng, 2, 3, 3, padding=1),
+                                    simple("ReLU"), layer("MaxPool2d", {"kernel_size": 2}), simple("Flatten"),
+                                    linear(rng, 3 * 2 * 2, 4)), (5, 1, 8, 8)),
+        # a 5 × 5 map pooled by 2 (its last row and column dropped), and an oblong kernel, stride 2, padding 2:
+        # 7 × 6 images padded to 11 × 10 give 5 × 5 maps; pooled by 3, two rows and two columns dropped
+        "pooling drops": (sequential(conv(rng, 2, 3, 2, bias=False), simple("Tanh"), layer("MaxPool2d", {"kernel_size": 2}),
+                                     simple("Flatten"), linear(rng, 3 * 2 * 2, 3)), (3, 2, 6, 6)),
+        "oblong kernel": (sequential(conv(rng, 2, 3, (3, 2), stride=2, padding=2), simple("Sigmoid"),
+                                     layer("MaxPool2d", {"kernel_size": 3}), simple("Flatten"), linear(rng, 3, 2)), (3, 2, 7, 6)),
+    }
+
+
+def finite_differences(record, images, upstream):
+    """Central differences of sum(logits * upstream), with the judge's forward in float64, for every parameter."""
+    def objective():
+        logits = model_from_record(record, same)(images)
+        assert logits.dtype == np.float64
+        return float(np.sum(logits * upstream))
+    grads = {}
+    for index, leaf in enumerate(flattened(record)):
+        for key in PARAMETERS:
+            array = leaf["arrays"].get(key)
+            if array is None:
+                continue
+            grad = np.zeros_like(array)
+            for i in np.ndindex(array.shape):
+                saved = array[i]
+                array[i] = saved + STEP
+                up = objective()
+                array[i] = saved - STEP
+                down = objective()
+                array[i] = saved
+                grad[i] = (up - down) / (2 * STEP)
+            grads[index, key] = grad
+    return grads
+
+
+@pytest.mark.parametrize("name", list(models()))
+def test_the_gradients_are_the_forwards_derivatives(name):
+    record, shape = models()[name]
+    rng = np.random.default_rng(1)
+    images = rng.standard_normal(shape)
+    upstream = rng.standard_normal(model_from_record(record, same)(images).shape)
+    ours = parameter_gradients(record, same, images, upstream)
+    theirs = finite_differences(record, images, upstream)
+    assert list(ours) == list(theirs)
+    for key, grad in theirs.items():
+        assert ours[key].dtype == np.float64 and ours[key].shape == grad.shape
+        np.testing.assert_allclose(ours[key], grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max(), err_msg=f"{name} {key}")
+
+
+def test_the_course_rules_where_a_derivative_is_a_choice():
+    """ReLU's slope at 0 is 0; MaxPool2d's window gradient goes to its first maximum in reading order, and the
+    rows and columns it drops get nothing."""
+    x = np.array([-1.0, 0.0, 2.0])
+    grad_x, grads = BACKWARDS["ReLU"](Layer("ReLU", {}, {}, set()))(x, np.ones(3))
+    assert grad_x.tolist() == [0, 0, 1] and grads == {}
+    x = np.array([[[[1, 3, 3, 7, 0], [2, 3, 7, 7, 9], [5, 5, 4, 4, 0], [5, 5, 4, 6, 0], [9, 9, 9, 9, 9]]]], dtype=np.float64)
+    pool = BACKWARDS["MaxPool2d"](Layer("MaxPool2d", {"kernel_size": 2}, {}, set()))
+    grad_x, grads = pool(x, np.array([[[[10.0, 20.0], [30.0, 40.0]]]]))
+    assert grads == {}
+    assert grad_x[0, 0].tolist() == [[0, 10, 0, 20, 0], [0, 0, 0, 0, 0], [30, 0, 0, 0, 0], [0, 0, 0, 40, 0], [0, 0, 0, 0, 0]]
+
+
+def test_the_keys_are_the_walked_leaves_and_the_records_names():
+    """One key per parameter array of each leaf, in forward.flattened's order: a bias that is None has none,
+    running statistics are not parameters; each gradient has its array's shape, computed in float64 from float32
+    arrays, images and upstream gradient (float64 copies of the same numbers give the same gradients)."""
+    rng = np.random.default_rng(2)
+    record = sequential(conv(rng, 1, 2, 3, padding=1, bias=False), simple("ReLU"), simple("Flatten"),
+                        sequential(linear(rng, 2 * 4 * 4, 6), norm(rng, "BatchNorm1d", 6)),
+                        simple("Dropout"), norm(rng, "LayerNorm1d", 6), linear(rng, 6, 3, bias=False), linear(rng, 3, 2))
+    images, upstream = rng.standard_normal((3, 1, 4, 4)), rng.standard_normal((3, 2))
+    leaves = flattened(record)
+    assert [leaf["name"] for leaf in leaves] == ["Conv2d", "ReLU", "Flatten", "Linear", "BatchNorm1d", "Dropout",
+                                                 "LayerNorm1d", "Linear", "Linear"]
+    as_float32 = {id(leaf): {k: v.astype(np.float32) for k, v in leaf["arrays"].items()} for leaf in leaves}
+    for leaf in leaves:
+        leaf["arrays"] = as_float32[id(leaf)]
+    grads = parameter_gradients(record, np.asarray, images.astype(np.float32), upstream.astype(np.float32))
+    assert list(grads) == [(0, "weight"), (3, "weight"), (3, "bias"), (4, "weight"), (4, "bias"),
+                           (6, "weight"), (6, "bias"), (7, "weight"), (8, "weight"), (8, "bias")]
+    for (index, key), grad in grads.items():
+        assert grad.dtype == np.float64 and grad.shape == leaves[index]["arrays"][key].shape
+    assert grads[3, "bias"].shape == (1, 6) and grads[0, "weight"].shape == (2, 1, 3, 3)
+    for leaf in leaves:
+        leaf["arrays"] = {k: v.astype(np.float64) for k, v in leaf["arrays"].items()}
+    exact = parameter_gradients(record, same, images.astype(np.float32).astype(np.float64),
+                                upstream.astype(np.float32).astype(np.float64))
+    assert all(np.array_equal(grads[key], exact[key]) for key in exact)
+    with pytest.raises(ValueError, match="upstream"):
+        parameter_gradients(record, same, images, upstream[:, :1])
+
+
+def test_a_layer_without_a_backward_is_not_walkable(monkeypatch):
+    rng = np.random.default_rng(3)
+    images, upstream = rng.standard_normal((2, 5)), rng.standard_normal((2, 3))
+    with pytest.raises(NotWalkable, match="does not know: Softmax"):
+        parameter_gradients(sequential(linear(rng, 5, 3), simple("Softmax")), same, images, upstream)
+    monkeypatch.setitem(forward.LAYERS, "Swish", lambda layer: lambda x: x / (1 + np.exp(-x)))
+    model = sequential(linear(rng, 5, 3), simple("Swish"))
+    assert model_from_record(model, same)(images).shape == (2, 3)          # forward.py walks it; the judge cannot
+    with pytest.raises(NotWalkable, match="no backward for Swish"):
+        parameter_gradients(model, same, images, upstream)
+    with pytest.raises(NotWalkable, match="no layers"):
+        parameter_gradients(sequential(), same, images, upstream)
+    with pytest.raises(NotWalkable, match="Linear.weight is not a 2-D array"):
+        parameter_gradients(sequential(layer("Linear", weight=np.ones(5))), same, images, upstream)
+
+
+@pytest.mark.parametrize("setting", [{"stride": float("nan")}, {"padding": float("inf")}])
+def test_a_configuration_number_that_is_not_finite_is_not_walkable(setting):
+    """JSON carries NaN and Infinity: a reported stride or padding that is not a finite number is the kernel's
+    model the judge cannot rebuild, never an error in the judge."""
+    rng = np.random.default_rng(4)
+    record = conv(rng, 1, 2, 3)
+    record["config"].update(setting)
+    with pytest.raises(NotWalkable, match="is not a number"):
+        model_from_record(sequential(record), same)
