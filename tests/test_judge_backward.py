@@ -2,12 +2,15 @@
 own forward (forward.py): central differences in float64 of sum(logits * upstream) agree with them for models of
 every layer the judge walks, the capstone's CNN in small; they follow the course's rules where a derivative is a
 choice (ReLU at 0, MaxPool2d's ties); and they are keyed by forward.flattened's leaves and the record's names."""
+import copy
+
 import numpy as np
 import pytest
 
 from autograder.grading.judge import forward
 from autograder.grading.judge.backward import BACKWARDS, parameter_gradients
 from autograder.grading.judge.forward import Layer, NotWalkable, flattened, model_from_record
+from autograder.student.gradcheck import numerical_gradients
 
 STEP = 1e-6
 PARAMETERS = ("weight", "bias")         # the other arrays (BatchNorm1d's running statistics) are not trained
@@ -77,28 +80,20 @@ def models():
 
 
 def finite_differences(record, images, upstream):
-    """Central differences of sum(logits * upstream), with the judge's forward in float64, for every parameter."""
-    def objective():
-        logits = model_from_record(record, same)(images)
-        assert logits.dtype == np.float64
-        return float(np.sum(logits * upstream))
-    grads = {}
-    for index, leaf in enumerate(flattened(record)):
-        for key in PARAMETERS:
-            array = leaf["arrays"].get(key)
-            if array is None:
-                continue
-            grad = np.zeros_like(array)
-            for i in np.ndindex(array.shape):
-                saved = array[i]
-                array[i] = saved + STEP
-                up = objective()
-                array[i] = saved - STEP
-                down = objective()
-                array[i] = saved
-                grad[i] = (up - down) / (2 * STEP)
-            grads[index, key] = grad
-    return grads
+    """Central differences of sum(logits * upstream) for every parameter (the course's numerical_gradients), with
+    the judge's forward in float64 on a copy of the record holding the nudged parameters."""
+    record = copy.deepcopy(record)
+    leaves = flattened(record)
+    keys = [(index, key) for index, leaf in enumerate(leaves) for key in PARAMETERS if key in leaf["arrays"]]
+
+    def logits(*params):
+        for (index, key), value in zip(keys, params):
+            leaves[index]["arrays"][key] = value
+        out = model_from_record(record, same)(images)
+        assert out.dtype == np.float64
+        return out
+    grads = numerical_gradients(logits, [leaves[index]["arrays"][key] for index, key in keys], upstream, step=STEP)
+    return dict(zip(keys, grads))
 
 
 @pytest.mark.parametrize("name", list(models()))
