@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autograder.grading.judge import forward
-from autograder.grading.judge.backward import BACKWARDS, parameter_gradients
+from autograder.grading.judge.backward import BACKWARDS, kink_free, parameter_gradients
 from autograder.grading.judge.forward import Layer, NotWalkable, flattened, model_from_record
 from autograder.student.gradcheck import numerical_gradients
 
@@ -178,3 +178,16 @@ def test_a_configuration_number_that_is_not_finite_is_not_walkable(setting):
     record["config"].update(setting)
     with pytest.raises(NotWalkable, match="is not a number"):
         model_from_record(sequential(record), same)
+
+
+def test_digits_near_a_kink_are_left_out():
+    """kink_free: an image with a ReLU input within the margin of 0, or a pool window whose two largest values are
+    within it but not equal, is near a kink, where float32 and float64 may branch apart; exact ties (a blank
+    background's identical receptive fields) are not."""
+    identity = layer("Linear", {}, weight=np.eye(4), bias=np.zeros((1, 4)))
+    images = np.array([[1.0, -2.0, 3.0, -4.0], [1.0, 1e-7, 3.0, -4.0], [1.0, -2.0, 3.0, 4.0]])
+    clear = kink_free(sequential(identity, simple("ReLU")), same, images, 1e-5)
+    assert clear.tolist() == [True, False, True]
+    pool = sequential(layer("MaxPool2d", {"kernel_size": 2}))
+    windows = np.array([[[[1.0, 2.0], [3.0, 4.0]]], [[[1.0, 4.0], [3.0, 4.0 - 1e-9]]], [[[1.0, 4.0], [3.0, 4.0]]]])
+    assert kink_free(pool, same, windows, 1e-5).tolist() == [True, False, True]

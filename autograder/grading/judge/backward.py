@@ -38,6 +38,34 @@ def parameter_gradients(record, decode, images, upstream):
     return {(index, key): value for index, grads in enumerate(own) for key, value in grads.items()}
 
 
+def kink_free(record, decode, images, margin):
+    """A boolean per image: no ReLU input of it within `margin` of 0, and no MaxPool2d window whose two largest
+    values lie within `margin` of each other (both relative to the layer's largest value). Near a kink, float32
+    (the student's library) and float64 (the judge) may take different branches, and the gradient jumps there:
+    gradients are compared only on images whose branches both precisions agree on."""
+    records, leaves = flattened(record), [leaf(r, decode) for r in flattened(record)]
+    x = np.asarray(images, dtype=np.float64)
+    clear = np.ones(len(x), dtype=bool)
+    for r, (name, forward, _) in zip(records, leaves):
+        tolerance = margin * (float(np.abs(x).max()) or 1.0)
+        if name == "ReLU":
+            clear &= ~(np.abs(x) <= tolerance).reshape(len(x), -1).any(axis=1)
+        elif name == "MaxPool2d":
+            clear &= ~near_tie(x, int((r.get("config") or {})["kernel_size"]), tolerance)
+        x = forward(x)
+    return clear
+
+
+def near_tie(x, k, tolerance):
+    """Per image: a k × k window whose largest two values are within `tolerance` of each other but not equal.
+    Exact ties are no kink: they come from identical receptive fields (the digits' blank background), whose
+    parameter gradients are the same whichever tied element gets out_grad, as the chapter lets it choose."""
+    rows, cols = x.shape[2] // k * k, x.shape[3] // k * k
+    windows = np.sort(np.stack([x[:, :, i:rows:k, j:cols:k] for i in range(k) for j in range(k)]), axis=0)
+    gap = windows[-1] - windows[-2]
+    return ((gap <= tolerance) & (gap != 0)).reshape(len(x), -1).any(axis=1)
+
+
 def leaf(record, decode):
     """(name, forward, backward) of one leaf layer in float64, once forward.py has checked it. `forward` is
     forward.py's; `backward(x, grad_out)` gives (grad_x, {key: grad of that parameter})."""

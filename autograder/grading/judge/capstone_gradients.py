@@ -4,7 +4,9 @@ An accuracy proves only that good weights sit in the capstone's slot. Weights tr
 the notebook, loaded by a redefined `fit`) would earn it without a working backward. So once the accuracy
 passes, the judge sends secret test digits and a secret upstream gradient of the logits; the kernel
 backpropagates them through the trained model with the student's library (its trained weights, eval mode),
-and the judge compares each parameter's gradient with its own float64 one (`backward.py`).
+and the judge compares each parameter's gradient with its own float64 one (`backward.py`). The digits are
+drawn clear of the model's kinks (a ReLU input near 0, a near-tie in a max pool), where float32 and float64
+could take different branches and a right library would differ from the judge by a whole term.
 
 The rule is a backward check's: the gradients must be the model's, to float32 rounding (the course's solution
 differs from the judge's float64 by 4e-7 of a gradient's size; the tolerance is 1e-3). A lenient rule would
@@ -14,14 +16,16 @@ never learn. So a capstone counts a model trained by a library that computes its
 """
 import numpy as np
 
-from autograder.grading.judge.backward import parameter_gradients
-from autograder.grading.judge.forward import flattened
+from autograder.grading.judge.backward import kink_free, parameter_gradients
+from autograder.grading.judge.forward import NotWalkable, flattened
 from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import capstone as course
 from autograder.student.verdict import failed
 
 IMAGES = 32                 # secret test digits per replay: every layer sees a real batch
+CANDIDATES, MIN_IMAGES = 96, 8  # drawn, of which the first IMAGES clear of every kink are sent
+KINK_MARGIN = 1e-5          # of a layer's largest value: float32's rounding of a ReLU input is ~1e-7 of it
 TOLERANCE = 1e-3            # of a gradient's size: float32 rounding is about 1e-6 of it
 NEGLIGIBLE = 1e-12          # a true gradient this small (a unit dead on every digit sent) is compared absolutely
 HINT = ("  Hint: the capstone counts a model trained by your library, so it counts only when your library computes "
@@ -32,8 +36,11 @@ HINT = ("  Hint: the capstone counts a model trained by your library, so it coun
 def library_gradients(rng, where, record, image_shape, label):
     """None when the kernel's gradients for the trained model agree with the judge's, else a failed Verdict."""
     pixels, _ = course.mnist_pixels("test")
-    images = course.normalized(pixels[rng.choice(len(pixels), IMAGES, replace=False)], image_shape)
-    upstream = rng.standard_normal((IMAGES, 10)).astype(np.float32)
+    candidates = course.normalized(pixels[rng.choice(len(pixels), CANDIDATES, replace=False)], image_shape)
+    images = candidates[kink_free(record, decode_array, candidates, KINK_MARGIN)][:IMAGES]
+    if len(images) < MIN_IMAGES:
+        raise NotWalkable(f"only {len(images)} of {CANDIDATES} test digits keep clear of the model's kinks")
+    upstream = rng.standard_normal((len(images), 10)).astype(np.float32)
     want = parameter_gradients(record, decode_array, images, upstream)
     keys = sorted(want)
     reply = yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
@@ -53,7 +60,7 @@ def library_gradients(rng, where, record, image_shape, label):
     leaf, key = wrong[-1]                       # the wrong gradient nearest the output: the error enters there
     names = [r["name"] for r in flattened(record)]
     return failed(f"{label}: the model reaches the accuracy, but your library does not compute its gradients. "
-                  f"For layer {leaf} ({names[leaf]}), {key} of shape {want[leaf, key].shape}, on {IMAGES} secret test "
+                  f"For layer {leaf} ({names[leaf]}), {key} of shape {want[leaf, key].shape}, on {len(images)} secret test "
                   f"digits (the trained weights, eval mode, a random upstream gradient of the logits): "
                   f"{problems[leaf, key]}\n{where_it_enters(names, leaf, keys, problems)}{HINT}")
 
