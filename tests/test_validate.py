@@ -2,11 +2,13 @@
 course root, for an instructor), with the course's settings: the student tree has no course_config.py, only the nbgrader_config.py files the build
 writes into release/ and its chapter folders (autograder/build/student_config.py)."""
 import json
+import re
 import shutil
 import subprocess
 import sys
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from autograder.build import student_config
 from autograder.course import Course
 
+from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
 from helpers.jupyter_servers import fresh_jupyter_env as student_env, serving
 
@@ -24,16 +27,6 @@ SOLVED = COURSE.chapter("ch10")     # the slowest notebook: its capstone cell tr
 # run in the folder the server was started in.
 LAB_CONFIG = ("import json; from nbgrader.server_extensions.validate_assignment.handlers import "
               "ValidateAssignmentHandler as H; print(json.dumps(H.load_config(None)))")
-
-
-def validate(tmp_path, chapter, student=None):
-    folder = tmp_path / chapter.id
-    shutil.copytree(COURSE.notebook(COURSE.config.RELEASE_DIR, chapter).parent, folder)
-    if student:
-        shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, chapter, student), folder)
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", f"{chapter.notebook}.ipynb"],
-                          cwd=folder, capture_output=True, text=True, timeout=600, env=student_env(tmp_path))
-    return done.stdout + done.stderr
 
 
 def published_release(tmp_path, student=None):
@@ -96,9 +89,27 @@ def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path, whe
     assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
 
 
+@pytest.fixture(scope="module")
+def validated_release(tmp_path_factory):
+    """{chapter id: what `nbgrader validate` said about its untouched release notebook}: one nbgrader process for
+    every chapter (each section starts with its "Validating" line), in a copy of release/, once per test run."""
+    def make(folder):
+        release = folder / "release"
+        shutil.copytree(ROOT / COURSE.config.RELEASE_DIR, release,
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "mybabygrad"))
+        paths = [COURSE.notebook(COURSE.config.RELEASE_DIR, c).relative_to(ROOT / COURSE.config.RELEASE_DIR)
+                 for c in COURSE.chapters]
+        done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", *map(str, paths)], cwd=release,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200,
+                              env=dict(student_env(folder), PYTHONUNBUFFERED="1"))     # the log and the report in order
+        sections = re.split(r"^\[ValidateApp \| INFO\] Validating '", done.stdout, flags=re.M)[1:]
+        return {Path(section.split("'", 1)[0]).parent.name: section for section in sections}
+    return once_per_run(tmp_path_factory, "validated-release", make)[1]
+
+
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
-def test_validate_lists_the_failing_checks_of_a_release_notebook(tmp_path, chapter_id):
-    output = validate(tmp_path, COURSE.chapter(chapter_id))
+def test_validate_lists_the_failing_checks_of_a_release_notebook(validated_release, chapter_id):
+    output = validated_release[chapter_id]
     assert "VALIDATION FAILED" in output and "The following cell failed:" in output
     assert "# Check test_" in output, "the failing check cells are named"
     # an unwritten exercise shows up either as the stub's own error or as a check's teaching message
