@@ -77,7 +77,8 @@ def test_solved_notebook_passes_and_exits_0(tmp_path):
     assert f"Progress: {full}/{full} points (100%)" in done.stdout
 
 
-@pytest.mark.parametrize("chapter_id", CHAPTERS)
+# The progress cell and the table are the frame's, the same in every chapter: the first, the reference and the last.
+@pytest.mark.parametrize("chapter_id", ["ch01", "ch03", "ch10"])
 def test_command_and_progress_cell_show_the_same_table(tmp_path, chapter_id, monkeypatch):
     """Headless, the notebook's own last cell prints exactly what the command prints."""
     chapter = COURSE.chapter(chapter_id)
