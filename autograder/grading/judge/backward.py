@@ -12,6 +12,7 @@ window's gradient to its first maximum in reading order, and nothing to the rows
 import numpy as np
 
 from autograder.grading.judge.forward import LAYERS, Layer, NotWalkable, flattened, im2col, layer_forward
+from autograder.student.checks.pool_ties import tiles
 
 
 def parameter_gradients(record, decode, images, upstream):
@@ -43,7 +44,8 @@ def kink_free(record, decode, images, margin):
     values lie within `margin` of each other (both relative to the layer's largest value). Near a kink, float32
     (the student's library) and float64 (the judge) may take different branches, and the gradient jumps there:
     gradients are compared only on images whose branches both precisions agree on."""
-    records, leaves = flattened(record), [leaf(r, decode) for r in flattened(record)]
+    records = flattened(record)
+    leaves = [leaf(r, decode) for r in records]
     x = np.asarray(images, dtype=np.float64)
     clear = np.ones(len(x), dtype=bool)
     for r, (name, forward, _) in zip(records, leaves):
@@ -60,9 +62,8 @@ def near_tie(x, k, tolerance):
     """Per image: a k × k window whose largest two values are within `tolerance` of each other but not equal.
     Exact ties are no kink: they come from identical receptive fields (the digits' blank background), whose
     parameter gradients are the same whichever tied element gets out_grad, as the chapter lets it choose."""
-    rows, cols = x.shape[2] // k * k, x.shape[3] // k * k
-    windows = np.sort(np.stack([x[:, :, i:rows:k, j:cols:k] for i in range(k) for j in range(k)]), axis=0)
-    gap = windows[-1] - windows[-2]
+    windows = np.sort(tiles(x, k), axis=-1)
+    gap = windows[..., -1] - windows[..., -2]
     return ((gap <= tolerance) & (gap != 0)).reshape(len(x), -1).any(axis=1)
 
 

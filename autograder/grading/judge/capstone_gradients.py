@@ -49,7 +49,7 @@ def library_gradients(rng, where, record, image_shape, label):
         return failed(f"{label}: the trained model left the kernel before its gradients could be checked.")
     if "error" in reply:
         return failed(f"{label}: backpropagating through your trained model raised an error.\n  "
-                      + describe_error(type_name(record), "backward", returned(reply["error"])) + "\n" + HINT)
+                      + describe_error(record["name"], "backward", returned(reply["error"])) + "\n" + HINT)
     grads = reply.get("grads")
     if not isinstance(grads, list) or len(grads) != len(keys):
         raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
@@ -95,7 +95,3 @@ def gradient_problem(want, got):
     what = "received all zeros" if not np.any(received) else f"it differs from the true gradient by {error:.1%} of its size"
     return (f"{what} (float32 rounding allows {TOLERANCE:.1%}). The largest difference is at "
             f"{[int(i) for i in worst]}: expected {want[worst]:.4g}, received {received[worst]:.4g}.")
-
-
-def type_name(record):
-    return record.get("name", "the model") if isinstance(record, dict) else "the model"
