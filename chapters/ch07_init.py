@@ -442,7 +442,7 @@ plt.show()
 # your `accuracy`: more than 90% means your loop trained it. (A model that learned nothing gets
 # about 10%.)
 
-# %% test id=test_mnist_training points=3
+# %% test id=test_mnist_training points=3 numeric
 verdict = check.trained_model(model, test_loader, minimum=0.90)
 assert verdict.passed, verdict.message
 

@@ -3,7 +3,8 @@
 `make build` executes the solution notebooks, and a few cells print or plot floating-point results
 of training (a loss, an accuracy, a table of activation statistics). Those numbers depend in their
 last digits on the CPU: OpenBLAS picks its matrix kernels per processor model, so the same seed
-gives 0.137 on one machine and 0.138 on another. Everything else the build writes is exact.
+gives 0.137 on one machine and 0.138 on another, and a run of many epochs drifts further. Everything
+else the build writes is exact.
 
 So the comparison is exact for every file and every cell, with one stated exception: in a cell
 tagged `numeric-output` (marker `numeric` in a chapter script), numbers in text outputs may differ by
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 NUMERIC_TAG = "numeric-output"
-# A loss of 0.137 on one CPU is 0.138 on another (0.7%); a real change of a result moves it by more.
-NUMBER_RELATIVE_TOLERANCE = 0.02
+# A loss of 0.137 on one CPU is 0.138 on another (0.7%), and after eight epochs of a small model that
+# overfits, 0.081 on an Intel CPU is 0.079 on an AMD one (2.5%); a real change of a result moves it by more.
+NUMBER_RELATIVE_TOLERANCE = 0.05
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 EXCERPT = 80
 

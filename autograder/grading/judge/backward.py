@@ -12,7 +12,7 @@ window's gradient to its first maximum in reading order, and nothing to the rows
 import numpy as np
 
 from autograder.grading.judge.forward import LAYERS, Layer, NotWalkable, flattened, im2col, layer_forward
-from autograder.student.checks.pool_ties import tiles
+from autograder.student.checks.pool_ties import tiles, untiled
 
 
 def parameter_gradients(record, decode, images, upstream):
@@ -40,22 +40,41 @@ def parameter_gradients(record, decode, images, upstream):
 
 
 def kink_free(record, decode, images, margin):
-    """A boolean per image: no ReLU input of it within `margin` of 0, and no MaxPool2d window whose two largest
-    values lie within `margin` of each other (both relative to the layer's largest value). Near a kink, float32
-    (the student's library) and float64 (the judge) may take different branches, and the gradient jumps there:
-    gradients are compared only on images whose branches both precisions agree on."""
+    """A boolean per image: no ReLU input of it within `margin` of 0 that could receive a gradient, and no
+    MaxPool2d window whose two largest values lie within `margin` of each other (both relative to the layer's
+    largest value). Near a kink, float32 (the student's library) and float64 (the judge) may take different
+    branches, and the gradient jumps there: gradients are compared only on images whose branches both precisions
+    agree on."""
     records = flattened(record)
     leaves = [leaf(r, decode) for r in records]
     x = np.asarray(images, dtype=np.float64)
     clear = np.ones(len(x), dtype=bool)
-    for r, (name, forward, _) in zip(records, leaves):
+    for index, (r, (name, forward, _)) in enumerate(zip(records, leaves)):
         tolerance = margin * (float(np.abs(x).max()) or 1.0)
         if name == "ReLU":
-            clear &= ~(np.abs(x) <= tolerance).reshape(len(x), -1).any(axis=1)
+            pooled_next = index + 1 < len(records) and leaves[index + 1][0] == "MaxPool2d"
+            k = int((records[index + 1].get("config") or {})["kernel_size"]) if pooled_next else None
+            clear &= ~relu_kink(x, tolerance, k)
         elif name == "MaxPool2d":
             clear &= ~near_tie(x, int((r.get("config") or {})["kernel_size"]), tolerance)
         x = forward(x)
     return clear
+
+
+def relu_kink(x, tolerance, pool_k=None):
+    """Per image: a ReLU input within `tolerance` of 0 that a gradient can reach. When a k × k max pool follows,
+    one whose window holds an output above 2 · tolerance gets none in either branch (its own output is at most
+    tolerance), nor does one in the rows and columns the pool drops: such inputs are no kink. A digit's blank
+    corner, whose receptive field is the same in every image, can sit that close to 0 in every image."""
+    near = np.abs(x) <= tolerance
+    if pool_k is not None:
+        covered = np.zeros(x.shape, dtype=bool)
+        windows = tiles(np.maximum(x, 0), pool_k)
+        outvoted = np.broadcast_to((windows.max(axis=-1) > 2 * tolerance)[..., None], windows.shape)
+        rows, cols = windows.shape[2] * pool_k, windows.shape[3] * pool_k
+        covered[:, :, :rows, :cols] = ~untiled(outvoted, pool_k)
+        near &= covered
+    return near.reshape(len(x), -1).any(axis=1)
 
 
 def near_tie(x, k, tolerance):

@@ -58,7 +58,7 @@ def capstone(rng, kind, build):
         try:
             problem = yield from library_gradients(rng, where, record, recipe.image_shape, label)
         except NotWalkable as why:
-            log.warning("judge: the %s's gradients were not checked, the judge has no backward for it (%s)", label, why)
+            log.warning("judge: %s: the model's gradients were not checked (%s)", label, why)
             problem = None
         return problem or verdict
     return verdict
