@@ -9,7 +9,8 @@ One after another, so that none loads the machine while another measures:
 2. `cost_per_submission.py`: seconds per submission in one grading process for every chapter, and
    where chapter 3's go;
 3. `train_mnist.py`: babygrad, the NumPy floor and (with `--torch-python`, an interpreter that has
-   PyTorch: never a requirement of the course) PyTorch, seconds per epoch for both capstones;
+   PyTorch: never a requirement of the course) PyTorch, seconds per epoch for both capstones; then
+   `mlp_step.py`: where the MLP's training step goes, babygrad's phases against the floor's;
 4. the projection: how long a term's submissions take on `--cores` cores.
 
 The model behind the projection: a Dask thread grades one submission after another in one grading
@@ -66,6 +67,7 @@ def main():
         run("train_mnist.py", "--repeats", 3, python=args.torch_python, env={"PYTHONPATH": f"{ROOT}{os.pathsep}{site}"})
     else:
         run("train_mnist.py", "--repeats", 3)
+    run("mlp_step.py")
 
     rates = cost["seconds_per_submission"]
     efficiency = cluster["one_thread_seconds"] / (cluster["threads"] * cluster["cluster_seconds"])
