@@ -68,12 +68,12 @@ def relu_kink(x, tolerance, pool_k=None):
     corner, whose receptive field is the same in every image, can sit that close to 0 in every image."""
     near = np.abs(x) <= tolerance
     if pool_k is not None:
-        covered = np.zeros(x.shape, dtype=bool)
+        reachable = np.zeros(x.shape, dtype=bool)          # rows and columns the pool drops stay False
         windows = tiles(np.maximum(x, 0), pool_k)
         outvoted = np.broadcast_to((windows.max(axis=-1) > 2 * tolerance)[..., None], windows.shape)
         rows, cols = windows.shape[2] * pool_k, windows.shape[3] * pool_k
-        covered[:, :, :rows, :cols] = ~untiled(outvoted, pool_k)
-        near &= covered
+        reachable[:, :, :rows, :cols] = ~untiled(outvoted, pool_k)
+        near &= reachable
     return near.reshape(len(x), -1).any(axis=1)
 
 
