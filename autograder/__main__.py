@@ -112,8 +112,9 @@ def main(argv=None):
         submissions.write_all_demo_submissions(course, args.chapters)
     elif args.command == "readme":
         from autograder.build import readme
-        path = readme.update_readme(course)
-        print(f"{path.relative_to(course.root)} updated" if path else "no README.md here: nothing to update")
+        updated = readme.update_readme(course)
+        print({True: "README.md: chapter table updated", False: "README.md: chapter table already current",
+               None: "no README.md here: nothing to update"}[updated])
     elif args.command == "demo":
         pipeline.build(course, args.chapters)
         submissions.write_all_demo_submissions(course, args.chapters)

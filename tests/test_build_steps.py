@@ -4,7 +4,7 @@ alone. The demo submissions and the README's table are steps of their own (`demo
 import pytest
 from helpers.course_paths import BUILD_INPUTS, ROOT, copy_course_inputs
 
-from autograder.build import pipeline, submissions
+from autograder.build import pipeline, readme, submissions
 from autograder.build.generated_files import compare_trees
 from autograder.build.readme import BEGIN, END
 
@@ -32,6 +32,23 @@ def test_a_chapter_builds_without_demo_and_leaves_the_readme_alone(tmp_path):
     assert difference is None, str(difference)
     assert not (tmp_path / "demo").exists(), "the build wrote demo submissions"
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == STALE_README, "the build rewrote README.md"
+
+
+def test_readme_rewrites_a_stale_table_and_leaves_a_current_readme_untouched(tmp_path):
+    """`python -m autograder readme` says whether it changed anything, and writes nothing when the table is current:
+    `make build` and `make demo` end with it, and an untouched README keeps its time."""
+    course = copy_course_inputs(tmp_path, BUILD_INPUTS + ["source"])
+    path = tmp_path / "README.md"
+    path.write_text(STALE_README, encoding="utf-8")
+    assert readme.update_readme(course) is True
+    made = path.read_text(encoding="utf-8")
+    assert "no table yet" not in made and "| **total** |" in made
+    path.touch()
+    before = path.stat().st_mtime_ns
+    assert readme.update_readme(course) is False
+    assert path.stat().st_mtime_ns == before and path.read_text(encoding="utf-8") == made
+    path.unlink()
+    assert readme.update_readme(course) is None
 
 
 def test_demo_submissions_ask_for_the_build_first(tmp_path):

@@ -35,12 +35,17 @@ def with_chapter_table(readme, course):
 
 
 def update_readme(course):
-    """`python -m autograder readme`: README.md's chapter table made current; the path, or None without a README."""
+    """`python -m autograder readme`: README.md's chapter table made current. True when it was rewritten, False
+    when it was current already (the file is left untouched, its time too), None without a README."""
     path = course.root / "README.md"
     if not path.exists():
         return None
-    path.write_text(with_chapter_table(path.read_text(encoding="utf-8"), course), encoding="utf-8")
-    return path
+    text = path.read_text(encoding="utf-8")
+    current = with_chapter_table(text, course)
+    if current == text:
+        return False
+    path.write_text(current, encoding="utf-8")
+    return True
 
 
 def student_readme(course, released, solved, bonus=()):
