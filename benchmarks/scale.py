@@ -56,6 +56,10 @@ def main():
     parser.add_argument("--cores", type=int, default=8, help="cores of the projected grading machine (default 8)")
     parser.add_argument("--term", type=int, default=10_000, help="submissions in the projected term (default 10,000)")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from autograder.grading.sandbox import unavailable_reason
+    if reason := unavailable_reason():     # every grading figure is measured with the sandbox on
+        sys.exit(f"scale.py grades in the course's sandbox, which cannot start here: {reason}")
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory() as scratch:
         cluster_json, cost_json = Path(scratch, "cluster.json"), Path(scratch, "cost.json")
