@@ -1332,6 +1332,36 @@ def test_a_capstone_counts_only_when_its_library_computes_the_models_gradients(m
             "gradient for its input." in judgement.message, judgement.message
 
 
+@pytest.mark.parametrize("mistake, keeps", [(None, True), ("conv_backward_fold_assigns", False)])
+def test_a_model_with_a_kink_on_every_digit_still_has_its_gradients_checked(monkeypatch, caplog, mistake, keeps):
+    """A first-layer channel whose weights and bias are all zero puts a ReLU input at exactly 0 on every pixel of
+    every digit: no digit is clear of the model's kinks. The judge used to skip the gradient check then, so such a
+    channel, added on purpose, kept a capstone for a library with a wrong backward. The kernel now reports its
+    own input of each kinked ReLU and the judge follows its branch there: the solution keeps the capstone, the
+    wrong fold loses it, and nothing is skipped."""
+    import dataclasses
+    import logging
+
+    from helpers.solved_code import notebook_namespace
+
+    from autograder.student.checks import capstone as course
+    namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
+    model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
+    conv = model.modules[0]
+    conv.weight.data[0] = 0.0
+    if conv.bias is not None:
+        conv.bias.data[0] = 0.0
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
+    with caplog.at_level(logging.WARNING):
+        judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell(
+            "test_capstone_cnn", in_process(namespace))
+    assert "were not checked" not in caplog.text, caplog.text
+    assert judgement.judged and judgement.passed == keeps, judgement.message
+    if not keeps:
+        assert "your library does not compute its gradients" in judgement.message, judgement.message
+
+
 def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_order(capstone_ch09, caplog):
     """A custom Module (a trained MLP inside) is counted the weaker way, to the same accuracy, and says so;
     a model that answers the public test labels in their public order fails: the judge sent the digits shuffled."""

@@ -207,3 +207,41 @@ def test_a_relu_input_near_zero_that_its_pool_window_outvotes_is_no_kink():
                        [[[near, 1e-4, 0.0], [-0.2, -1.0, 0.0], [9.0, 9.0, 9.0]]]])      # its window's largest within 2 margins
     assert kink_free(relu_pool, same, images, 1e-5).tolist() == [True, False, True, True, False]
     assert not kink_free(sequential(simple("ReLU")), same, images, 1e-5).any()
+
+
+def test_the_students_value_at_a_kink_decides_the_branch():
+    """parameter_gradients' overrides put the student's own value into a leaf's input where the mask is set: a ReLU
+    input of exactly 0 (slope 0, the course's rule) reported as 1e-9 by the student's float32 takes the other
+    branch, and the gradient into that unit appears; elsewhere nothing moves."""
+    relu_model = sequential(layer("Linear", {}, weight=np.eye(2), bias=np.zeros((1, 2))), simple("ReLU"),
+                            layer("Linear", {}, weight=np.array([[2.0], [3.0]]), bias=np.zeros((1, 1))))
+    images, upstream = np.array([[0.0, 1.0]]), np.array([[1.0]])
+    judged = parameter_gradients(relu_model, same, images, upstream)
+    assert judged[0, "weight"].tolist() == [[0.0, 0.0], [0.0, 3.0]]
+    mask = np.array([[True, False]])
+    followed = parameter_gradients(relu_model, same, images, upstream, {1: (mask, np.array([1e-9]))})
+    assert followed[0, "weight"].tolist() == [[0.0, 0.0], [2.0, 3.0]]
+    assert followed[2, "weight"].ravel().tolist() == pytest.approx([1e-9, 1.0])
+
+
+def test_a_kinked_relus_reported_input_is_used_only_within_its_margin():
+    """capstone_gradients.students_branches: the kernel's input of a kinked ReLU is taken where it lies near 0, and
+    refused, as a forward that is not the model's, when it differs from the judge's there by more than the margin."""
+    from autograder.grading.judge.capstone_gradients import KINK_MARGIN, students_branches
+    from autograder.grading.judge.probes import pack
+    from autograder.grading.judge.backward import relu_kinks
+
+    model = sequential(layer("Linear", {}, weight=np.eye(3), bias=np.zeros((1, 3))), simple("ReLU"))
+    images = np.array([[0.0, 1.0, -2.0], [0.5, 0.0, 2.0]])
+    kinks = relu_kinks(model, same, images, KINK_MARGIN)
+    assert list(kinks) == [1] and kinks[1][0].tolist() == [[True, False, False], [False, True, False]]
+
+    def reply(values):
+        return {"inputs": [{"kind": "array", "value": pack(np.array(values, dtype=np.float32))}]}
+
+    overrides, problem = students_branches(model, same, images, kinks, reply([[1e-8, 1.0, -2.0], [0.5, -1e-8, 2.0]]))
+    assert problem is None and overrides[1][1] == pytest.approx([1e-8, -1e-8])
+    overrides, problem = students_branches(model, same, images, kinks, reply([[0.5, 1.0, -2.0], [0.5, 0.0, 2.0]]))
+    assert overrides is None and "does not compute the model: the input of layer 1 (ReLU)" in problem
+    _, problem = students_branches(model, same, images, kinks, reply([[0.0, 1.0]]))
+    assert "is not an array of shape (2, 3)" in problem

@@ -15,14 +15,20 @@ from autograder.grading.judge.forward import LAYERS, Layer, NotWalkable, flatten
 from autograder.student.checks.pool_ties import tiles, untiled
 
 
-def parameter_gradients(record, decode, images, upstream):
+def parameter_gradients(record, decode, images, upstream, overrides=None):
     """{(leaf_index, key): float64 array}: the gradient of sum(logits * upstream) with respect to every
-    parameter array of every leaf layer, leaf_index being the position in forward.flattened(record)."""
+    parameter array of every leaf layer, leaf_index being the position in forward.flattened(record).
+    `overrides` {leaf_index: (mask, values)} puts the student's own values into that leaf's input where the
+    mask is set: at a kink, the branch the student's float32 took (capstone_gradients.py)."""
     leaves = [leaf(r, decode) for r in flattened(record)]
     if not leaves:
         raise NotWalkable("the model has no layers")
     x, inputs = np.asarray(images, dtype=np.float64), []
-    for name, forward, _ in leaves:
+    for index, (name, forward, _) in enumerate(leaves):
+        if overrides and index in overrides:
+            mask, values = overrides[index]
+            x = x.copy()
+            x[mask] = values
         inputs.append(x)
         try:
             x = forward(x)
@@ -39,33 +45,53 @@ def parameter_gradients(record, decode, images, upstream):
     return {(index, key): value for index, grads in enumerate(own) for key, value in grads.items()}
 
 
-def kink_free(record, decode, images, margin):
-    """A boolean per image: no ReLU input of it within `margin` of 0 that could receive a gradient, and no
-    MaxPool2d window whose two largest values lie within `margin` of each other (both relative to the layer's
-    largest value). Near a kink, float32 (the student's library) and float64 (the judge) may take different
-    branches, and the gradient jumps there: gradients are compared only on images whose branches both precisions
-    agree on."""
+def kink_free(record, decode, images, margin, relu=True):
+    """A boolean per image: no ReLU input of it within `margin` of 0 that could receive a gradient (unless
+    `relu` is False: the replay asks the student's branch there instead, see relu_kinks), and no MaxPool2d window
+    whose two largest values lie within `margin` of each other (both relative to the layer's largest value).
+    Near a kink, float32 (the student's library) and float64 (the judge) may take different branches, and the
+    gradient jumps there: gradients are compared only where both precisions agree on the branch."""
     records = flattened(record)
-    leaves = [leaf(r, decode) for r in records]
     x = np.asarray(images, dtype=np.float64)
     clear = np.ones(len(x), dtype=bool)
-    for index, (r, (name, forward, _)) in enumerate(zip(records, leaves)):
-        tolerance = margin * (float(np.abs(x).max()) or 1.0)
-        if name == "ReLU":
-            pooled_next = index + 1 < len(records) and leaves[index + 1][0] == "MaxPool2d"
-            k = int((records[index + 1].get("config") or {})["kernel_size"]) if pooled_next else None
-            clear &= ~relu_kink(x, tolerance, k)
+    for index, name, layer_input, tolerance, pool_k in walk_with_tolerances(records, decode, x, margin):
+        if name == "ReLU" and relu:
+            clear &= ~relu_ambiguous(layer_input, tolerance, pool_k).reshape(len(x), -1).any(axis=1)
         elif name == "MaxPool2d":
-            clear &= ~near_tie(x, int((r.get("config") or {})["kernel_size"]), tolerance)
-        x = forward(x)
+            clear &= ~near_tie(layer_input, int((records[index].get("config") or {})["kernel_size"]), tolerance)
     return clear
 
 
-def relu_kink(x, tolerance, pool_k=None):
-    """Per image: a ReLU input within `tolerance` of 0 that a gradient can reach. When a k × k max pool follows,
-    one whose window holds an output above 2 · tolerance gets none in either branch (its own output is at most
-    tolerance), nor does one in the rows and columns the pool drops: such inputs are no kink. A digit's blank
-    corner, whose receptive field is the same in every image, can sit that close to 0 in every image."""
+def relu_kinks(record, decode, images, margin):
+    """{leaf_index: (mask, tolerance)} for every ReLU whose input, on these images, lies within `margin` of 0
+    somewhere a gradient can reach (the mask: where). The replay asks the student's library for its own values
+    there and follows its branch, so such a digit need not be left out."""
+    kinks = {}
+    for index, name, x, tolerance, pool_k in walk_with_tolerances(flattened(record), decode,
+                                                                np.asarray(images, dtype=np.float64), margin):
+        if name == "ReLU":
+            mask = relu_ambiguous(x, tolerance, pool_k)
+            if mask.any():
+                kinks[index] = (mask, tolerance)
+    return kinks
+
+
+def walk_with_tolerances(records, decode, x, margin):
+    """(leaf_index, name, the leaf's input, margin · its largest value, k of a MaxPool2d right after it or None)
+    for each leaf, running the judge's float64 forward."""
+    leaves = [leaf(r, decode) for r in records]
+    for index, (name, forward, _) in enumerate(leaves):
+        pooled_next = index + 1 < len(leaves) and leaves[index + 1][0] == "MaxPool2d"
+        pool_k = int((records[index + 1].get("config") or {})["kernel_size"]) if pooled_next else None
+        yield index, name, x, margin * (float(np.abs(x).max()) or 1.0), pool_k
+        x = forward(x)
+
+
+def relu_ambiguous(x, tolerance, pool_k=None):
+    """Where a ReLU input lies within `tolerance` of 0 and a gradient can reach it. When a k × k max pool
+    follows, an input whose window holds an output above 2 · tolerance gets none in either branch (its own
+    output is at most tolerance), nor does one in the rows and columns the pool drops. A digit's blank corner,
+    whose receptive field is the same in every image, can sit that close to 0 in every image."""
     near = np.abs(x) <= tolerance
     if pool_k is not None:
         reachable = np.zeros(x.shape, dtype=bool)          # rows and columns the pool drops stay False
@@ -74,7 +100,7 @@ def relu_kink(x, tolerance, pool_k=None):
         rows, cols = windows.shape[2] * pool_k, windows.shape[3] * pool_k
         reachable[:, :, :rows, :cols] = ~untiled(outvoted, pool_k)
         near &= reachable
-    return near.reshape(len(x), -1).any(axis=1)
+    return near
 
 
 def near_tie(x, k, tolerance):

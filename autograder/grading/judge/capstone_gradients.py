@@ -4,9 +4,10 @@ An accuracy proves only that good weights sit in the capstone's slot. Weights tr
 the notebook, loaded by a redefined `fit`) would earn it without a working backward. So once the accuracy
 passes, the judge sends secret test digits and a secret upstream gradient of the logits; the kernel
 backpropagates them through the trained model with the student's library (its trained weights, eval mode),
-and the judge compares each parameter's gradient with its own float64 one (`backward.py`). The digits are
-drawn clear of the model's kinks (a ReLU input near 0, a near-tie in a max pool), where float32 and float64
-could take different branches and a right library would differ from the judge by a whole term.
+and the judge compares each parameter's gradient with its own float64 one (`backward.py`). Near a kink (a ReLU
+input near 0, a near-tie in a max pool) float32 and float64 could take different branches, and a right library
+would differ from the judge by a whole term: digits with a near-tie are left out, and at a ReLU input near 0 the
+judge follows the branch of the student's own value, which the kernel reports.
 
 The rule is a backward check's: the gradients must be the model's, to float32 rounding (the course's solution
 differs from the judge's float64 by 4e-7 of a gradient's size; the tolerance is 1e-3). A lenient rule would
@@ -16,10 +17,10 @@ never learn. So a capstone counts a model trained by a library that computes its
 """
 import numpy as np
 
-from autograder.grading.judge.backward import kink_free, parameter_gradients
+from autograder.grading.judge.backward import kink_free, parameter_gradients, relu_kinks, walk_with_tolerances
 from autograder.grading.judge.forward import NotWalkable, flattened
 from autograder.grading.judge.ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
 from autograder.student.checks import capstone as course
 from autograder.student.verdict import failed
 
@@ -37,14 +38,16 @@ def library_gradients(rng, where, record, image_shape, label):
     """None when the kernel's gradients for the trained model agree with the judge's, else a failed Verdict."""
     pixels, _ = course.mnist_pixels("test")
     candidates = course.normalized(pixels[rng.choice(len(pixels), CANDIDATES, replace=False)], image_shape)
-    images = candidates[kink_free(record, decode_array, candidates, KINK_MARGIN)][:IMAGES]
+    clear = kink_free(record, decode_array, candidates, KINK_MARGIN)
+    usable = kink_free(record, decode_array, candidates, KINK_MARGIN, relu=False)   # ReLU kinks: asked below
+    images = np.concatenate([candidates[clear], candidates[usable & ~clear]])[:IMAGES]
     if len(images) < MIN_IMAGES:
-        raise NotWalkable(f"only {len(images)} of {CANDIDATES} test digits keep clear of the model's kinks")
+        raise NotWalkable(f"only {len(images)} of {CANDIDATES} test digits keep clear of the model's max-pool near-ties")
     upstream = rng.standard_normal((len(images), 10)).astype(np.float32)
-    want = parameter_gradients(record, decode_array, images, upstream)
-    keys = sorted(want)
+    kinks = relu_kinks(record, decode_array, images, KINK_MARGIN)
+    keys = sorted(parameter_gradients(record, decode_array, images, upstream))
     reply = yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
-                   "images": images, "upstream": upstream}
+                   "images": images, "upstream": upstream, "inputs_at": sorted(kinks)}
     if not reply.get("found"):
         return failed(f"{label}: the trained model left the kernel before its gradients could be checked.")
     if "error" in reply:
@@ -53,6 +56,10 @@ def library_gradients(rng, where, record, image_shape, label):
     grads = reply.get("grads")
     if not isinstance(grads, list) or len(grads) != len(keys):
         raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
+    overrides, problem = students_branches(record, decode_array, images, kinks, reply) if kinks else ({}, None)
+    if problem:
+        return failed(f"{label}: {problem}")
+    want = parameter_gradients(record, decode_array, images, upstream, overrides)
     problems = {key: gradient_problem(want[key], returned(data)) for key, data in zip(keys, grads)}
     wrong = [key for key in keys if problems[key]]
     if not wrong:
@@ -63,6 +70,35 @@ def library_gradients(rng, where, record, image_shape, label):
                   f"For layer {leaf} ({names[leaf]}), {key} of shape {want[leaf, key].shape}, on {len(images)} secret test "
                   f"digits (the trained weights, eval mode, a random upstream gradient of the logits): "
                   f"{problems[leaf, key]}\n{where_it_enters(names, leaf, keys, problems)}{HINT}")
+
+
+def students_branches(record, decode, images, kinks, reply):
+    """(overrides for parameter_gradients, None) or (None, why not): the student's own values of each kinked
+    ReLU's input, where they lie near 0, so that the judge follows the branch the student's float32 took.
+    A value there may differ from the judge's by the kink's own margin, no more: the student's forward is the
+    model's, so reporting other values gains nothing, and a value beyond the margin is a forward that is not."""
+    inputs = returned_list(reply, "inputs", len(kinks))
+    names = [r["name"] for r in flattened(record)]
+    own = dict(walked_inputs(record, decode, images, kinks))
+    overrides = {}
+    for (index, (mask, tolerance)), got in zip(sorted(kinks.items()), inputs):
+        if got.kind not in ("array", "tensor") or got.value.shape != mask.shape:
+            return None, (f"the input of layer {index} ({names[index]}) in your library's forward is not an array of "
+                          f"shape {mask.shape}.")
+        values = got.value.astype(np.float64)[mask]
+        if not np.all(np.isfinite(values)) or np.any(np.abs(values - own[index][mask]) > tolerance):
+            return None, (f"your library's forward does not compute the model: the input of layer {index} "
+                          f"({names[index]}) differs from the model's where it lies near 0.")
+        overrides[index] = (mask, values)
+    return overrides, None
+
+
+def walked_inputs(record, decode, images, kinks):
+    """(leaf_index, the judge's float64 input of that leaf) for the kinked leaves."""
+    for index, _, x, _, _ in walk_with_tolerances(flattened(record), decode, np.asarray(images, dtype=np.float64),
+                                                  KINK_MARGIN):
+        if index in kinks:
+            yield index, x
 
 
 def where_it_enters(names, leaf, keys, problems):

@@ -90,19 +90,27 @@ def leaf_modules(module, depth=0):
 
 def model_gradient(request, namespace):
     """The gradients the student's library computes for the trained model's own parameters, at its trained
-    weights, in eval mode, for the judge's images and upstream gradient of the logits."""
+    weights, in eval mode, for the judge's images and upstream gradient of the logits; and the input of each
+    leaf the judge asks for (`inputs_at`: ReLUs with an input near 0, whose branch the judge takes from here).
+    The leaves run one after another, as the judge's forward walks them."""
     found, model = find_trained_model(request["where"], namespace)
     if not found or model is None:
         return {"found": False}
     Tensor = namespace["Tensor"]
+    wanted, inputs = set(request.get("inputs_at", ())), {}
     try:
         leaves = quietly(leaf_modules, model)
         params = [getattr(leaves[index], key) for index, key in request["parameters"]]
         for p in params:
             p.grad = None
         quietly(model.eval)
-        logits = quietly(model, Tensor(request["images"], requires_grad=False))
-        quietly(logits.backward, Tensor(request["upstream"].astype(np.asarray(logits.data).dtype), requires_grad=False))
+        x = Tensor(request["images"], requires_grad=False)
+        for index, layer in enumerate(leaves):
+            if index in wanted:
+                inputs[index] = np.array(x.data)
+            x = quietly(layer, x)
+        quietly(x.backward, Tensor(request["upstream"].astype(np.asarray(x.data).dtype), requires_grad=False))
     except Exception as error:  # noqa: BLE001
         return {"found": True, "error": error_report(error)}
-    return {"found": True, "grads": [report(p.grad, Tensor) for p in params]}
+    return {"found": True, "grads": [report(p.grad, Tensor) for p in params],
+            "inputs": [report(inputs.get(index), Tensor) for index in sorted(wanted)]}
