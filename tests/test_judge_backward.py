@@ -239,9 +239,9 @@ def test_a_kinked_relus_reported_input_is_used_only_within_its_margin():
     def reply(values):
         return {"inputs": [{"kind": "array", "value": pack(np.array(values, dtype=np.float32))}]}
 
-    overrides, problem = students_branches(model, same, images, kinks, reply([[1e-8, 1.0, -2.0], [0.5, -1e-8, 2.0]]))
+    overrides, problem = students_branches(model, kinks, reply([[1e-8, 1.0, -2.0], [0.5, -1e-8, 2.0]]))
     assert problem is None and overrides[1][1] == pytest.approx([1e-8, -1e-8])
-    overrides, problem = students_branches(model, same, images, kinks, reply([[0.5, 1.0, -2.0], [0.5, 0.0, 2.0]]))
+    overrides, problem = students_branches(model, kinks, reply([[0.5, 1.0, -2.0], [0.5, 0.0, 2.0]]))
     assert overrides is None and "does not compute the model: the input of layer 1 (ReLU)" in problem
-    _, problem = students_branches(model, same, images, kinks, reply([[0.0, 1.0]]))
+    _, problem = students_branches(model, kinks, reply([[0.0, 1.0]]))
     assert "is not an array of shape (2, 3)" in problem

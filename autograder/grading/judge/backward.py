@@ -63,16 +63,16 @@ def kink_free(record, decode, images, margin, relu=True):
 
 
 def relu_kinks(record, decode, images, margin):
-    """{leaf_index: (mask, tolerance)} for every ReLU whose input, on these images, lies within `margin` of 0
-    somewhere a gradient can reach (the mask: where). The replay asks the student's library for its own values
-    there and follows its branch, so such a digit need not be left out."""
+    """{leaf_index: (mask, tolerance, the judge's values there)} for every ReLU whose input, on these images, lies
+    within `margin` of 0 somewhere a gradient can reach (the mask: where). The replay asks the student's library
+    for its own values there and follows its branch, so such a digit need not be left out."""
     kinks = {}
     for index, name, x, tolerance, pool_k in walk_with_tolerances(flattened(record), decode,
                                                                 np.asarray(images, dtype=np.float64), margin):
         if name == "ReLU":
             mask = relu_ambiguous(x, tolerance, pool_k)
             if mask.any():
-                kinks[index] = (mask, tolerance)
+                kinks[index] = (mask, tolerance, x[mask])
     return kinks
 
 

@@ -17,7 +17,7 @@ never learn. So a capstone counts a model trained by a library that computes its
 """
 import numpy as np
 
-from autograder.grading.judge.backward import kink_free, parameter_gradients, relu_kinks, walk_with_tolerances
+from autograder.grading.judge.backward import kink_free, parameter_gradients, relu_kinks
 from autograder.grading.judge.forward import NotWalkable, flattened
 from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
@@ -56,7 +56,7 @@ def library_gradients(rng, where, record, image_shape, label):
     grads = reply.get("grads")
     if not isinstance(grads, list) or len(grads) != len(keys):
         raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
-    overrides, problem = students_branches(record, decode_array, images, kinks, reply) if kinks else ({}, None)
+    overrides, problem = students_branches(record, kinks, reply) if kinks else ({}, None)
     if problem:
         return failed(f"{label}: {problem}")
     want = parameter_gradients(record, decode_array, images, upstream, overrides)
@@ -72,33 +72,24 @@ def library_gradients(rng, where, record, image_shape, label):
                   f"{problems[leaf, key]}\n{where_it_enters(names, leaf, keys, problems)}{HINT}")
 
 
-def students_branches(record, decode, images, kinks, reply):
+def students_branches(record, kinks, reply):
     """(overrides for parameter_gradients, None) or (None, why not): the student's own values of each kinked
     ReLU's input, where they lie near 0, so that the judge follows the branch the student's float32 took.
     A value there may differ from the judge's by the kink's own margin, no more: the student's forward is the
     model's, so reporting other values gains nothing, and a value beyond the margin is a forward that is not."""
     inputs = returned_list(reply, "inputs", len(kinks))
     names = [r["name"] for r in flattened(record)]
-    own = dict(walked_inputs(record, decode, images, kinks))
     overrides = {}
-    for (index, (mask, tolerance)), got in zip(sorted(kinks.items()), inputs):
+    for (index, (mask, tolerance, own)), got in zip(sorted(kinks.items()), inputs):
         if got.kind not in ("array", "tensor") or got.value.shape != mask.shape:
             return None, (f"the input of layer {index} ({names[index]}) in your library's forward is not an array of "
                           f"shape {mask.shape}.")
         values = got.value.astype(np.float64)[mask]
-        if not np.all(np.isfinite(values)) or np.any(np.abs(values - own[index][mask]) > tolerance):
+        if not np.all(np.isfinite(values)) or np.any(np.abs(values - own) > tolerance):
             return None, (f"your library's forward does not compute the model: the input of layer {index} "
                           f"({names[index]}) differs from the model's where it lies near 0.")
         overrides[index] = (mask, values)
     return overrides, None
-
-
-def walked_inputs(record, decode, images, kinks):
-    """(leaf_index, the judge's float64 input of that leaf) for the kinked leaves."""
-    for index, _, x, _, _ in walk_with_tolerances(flattened(record), decode, np.asarray(images, dtype=np.float64),
-                                                  KINK_MARGIN):
-        if index in kinks:
-            yield index, x
 
 
 def where_it_enters(names, leaf, keys, problems):
