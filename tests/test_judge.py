@@ -1362,6 +1362,30 @@ def test_a_model_with_a_kink_on_every_digit_still_has_its_gradients_checked(monk
         assert "your library does not compute its gradients" in judgement.message, judgement.message
 
 
+def test_a_model_made_to_nearly_tie_its_pools_on_every_digit_earns_no_capstone(monkeypatch):
+    """A max pool's near-tie leaves a digit out of the gradient check (float32 may tie exactly where float64 does
+    not, and the student's pool may then route to either). A second-layer channel of constant 1 plus 1e-9 of one
+    input channel nearly ties its pool windows wherever a digit has strokes: every digit. The check would have to
+    be skipped, so the capstone fails closed, saying why; the recipe's models leave most digits clear."""
+    import dataclasses
+
+    from helpers.solved_code import notebook_namespace
+
+    from autograder.student.checks import capstone as course
+    namespace = notebook_namespace(CH10, training=False)
+    model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
+    conv = model.modules[2]
+    conv.weight.data[0] = 0.0
+    conv.weight.data[0, 0, 1, 1] = 1e-9
+    conv.bias.data[0] = 1.0
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
+    judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell("test_capstone_cnn", in_process(namespace))
+    assert judgement.judged and not judgement.passed, judgement.message
+    assert "the grader cannot check that your library computes its gradients: on 9" in judgement.message and \
+        "max pool's two largest inputs differ by less than 1e-05" in judgement.message, judgement.message
+
+
 def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_order(capstone_ch09, caplog):
     """A custom Module (a trained MLP inside) is counted the weaker way, to the same accuracy, and says so;
     a model that answers the public test labels in their public order fails: the judge sent the digits shuffled."""

@@ -18,7 +18,7 @@ never learn. So a capstone counts a model trained by a library that computes its
 import numpy as np
 
 from autograder.grading.judge.backward import kink_free, parameter_gradients, relu_kinks
-from autograder.grading.judge.forward import NotWalkable, flattened
+from autograder.grading.judge.forward import flattened
 from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
 from autograder.student.checks import capstone as course
@@ -41,8 +41,13 @@ def library_gradients(rng, where, record, image_shape, label):
     clear = kink_free(record, decode_array, candidates, KINK_MARGIN)
     usable = kink_free(record, decode_array, candidates, KINK_MARGIN, relu=False)   # ReLU kinks: asked below
     images = np.concatenate([candidates[clear], candidates[usable & ~clear]])[:IMAGES]
-    if len(images) < MIN_IMAGES:
-        raise NotWalkable(f"only {len(images)} of {CANDIDATES} test digits keep clear of the model's max-pool near-ties")
+    if len(images) < MIN_IMAGES:     # no honest model comes near this; a model made so would skip the check
+        return failed(f"{label}: the model reaches the accuracy, but the grader cannot check that your library "
+                      f"computes its gradients: on {CANDIDATES - len(images)} of {CANDIDATES} secret test digits a "
+                      f"max pool's two largest inputs differ by less than {KINK_MARGIN:g} of the layer's largest value, "
+                      f"where float32 and float64 may pick different winners. Models trained by the recipe never do "
+                      f"this (they leave over 75 of {CANDIDATES} clear); if you think yours does it honestly, show "
+                      f"your instructor.")
     upstream = rng.standard_normal((len(images), 10)).astype(np.float32)
     kinks = relu_kinks(record, decode_array, images, KINK_MARGIN)
     keys = sorted(parameter_gradients(record, decode_array, images, upstream))
