@@ -291,8 +291,15 @@ def autograded(graded_class, student):
 
 
 def outputs_text(notebook):
-    """Everything the cells printed or raised, not their source."""
-    return "\n".join(str(output) for cell in notebook.cells for output in cell.get("outputs", []))
+    """Everything the cells printed or raised, not their source. A cell's consecutive stream outputs are one text,
+    as Jupyter shows them: the kernel may flush one print() in two messages ("FORK BOMB stopped after", " 53
+    children"), as it did once under load."""
+    parts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output["text"] if output.get("output_type") == "stream" else f"\n{output}\n")
+        parts.append("\n")
+    return "".join(parts)
 
 
 def test_the_whole_class_is_graded_and_nothing_outlives_it(graded_class):
