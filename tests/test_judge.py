@@ -797,11 +797,9 @@ def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
     assert total(scores["perfect"]) == CH10_FULL_MARKS and lost(scores["perfect"]) == set()
     assert not plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)["test_capstone_cnn"].unjudged
     assert judge_errors(course, CH10, "perfect", "test_capstone_cnn") == []
-    printed = [o.text for o in autograded_cell(course, CH10, "perfect", "test_capstone_cnn").outputs
-               if o.output_type == "stream"]
-    assert any("the grader counts its test accuracy" in text for text in printed), printed
-    assert any(text.startswith("✔ the grader: the CNN capstone: 9") and "of the 10,000 held-out test digits" in text
-               for text in printed), printed
+    printed = cell_text(course, CH10, "perfect", "test_capstone_cnn")     # a print may arrive in two messages
+    assert "the grader counts its test accuracy" in printed, printed
+    assert re.search(r"(^|\n)✔ the grader: the CNN capstone: 9[^\n]* of the 10,000 held-out test digits", printed), printed
 
 
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
