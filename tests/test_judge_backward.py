@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autograder.grading.judge import forward
-from autograder.grading.judge.backward import BACKWARDS, kink_free, parameter_gradients
+from autograder.grading.judge.backward import BACKWARDS, kinked_digits, parameter_gradients
 from autograder.grading.judge.forward import Layer, NotWalkable, flattened, model_from_record
 from autograder.student.gradcheck import numerical_gradients
 
@@ -180,8 +180,14 @@ def test_a_configuration_number_that_is_not_finite_is_not_walkable(setting):
         model_from_record(sequential(record), same)
 
 
+def kink_free(record, decode, images, margin):
+    """Per image: clear of every kink the judge knows, a ReLU's and a max pool's (backward.kinked_digits)."""
+    relu, pool = kinked_digits(record, decode, images, margin)
+    return ~(relu | pool)
+
+
 def test_digits_near_a_kink_are_left_out():
-    """kink_free: an image with a ReLU input within the margin of 0, or a pool window whose two largest values are
+    """kinked_digits: an image with a ReLU input within the margin of 0, or a pool window whose two largest values are
     within it but not equal, is near a kink, where float32 and float64 may branch apart; exact ties (a blank
     background's identical receptive fields) are not."""
     identity = layer("Linear", {}, weight=np.eye(4), bias=np.zeros((1, 4)))

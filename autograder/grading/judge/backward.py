@@ -45,21 +45,22 @@ def parameter_gradients(record, decode, images, upstream, overrides=None):
     return {(index, key): value for index, grads in enumerate(own) for key, value in grads.items()}
 
 
-def kink_free(record, decode, images, margin, relu=True):
-    """A boolean per image: no ReLU input of it within `margin` of 0 that could receive a gradient (unless
-    `relu` is False: the replay asks the student's branch there instead, see relu_kinks), and no MaxPool2d window
-    whose two largest values lie within `margin` of each other (both relative to the layer's largest value).
-    Near a kink, float32 (the student's library) and float64 (the judge) may take different branches, and the
-    gradient jumps there: gradients are compared only where both precisions agree on the branch."""
+def kinked_digits(record, decode, images, margin):
+    """(relu, pool), a boolean per image each: a ReLU input of it within `margin` of 0 that could receive a
+    gradient; a MaxPool2d window whose two largest values lie within `margin` of each other but not equal (both
+    relative to the layer's largest value). Near a kink, float32 (the student's library) and float64 (the judge)
+    may take different branches, and the gradient jumps there: a digit near a pool's tie is left out, and at a
+    ReLU's kink the replay follows the student's branch (relu_kinks)."""
     records = flattened(record)
-    x = np.asarray(images, dtype=np.float64)
-    clear = np.ones(len(x), dtype=bool)
-    for index, name, layer_input, tolerance, pool_k in walk_with_tolerances(records, decode, x, margin):
-        if name == "ReLU" and relu:
-            clear &= ~relu_ambiguous(layer_input, tolerance, pool_k).reshape(len(x), -1).any(axis=1)
+    n = len(images)
+    relu, pool = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    for index, name, x, tolerance, pool_k in walk_with_tolerances(records, decode, np.asarray(images, dtype=np.float64),
+                                                                margin):
+        if name == "ReLU":
+            relu |= relu_ambiguous(x, tolerance, pool_k).reshape(n, -1).any(axis=1)
         elif name == "MaxPool2d":
-            clear &= ~near_tie(layer_input, int((records[index].get("config") or {})["kernel_size"]), tolerance)
-    return clear
+            pool |= near_tie(x, kernel_size(records[index]), tolerance)
+    return relu, pool
 
 
 def relu_kinks(record, decode, images, margin):
@@ -82,9 +83,14 @@ def walk_with_tolerances(records, decode, x, margin):
     leaves = [leaf(r, decode) for r in records]
     for index, (name, forward, _) in enumerate(leaves):
         pooled_next = index + 1 < len(leaves) and leaves[index + 1][0] == "MaxPool2d"
-        pool_k = int((records[index + 1].get("config") or {})["kernel_size"]) if pooled_next else None
+        pool_k = kernel_size(records[index + 1]) if pooled_next else None
         yield index, name, x, margin * (float(np.abs(x).max()) or 1.0), pool_k
         x = forward(x)
+
+
+def kernel_size(record):
+    """A MaxPool2d record's window side (forward.py has checked it)."""
+    return int((record.get("config") or {})["kernel_size"])
 
 
 def relu_ambiguous(x, tolerance, pool_k=None):

@@ -17,7 +17,7 @@ never learn. So a capstone counts a model trained by a library that computes its
 """
 import numpy as np
 
-from autograder.grading.judge.backward import kink_free, parameter_gradients, relu_kinks
+from autograder.grading.judge.backward import kinked_digits, parameter_gradients, relu_kinks
 from autograder.grading.judge.forward import flattened
 from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
@@ -38,9 +38,9 @@ def library_gradients(rng, where, record, image_shape, label):
     """None when the kernel's gradients for the trained model agree with the judge's, else a failed Verdict."""
     pixels, _ = course.mnist_pixels("test")
     candidates = course.normalized(pixels[rng.choice(len(pixels), CANDIDATES, replace=False)], image_shape)
-    clear = kink_free(record, decode_array, candidates, KINK_MARGIN)
-    usable = kink_free(record, decode_array, candidates, KINK_MARGIN, relu=False)   # ReLU kinks: asked below
-    images = np.concatenate([candidates[clear], candidates[usable & ~clear]])[:IMAGES]
+    relu_kinked, near_tied = kinked_digits(record, decode_array, candidates, KINK_MARGIN)
+    clear, kinked_relu_only = ~relu_kinked & ~near_tied, relu_kinked & ~near_tied      # ReLU kinks: asked below
+    images = np.concatenate([candidates[clear], candidates[kinked_relu_only]])[:IMAGES]
     if len(images) < MIN_IMAGES:     # no honest model comes near this; a model made so would skip the check
         return failed(f"{label}: the model reaches the accuracy, but the grader cannot check that your library "
                       f"computes its gradients: on {CANDIDATES - len(images)} of {CANDIDATES} secret test digits a "
@@ -50,7 +50,8 @@ def library_gradients(rng, where, record, image_shape, label):
                       f"your instructor.")
     upstream = rng.standard_normal((len(images), 10)).astype(np.float32)
     kinks = relu_kinks(record, decode_array, images, KINK_MARGIN)
-    keys = sorted(parameter_gradients(record, decode_array, images, upstream))
+    want = parameter_gradients(record, decode_array, images, upstream)
+    keys = sorted(want)
     reply = yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
                    "images": images, "upstream": upstream, "inputs_at": sorted(kinks)}
     if not reply.get("found"):
@@ -61,10 +62,11 @@ def library_gradients(rng, where, record, image_shape, label):
     grads = reply.get("grads")
     if not isinstance(grads, list) or len(grads) != len(keys):
         raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
-    overrides, problem = students_branches(record, kinks, reply) if kinks else ({}, None)
-    if problem:
-        return failed(f"{label}: {problem}")
-    want = parameter_gradients(record, decode_array, images, upstream, overrides)
+    if kinks:                                   # the judge's gradient again, on the student's branches
+        overrides, problem = students_branches(record, kinks, reply)
+        if problem:
+            return failed(f"{label}: {problem}")
+        want = parameter_gradients(record, decode_array, images, upstream, overrides)
     problems = {key: gradient_problem(want[key], returned(data)) for key, data in zip(keys, grads)}
     wrong = [key for key in keys if problems[key]]
     if not wrong:
