@@ -1296,6 +1296,17 @@ def test_the_capstone_is_judged_on_the_model_its_check_trained(capstone_ch09):
         course.TRAINED.update(saved)
 
 
+def judged_cnn_capstone(monkeypatch, namespace, model):
+    """Chapter 10's capstone cell judged in process on `model`, the accuracy threshold lowered to 0 (a briefly
+    trained CNN): what is left to pass or fail is the gradient check."""
+    import dataclasses
+
+    from autograder.student.checks import capstone as course
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
+    return Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell("test_capstone_cnn", in_process(namespace))
+
+
 @pytest.mark.parametrize("mistake, keeps", [(None, True), ("conv_backward_fold_no_stride", True),
                                              ("max_pool_backward_cropped", True),
                                              ("conv_backward_fold_assigns", False),
@@ -1309,17 +1320,11 @@ def test_a_capstone_counts_only_when_its_library_computes_the_models_gradients(m
     whole) keep the capstone; a library whose gradients are wrong loses it, even one that still trains the CNN
     (a fold that assigns, every tie given the gradient), with the layer, the parameter and the rule named.
     A right layer nearer the output bounds where the error entered."""
-    import dataclasses
-
     from helpers.solved_code import notebook_namespace
 
-    from autograder.student.checks import capstone as course
     namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
-    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
-    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": trained_briefly(namespace, namespace["build_cnn"](),
-                                                                              (1, 28, 28), 640)}})
-    judge = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb")
-    judgement = judge.judge_cell("test_capstone_cnn", in_process(namespace))
+    judgement = judged_cnn_capstone(monkeypatch, namespace, trained_briefly(namespace, namespace["build_cnn"](),
+                                                                            (1, 28, 28), 640))
     assert judgement.judged and judgement.passed == keeps, judgement.message
     if not keeps:
         assert "your library does not compute its gradients. For layer " in judgement.message and "float32 rounding " \
@@ -1337,23 +1342,18 @@ def test_a_model_with_a_kink_on_every_digit_still_has_its_gradients_checked(monk
     channel, added on purpose, kept a capstone for a library with a wrong backward. The kernel now reports its
     own input of each kinked ReLU and the judge follows its branch there: the solution keeps the capstone, the
     wrong fold loses it, and nothing is skipped."""
-    import dataclasses
     import logging
 
     from helpers.solved_code import notebook_namespace
 
-    from autograder.student.checks import capstone as course
     namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
     model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
     conv = model.modules[0]
     conv.weight.data[0] = 0.0
     if conv.bias is not None:
         conv.bias.data[0] = 0.0
-    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
-    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
     with caplog.at_level(logging.WARNING):
-        judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell(
-            "test_capstone_cnn", in_process(namespace))
+        judgement = judged_cnn_capstone(monkeypatch, namespace, model)
     assert "were not checked" not in caplog.text, caplog.text
     assert judgement.judged and judgement.passed == keeps, judgement.message
     if not keeps:
@@ -1365,20 +1365,15 @@ def test_a_model_made_to_nearly_tie_its_pools_on_every_digit_earns_no_capstone(m
     not, and the student's pool may then route to either). A second-layer channel of constant 1 plus 1e-9 of one
     input channel nearly ties its pool windows wherever a digit has strokes: every digit. The check would have to
     be skipped, so the capstone fails closed, saying why; the recipe's models leave most digits clear."""
-    import dataclasses
-
     from helpers.solved_code import notebook_namespace
 
-    from autograder.student.checks import capstone as course
     namespace = notebook_namespace(CH10, training=False)
     model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
     conv = model.modules[2]
     conv.weight.data[0] = 0.0
     conv.weight.data[0, 0, 1, 1] = 1e-9
     conv.bias.data[0] = 1.0
-    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=0.0))
-    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
-    judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell("test_capstone_cnn", in_process(namespace))
+    judgement = judged_cnn_capstone(monkeypatch, namespace, model)
     assert judgement.judged and not judgement.passed, judgement.message
     assert "the grader cannot check that your library computes its gradients: on 9" in judgement.message and \
         "max pool's two largest inputs differ by less than 1e-05" in judgement.message, judgement.message
