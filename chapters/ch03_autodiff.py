@@ -741,8 +741,9 @@ assert verdict.passed, verdict.message
 #
 # $f(a) = |a|$ is $a$ for positive $a$ and $-a$ for negative $a$, so its slope is $\mathrm{sign}(a)$:
 # $+1$ or $-1$. At $a = 0$ there is a kink and no derivative; by convention we use $0$ there, which
-# is what `np.sign` gives. The checks draw inputs of both signs but keep them away from the kink,
-# where finite differences would straddle it.
+# is what `np.sign` gives. The finite-difference checks draw inputs of both signs but keep them away
+# from the kink, where the differences would straddle it; one more check puts inputs of exactly 0
+# among them and holds the gradient there to the convention.
 #
 # *Example.* $a = [-3, 2]$, `out_grad` $= [1, 1]$: the gradient is $[-1, 1]$.
 
@@ -772,11 +773,13 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_abs_backward points=2
-verdict = check.backward(Abs(), shapes=[(2, 3)], domains="nonzero")
+verdict = check.all(check.backward(Abs(), shapes=[(2, 3)], domains="nonzero"),
+                    check.kink(Abs(), shapes=[(2, 3)]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Abs(), shapes=[(8,)], domains="nonzero", seed=21),
-                    check.backward(Abs(), shapes=[(2, 3, 2)], domains="nonzero", seed=22))
+                    check.backward(Abs(), shapes=[(2, 3, 2)], domains="nonzero", seed=22),
+                    check.kink(Abs(), shapes=[(4, 5)], seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -786,7 +789,8 @@ assert verdict.passed, verdict.message
 # $\mathrm{relu}(a) = \max(a, 0)$: the identity for positive inputs, zero for negative ones. It is
 # the most common *activation*: without some bend between layers, a stack of layers would collapse
 # into a single matrix multiplication. Its derivative is $1$ where $a > 0$ and $0$ where $a < 0$, so
-# the gradient is `out_grad` with the entries of negative inputs zeroed. Use 0 at the kink $a = 0$.
+# the gradient is `out_grad` with the entries of negative inputs zeroed. Use 0 at the kink $a = 0$
+# (a check puts inputs of exactly 0 in: finite differences cannot judge them).
 #
 # *Example.* $a = [-1.5, 2]$, `out_grad` $= [4, 4]$: the output is $[0, 2]$ and the gradient $[0, 4]$.
 # The mask comes from the **input**, not from `out_grad`.
@@ -817,11 +821,13 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_relu_backward points=2
-verdict = check.backward(ReLU(), shapes=[(2, 3)], domains="nonzero")
+verdict = check.all(check.backward(ReLU(), shapes=[(2, 3)], domains="nonzero"),
+                    check.kink(ReLU(), shapes=[(2, 3)]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(ReLU(), shapes=[(10,)], domains="nonzero", seed=21),
-                    check.backward(ReLU(), shapes=[(2, 2, 3)], domains="nonzero", seed=22))
+                    check.backward(ReLU(), shapes=[(2, 2, 3)], domains="nonzero", seed=22),
+                    check.kink(ReLU(), shapes=[(4, 5)], seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -857,7 +863,8 @@ def sigmoid(a):
 verdict = check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(4, 4)], seed=11)
+verdict = check.all(check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(4, 4)], seed=11),
+                    check.forward(Sigmoid(), lambda a: 1 / (1 + np.exp(-a)), shapes=[(3,)], domains="large", seed=12))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -898,7 +905,8 @@ def tanh(a):
 verdict = check.forward(Tanh(), np.tanh, shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.forward(Tanh(), np.tanh, shapes=[(3, 3)], seed=11)
+verdict = check.all(check.forward(Tanh(), np.tanh, shapes=[(3, 3)], seed=11),
+                    check.forward(Tanh(), np.tanh, shapes=[(3,)], domains="large", seed=12))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1415,7 +1423,9 @@ verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
                     check.backward(MatMul(), shapes=[(3, 2, 4), (4, 3)], seed=23),
                     check.backward(MatMul(), shapes=[(2, 3), (4, 3, 2)], seed=24),
                     check.backward(MatMul(), shapes=[(2, 2, 3), (2, 3, 4)], seed=25),
-                    check.backward(MatMul(), shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=26))
+                    check.backward(MatMul(), shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=26),
+                    check.backward(MatMul(), shapes=[(2, 3, 2, 4), (4, 3)], seed=27),
+                    check.backward(MatMul(), shapes=[(2, 3), (2, 2, 3, 2)], seed=28))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -261,6 +261,39 @@ def test_forward_returning_a_tensor_is_explained(ns, check):
     assert not verdict.passed and "__call__ wraps the result" in verdict.message
 
 
+def test_a_forward_that_writes_into_its_input_is_caught_after_its_values_pass(ns, check):
+    """Function.__call__ hands forward the input tensors' own arrays: a right result computed in place still
+    changes the input tensor, which the values alone cannot show."""
+    def forward(self, a):
+        a[a < 0] = 0
+        return a
+    verdict = check.forward(type("InPlace", (ns["ReLU"],), {"forward": forward})(), lambda a: np.maximum(a, 0), [(2, 3)])
+    assert not verdict.passed
+    for part in ["forward changed input a in place", "it was -", "and is 0", "Function.__call__ hands forward"]:
+        assert part in verdict.message, (part, verdict.message)
+    assert check.forward(ns["Reshape"]((3, 2)), lambda a: a.reshape(3, 2), [(2, 3)]).passed    # a view is no write
+
+
+@pytest.mark.parametrize("name, backward, passes", [
+    ("ReLU", lambda self, g, node: g * type(g)(node._inputs[0].data > 0, dtype=g.dtype), True),
+    ("ReLU", lambda self, g, node: g * type(g)(node._inputs[0].data >= 0, dtype=g.dtype), False),
+    ("Abs", lambda self, g, node: g * type(g)(np.sign(node._inputs[0].data), dtype=g.dtype), True),
+    ("Abs", lambda self, g, node: g * node / node._inputs[0], False),          # |a| / a: 0 / 0 = nan at the kink
+])
+def test_the_kink_check_holds_relu_and_abs_to_zero_at_zero(ns, check, name, backward, passes):
+    verdict = check.kink(subclass(ns, name, backward)(), [(3, 4)])
+    assert verdict.passed == passes, verdict.message
+    if not passes:
+        for part in ["entries exactly 0", "expected 0", "Every wrong element is an input of exactly 0",
+                     "derivative at the kink a = 0 is taken to be 0"]:
+            assert part in verdict.message, (part, verdict.message)
+
+
+def test_a_kink_hint_is_given_only_when_the_zeros_are_what_is_wrong(ns, check):
+    verdict = check.kink(subclass(ns, "ReLU", lambda self, g, node: g)(), [(3, 4)])     # no mask at all
+    assert not verdict.passed and "Every wrong element" not in verdict.message, verdict.message
+
+
 def test_checks_write_nothing_to_stderr(ns, check, capfd):
     def forward(self, a):
         return np.exp(a * 1000)                  # overflows: NumPy would warn on stderr

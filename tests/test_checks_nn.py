@@ -55,8 +55,41 @@ def test_parameters_without_recursion_is_caught(ns, check, monkeypatch):
     Module, Parameter, members = ns["Module"], ns["Parameter"], ns["members"]
     monkeypatch.setattr(Module, "parameters",
                         lambda self: [p for p in members(vars(self)) if isinstance(p, Parameter)])
-    assert_fails(check.module("parameters"), "of the 9 parameters; missing", "sub-modules (recursively)")
+    assert_fails(check.module("parameters"), "of the 11 parameters; missing", "sub-modules (recursively)")
     assert check.module("zero_grad").passed, "zero_grad's check must not depend on the student's parameters()"
+
+
+def test_a_parameters_that_reads_only_one_level_down_misses_the_grandchild(ns, check, monkeypatch):
+    Module, Parameter, members = ns["Module"], ns["Parameter"], ns["members"]
+
+    def one_level(self):
+        found = []
+        for item in members(vars(self)):
+            found.extend([item] if isinstance(item, Parameter) else
+                         [q for q in members(vars(item)) if isinstance(q, Parameter)])
+        return list({id(p): p for p in found}.values())
+    monkeypatch.setattr(Module, "parameters", one_level)
+    assert_fails(check.module("parameters"), "missing [block.leaf.w", "a module inside a sub-module holds it")
+
+
+@pytest.mark.parametrize("method, flag", [("eval", False), ("train", True)])
+def test_train_and_eval_that_set_the_childrens_flags_miss_the_grandchild(ns, check, monkeypatch, method, flag):
+    def one_level(self):
+        self.training = flag
+        for child in self.children():
+            child.training = flag
+        return self
+    monkeypatch.setattr(ns["Module"], method, one_level)
+    assert_fails(check.module("train_eval"), f"after tree.{method}()", "block.leaf sits inside a child",
+                 f"call the child's own {method}()")
+
+
+def test_children_that_lists_grandchildren_is_caught(ns, check, monkeypatch):
+    right = ns["Module"].children
+    monkeypatch.setattr(ns["Module"], "children",
+                        lambda self: right(self) + [g for c in right(self) for g in right(c)])
+    assert_fails(check.module("children"), "the list holds block.leaf, a module inside `block`",
+                 "children() stops at the first level")
 
 
 def test_duplicate_parameters_are_caught(ns, check, monkeypatch):

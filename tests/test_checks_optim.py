@@ -197,6 +197,31 @@ def test_train_step_order_mistakes_are_told_apart(ns, monkeypatch):
     assert_fails(train_step_variant(ns, monkeypatch, early), "comes after loss.backward()")
 
 
+def test_train_step_that_clears_after_the_step_is_caught(ns, monkeypatch):
+    """Right on every call here (the stand-in starts without a gradient), wrong for whatever .grad a real loop
+    holds before its first call: the order itself is checked."""
+    def at_the_end(model, loss_fn, optimizer, x, y):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss.item()
+    assert_fails(train_step_variant(ns, monkeypatch, at_the_end), "call 1", "cleared only after loss.backward()")
+
+
+def test_optimizer_state_kept_by_position_among_the_parameters_with_a_gradient_is_caught(ns, check, monkeypatch):
+    """The scenario's first parameter misses its gradient at step 2: state that is not the parameter's own shows."""
+    def by_position(self):
+        live = [p for p in self.params if p.grad is not None]
+        for i, p in enumerate(live):
+            u = self.velocity.get(i)
+            g = p.grad if u is None else self.momentum * u + p.grad
+            self.velocity[i] = g
+            p.data -= self.lr * g
+    monkeypatch.setitem(ns, "SGD", type("SGD", (ns["SGD"],), {"step": by_position}))
+    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 2 of 3, parameter 1")
+
+
 def test_train_step_may_clear_through_the_model(ns, monkeypatch):
     def through_model(model, loss_fn, optimizer, x, y):
         model.zero_grad()

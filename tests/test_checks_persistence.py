@@ -101,6 +101,22 @@ def test_an_early_stop_one_epoch_late_is_caught(ns, check, patched):
     assert not verdict.passed and "returned False at epoch 4, expected True" in verdict.message
 
 
+def test_a_best_taken_against_the_epoch_before_is_caught(ns, check, patched):
+    """0.75 beats the epoch before it (0.8), not the best (0.7): the default losses hold that case."""
+    def against_previous(self, epoch, val_loss):
+        improved = val_loss < getattr(self, "previous_loss", float("inf"))
+        self.previous_loss = val_loss
+        if improved:
+            self.best_loss, self.best_epoch, self.best_state = val_loss, epoch, self.model.state_dict()
+            ns["save_checkpoint"](self.checkpoint_path, self.model, self.optimizer)
+        return False
+
+    patched("Trainer", "keep_best", against_previous)
+    verdict = check.keep_best("checkpoint")
+    assert not verdict.passed and "best_epoch = 4" in verdict.message and "expected epoch 2 with 0.7" in verdict.message
+    assert "compare with the best loss so far, not with the epoch before" in verdict.message, verdict.message
+
+
 def test_expected_keep_best_sequence():
     flags, best = fitting.expected_keep_best((0.9, 0.7, 0.8, 0.75, 0.6), patience=2)
     assert flags == [False, False, False, True, False] and best == [1, 2, 2, 2, 5]

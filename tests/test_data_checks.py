@@ -81,6 +81,26 @@ def test_loader_that_drops_the_partial_batch_names_the_sizes(ns):
     assert not verdict.passed and "batches of sizes [4, 4], expected [4, 4, 2]" in verdict.message
 
 
+def test_loader_that_drops_a_full_last_batch_is_told_nothing_is_dropped_then(ns):
+    def __len__(self):
+        return -(-len(self.dataset) // self.batch_size) - (1 if self.drop_last else 0)
+    verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __len__=__len__)).data_loader("batches")
+    assert not verdict.passed and "batch_size=5, drop_last=True) gave batches of sizes [5], expected [5, 5]" \
+        in verdict.message and "so here nothing is dropped" in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("name, check_name", [("Normalize", "normalize"), ("RandomFlipHorizontal", "flip")])
+def test_a_transform_that_writes_into_its_input_is_caught(ns, name, check_name):
+    """Right outputs, written back into the image given: a dataset's stored image would change."""
+    right = ns[name].__call__
+
+    def in_place(self, image):
+        image[...] = np.array(right(self, image))
+        return image
+    verdict = with_names(ns, **{name: variant(ns, name, __call__=in_place)}).transform(check_name)
+    assert not verdict.passed and "changed the image it was given" in verdict.message, verdict.message
+
+
 def test_loader_that_shuffles_the_batches_not_the_samples_is_caught(ns):
     def __iter__(self):
         n, size = len(self.dataset), self.batch_size

@@ -1131,8 +1131,8 @@ def test_a_wrong_engine_loses_exactly_its_cells_under_every_secret_seed(name):
 @pytest.mark.parametrize("mistake, grade_id, says", [
     ("members_skips_dicts", "test_module_children", "missing ['first'"),
     ("members_any_tensor", "test_module_parameters", "raised AttributeError: 'Tensor' object has no attribute"),
-    ("parameters_not_recursive", "test_module_parameters", "of the 9 parameters; missing [layers[0].w"),
-    ("parameters_duplicates", "test_module_parameters", "appear twice (11 items, 9 distinct)"),
+    ("parameters_not_recursive", "test_module_parameters", "of the 11 parameters; missing [layers[0].w"),
+    ("parameters_duplicates", "test_module_parameters", "appear twice (13 items, 11 distinct)"),
     ("eval_not_recursive", "test_module_train_eval", "training is [False, True, True"),
     ("zero_grad_zeros", "test_module_zero_grad", "rather than filling it with zeros"),
     ("call_passes_tuple", "test_module_call", "forward saw [(('x',),), (('x', 'y'),)]"),
@@ -1151,7 +1151,7 @@ def test_the_module_tree_holds_the_judges_secret_values_not_the_courses():
     nothing the public course's tree (default_rng(5), all 2x2 leaves) holds."""
     from autograder.grading.judge.module_tree import SecretTree
     trees = [SecretTree(np.random.default_rng([secret, 1])) for secret in range(3)]
-    assert len({tuple(t.tags) for t in trees}) == 3 and all(len(set(t.tags)) == 7 for t in trees)
+    assert len({tuple(t.tags) for t in trees}) == 3 and all(len(set(t.tags)) == 9 for t in trees)
     assert len({tuple(p.shape for p in t.params) for t in trees}) > 1
     public = np.random.default_rng(5).standard_normal((2, 2)).astype(np.float32)
     assert not any(p.shape == public.shape and np.array_equal(p, public) for t in trees for p in t.params)

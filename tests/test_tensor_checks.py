@@ -71,6 +71,9 @@ def test_the_solution_passes_every_check():
      "test_constant_factories", ["zeros(2, 3)", "np.zeros(shape)"]),
     ("factories", "np.random.default_rng(seed).standard_normal", "np.random.default_rng().standard_normal",
      "test_random_factories", ["randn(2, 3, seed=0) called twice", "np.random.default_rng(seed)"]),
+    ("factories", "np.random.default_rng(seed).standard_normal", "(np.random.default_rng(seed) if seed else "
+     "np.random.default_rng()).standard_normal", "test_random_factories",
+     ["randn(2, 3, seed=0) called twice", "seed=0 is a seed too"]),
     ("factories", "np.random.default_rng(seed).random(shape)", "np.random.default_rng(seed).standard_normal(shape)",
      "test_random_factories", ["rand(2, 3, seed=0)", "uniform"]),
 ])

@@ -56,6 +56,9 @@ MISTAKES = [
     wrong("ones_ignores_dtype", "ones() forgets to pass dtype on", "factories",
           "return Tensor(np.ones(shape), dtype=dtype, requires_grad=requires_grad)",
           "return Tensor(np.ones(shape), requires_grad=requires_grad)", ["test_constant_factories"]),
+    wrong("randn_seed_truthiness", "tests `if seed:`, so seed=0 draws unseeded numbers", "factories", RANDN,
+          "return Tensor((np.random.default_rng(seed) if seed else np.random.default_rng()).standard_normal(shape), "
+          "dtype=dtype, requires_grad=requires_grad)", ["test_random_factories"]),
     wrong("randn_ignores_seed", "randn() draws from a fresh generator, ignoring the seed", "factories", RANDN,
           "return Tensor(np.random.default_rng().standard_normal(shape), dtype=dtype, requires_grad=requires_grad)",
           ["test_random_factories"]),

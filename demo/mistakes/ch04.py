@@ -52,6 +52,18 @@ MISTAKES = [
     wrong("parameters_not_recursive", "lists the module's own parameters but not those of its sub-modules",
           "module", PARAMS_RECURSE, "for p in ([item] if isinstance(item, Parameter) else []):",
           ["test_module_parameters"]),
+    wrong("parameters_one_level", "reads each sub-module's own attributes instead of asking it for its parameters(), "
+          "so a sub-module's sub-modules are missed", "module", PARAMS_RECURSE,
+          "for p in ([item] if isinstance(item, Parameter) else "
+          "[q for q in members(vars(item)) if isinstance(q, Parameter)]):", ["test_module_parameters"]),
+    wrong("eval_one_level", "sets each child's flag instead of calling its eval(), so grandchildren stay in training",
+          "module", "child.eval()", "child.training = False", ["test_module_train_eval"]),
+    wrong("train_one_level", "sets each child's flag instead of calling its train()", "module", "child.train()",
+          "child.training = True", ["test_module_train_eval"]),
+    wrong("children_descendants", "lists the children's children too", "module",
+          "                found.append(item)\n",
+          "                found.append(item)\n                found.extend(item.children())\n",
+          ["test_module_children"]),
     wrong("parameters_duplicates", "lists a tied parameter twice", "module", "if id(p) not in seen:", "if True:",
           ["test_module_parameters"]),
     wrong("eval_not_recursive", "eval() switches only the module itself", "module", EVAL_BODY,

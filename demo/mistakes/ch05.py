@@ -41,6 +41,20 @@ ADAM_STEP = (ADAM_COUNT + "            g = p.grad + self.weight_decay * p.data i
              + ADAM_CORRECTED_UPDATE)
 
 MISTAKES = [
+    # state that is not the parameter's own, shown by a parameter that misses its gradient at one step
+    wrong("sgd_velocity_by_position", "keys each velocity by its position among the parameters that have a "
+          "gradient this step, not by the parameter", "sgd",
+          "u = self.velocity.get(id(p))\n                g = g if u is None else self.momentum * u + g\n"
+          "                self.velocity[id(p)] = g",
+          "i = [q for q in self.params if q.grad is not None].index(p)\n                u = self.velocity.get(i)\n"
+          "                g = g if u is None else self.momentum * u + g\n                self.velocity[i] = g",
+          ["test_sgd_momentum", "test_sgd_weight_decay"]),
+    wrong("adam_step_count_per_parameter", "counts t per parameter (its steps with a gradient), not per call of "
+          "step()", "adam", "            m, v = self.m[id(p)], self.v[id(p)]",
+          "            m, v = self.m[id(p)], self.v[id(p)]\n"
+          "            self.steps = getattr(self, 'steps', {})\n"
+          "            self.steps[id(p)] = self.steps.get(id(p), 0) + 1\n            self.t = self.steps[id(p)]",
+          ["test_adam", "test_adam_weight_decay"]),
     # Optimizer.zero_grad
     wrong("zero_grad_zeros", "fills gradients with zeros instead of forgetting them", "optimizer",
           "p.grad = None", "p.grad = np.zeros_like(p.data)", ["test_optimizer_zero_grad"]),
@@ -49,6 +63,12 @@ MISTAKES = [
     # train_step
     wrong("train_step_no_zero_grad", "never clears the gradients: they pile up across calls", "train_step",
           "    optimizer.zero_grad()\n", "", ["test_train_step"]),
+    wrong("train_step_zero_grad_at_end", "clears the gradients after step(), at the end of the call", "train_step",
+          TRAIN_STEP, """    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    return loss.item()""", ["test_train_step"]),
     wrong("train_step_zero_grad_late", "clears the gradients between backward() and step()", "train_step",
           TRAIN_STEP, """    loss = loss_fn(model(x), y)
     loss.backward()

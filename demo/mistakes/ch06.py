@@ -24,6 +24,11 @@ CROP_CORNER = '''        top = self.rng.integers(0, padded.shape[0] - size + 1)
         left = self.rng.integers(0, padded.shape[1] - size + 1)'''
 
 MISTAKES = [
+    # DataLoader
+    wrong("loader_len_drops_a_full_batch", "with drop_last, counts ceil(n / batch_size) - 1 batches: a full last "
+          "batch is dropped when batch_size divides n", "data_loader",
+          "return n // self.batch_size if self.drop_last else -(-n // self.batch_size)",
+          "return -(-n // self.batch_size) - (1 if self.drop_last else 0)", ["test_data_loader_batches"]),
     # ArrayDataset
     wrong("array_dataset_no_length_check", "accepts arrays of different lengths", "array_dataset",
           LENGTH_CHECK, "", ["test_array_dataset"]),
@@ -56,6 +61,10 @@ MISTAKES = [
     wrong("loader_global_random", "shuffles with the global np.random: the seed does nothing", "data_loader",
           ORDER, "order = np.random.permutation(n) if self.shuffle else np.arange(n)", ["test_data_loader_shuffle"]),
     # Normalize
+    wrong("normalize_in_place", "normalizes the image it is given in place (-=, /=) and returns it", "normalize",
+          "return ((image - self.mean) / self.std).astype(np.float32)",
+          "image -= self.mean\n        image /= self.std\n        return image.astype(np.float32, copy=False)",
+          ["test_normalize"]),
     wrong("normalize_swapped", "divides by the mean and subtracts the std", "normalize",
           "return ((image - self.mean) / self.std).astype(np.float32)",
           "return ((image - self.std) / self.mean).astype(np.float32)", ["test_normalize"]),
@@ -68,6 +77,8 @@ MISTAKES = [
     wrong("flatten_column_order", "flattens column by column", "flatten_image",
           "return image.reshape(-1)", "return image.T.reshape(-1)", ["test_flatten_image"]),
     # RandomFlipHorizontal
+    wrong("flip_in_place", "mirrors the image it is given in place and returns it", "random_flip",
+          "return image[:, ::-1]", "image[...] = image[:, ::-1].copy()\n            return image", ["test_random_flip"]),
     wrong("flip_vertical", "mirrors top to bottom", "random_flip",
           "return image[:, ::-1]", "return image[::-1]", ["test_random_flip"]),
     wrong("flip_inverted_probability", "flips when the draw is above p", "random_flip",

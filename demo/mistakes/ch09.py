@@ -17,6 +17,10 @@ KEEP_BEST_CALL = '''        if self.keep_best(epoch, val["loss"]):
             break'''
 
 MISTAKES = [
+    wrong("keep_best_beats_previous", "counts an epoch as the best when it beats the epoch before, not the best so far",
+          "keep_best", "    if val_loss < self.best_loss:",
+          "    improved = val_loss < getattr(self, 'previous_loss', float('inf'))\n"
+          "    self.previous_loss = val_loss\n    if improved:", ["test_keep_best", "test_early_stopping"]),
     # evaluate
     wrong("evaluate_mean_of_means", "averages the batch means: the short last batch weighs too much", "evaluate",
           EVAL_SUM + "\n", "        total_loss += self.loss_fn(logits, labels).item()\n",

@@ -109,6 +109,9 @@ MISTAKES = [
     # Layers
     wrong("conv2d_bias_unshaped", "adds the bias without reshaping it to (1, out_channels, 1, 1)", "conv2d", CONV2D_BIAS,
           "return out + self.bias.broadcast_to(out.shape)", ["test_conv2d", "test_capstone_cnn"]),
+    wrong("conv2d_bias_even_when_false", "tests `bias is not None`, so bias=False still makes a bias of zeros",
+          "conv2d", "self.bias = Parameter(np.zeros(out_channels)) if bias else None",
+          "self.bias = Parameter(np.zeros(out_channels)) if bias is not None else None", ["test_conv2d"]),
     wrong("conv2d_unit_init", "draws weights uniformly in [-1, 1] instead of Kaiming's bound", "conv2d", CONV2D_INIT,
           '''        fan_in = in_channels * kernel_size * kernel_size
         w = np.random.default_rng(seed).uniform(-1, 1, (fan_in, out_channels))''', ["test_conv2d"]),

@@ -80,6 +80,7 @@ JUDGED_CHECKS = {
     "conv2d": layers.conv2d,
     "max_pool2d": layers.max_pool2d,
     "max_pool_ties": layers.max_pool_ties,
+    "kink": ops.kink,
     "array_dataset": data.array_dataset,
     "data_loader": data.data_loader,
     "transform": data.transform,

@@ -109,7 +109,9 @@ def loader_batches(rng):
     while n % size == 0:
         size = int(rng.integers(2, 6))
     even, times, few = int(rng.integers(2, 6)), int(rng.integers(2, 4)), int(rng.integers(2, 5))
-    cases = [(n, size, False), (n, size, True), (even * times, even, False), (few, 1, False)]
+    # drop_last both with a partial last batch to drop and without one (then nothing is dropped)
+    cases = [(n, size, False), (n, size, True), (even * times, even, False), (even * times, even, True),
+             (few, 1, False)]
     samples = Samples(rng, max(c[0] for c in cases))
     reply = yield {"kind": "data_loader", "shuffle": False, "images": samples.images, "labels": samples.labels,
                    "cases": cases}
@@ -194,6 +196,8 @@ def transform_runs(runs, labels):
         if isinstance(report, dict) and "error" in report:
             return None, failed(describe_error(label, "__call__", returned(report["error"])) + context)
         results.append(outputs(report, spec["count"]))
+        if report.get("changed") is True:
+            return None, transform_rules.changed_input(label + context)
     if len(results) != len(runs):
         raise ProbeFailure("the reply stops before the last transform run")
     return results, None

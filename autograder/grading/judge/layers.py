@@ -8,8 +8,8 @@ reported by the kernel, as for the Tensor operators. Order of checks and message
 """
 import numpy as np
 
-from autograder.grading.judge.ops import describe_error, standins
-from autograder.grading.judge.probes import ProbeFailure, returned, returned_list
+from autograder.grading.judge.ops import describe_error, rule_gradient, standins
+from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks import pool_ties, slow
 from autograder.student.checks.convolution import (
     CONV2D_HINT,
@@ -17,6 +17,7 @@ from autograder.student.checks.convolution import (
     conv2d_label,
     has_parameters,
     kaiming_problem,
+    no_bias_problem,
     not_a_tensor,
     output_problem,
     parameter_problem,
@@ -70,7 +71,13 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
     for name, reached in zip(("weight", "bias"), reply.get("reaches") or (False, False)):
         if reached is not True:
             return unreached(label, name)
-    return passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
+    no_bias = reply.get("no_bias")
+    if not isinstance(no_bias, dict):
+        raise ProbeFailure("the reply does not describe Conv2d(..., bias=False)")
+    if "error" in no_bias:
+        return describe_layer_error(label, "__init__", returned(no_bias["error"]))
+    return no_bias_problem(label, str(no_bias.get("type_name"))[:100]) or \
+        passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
 
 
 def max_pool2d(rng, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
@@ -108,17 +115,7 @@ def describe_layer_error(label, method, outcome):
 def max_pool_ties(rng, op, shapes, seed=0):
     """MaxPool's backward on the judge's input whose every window's maximum is tied (`checks/pool_ties.py`):
     the kernel runs backward on a node built by hand, as for `backward`, and the judge checks the shares."""
-    label = op.label
     k = int(op.args[0] if op.args else dict(op.kwargs).get("kernel_size", 2))
     a, out, upstream = pool_ties.tied_case(shapes[0], k, rng)
-    where = pool_ties.ties_where(label, a)
-    reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
-                   "isolate": {}, "keep": [op.name]}        # no step: no finite differences to take
-    answer = returned_list(reply, "grads", 1)[0]
-    if answer.failed:
-        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.")
-    grads = answer.items if answer.kind == "sequence" else [answer]
-    if len(grads) != 1 or grads[0].kind != "tensor":
-        return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned "
-                      f"{answer.type_name or answer.kind}.")
-    return pool_ties.ties_verdict(label, a, k, upstream, np.asarray(grads[0].value, dtype=np.float64))
+    grad, failure = yield from rule_gradient(op, a, out, upstream, pool_ties.ties_where(op.label, a))
+    return failure or pool_ties.ties_verdict(op.label, a, k, upstream, grad)

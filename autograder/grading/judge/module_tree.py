@@ -22,7 +22,7 @@ from autograder.student.checks import module_tree as tree_checks
 from autograder.student.checks import nn as nn_checks
 from autograder.student.verdict import failed
 
-LEAVES = 5                       # first, layers[0], layers[1], table['deep'][0], pair[1]
+LEAVES = 6                       # first, layers[0], layers[1], table['deep'][0], pair[1], block.leaf
 
 
 def float32(values):
@@ -54,8 +54,8 @@ class Shown(str):
 
 
 class SecretTree:
-    """The tree's values, drawn from the secret seed: 9 parameters (float32), each leaf's buffer (float32)
-    and array (float64), and 7 distinct tags; every array differs from every other."""
+    """The tree's values, drawn from the secret seed: 11 parameters (float32), each leaf's buffer (float32)
+    and array (float64), and 9 distinct tags; every array differs from every other."""
 
     def __init__(self, rng):
         while True:

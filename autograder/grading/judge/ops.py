@@ -15,13 +15,15 @@ from autograder.grading.judge.probes import (
     returned_list,
 )
 from autograder.student import gradcheck
-from autograder.student.checks import references, slips
+from autograder.student.checks import kinks, references, slips
 from autograder.student.checks.convolution import STANDINS
 from autograder.student.checks.describe import INPUT_NAMES, shapes_label
 from autograder.student.checks.ops import (
     forward_mismatch,
+    forward_side_effect_problem,
     gradient_mismatch,
     ignores_out_grad,
+    one_gradient_expected,
     side_effect_problem,
 )
 from autograder.student.checks.running import method_of, not_implemented
@@ -46,8 +48,9 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
     """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here."""
     arrays = inputs_for(shapes, domains, rng)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
-    got = returned_list((yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name]}),
-                        "results", 1)[0]
+    reply = yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name]}
+    got = returned_list(reply, "results", 1)[0]
+    after = reported_after(objects(reply, "after", 1, kind=list)[0], arrays)
     if got.failed:
         return failed(describe_error(op.label, "forward", got))
     where = f"{op.label}.forward on inputs {shapes_label(arrays)}"
@@ -60,6 +63,9 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
     mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
     if mismatch:
         return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch))
+    problem = forward_side_effect_problem(where, arrays, after)
+    if problem:
+        return failed(problem)
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
 
 
@@ -191,3 +197,25 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
 
+
+
+def rule_gradient(op, a, out, upstream, where):
+    """The kernel's op.backward on a node built by hand over `a` and `out`, for out_grad `upstream`, with no finite
+    differences (the gradient is judged by a rule: ties, kinks): (the gradient for a, None), or (None, the failed
+    Verdict), as `checks.ops.one_input_gradient` gives them in the kernel."""
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
+                   "isolate": {}, "keep": [op.name]}
+    answer = returned_list(reply, "grads", 1)[0]
+    if answer.failed:
+        return None, failed(describe_error(op.label, "backward", answer) + f"\n  while running {where}.")
+    grads = answer.items if answer.kind == "sequence" else [answer]
+    if len(grads) != 1 or grads[0].kind != "tensor":
+        return None, one_gradient_expected(where, answer.type_name or answer.kind)
+    return np.asarray(grads[0].value, dtype=np.float64), None
+
+
+def kink(rng, op, shapes, seed=0):
+    """ReLU's or Abs's backward on the judge's input holding exact zeros (`checks/kinks.py`), against the rule."""
+    a, out, upstream = kinks.kink_case(op.name, shapes[0], rng)
+    grad, failure = yield from rule_gradient(op, a, out, upstream, kinks.kink_where(op.label, a))
+    return failure or kinks.kink_verdict(op.name, op.label, a, upstream, grad)

@@ -243,7 +243,22 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
     for name, param in (("weight", weight), ("bias", bias)):
         if not reaches(out, param):
             return unreached(label, name)
-    return passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
+    no_bias, error = _build(label, lambda: Conv2d(in_channels, out_channels, kernel_size, stride=stride,
+                                                  padding=padding, bias=False, seed=seed))
+    if error:
+        return error
+    bias_kind = "None" if getattr(no_bias, "bias", "missing") is None else type(getattr(no_bias, "bias", None)).__name__
+    return no_bias_problem(label, bias_kind) or \
+        passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
+
+
+def no_bias_problem(label, bias_kind):
+    """Conv2d(..., bias=False) must have .bias None: `bias_kind` is the type name of what it has (shared with the judge)."""
+    if bias_kind == "None":
+        return None
+    return failed(f"{label.replace('seed=', 'bias=False, seed=')}: .bias is a {bias_kind}, expected None.\n  Hint: "
+                  "bias=False means no bias at all: not a Parameter of zeros, which parameters() would still list "
+                  "and an optimizer would train.")
 
 
 def check_max_pool2d(namespace, kernel_size=2, shape=(2, 3, 6, 7), seed=0):

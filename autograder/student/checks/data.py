@@ -170,7 +170,7 @@ def samples_of(epoch_batches):
     return [i for batch in epoch_batches for i in batch]
 
 
-LOADER_CASES = [(10, 4, False), (10, 4, True), (10, 5, False), (3, 1, False)]
+LOADER_CASES = [(10, 4, False), (10, 4, True), (10, 5, False), (10, 5, True), (3, 1, False)]
 
 
 def expected_sizes(n, size, drop_last):
@@ -203,6 +203,8 @@ def loader_batches_verdict(runs, matches=probe_matches, index_of=int):
         got = [batch_size(b) for b in batches]
         if got != sizes:
             hint = ("the last, smaller batch is kept unless drop_last=True" if not drop_last else
+                    f"{n} samples make exactly {n // size} full batches: drop_last=True drops only a last batch "
+                    "smaller than batch_size, so here nothing is dropped" if n % size == 0 else
                     "with drop_last=True the last batch is dropped when it is smaller than batch_size")
             return failed(f"{where} gave batches of sizes {got}, expected {sizes}.\n  Hint: {hint}.")
         for batch, want in zip(batches, sizes):

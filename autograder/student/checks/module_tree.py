@@ -1,7 +1,8 @@
 """Checks of the `Module` base class on a small tree of stand-in modules built by the checker.
 
 The tree hides parameters and sub-modules everywhere a real model does: in attributes, lists,
-tuples, dicts and lists inside dicts, with one parameter and one module referenced twice. Only the
+tuples, dicts and lists inside dicts, in a sub-module's own sub-module (three levels, as in a
+Sequential inside a model), with one parameter and one module referenced twice. Only the
 `Module` method under test is the student's: for `train`, `eval` and `zero_grad` the stand-ins
 bring their own `parameters()` and `children()`, so a broken `parameters()` costs one exercise.
 
@@ -16,17 +17,20 @@ from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
 
 # The stand-ins, named as the messages name them; the judge reports the kernel's answers in these names.
-TREE_MODULES = ("tree", "first", "layers[0]", "layers[1]", "table['deep'][0]", "pair[1]", "empty")
-TREE_CHILDREN = TREE_MODULES[1:]
+TREE_MODULES = ("tree", "first", "layers[0]", "layers[1]", "table['deep'][0]", "pair[1]", "empty", "block",
+                "block.leaf")
+TREE_CHILDREN = TREE_MODULES[1:-1]                  # block.leaf is a grandchild
+GRANDCHILDREN = TREE_MODULES[-1:]
 TREE_PARAMETERS = ("first.w", "bias", "layers[0].w", "layers[1].w", "table['scale']", "table['deep'][0].w",
-                   "table['deep'][1]['inner']", "pair[0]", "pair[1].w")
+                   "table['deep'][1]['inner']", "pair[0]", "pair[1].w", "block.gain", "block.leaf.w")
+DEEP_PARAMETERS = ("block.leaf.w",)                # held by a grandchild: found only by asking the children
 BUFFER, ARRAY = "plain Tensor (a buffer)", "ndarray"      # what a leaf holds that is not a parameter
 TITLES = {name: f"Module.{method} on a tree of stand-in modules" for name, method in
           (("parameters", "parameters()"), ("children", "children()"), ("train_eval", "train() / eval()"),
            ("zero_grad", "zero_grad()"))}
 METHODS = {"parameters": "parameters", "children": "children", "train_eval": "train/eval", "zero_grad": "zero_grad",
            "call": "__call__"}
-ONLY_FIRST_LAYER_OFF = [True, True, False, True, True, True, True]    # after tree.layers[0].eval()
+ONLY_FIRST_LAYER_OFF = [True, True, False, True, True, True, True, True, True]    # after tree.layers[0].eval()
 CALLS = [("x",), ("x", "y")]                                            # module(x), then module(x, y)
 RESULTS = ["result 1", "result 2"]                                      # what forward returned, call by call
 
@@ -77,6 +81,11 @@ def build_tree(ns, helpers):
         self.stats = np.ones(3)                      # an ndarray: not a parameter
         self.name = "leaf"
 
+    def init_block(self):
+        Module.__init__(self)
+        self.gain = param(2)
+        self.leaf = Leaf()
+
     def init_tree(self):
         Module.__init__(self)
         self.first = Leaf()
@@ -87,23 +96,28 @@ def build_tree(ns, helpers):
         self.tied = self.first.w                     # the same parameter a second time
         self.again = self.first                      # the same module a second time
         self.empty = Empty()
+        self.block = Block()                         # a module inside a module: its leaf is a grandchild
 
     Leaf = type("Leaf", (Module,), {"__init__": init_leaf, **extra})
     Empty = type("Empty", (Module,), {"__init__": lambda self: Module.__init__(self), **extra})
+    Block = type("Block", (Module,), {"__init__": init_block, **extra})
     Tree = type("Tree", (Module,), {"__init__": init_tree, **extra})
     tree = Tree()
-    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty]
+    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty, tree.block,
+               tree.block.leaf]
     params = [tree.first.w, tree.bias, tree.layers[0].w, tree.layers[1].w, tree.table["scale"],
-              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w]
-    known[id(tree)] = (params, modules[1:])
-    known.update({id(leaf): ([leaf.w], []) for leaf in modules[1:-1]})
+              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w,
+              tree.block.gain, tree.block.leaf.w]
+    known[id(tree)] = (params, modules[1:-1])
+    known.update({id(leaf): ([leaf.w], []) for leaf in (*modules[1:-3], tree.block.leaf)})
     known[id(tree.empty)] = ([], [])
+    known[id(tree.block)] = ([tree.block.gain, tree.block.leaf.w], [tree.block.leaf])
     return tree, modules, params
 
 
 TREE_PICTURE = ("Tree: first=Leaf(w), bias, layers=[Leaf, Leaf], table={'scale': p, 'deep': [Leaf, {'inner': p}]}, "
-                "pair=(p, Leaf), tied=first.w, again=first, empty=Empty(); each Leaf has w, a plain Tensor buffer "
-                "and an ndarray")
+                "pair=(p, Leaf), tied=first.w, again=first, empty=Empty(), block=Block(gain, leaf=Leaf); each Leaf "
+                "has w, a plain Tensor buffer and an ndarray")
 
 
 # ── verdicts, from what the student's method did, told in the tree's names ──
@@ -128,9 +142,13 @@ def parameters_verdict(got, shapes):
     missing = [name for name in shapes if name not in named]
     if missing:
         listed = ", ".join(f"{name}{tuple(shapes[name])}" for name in missing)
+        hint = ("a module inside a sub-module holds it: ask each sub-module for its own parameters(), which looks "
+                "inside its sub-modules in turn (recursion), rather than reading only its attributes."
+                if set(missing) <= set(DEEP_PARAMETERS) else
+                "look inside sub-modules (recursively), lists, tuples and dicts, including containers nested in "
+                "containers.")
         return failed(f"{title}: found {len(got)} of the {len(shapes)} parameters; missing [{listed}].\n"
-                      f"  {TREE_PICTURE}.\n  Hint: look inside sub-modules (recursively), lists, tuples and dicts, "
-                      "including containers nested in containers.")
+                      f"  {TREE_PICTURE}.\n  Hint: {hint}")
     return passed(f"✔ Module.parameters() finds all {len(shapes)} parameters of a nested tree, each once")
 
 
@@ -147,6 +165,11 @@ def children_verdict(got, leaf):
                       "time: list each module once.")
     missing = [name for name in TREE_CHILDREN if name not in named]
     extra = len([label for label in got if label not in TREE_CHILDREN])
+    deeper = [label for label in got if label in GRANDCHILDREN]
+    if deeper and not missing:
+        return failed(f"{title}: the list holds {', '.join(deeper)}, a module inside `block`, not inside the tree.\n"
+                      f"  {TREE_PICTURE}.\n  Hint: children() stops at the first level; parameters(), train() and "
+                      "eval() reach deeper by asking each child in turn.")
     if missing or extra:
         return failed(f"{title}: missing {missing or 'none'}, {extra} unexpected.\n  {TREE_PICTURE}.\n"
                       "  Hint: children() lists the modules directly inside this one (in attributes, lists, tuples "
@@ -163,13 +186,18 @@ def train_eval_verdict(initial, after_eval, after_train, only_one):
     title = TITLES["train_eval"]
     if initial is not True:
         return failed(f"{title}: a new module has training = {initial!r}; modules start in training mode.")
-    hint = ("set self.training on this module, then call the same method on every child; the children "
-            "sit in attributes, lists and dicts (self.children() lists them).")
-    if any(flag is not False for flag in after_eval):
-        return failed(f"{title}: after tree.eval(), training is {after_eval} for [tree, first, layers[0], "
-                      f"layers[1], table['deep'][0], pair[1], empty]; expected all False.\n  Hint: {hint}")
-    if any(flag is not True for flag in after_train):
-        return failed(f"{title}: after tree.train(), training is {after_train}; expected all True.\n  Hint: {hint}")
+    names = "[" + ", ".join(TREE_MODULES) + "]"
+    for method, flags, want in (("eval", after_eval, False), ("train", after_train, True)):
+        wrong = [name for name, flag in zip(TREE_MODULES, flags) if flag is not want]
+        if not wrong:
+            continue
+        hint = (f"{', '.join(wrong)} sits inside a child, so setting each child's flag is not enough: call the "
+                f"child's own {method}(), which reaches its children in turn."
+                if set(wrong) <= set(GRANDCHILDREN) else
+                f"set self.training on this module, then call {method}() on every child; the children sit in "
+                "attributes, lists and dicts (self.children() lists them).")
+        return failed(f"{title}: after tree.{method}(), training is {flags} for {names}; expected all {want}.\n"
+                      f"  Hint: {hint}")
     if list(only_one) != ONLY_FIRST_LAYER_OFF:
         return failed(f"{title}: tree.layers[0].eval() should switch only that module (and its own children) to "
                       f"evaluation; training flags became {only_one}.")

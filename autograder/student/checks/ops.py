@@ -39,8 +39,9 @@ def check_forward(op, expected, shapes, domains="real", seed=0):
     label = op_label(op)
     arrays, _ = inputs_for(shapes, domains, seed)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
+    given = [a.copy() for a in arrays]
     try:
-        got = run_quietly(op.forward, *[a.copy() for a in arrays])
+        got = run_quietly(op.forward, *given)
     except Exception as error:  # noqa: BLE001 (any student error becomes a message)
         return failed(describe_exception(label, "forward", error, own_method(op, "forward")))
     where = f"{label}.forward on inputs {shapes_label(arrays)}"
@@ -53,7 +54,31 @@ def check_forward(op, expected, shapes, domains="real", seed=0):
     mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
     if mismatch:
         return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch))
+    problem = forward_side_effect_problem(where, arrays, given)
+    if problem:
+        return failed(problem)
     return passed(f"✔ {label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def one_input_gradient(Tensor, op, label, a, out, upstream, where):
+    """op.backward for out_grad `upstream` on a node built by hand over the one input `a` and the output `out`,
+    for the checks that judge a gradient by a rule rather than by finite differences (ties, kinks):
+    (the gradient for a as float64, None), or (None, the failed Verdict)."""
+    node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
+    node._op, node._inputs = op, (Tensor(a.copy(), dtype=np.float64, requires_grad=True),)
+    try:
+        returned = run_quietly(op.backward, Tensor(upstream.copy(), dtype=np.float64, requires_grad=False), node)
+    except Exception as error:  # noqa: BLE001
+        return None, failed(describe_exception(label, "backward", error, own_method(op, "backward"))
+                            + f"\n  while running {where}.")
+    grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
+    if len(grads) != 1 or not isinstance(grads[0], Tensor):
+        return None, one_gradient_expected(where, type_name(returned))
+    return np.asarray(grads[0].data, dtype=np.float64), None
+
+
+def one_gradient_expected(where, returned):
+    return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned {returned}.")
 
 
 def forward_mismatch(where, name, arrays, got, want, mismatch):
@@ -66,6 +91,10 @@ def forward_mismatch(where, name, arrays, got, want, mismatch):
                 "is nan) or a whole row of exponentials underflowed to 0 (0 / 0). Subtract the maximum before "
                 "exponentiating, and take it along the same axes as the sum, so that every row keeps an exponent "
                 "of 0.")
+    if name in ("Sigmoid", "Tanh") and lost.any():
+        hint = ("\n  Hint: nan where the answer is finite: an exponential of a large positive number overflowed "
+                "to inf (above about 709 in float64), and inf / inf is nan. Write the formula so that no exponential "
+                "of a large positive number is ever taken.")
     return (f"{where}: {mismatch.count} of {mismatch.size} values are wrong.\n"
             f"  worst: out{list(mismatch.index)} = {number(mismatch.analytic)}, expected {number(mismatch.numeric)}\n"
             f"  input values: {np.array2string(arrays[0].ravel()[:6], precision=4)}{' ...' if arrays[0].size > 6 else ''}"
@@ -152,23 +181,37 @@ def side_effect_problem(where, sent, after):
     """The first argument backward changed: `sent` and `after` hold out_grad, each input and the output
     (node), before and after the call. None when backward left them all alone."""
     names = ["out_grad"] + [f"input {name}" for name in INPUT_NAMES[:len(sent) - 2]] + ["the output (node)"]
+    return changed_argument(where, "backward", names, sent, after, SIDE_EFFECT_RULE)
+
+
+def forward_side_effect_problem(where, sent, after):
+    """The first input array forward changed (`sent`, `after`: the arrays before and after the call), or None."""
+    names = [f"input {name}" for name in INPUT_NAMES[:len(sent)]]
+    return changed_argument(where, "forward", names, sent, after, FORWARD_SIDE_EFFECT_RULE)
+
+
+def changed_argument(where, method, names, sent, after, rule):
     for name, before, now in zip(names, sent, after):
         now = np.asarray(now, dtype=np.float64) if isinstance(now, (np.ndarray, np.generic)) else None
         if now is None or now.shape != np.shape(before):
-            return (f"{where}: after backward, {name}'s data is no longer the array it was "
-                    f"(shape {np.shape(before)}).\n  Hint: {SIDE_EFFECT_RULE}")
+            return (f"{where}: after {method}, {name}'s data is no longer the array it was "
+                    f"(shape {np.shape(before)}).\n  Hint: {rule}")
         changed = ~np.isclose(now, before, rtol=1e-6, atol=1e-7, equal_nan=True)
         if changed.any():
             index = tuple(int(i) for i in np.argwhere(changed)[0])
-            return (f"{where}: backward changed {name} in place: {int(changed.sum())} of {changed.size} values, "
+            return (f"{where}: {method} changed {name} in place: {int(changed.sum())} of {changed.size} values, "
                     f"e.g. at {list(index)} it was {number(np.asarray(before)[index])} and is {number(now[index])}.\n"
-                    f"  Hint: {SIDE_EFFECT_RULE}")
+                    f"  Hint: {rule}")
     return None
 
 
 SIDE_EFFECT_RULE = ("backward must leave its arguments as they were and build new arrays: in a graph, Add hands "
                     "the same out_grad to both of its inputs, and the inputs and the output are read again by "
                     "other ops' backwards, so a change made in place gives them wrong gradients.")
+FORWARD_SIDE_EFFECT_RULE = ("forward must leave its input arrays as they were and return a new array (a view made "
+                            "by reshaping or slicing is fine, a write is not): Function.__call__ hands forward the "
+                            "input tensors' own arrays, so a write into one (an assignment into it, out=, a new "
+                            ".shape) changes the input tensor itself and every later use of it.")
 
 
 def gradient_mismatch(where, arrays, analytic, numeric, hint):

@@ -66,7 +66,9 @@ def history(rule, values, grads_per_step):
 
 def scenario(seed, steps=3):
     """Three parameters: two of the same shape with different gradients (so a buffer shared between
-    parameters shows), and one that never gets a gradient (it must be skipped).
+    parameters shows), and one that never gets a gradient (it must be skipped). The first misses its
+    gradient at the second step: it is skipped then, and its state must stay its own (a step count kept
+    per parameter, or state kept by position among the parameters that have a gradient, shows).
 
     Every gradient is 1 to 2 in size, either sign, and every value at most 1, so with weight decay up to 0.5
     no element's gradient comes near zero: Adam's eps (1e-8 by default) then moves no step by more than the
@@ -78,6 +80,8 @@ def scenario(seed, steps=3):
     def gradient(shape):
         return rng.choice([-1.0, 1.0], shape) * rng.uniform(1, 2, shape)
     grads = [[gradient((3, 2)), gradient((3, 2)), None] for _ in range(steps)]
+    if steps > 2:
+        grads[1][0] = None
     return values, grads
 
 
@@ -379,6 +383,13 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
                       + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
                          if stale else "")
                       + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
+    # Clearing at the end of a call, after step(), leaves every step here right (the stand-in starts with no
+    # gradient) but hands the first call of a real loop whatever .grad was left before it: the order is checked.
+    # (Clearing through the model, model.zero_grad(), is not recorded and is accepted.)
+    if "zero_grad" in events and events.index("zero_grad") > events.index("backward"):
+        return failed(f"{done}: the gradients were cleared only after loss.backward().\n  Hint: a call starts by "
+                      "clearing the previous batch's gradients, before the forward and backward passes, so that "
+                      "whatever .grad holds when it starts is never added to.")
     if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
         return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
                       f"{want_loss:.6g}.\n  Hint: return loss.item().")

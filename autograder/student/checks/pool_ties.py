@@ -10,10 +10,9 @@ tie, so `check.backward` cannot see that; these inputs tie in every window.
 import numpy as np
 
 from autograder.student.checks import slow
-from autograder.student.checks.describe import number, op_label, shapes_label, type_name
-from autograder.student.checks.ops import own_method
+from autograder.student.checks.describe import number, op_label, shapes_label
+from autograder.student.checks.ops import one_input_gradient
 from autograder.student.checks.registry import register
-from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
 
 TIES_RULE = ("at a tie max has no derivative, and a valid gradient shares the window's out_grad among its tied "
@@ -115,18 +114,8 @@ def check_max_pool_ties(Tensor, op, shapes, seed=0):
     """op.backward on an input whose every window's maximum is tied, with a random out_grad of either sign."""
     label, k = op_label(op), int(getattr(op, "kernel_size", 2))
     a, out, upstream = tied_case(shapes[0], k, np.random.default_rng(seed))
-    where = ties_where(label, a)
-    node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
-    node._op, node._inputs = op, (Tensor(a.copy(), dtype=np.float64, requires_grad=True),)
-    try:
-        returned = run_quietly(op.backward, Tensor(upstream.copy(), dtype=np.float64, requires_grad=False), node)
-    except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "backward", error, own_method(op, "backward"))
-                      + f"\n  while running {where}.")
-    grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
-    if len(grads) != 1 or not isinstance(grads[0], Tensor):
-        return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned {type_name(returned)}.")
-    return ties_verdict(label, a, k, upstream, np.asarray(grads[0].data, dtype=np.float64))
+    grad, failure = one_input_gradient(Tensor, op, label, a, out, upstream, ties_where(label, a))
+    return failure or ties_verdict(label, a, k, upstream, grad)
 
 
 @register("max_pool_ties")

@@ -534,12 +534,12 @@ def check_random(namespace, Tensor, case):
             for name in ("randn", "rand")}
     draws = None if case == "basic" else \
         {name: produce(namespace, Tensor, name, 100, 100, seed=DISTRIBUTION_SEED) for name in ("randn", "rand")}
-    return random_verdict(shape, kwargs, runs, draws)
+    return random_verdict(shape, kwargs, runs, draws, seeds[0])
 
 
-def random_verdict(shape, kwargs, runs, draws):
-    """The verdict on randn and rand: `runs` {name: [seed a, seed a again, seed b]} of `Made`s of `shape`;
-    `draws` {name: a 100×100 draw} for the distributions, or None."""
+def random_verdict(shape, kwargs, runs, draws, seed=None):
+    """The verdict on randn and rand: `runs` {name: [seed a, seed a again, seed b]} of `Made`s of `shape`,
+    `seed` being seed a; `draws` {name: a 100×100 draw} for the distributions, or None."""
     for name in ("randn", "rand"):
         first, again, other = runs[name]
         error = made_problem(first) or expect_layout(first, first.text, shape, kwargs.get("dtype", "float32"),
@@ -551,8 +551,10 @@ def random_verdict(shape, kwargs, runs, draws):
             return error
         text = first.text
         if not np.array_equal(first.data, again.data):
+            hint = "make the generator from the seed: np.random.default_rng(seed)." + (
+                " And seed=0 is a seed too: ask whether the seed is None, not whether it is true." if seed == 0 else "")
             return failed(f"{text} called twice gave different values: the same seed must give the same numbers.\n"
-                          "  Hint: make the generator from the seed: np.random.default_rng(seed).")
+                          f"  Hint: {hint}")
         if np.array_equal(first.data, other.data):
             return failed(f"{text} and {other.text} gave the same values: a different seed must give different numbers.")
         if name == "rand" and not (np.all(first.data >= 0) and np.all(first.data < 1)):

@@ -267,6 +267,36 @@ def compose_verdict(x, both, empty, three):
     return passed("✔ Compose applies its transforms in order")
 
 
+def changed_input(label):
+    """A transform that wrote into the image it was given (shared with the judge)."""
+    return failed(f"{label} changed the image it was given.\n  Hint: a transform returns a new image and leaves "
+                  "its input as it was: a dataset hands it the stored image itself (often a view into the array of "
+                  "all images), so a write into it (-=, /=, an assignment into it) changes the dataset, a little "
+                  "more every time the sample is read.")
+
+
+# One call of each transform on a copy of an image, after its check passed: did it write into the copy?
+INPUT_PROBES = {
+    "normalize": lambda ns: ("Normalize(mean=0.1307, std=0.3081)", ns["Normalize"](0.1307, 0.3081)),
+    "flatten_image": lambda ns: ("FlattenImage()", ns["FlattenImage"]()),
+    "flip": lambda ns: ("RandomFlipHorizontal(p=1.0, seed=0)", ns["RandomFlipHorizontal"](p=1.0, seed=0)),
+    "crop": lambda ns: ("RandomCrop(4, padding=1, seed=0)", ns["RandomCrop"](4, padding=1, seed=0)),
+}
+
+
+def input_problem(namespace, name):
+    if name not in INPUT_PROBES:
+        return None
+    x = image((6, 6))
+    given = x.copy()
+    try:
+        label, transform = run_quietly(INPUT_PROBES[name], namespace)
+        run_quietly(transform, given)
+    except Exception as error:  # noqa: BLE001
+        return failed(describe_exception(name, "__call__", error))
+    return None if given.shape == x.shape and np.array_equal(given, x) else changed_input(f"{label} on a 6×6 image")
+
+
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
 
 TRANSFORM_CHECKS = {
@@ -281,4 +311,5 @@ TRANSFORM_CHECKS = {
 @register("transform")
 def transform_check(namespace, name):
     """One transform: normalize, flatten_image, flip, crop or compose."""
-    return TRANSFORM_CHECKS[name](namespace)
+    verdict = TRANSFORM_CHECKS[name](namespace)
+    return (verdict.passed and input_problem(namespace, name)) or verdict

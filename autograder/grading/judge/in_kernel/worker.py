@@ -169,17 +169,20 @@ def make_op(namespace, spec):
 
 
 def forward(request, namespace):
-    """op.forward on each of the judge's inputs, with the course's chapter-3 ops but `keep` meanwhile."""
-    results = []
+    """op.forward on each of the judge's inputs, with the course's chapter-3 ops but `keep` meanwhile; `after`:
+    for each call, each input array as forward left it, or None where it is untouched."""
+    results, after = [], []
     with course_ops(namespace, request.get("keep") or ()):
         own = own_method(namespace, request["op"], "forward")
         for arrays in request["inputs"]:
+            given = [a.copy() for a in arrays]
             try:
                 op = make_op(namespace, request["op"])
-                results.append(report(quietly(op.forward, *[a.copy() for a in arrays]), namespace["Tensor"]))
+                results.append(report(quietly(op.forward, *given), namespace["Tensor"]))
             except Exception as error:  # noqa: BLE001
                 results.append(error_report(error, own))
-    return {"results": results}
+            after.append([None if untouched(g, a) else report(g, namespace["Tensor"]) for g, a in zip(given, arrays)])
+    return {"results": results, "after": after}
 
 
 def backward(request, namespace):
@@ -505,7 +508,13 @@ def conv2d(request, namespace):
             out = quietly(layer, x)
     except Exception as error:  # noqa: BLE001
         return dict(reply, out=error_report(error))
-    return dict(reply, out=report(out, Tensor), reaches=[reaches(out, weight), reaches(out, bias)])
+    try:
+        plain = quietly(lambda: namespace["Conv2d"](*request["args"], **dict(request["kwargs"], bias=False)))
+        no_bias = {"type_name": "None" if getattr(plain, "bias", "missing") is None
+                   else type(getattr(plain, "bias", None)).__name__}
+    except Exception as error:  # noqa: BLE001
+        no_bias = {"error": error_report(error)}
+    return dict(reply, out=report(out, Tensor), reaches=[reaches(out, weight), reaches(out, bias)], no_bias=no_bias)
 
 
 def max_pool2d(request, namespace):

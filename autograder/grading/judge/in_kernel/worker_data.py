@@ -135,16 +135,21 @@ def outputs_report(outputs, Tensor):
 
 
 def data_transform(request, namespace):
-    """Each run: build the transform the judge names, call it `count` times on copies of the judge's image."""
+    """Each run: build the transform the judge names, call it `count` times on copies of the judge's image;
+    `changed`: whether a call wrote into the copy it was given."""
     Tensor, runs = namespace["Tensor"], []
     for run in request["runs"]:
         try:
             made = quietly(build_transform, run["build"], namespace)
-            outputs = [quietly(made, run["x"].copy()) for _ in range(min(run["count"], MAX_CALLS))]
+            outputs, changed = [], False
+            for _ in range(min(run["count"], MAX_CALLS)):
+                given = run["x"].copy()
+                outputs.append(quietly(made, given))
+                changed = changed or not untouched(given, run["x"])
         except Exception as error:  # noqa: BLE001
             runs.append({"error": error_report(error)})
             break
-        runs.append(outputs_report(outputs, Tensor))
+        runs.append(dict(outputs_report(outputs, Tensor), changed=changed))
     return {"runs": runs}
 
 

@@ -5,12 +5,12 @@ Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it use
 (`packed`, `quietly`, `report`, `error_report`, `type_name`, `run_forward`) and, like it, imports nothing from the
 course and decides nothing: it reports arrays, the judge's tags of the stand-ins and `training` flags.
 
-Positions are the judge's (`checks/module_tree.py`): the request's `params` are the tree's nine parameters in
-TREE_PARAMETERS order, its `tags` the seven stand-ins in TREE_MODULES order, and replies keep these orders.
+Positions are the judge's (`checks/module_tree.py`): the request's `params` are the tree's eleven parameters in
+TREE_PARAMETERS order, its `tags` the nine stand-ins in TREE_MODULES order, and replies keep these orders.
 """
 import numpy as np
 
-LEAF_WEIGHTS = (0, 2, 3, 5, 8)      # the leaves first, layers[0], layers[1], table['deep'][0], pair[1]: their w
+LEAF_WEIGHTS = (0, 2, 3, 5, 8, 10)  # the leaves first, layers[0], layers[1], table['deep'][0], pair[1], block.leaf
 MAX_ITEMS = 200                     # a list longer than this is reported by its first items and its length
 
 
@@ -74,6 +74,11 @@ def standin_tree(namespace, request, helpers):
         self.stats = stats.copy()                    # an ndarray: not a parameter
         self.name = "leaf"
 
+    def init_block(self):
+        Module.__init__(self)
+        self.gain = param(9)
+        self.leaf = Leaf()
+
     def init_tree(self):
         Module.__init__(self)
         self.first = Leaf()
@@ -84,14 +89,18 @@ def standin_tree(namespace, request, helpers):
         self.tied = self.first.w                     # the same parameter a second time
         self.again = self.first                      # the same module a second time
         self.empty = Empty()
+        self.block = Block()                         # a module inside a module: its leaf is a grandchild
 
     Leaf = type("Leaf", (Module,), {"__init__": init_leaf, **extra})
     Empty = type("Empty", (Module,), {"__init__": lambda self: Module.__init__(self), **extra})
+    Block = type("Block", (Module,), {"__init__": init_block, **extra})
     Tree = type("Tree", (Module,), {"__init__": init_tree, **extra})
     tree = Tree()
-    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty]
+    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty, tree.block,
+               tree.block.leaf]
     params = [tree.first.w, tree.bias, tree.layers[0].w, tree.layers[1].w, tree.table["scale"],
-              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w]
+              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w,
+              tree.block.gain, tree.block.leaf.w]
     return tree, modules, params
 
 
