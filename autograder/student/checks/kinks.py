@@ -46,7 +46,8 @@ def kink_verdict(name, label, a, upstream, grad):
     wrong = ~np.isclose(grad, want, rtol=1e-6, atol=1e-9)
     if not wrong.any():
         return passed(f"✔ {label}.backward gives 0 at the kink on {shapes_label([a])}")
-    at = tuple(int(i) for i in np.argwhere(wrong)[0])
+    miss = np.where(np.isnan(grad), np.inf, np.abs(grad - want))         # nan (0 / 0 at the kink) is the worst
+    at = tuple(int(i) for i in np.unravel_index(np.argmax(np.where(wrong, miss, -1)), a.shape))
     message = (f"{where}: the gradient for a is wrong in {int(wrong.sum())} of {wrong.size} elements.\n"
                f"  worst: a{list(at)} = {number(a[at])}, out_grad {number(upstream[at])}: your backward gives "
                f"{number(grad[at])}, expected {number(want[at])}")

@@ -276,25 +276,23 @@ def changed_input(label):
 
 
 # One call of each transform on a copy of an image, after its check passed: did it write into the copy?
-INPUT_PROBES = {
-    "normalize": lambda ns: ("Normalize(mean=0.1307, std=0.3081)", ns["Normalize"](0.1307, 0.3081)),
-    "flatten_image": lambda ns: ("FlattenImage()", ns["FlattenImage"]()),
-    "flip": lambda ns: ("RandomFlipHorizontal(p=1.0, seed=0)", ns["RandomFlipHorizontal"](p=1.0, seed=0)),
-    "crop": lambda ns: ("RandomCrop(4, padding=1, seed=0)", ns["RandomCrop"](4, padding=1, seed=0)),
-}
+INPUT_PROBES = {"normalize": ("Normalize", (0.1307, 0.3081), {}), "flatten_image": ("FlattenImage", (), {}),
+                "flip": ("RandomFlipHorizontal", (), {"p": 1.0, "seed": 0}),
+                "crop": ("RandomCrop", (4,), {"padding": 1, "seed": 0})}
 
 
 def input_problem(namespace, name):
     if name not in INPUT_PROBES:
         return None
+    class_name, args, kwargs = INPUT_PROBES[name]
+    label = f"{class_name}({', '.join([*map(repr, args), *(f'{k}={v!r}' for k, v in kwargs.items())])}) on a 6×6 image"
     x = image((6, 6))
     given = x.copy()
     try:
-        label, transform = run_quietly(INPUT_PROBES[name], namespace)
-        run_quietly(transform, given)
+        run_quietly(namespace[class_name](*args, **kwargs), given)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(name, "__call__", error))
-    return None if given.shape == x.shape and np.array_equal(given, x) else changed_input(f"{label} on a 6×6 image")
+        return failed(describe_exception(class_name, "__call__", error) + f"\n  in {label}.")
+    return None if given.shape == x.shape and np.array_equal(given, x) else changed_input(label)
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
