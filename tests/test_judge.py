@@ -337,7 +337,7 @@ def test_the_kernel_may_skip_exactly_the_checks_the_judge_decides_alone():
     their in-kernel run trained: Judge.kernel_runs_for_judge), and nothing at all when one grade cell is
     unjudged."""
     ch03 = Judge.from_source(source_path(CHAPTER))
-    assert ch03.kernel_may_skip == {"forward", "backward", "engine", "engine_rule", "operators"}
+    assert ch03.kernel_may_skip == {"forward", "backward", "kink", "engine", "engine_rule", "operators"}
     assert ch03.kernel_runs_for_judge == set()
     ch10 = Judge.from_source(source_path("ch10"))
     assert "capstone" in {call.name for plan in ch10.plans.values() for call in plan.calls}

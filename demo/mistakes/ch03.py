@@ -329,6 +329,8 @@ ALTERNATIVES = [
     right("pow_b_recomputed", "a ** b recomputed instead of node", "pow", POW,
           "return out_grad * b * a ** (b - 1), out_grad * a ** b * log(a)"),
     right("sqrt_half", "0.5 / sqrt(a)", "sqrt", "return out_grad / (node * 2)", "return out_grad * 0.5 / node"),
+    right("abs_sign_by_comparisons", "the sign as (a > 0) - (a < 0), 0 at the kink", "abs", ABS,
+          "return out_grad * Tensor((a.data > 0).astype(float) - (a.data < 0), dtype=a.dtype)"),
     right("relu_where", "np.where on the arrays", "relu", RELU,
           "return Tensor(np.where(a.data > 0, out_grad.data, 0.0))"),
     right("sigmoid_numpy", "s(1 - s) recomputed in NumPy", "sigmoid", "return out_grad * node * (1 - node)",
