@@ -117,6 +117,31 @@ def test_a_best_taken_against_the_epoch_before_is_caught(ns, check, patched):
     assert "compare with the best loss so far, not with the epoch before" in verdict.message, verdict.message
 
 
+def test_a_best_checkpoint_without_the_optimizer_is_caught(ns, check, patched):
+    def model_only(self, epoch, val_loss):
+        if val_loss < self.best_loss:
+            self.best_loss, self.best_epoch, self.best_state = val_loss, epoch, self.model.state_dict()
+            ns["save_checkpoint"](self.checkpoint_path, self.model)
+        return False
+
+    patched("Trainer", "keep_best", model_only)
+    verdict = check.keep_best("checkpoint")
+    assert not verdict.passed and "holds the model but not the optimizer's state" in verdict.message, verdict.message
+
+
+def test_an_optimizer_state_without_its_settings_is_caught(ns, check, patched):
+    """The check lowers lr before saving, as a schedule would: a fresh optimizer made with the old settings must
+    take the saved one."""
+    original = ns["Optimizer"].__dict__["state_dict"]
+
+    def counters_only(self):
+        return {k: v for k, v in original(self).items() if "." in k or np.asarray(v).dtype.kind == "i"}
+
+    patched("Optimizer", "state_dict", counters_only)
+    verdict = check.optimizer_state()
+    assert not verdict.passed, verdict.message
+
+
 def test_expected_keep_best_sequence():
     flags, best = fitting.expected_keep_best((0.9, 0.7, 0.8, 0.75, 0.6), patience=2)
     assert flags == [False, False, False, True, False] and best == [1, 2, 2, 2, 5]

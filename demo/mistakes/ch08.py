@@ -78,6 +78,9 @@ LOAD_COPY = """            target = holder.data if isinstance(holder, Tensor) el
             target[...] = state[name]"""
 
 MISTAKES = [
+    wrong("optimizer_state_counters_only", "saves the integer numbers (t) but not the float settings (lr, betas), "
+          "so a learning rate changed during the run is lost", "optimizer_state",
+          "elif isinstance(value, (int, float)):", "elif isinstance(value, int):", ["test_optimizer_state"]),
     # named_state
     wrong("named_state_parameters_only", "collects Parameters only, forgetting buffers such as running_mean",
           "named_state", "if isinstance(value, (Tensor, np.ndarray)):", "if isinstance(value, Parameter):",

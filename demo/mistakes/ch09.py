@@ -17,6 +17,9 @@ KEEP_BEST_CALL = '''        if self.keep_best(epoch, val["loss"]):
             break'''
 
 MISTAKES = [
+    wrong("keep_best_checkpoint_without_optimizer", "writes the best checkpoint with the model only", "keep_best",
+          "save_checkpoint(self.checkpoint_path, self.model, self.optimizer)",
+          "save_checkpoint(self.checkpoint_path, self.model)", ["test_keep_best"]),
     wrong("keep_best_beats_previous", "counts an epoch as the best when it beats the epoch before, not the best so far",
           "keep_best", "    if val_loss < self.best_loss:",
           "    improved = val_loss < getattr(self, 'previous_loss', float('inf'))\n"

@@ -172,6 +172,9 @@ def optimizer_secrets(rng, key, sizes):
     """The optimizer's class and settings, and a secret state as the course names it (numbers as 0-d arrays)."""
     cls, settings, label = rules.OPTIMIZER_SPECS[key]
     numbers = dict(rules.OPTIMIZER_DEFAULTS[cls], **settings)
+    # a learning rate the run has changed since the optimizer was made (a schedule): the fresh optimizer, made
+    # with the settings, holds another, so a load that skips the settings shows
+    numbers["lr"] = float(np.round(numbers["lr"] * rng.uniform(0.1, 0.5), 6))
     state = {name: np.array(float(value)) for name, value in numbers.items()}
     if cls == "Adam":
         state["t"] = np.array(int(rng.integers(1, 40)))

@@ -89,7 +89,8 @@ def record(data):
             "flag_text": str(data.get("flag_text"))[:100],
             "best_epoch": best_epoch if isinstance(best_epoch, int) and not isinstance(best_epoch, bool) else str(best_epoch)[:100],
             "best_loss": real(data.get("best_loss")), "best_loss_text": str(data.get("best_loss_text"))[:100],
-            "state": arrays["state"], "state_type": str(data.get("state_type"))[:100], "file": arrays["file"]}
+            "state": arrays["state"], "state_type": str(data.get("state_type"))[:100], "file": arrays["file"],
+            "file_optimizer": data.get("file_optimizer") is True}
 
 
 def fit(rng, epochs=5, stop_after=3, validate=True, seed=0):

@@ -207,6 +207,7 @@ def keep_best_record(trainer, flag, path):
     if path is not None and os.path.exists(path):
         with np.load(path, allow_pickle=False) as archive:
             record["file"] = [archive[name] for name in archive.files if name.startswith("model.")]
+            record["file_optimizer"] = any(name.startswith("optimizer.") for name in archive.files)
     return record
 
 
@@ -246,6 +247,10 @@ def keep_best_problem(kind, losses, patience, records, snapshots):
     if not same_arrays(record["file"], snapshots[best_epoch]):
         return failed(f"{where}: the checkpoint file does not hold the weights of epoch {best_epoch}: write it "
                       "only when the epoch is the best.")
+    if not record.get("file_optimizer"):
+        return failed(f"{where}: the checkpoint file holds the model but not the optimizer's state, so training "
+                      "cannot resume from it as it was.\n  Hint: the best epoch's checkpoint is the model and the "
+                      "trainer's optimizer, both (chapter 8's save_checkpoint takes them).")
     return None
 
 

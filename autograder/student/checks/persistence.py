@@ -539,6 +539,7 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             model = small_net(ns, seed=0)
             optimizer = make(model.parameters())
             train(ns, model, optimizer, batches(ns, 3, seed=1))
+            optimizer.lr = optimizer.lr / 4            # as a schedule would: the fresh optimizer starts with another
             saved_model = model.state_dict()
         state, error = attempt(f"{label}.state_dict", optimizer.state_dict)
         if error:

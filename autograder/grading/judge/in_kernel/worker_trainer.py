@@ -119,6 +119,7 @@ def keep_best_report(trainer, flag, path):
     if path is not None and os.path.exists(path):
         with np.load(path, allow_pickle=False) as archive:
             report["file"] = [packed(archive[name]) for name in archive.files if name.startswith("model.")]
+            report["file_optimizer"] = any(name.startswith("optimizer.") for name in archive.files)
     return report
 
 
