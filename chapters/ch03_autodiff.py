@@ -1375,6 +1375,7 @@ assert verdict.passed, verdict.message
 # The course's solution takes one shortcut, which you may leave out: when `a.requires_grad` is False,
 # as for the batch of images that chapter 4's `Linear` multiplies, no one uses the gradient for `a`,
 # so it returns zeros for it instead of computing $G B^\top$, a product as large as the forward's.
+# One check runs that case (`constant=[0]`): `b`'s gradient must still be right there.
 
 # %% solution id=matmul export
 class MatMul(Function):
@@ -1415,7 +1416,8 @@ assert verdict.passed, verdict.message
 
 # %% test id=test_matmul_backward points=3
 verdict = check.all(check.backward(MatMul(), shapes=[(2, 3), (3, 4)]),
-                    check.backward(MatMul(), shapes=[(5, 2, 3), (3, 4)]))
+                    check.backward(MatMul(), shapes=[(5, 2, 3), (3, 4)]),
+                    check.backward(MatMul(), shapes=[(5, 2, 3), (3, 4)], constant=[0]))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
@@ -1425,7 +1427,8 @@ verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
                     check.backward(MatMul(), shapes=[(2, 2, 3), (2, 3, 4)], seed=25),
                     check.backward(MatMul(), shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=26),
                     check.backward(MatMul(), shapes=[(2, 3, 2, 4), (4, 3)], seed=27),
-                    check.backward(MatMul(), shapes=[(2, 3), (2, 2, 3, 2)], seed=28))
+                    check.backward(MatMul(), shapes=[(2, 3), (2, 2, 3, 2)], seed=28),
+                    check.backward(MatMul(), shapes=[(2, 4, 3), (3, 2)], constant=[0], seed=29))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

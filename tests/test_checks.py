@@ -294,6 +294,22 @@ def test_a_kink_hint_is_given_only_when_the_zeros_are_what_is_wrong(ns, check):
     assert not verdict.passed and "Every wrong element" not in verdict.message, verdict.message
 
 
+def test_a_constant_input_is_built_without_a_gradient_and_its_gradient_is_not_compared(ns, check):
+    """MatMul's shortcut for a batch of data (a constant a): zeros, or None, for a is fine; b's gradient is judged."""
+    def shortcut(self, out_grad, node):
+        a, b = node._inputs
+        assert not a.requires_grad and b.requires_grad
+        return None, ns["Tensor"]((np.swapaxes(a.data, -1, -2) @ out_grad.data).sum(axis=0), dtype=b.dtype)
+    assert check.backward(subclass(ns, "MatMul", shortcut)(), [(5, 2, 3), (3, 4)], constant=[0]).passed
+
+    def unsummed(self, out_grad, node):
+        a, _ = node._inputs
+        return None, a.transpose() @ out_grad
+    verdict = check.backward(subclass(ns, "MatMul", unsummed)(), [(5, 2, 3), (3, 4)], constant=[0])
+    assert not verdict.passed and "(a is a constant: requires_grad=False)" in verdict.message, verdict.message
+    assert "the gradient for b has shape (5, 3, 4), expected (3, 4)" in verdict.message
+
+
 def test_checks_write_nothing_to_stderr(ns, check, capfd):
     def forward(self, a):
         return np.exp(a * 1000)                  # overflows: NumPy would warn on stderr

@@ -184,6 +184,9 @@ MISTAKES = [
           BROADCAST, "        return out_grad.sum(stretched) if stretched else out_grad",
           ["test_broadcast_to_backward"]),
     # MatMul
+    wrong("matmul_shortcut_no_sum", "in the shortcut for a constant a, forgets to sum b's gradient over the batch axes",
+          "matmul", "sum_to_shape(a.transpose() @ out_grad, b.shape)\n        return (",
+          "a.transpose() @ out_grad\n        return (", ["test_matmul_backward"]),
     wrong("matmul_sums_one_batch_axis", "sums a single prepended batch axis out of a gradient, not all of them",
           "matmul", "axes = tuple(range(extra)) + tuple(", "axes = tuple(range(min(extra, 1))) + tuple(",
           ["test_matmul_backward"]),

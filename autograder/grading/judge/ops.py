@@ -19,6 +19,8 @@ from autograder.student.checks import kinks, references, slips
 from autograder.student.checks.convolution import STANDINS
 from autograder.student.checks.describe import INPUT_NAMES, shapes_label
 from autograder.student.checks.ops import (
+    backward_where,
+    compared,
     forward_mismatch,
     forward_side_effect_problem,
     gradient_mismatch,
@@ -74,7 +76,7 @@ def standins(names):
     return {name: STANDINS[name].__name__ for name in names}
 
 
-def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
+def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
     As in the course's check, the differences are those of the student's own forward, which must first
@@ -88,8 +90,9 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     arrays = inputs_for(shapes, domains, rng)
     pool = rng.standard_normal(pool_size(op, shapes))
     isolate = standins(isolate)
+    constant = [int(i) for i in constant]
     reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
-                   "isolate": isolate, "keep": [op.name]}
+                   "isolate": isolate, "keep": [op.name], "constant": constant}
     first = returned(reply.get("forward"))
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
@@ -111,14 +114,14 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=()):
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
         reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
                        "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
-                       "keep": [op.name]}
+                       "keep": [op.name], "constant": constant}
     answers = returned_list(reply, "grads", len(upstreams))
     afters = [reported_after(item, [upstream, *arrays, out])
               for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
     perturbed = returned(reply.get("perturbed"))
     results = {}
     for (name, upstream), answer, after in zip(upstreams, answers, afters):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged)
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -156,12 +159,12 @@ def reported_after(items, sent):
     return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
 
 
-def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None):
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=()):
     """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the
     course's forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
     label = op.label
     case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
-    where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    where = backward_where(label, arrays, upstream_name, constant)
     if answer.failed:
         return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"), None
     if answer.kind == "none":
@@ -173,6 +176,8 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
                       f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
     for i, g in enumerate(grads):
         name = INPUT_NAMES[i]
+        if i in constant:
+            continue
         if g.kind != "tensor":
             kind = g.type_name or g.kind
             fix = " Wrap it: Tensor(...), or build it from Tensor operations." \
@@ -188,8 +193,8 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         raise ProbeFailure("the perturbed forward values are not an array")
     if len(after) != len(arrays) + 2:
         raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
-    analytic = [np.asarray(g.value, dtype=np.float64) for g in grads]
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
+    analytic = compared(grads, numeric, constant, lambda g: g.value)
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
     if problem:
         return failed(problem), analytic

@@ -101,8 +101,10 @@ def forward_mismatch(where, name, arrays, got, want, mismatch):
             f"{hint}")
 
 
-def check_backward(Tensor, op, shapes, domains="real", seed=0):
-    """op.backward must match finite differences of op.forward, for an all-ones and a random out_grad."""
+def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
+    """op.backward must match finite differences of op.forward, for an all-ones and a random out_grad. The
+    inputs at the positions `constant` are built with requires_grad=False (a batch of data): their gradients are
+    nobody's, and not compared, so a backward may skip them (MatMul's shortcut), and that branch is checked too."""
     label = op_label(op)
     arrays, rng = inputs_for(shapes, domains, seed)
     try:
@@ -121,7 +123,7 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0):
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
     results = {}
     for name, upstream in upstreams:
-        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged)
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged, constant)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
@@ -135,12 +137,13 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
         g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
 
 
-def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged=None):
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged=None, constant=()):
     """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the course's
-    forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
-    where = f"{label}.backward with inputs {shapes_label(arrays)} and {upstream_name}"
+    forward around the inputs (references.Nudged), whose finite differences the student's must agree with;
+    `constant`: the positions of inputs that require no gradient (see check_backward)."""
+    where = backward_where(label, arrays, upstream_name, constant)
     case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
-    inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
+    inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant) for i, a in enumerate(arrays))
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, inputs
     out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
@@ -158,6 +161,8 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
                       f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
     for i, g in enumerate(grads):
         name = INPUT_NAMES[i]
+        if i in constant:
+            continue
         if not isinstance(g, Tensor):
             fix = " Wrap it: Tensor(...), or build it from Tensor operations." if isinstance(g, (np.ndarray, np.generic, float, int)) else ""
             return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
@@ -166,15 +171,27 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
                           f"(the shape of input {name}).\n  Hint: "
                           f"{slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)}"), None
 
-    analytic = [np.asarray(g.data, dtype=np.float64) for g in grads]
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    analytic = compared(grads, numeric, constant, lambda g: g.data)
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
     if problem:
         return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
+
+
+def backward_where(label, arrays, upstream_name, constant=()):
+    constants = "".join(f" ({INPUT_NAMES[i]} is a constant: requires_grad=False)" for i in constant)
+    return f"{label}.backward with inputs {shapes_label(arrays)}{constants} and {upstream_name}"
+
+
+def compared(grads, numeric, constant, values):
+    """The gradients as float64 arrays, those of the `constant` inputs replaced by the finite differences: a
+    constant's gradient is nobody's, so it is not compared (shared with the judge)."""
+    return [np.asarray(n if i in constant else values(g), dtype=np.float64)
+            for i, (g, n) in enumerate(zip(grads, numeric))]
 
 
 def side_effect_problem(where, sent, after):
@@ -241,7 +258,7 @@ def forward_check(namespace, op, expected, shapes, domains="real", seed=0):
 
 
 @register("backward")
-def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=()):
+def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=(), constant=()):
     """op.backward against finite differences of op.forward, with all-ones and random out_grad.
 
     Meanwhile every other chapter-3 op and the Tensor operators are the course's (`course_ops`), and
@@ -253,4 +270,4 @@ def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=()):
     )
     isolated = isolating(namespace, isolate) if isolate else contextlib.nullcontext()
     with course_ops.swapped(namespace, keep=[type(op).__name__]), isolated:
-        return check_backward(namespace["Tensor"], op, shapes, domains, seed)
+        return check_backward(namespace["Tensor"], op, shapes, domains, seed, tuple(constant))

@@ -226,7 +226,9 @@ def backward_of(request, namespace):
     for upstream in upstreams:
         try:
             op = make_op(namespace, request["op"])
-            inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=True) for a in arrays)
+            constant = request.get("constant") or ()          # inputs that require no gradient (a batch of data)
+            inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant)
+                           for i, a in enumerate(arrays))
             node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
             node._op, node._inputs = op, inputs
             out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
