@@ -42,22 +42,25 @@ def alternative_namespace(chapter_id, name):
     return notebook_namespace(chapter_id, right_answers(chapter_id)[name], training=False)
 
 
-def soak(chapter_id, secrets):
-    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
+def judged_cells(chapter_id, replace, secrets):
+    """(grade cell, secret, judgement) of every judged cell that needs no training run, the chapter's solution
+    edited by `replace` ({cell: [(old, new)]}, or None), under each secret."""
     course = Course(ROOT)
     source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
-    failures = []
-    for name, replace in right_answers(chapter_id).items():
-        run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
-        for secret in secrets:
-            judge = Judge.from_source(source, secret=secret)
-            for grade_id in judge.judged_cells:
-                if any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
-                    continue
-                judgement = judge.judge_cell(grade_id, run_probe)
-                if not judgement.passed:
-                    failures.append((name, grade_id, secret, judgement.message))
-    return failures
+    run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
+    for secret in secrets:
+        judge = Judge.from_source(source, secret=secret)
+        for grade_id in judge.judged_cells:
+            if not any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
+                yield grade_id, secret, judge.judge_cell(grade_id, run_probe)
+
+
+def soak(chapter_id, secrets):
+    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
+    return [(name, grade_id, secret, judgement.message)
+            for name, replace in right_answers(chapter_id).items()
+            for grade_id, secret, judgement in judged_cells(chapter_id, replace, secrets)
+            if not judgement.passed]
 
 
 def judged_mistakes(chapter_id, secrets, cells):
