@@ -18,6 +18,9 @@ from autograder.student.verdict import failed, passed
 # The local derivative each op's backward multiplies out_grad by, with the text's 0 at the kink.
 SLOPES = {"ReLU": lambda a: (a > 0).astype(np.float64), "Abs": np.sign}
 FORWARDS = {"ReLU": lambda a: np.maximum(a, 0), "Abs": np.abs}
+# The expected gradients are exact (out_grad or 0, |out_grad| <= 2): atol is scaled by at most 2, so no element
+# may miss by more than 1e-9 + 1e-6 of its value.
+TOLERANCE = {"rtol": 1e-6, "atol": 5e-10}
 KINK_RULE = ("the derivative at the kink a = 0 is taken to be 0 (the text's rule, as in PyTorch): an input of "
              "exactly 0 passes no gradient on")
 
@@ -43,15 +46,14 @@ def kink_verdict(name, label, a, upstream, grad):
     want = upstream * SLOPES[name](a)
     if grad.shape != a.shape:
         return failed(f"{where}: the gradient for a has shape {grad.shape}, expected {a.shape}.")
-    wrong = ~np.isclose(grad, want, rtol=1e-6, atol=1e-9)
-    if not wrong.any():
+    mismatch = gradcheck.worst_mismatch(grad, want, **TOLERANCE)
+    if mismatch is None:
         return passed(f"✔ {label}.backward gives 0 at the kink on {shapes_label([a])}")
-    miss = np.where(np.isnan(grad), np.inf, np.abs(grad - want))         # nan (0 / 0 at the kink) is the worst
-    at = tuple(int(i) for i in np.unravel_index(np.argmax(np.where(wrong, miss, -1)), a.shape))
-    message = (f"{where}: the gradient for a is wrong in {int(wrong.sum())} of {wrong.size} elements.\n"
+    at = mismatch.index
+    message = (f"{where}: the gradient for a is wrong in {mismatch.count} of {mismatch.size} elements.\n"
                f"  worst: a{list(at)} = {number(a[at])}, out_grad {number(upstream[at])}: your backward gives "
-               f"{number(grad[at])}, expected {number(want[at])}")
-    if (a[wrong] == 0).all():
+               f"{number(mismatch.analytic)}, expected {number(mismatch.numeric)}")
+    if gradcheck.worst_mismatch(grad[a != 0], want[a != 0], **TOLERANCE) is None:
         message += f"\n  Every wrong element is an input of exactly 0.\n  Hint: {KINK_RULE}."
     return failed(message)
 
