@@ -203,7 +203,6 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
     return (failed(message) if message else passed("ok")), analytic
 
 
-
 def rule_gradient(op, a, out, upstream, where):
     """The kernel's op.backward on a node built by hand over `a` and `out`, for out_grad `upstream`, with no finite
     differences (the gradient is judged by a rule: ties, kinks): (the gradient for a, None), or (None, the failed
