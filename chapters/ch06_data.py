@@ -140,7 +140,9 @@ assert verdict.passed, verdict.message
 # The course's solution adds a shortcut you need not write: when the dataset is an `ArrayDataset`,
 # whose samples are rows of arrays, it takes a whole batch with one fancy index per array,
 # `np.asarray(a)[order[start:stop]]`, instead of calling `dataset[i]` once per sample. The batches
-# are the same, and chapter 9's MLP trains about a tenth faster.
+# are the same, and chapter 9's MLP trains about a tenth faster. If you write such a shortcut too, the
+# checks run your loader over your own `ArrayDataset` as well (its labels a list, as in the example
+# above), and it must give exactly the batches that reading one sample at a time gives.
 
 # %% solution id=data_loader export
 def collate(values):

@@ -417,3 +417,17 @@ def test_a_module_that_calls_itself_gets_the_recursion_hint(ns, check, monkeypat
     assert not verdict.passed and "RecursionError" in verdict.message and "forward called itself" in verdict.message, \
         verdict.message
     assert "forward called itself" not in check.activation("Sigmoid").message
+
+
+def test_an_evaluation_that_forgets_eps_is_caught(ns, check, monkeypatch):
+    """The running scenario's layer has eps=0.1, so a missing eps in evaluation mode shows (by 5%, not 5·10⁻⁶)."""
+    right, Tensor = ns["BatchNorm1d"].forward, ns["Tensor"]
+
+    def eval_without_eps(self, x):
+        if self.training:
+            return right(self, x)
+        n, d = x.shape
+        normalized = (x.data - self.running_mean) / np.sqrt(self.running_var)
+        return Tensor(normalized, requires_grad=False) * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
+    monkeypatch.setattr(ns["BatchNorm1d"], "forward", eval_without_eps)
+    assert_fails(check.batchnorm_running(6, 3), "eps=0.1", "in evaluation mode", "eps added to the running variance")

@@ -89,6 +89,46 @@ def test_loader_that_drops_a_full_last_batch_is_told_nothing_is_dropped_then(ns)
         in verdict.message and "so here nothing is dropped" in verdict.message, verdict.message
 
 
+def with_shortcut(ns, rows_of):
+    """The solution's DataLoader, with a shortcut for ArrayDataset that takes each batch's rows as
+    `rows_of(order, start, batch_size)` by fancy indexing."""
+    Tensor, ArrayDataset, DataLoader = ns["Tensor"], ns["ArrayDataset"], ns["DataLoader"]
+
+    def __iter__(self):
+        if type(self.dataset) is not ArrayDataset:
+            yield from DataLoader.__iter__(self)
+            return
+        n = len(self.dataset)
+        order = self.rng.permutation(n) if self.shuffle else np.arange(n)
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            rows = rows_of(order, start, self.batch_size)
+            yield tuple(Tensor(np.asarray(a)[rows], dtype=np.asarray(a).dtype, requires_grad=False)
+                        for a in self.dataset.arrays)
+    return with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__))
+
+
+def test_a_shortcut_for_array_datasets_that_ignores_the_shuffle_is_caught(ns):
+    check = with_shortcut(ns, lambda order, start, size: np.arange(start, min(start + size, len(order))))
+    assert check.data_loader("batches").passed
+    verdict = check.data_loader("shuffle")
+    assert not verdict.passed and "DataLoader(ArrayDataset of 23 samples" in verdict.message
+    assert "came in order 0, 1, 2" in verdict.message and "over a plain dataset your loader passed" in verdict.message
+
+
+def test_a_right_shortcut_for_array_datasets_passes(ns):
+    check = with_shortcut(ns, lambda order, start, size: order[start:start + size])
+    assert [v.message for v in (check.data_loader("batches"), check.data_loader("shuffle")) if not v.passed] == []
+
+
+def test_a_broken_array_dataset_costs_the_loader_nothing(ns):
+    """The loader checks run over the student's ArrayDataset only when it holds the probe's samples."""
+    def __getitem__(self, index):
+        return self.arrays[0][index]                 # a bare row, no label
+    check = with_names(ns, ArrayDataset=variant(ns, "ArrayDataset", __getitem__=__getitem__))
+    assert not check.array_dataset().passed
+    assert check.data_loader("batches").passed and check.data_loader("shuffle").passed
+
+
 @pytest.mark.parametrize("name, check_name", [("Normalize", "normalize"), ("RandomFlipHorizontal", "flip")])
 def test_a_transform_that_writes_into_its_input_is_caught(ns, name, check_name):
     """Right outputs, written back into the image given: a dataset's stored image would change."""
@@ -275,3 +315,23 @@ def test_sizes_read_little_endian_are_named():
 
     verdict = check_idx_bytes(little_endian_sizes)
     assert not verdict.passed and "read little-endian" in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("broken, shown", [
+    (lambda raw: len(raw) < 4 or raw[0] != 0 and raw[1] != 0, "accepted a file whose first byte is zero but whose second is not"),
+    (lambda raw: raw[0] != 0 or raw[1] != 0, "on an empty file raised IndexError")])
+def test_parse_idx_must_refuse_half_a_magic_number_and_an_empty_file(ns, broken, shown):
+    """Two zero bytes both, and before anything reads them, that there are bytes at all."""
+    def parse_idx(path):
+        with open(path, "rb") as f:
+            raw = f.read()
+        if broken(raw) or raw[2] not in ns["IDX_TYPES"]:
+            raise ValueError(f"{path}: not an IDX file, or an unknown type")
+        start, dtype = 4 + 4 * raw[3], np.dtype(ns["IDX_TYPES"][raw[2]])
+        shape = struct.unpack(f">{raw[3]}I", raw[4:start])
+        if len(raw) - start != int(np.prod(shape)) * dtype.itemsize:
+            raise ValueError(f"{path}: wrong size")
+        return np.frombuffer(raw, dtype=dtype, offset=start).reshape(shape)
+    verdict = with_names(ns, parse_idx=parse_idx).parse_idx("errors")
+    assert not verdict.passed and shown in verdict.message, verdict.message
+    assert "Hint:" in verdict.message

@@ -958,6 +958,8 @@ def ch06_judge():
     ("idx_native_byte_order", "test_parse_idx_types", "big-endian"),
     ("idx_error_without_file", "test_parse_idx_errors", "does not say which file"),
     ("mnist_transforms_at_load", "test_mnist_dataset", "while the dataset was built"),
+    ("loader_shortcut_ignores_shuffle", "test_data_loader_shuffle", "over an ArrayDataset it went wrong"),
+    ("idx_magic_both_nonzero", "test_parse_idx_errors", "first byte is zero but whose second is not"),
 ])
 def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_judge, mistake, grade_id, says):
     """Judged in process on the judge's secret data: the message is the course check's."""
@@ -965,6 +967,18 @@ def test_the_judge_fails_a_wrong_chapter_6_answer_with_the_checks_message(ch06_j
     replace = catalogue_edits(CH06, mistake)
     judgement = ch06_judge.judge_cell(grade_id, in_process(notebook_namespace(CH06, replace)))
     assert judgement.judged and not judgement.passed and says in judgement.message, judgement.message
+
+
+def test_a_broken_array_dataset_leaves_the_loaders_shortcut_unjudged(ch06_judge):
+    """The loader runs over the student's ArrayDataset only when that holds the judge's samples: with one whose
+    len() counts the arrays, a shortcut that ignores the shuffle keeps the loader's points (its own exercise
+    loses them), as in the course's check."""
+    from helpers.solved_code import notebook_namespace
+    replace = {**catalogue_edits(CH06, "loader_shortcut_ignores_shuffle"),
+               **catalogue_edits(CH06, "array_dataset_len_of_arrays")}
+    run_probe = in_process(notebook_namespace(CH06, replace))
+    assert ch06_judge.judge_cell("test_data_loader_shuffle", run_probe).passed
+    assert not ch06_judge.judge_cell("test_array_dataset", run_probe).passed
 
 
 def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_samples(ch06_judge):

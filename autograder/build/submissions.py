@@ -29,11 +29,15 @@ class Mistake:
     description: str
     edits: tuple
     loses: tuple = field(default_factory=tuple)
+    # exercise cells that must be right for the loss to show: a check that probes this answer through
+    # another exercise's code skips the probe when that code is broken (the tests never pair the two)
+    needs: tuple = field(default_factory=tuple)
 
 
-def wrong(name, description, cell, old, new, loses):
-    """A typical mistake: one edit to exercise cell `cell`, losing the test cells `loses`."""
-    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses))
+def wrong(name, description, cell, old, new, loses, needs=()):
+    """A typical mistake: one edit to exercise cell `cell`, losing the test cells `loses` (when the
+    exercise cells `needs` are right)."""
+    return Mistake(name, description, (Edit(cell, old, new),), tuple(loses), tuple(needs))
 
 
 def right(name, description, cell, old, new):

@@ -28,7 +28,7 @@ EVAL_BODY = """        self.training = False
 WEIGHT = "self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))"
 BIAS_ADD = "out = out + self.bias.broadcast_to(out.shape)"
 FLATTEN = "return x.reshape((x.shape[0], int(np.prod(x.shape[1:]))))"
-MASK = "return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)"
+MASK = "scale = keep / (1 - self.p) if self.p < 1 else np.zeros(x.shape)     # p = 1 keeps nothing: zeros, not 0/0"
 BN_VAR = "var = (centred * centred).sum((0,)) / n"
 BN_STD = "std = ((var + self.eps) ** 0.5).reshape((1, d)).broadcast_to((n, d))"
 LN_OUT = "return normalized * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))"
@@ -103,7 +103,7 @@ MISTAKES = [
           "return x.reshape((int(np.prod(x.shape)),))", ["test_flatten"]),
     # Dropout
     wrong("dropout_no_scaling", "zeroes elements but does not scale the others by 1/(1-p)", "dropout",
-          MASK, "return x * Tensor(keep, dtype=x.dtype, requires_grad=False)", ["test_dropout"]),
+          MASK, "scale = keep", ["test_dropout"]),
     wrong("dropout_keeps_with_p", "keeps each element with probability p instead of dropping it", "dropout",
           "keep = self.rng.random(x.shape) >= self.p", "keep = self.rng.random(x.shape) < self.p",
           ["test_dropout"]),
@@ -118,6 +118,11 @@ MISTAKES = [
           "mean = x.sum((0,)) / n", "mean = x.sum((0,)) / d", ["test_batchnorm", "test_batchnorm_running"]),
     wrong("batchnorm_eval_uses_batch", "uses the batch statistics in evaluation mode too", "batchnorm",
           "if self.training:", "if True:", ["test_batchnorm_running"]),
+    wrong("batchnorm_eval_without_eps", "evaluation mode divides by the square root of the running variance alone",
+          "batchnorm", "            var = Tensor(self.running_var, requires_grad=False)\n",
+          "            std = Tensor(np.sqrt(self.running_var), requires_grad=False).reshape((1, d)).broadcast_to((n, d))\n"
+          "            return centred / std * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))\n",
+          ["test_batchnorm_running"]),
     wrong("batchnorm_momentum_swapped", "weights the old running value by momentum and the new one by 1 - momentum",
           "batchnorm", "self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean.data",
           "self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mean.data",
@@ -200,11 +205,12 @@ MISTAKES = [
     wrong("embedding_zeros_init", "starts every vector at zero", "embedding",
           "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
           "self.weight = Parameter(np.zeros((num_embeddings, dim)))", ["test_embedding"]),
-    # eps only matters for a feature of small variance: the hidden tests shrink one batch's inputs
+    # eps only matters for a feature of small variance: the hidden tests shrink one batch's inputs; the running
+    # statistics' scenario builds its layer with eps=0.1, so that its evaluation shows eps too
     wrong("batchnorm_no_eps", "forgets eps: divides by the square root of the variance alone", "batchnorm",
-          BN_STD, "std = (var ** 0.5).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm"]),
+          BN_STD, "std = (var ** 0.5).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm", "test_batchnorm_running"]),
     wrong("batchnorm_eps_outside_sqrt", "adds eps to the standard deviation instead of to the variance", "batchnorm",
-          BN_STD, "std = (var ** 0.5 + self.eps).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm"]),
+          BN_STD, "std = (var ** 0.5 + self.eps).reshape((1, d)).broadcast_to((n, d))", ["test_batchnorm", "test_batchnorm_running"]),
     wrong("logsumexp_squeeze_all", "squeezes every size-1 axis of the result, not only the reduced ones: a batch of "
           "one row loses its batch axis", "logsumexp", LSE_FORWARD, "return np.squeeze(np.log(total) + shift)",
           ["test_logsumexp_forward", "test_logsumexp_backward"]),
@@ -226,6 +232,8 @@ ALTERNATIVES = [
           "self.modules = list(modules)", "self.modules = modules"),
     right("dropout_binomial", "the mask from rng.binomial", "dropout", "keep = self.rng.random(x.shape) >= self.p",
           "keep = self.rng.binomial(1, 1 - self.p, size=x.shape)"),
+    right("dropout_plain_division", "divides by 1 - p with no case for p = 1, as the text writes it (no check drops "
+          "everything)", "dropout", MASK, "scale = keep / (1 - self.p)"),
     right("batchnorm_moments", "variance as E[x²] - mean²", "batchnorm", BN_VAR,
           "var = (x * x).sum((0,)) / n - mean * mean"),
     right("layernorm_divide_by_std", "std first, then divide", "layernorm",

@@ -15,6 +15,12 @@ LENGTH_CHECK = '''        lengths = {len(a) for a in arrays}
 '''
 ORDER = "order = self.rng.permutation(n) if self.shuffle else np.arange(n)"
 LOOP = "for start in range(0, len(self) * self.batch_size, self.batch_size):"
+SHORTCUT = '''            if type(self.dataset) is ArrayDataset:      # rows of arrays: one fancy index per array, no per-sample calls
+                rows = order[start:start + self.batch_size]
+                yield tuple(Tensor(batch, dtype=batch.dtype, requires_grad=False)
+                            for batch in (np.asarray(a)[rows] for a in self.dataset.arrays))
+                continue
+'''
 MNIST_SCALING = ("        self.images = parse_idx(images_path).astype(np.float32)\n"
                  "        self.images /= 255.0                  # in place: no second 188 MB array\n")
 SIZE_CHECK = '''    if len(raw) - start != expected:
@@ -29,6 +35,20 @@ MISTAKES = [
           "batch is dropped when batch_size divides n", "data_loader",
           "return n // self.batch_size if self.drop_last else -(-n // self.batch_size)",
           "return -(-n // self.batch_size) - (1 if self.drop_last else 0)", ["test_data_loader_batches"]),
+    # DataLoader's shortcut for ArrayDataset: the checks run the loader over the student's ArrayDataset too, when it
+    # holds their samples (a broken ArrayDataset costs its own exercise only)
+    wrong("loader_shortcut_ignores_shuffle", "the shortcut for ArrayDataset takes rows start..start+size, not the "
+          "shuffled order's", "data_loader", "rows = order[start:start + self.batch_size]",
+          "rows = np.arange(start, min(start + self.batch_size, n))", ["test_data_loader_shuffle"],
+          needs=["array_dataset"]),
+    wrong("loader_shortcut_default_dtype", "the shortcut for ArrayDataset wraps its batches with the Tensor default "
+          "dtype: float labels", "data_loader", "yield tuple(Tensor(batch, dtype=batch.dtype, requires_grad=False)",
+          "yield tuple(Tensor(batch, requires_grad=False)", ["test_data_loader_batches"],
+          needs=["array_dataset"]),
+    wrong("loader_shortcut_indexes_lists", "the shortcut for ArrayDataset fancy-indexes what it holds as is: a list "
+          "of labels, as in the chapter's example, raises", "data_loader", "(np.asarray(a)[rows] for a in",
+          "(a[rows] for a in", ["test_data_loader_batches", "test_data_loader_shuffle"],
+          needs=["array_dataset"]),
     # ArrayDataset
     wrong("array_dataset_no_length_check", "accepts arrays of different lengths", "array_dataset",
           LENGTH_CHECK, "", ["test_array_dataset"]),
@@ -122,6 +142,10 @@ MISTAKES = [
           SIZE_CHECK.replace("len(raw) - start != expected", "len(raw) - start < expected")
           + "    return np.frombuffer(raw, dtype=dtype, count=int(np.prod(shape)), offset=start).reshape(shape)",
           ["test_parse_idx_errors"]),
+    wrong("idx_magic_both_nonzero", "refuses a file only when both of its first two bytes are nonzero", "parse_idx",
+          "raw[0] != 0 or raw[1] != 0", "raw[0] != 0 and raw[1] != 0", ["test_parse_idx_errors"]),
+    wrong("idx_empty_file_index_error", "reads the first bytes before checking there are any: an empty file raises "
+          "IndexError", "parse_idx", "len(raw) < 4 or raw[0] != 0", "raw[0] != 0", ["test_parse_idx_errors"]),
     wrong("idx_error_without_file", "raises a ValueError that does not say which file", "parse_idx",
           'raise ValueError(f"{path}: not an IDX file (it must start with two zero bytes)")',
           'raise ValueError("not an IDX file")', ["test_parse_idx_errors"]),
@@ -138,6 +162,9 @@ MISTAKES = [
 ]
 
 ALTERNATIVES = [
+    right("loader_shortcut_isinstance", "the shortcut for ArrayDataset tested with isinstance", "data_loader",
+          "type(self.dataset) is ArrayDataset", "isinstance(self.dataset, ArrayDataset)"),
+    right("loader_without_shortcut", "no shortcut: every batch read sample by sample", "data_loader", SHORTCUT, ""),
     right("array_dataset_any", "compares every length with the first", "array_dataset", LENGTH_CHECK,
           '''        if any(len(a) != len(arrays[0]) for a in arrays):
             raise ValueError("arrays of different lengths")
@@ -162,6 +189,8 @@ ALTERNATIVES = [
     right("compose_reduce", "functools.reduce", "compose",
           "        for transform in self.transforms:\n            image = transform(image)\n        return image",
           "        import functools\n        return functools.reduce(lambda x, t: t(x), self.transforms, image)"),
+    right("idx_magic_as_bytes", "compares the first two bytes with two zero bytes at once", "parse_idx",
+          "raw[0] != 0 or raw[1] != 0", 'raw[:2] != b"\\x00\\x00"'),
     right("idx_sniffs_gzip", "recognises gzip by its magic bytes; converts to native byte order", "parse_idx",
           '''    opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rb") as f:

@@ -858,7 +858,8 @@ class Dropout(Module):
         if not self.training or self.p == 0:
             return x
         keep = self.rng.random(x.shape) >= self.p
-        return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)
+        scale = keep / (1 - self.p) if self.p < 1 else np.zeros(x.shape)     # p = 1 keeps nothing: zeros, not 0/0
+        return x * Tensor(scale, dtype=x.dtype, requires_grad=False)
 
 
 # ── cell 'batchnorm' ──

@@ -113,8 +113,24 @@ def loader_batches(rng):
     cases = [(n, size, False), (n, size, True), (even * times, even, False), (even * times, even, True),
              (few, 1, False)]
     samples = Samples(rng, max(c[0] for c in cases))
-    reply = yield {"kind": "data_loader", "shuffle": False, "images": samples.images, "labels": samples.labels,
-                   "cases": cases}
+    request = {"kind": "data_loader", "shuffle": False, "images": samples.images, "labels": samples.labels,
+               "cases": cases}
+    return (yield from through_shortcut(request, lambda reply, dataset: batches_verdict(reply, cases, samples, dataset)))
+
+
+def through_shortcut(request, verdict_of):
+    """The loader's verdict over the judge's plain dataset; once that passes, over the student's ArrayDataset
+    too (`rules.SHORTCUT`), unless the kernel has none that holds the judge's samples."""
+    verdict = verdict_of((yield request), "dataset")
+    if not verdict.passed:
+        return verdict
+    reply = yield {**request, "shortcut": True}
+    if reply.get("unusable") is True:
+        return verdict
+    return rules.through_shortcut(verdict_of(reply, rules.SHORTCUT))
+
+
+def batches_verdict(reply, cases, samples, dataset):
     runs = reply.get("runs")
     if not isinstance(runs, list) or not 1 <= len(runs) <= len(cases):
         raise ProbeFailure("the reply's runs are not one per case")
@@ -124,11 +140,11 @@ def loader_batches(rng):
             raise ProbeFailure("a run in the reply is not an object")
         if "error" in run:
             return failed(describe_error("DataLoader", "__iter__", returned(run["error"]))
-                          + f"\n  while iterating {rules.loader_label(n, size, drop_last)}.")
+                          + f"\n  while iterating {rules.loader_label(n, size, drop_last, dataset)}.")
         gathered.append((n, size, drop_last, epoch(run.get("batches")), length(run.get("count"))))
     if len(gathered) != len(cases):
         raise ProbeFailure("the reply stops before the last case")
-    return rules.loader_batches_verdict(gathered, samples.matches, samples.index_of)
+    return rules.loader_batches_verdict(gathered, samples.matches, samples.index_of, dataset)
 
 
 def loader_shuffle(rng):
@@ -138,17 +154,22 @@ def loader_shuffle(rng):
     seed = int(rng.integers(0, 2 ** 31))
     seeds = (seed, seed + 1 + int(rng.integers(0, 1000)))
     samples = Samples(rng, n)
-    reply = yield {"kind": "data_loader", "shuffle": True, "images": samples.images, "labels": samples.labels,
-                   "size": size, "seeds": seeds}
+    request = {"kind": "data_loader", "shuffle": True, "images": samples.images, "labels": samples.labels,
+               "size": size, "seeds": seeds}
+    return (yield from through_shortcut(request, lambda reply, dataset: shuffle_verdict(reply, n, size, seeds,
+                                                                                         samples, dataset)))
+
+
+def shuffle_verdict(reply, n, size, seeds, samples, dataset):
     if "error" in reply:
         return failed(describe_error("DataLoader", "__iter__", returned(reply["error"]))
-                      + f"\n  while iterating {rules.shuffle_label(n, size, seeds[0])}.")
+                      + f"\n  while iterating {rules.shuffle_label(n, size, seeds[0], dataset)}.")
     epochs = reply.get("epochs")
     if not isinstance(epochs, list) or len(epochs) != 7:
         raise ProbeFailure("the reply does not hold the seven epochs asked for")
     grouped = [rules.batch_indices(epoch(e), samples.index_of) for e in epochs[:3]]
     again_first, again_second, other, dropped = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
-    return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped)
+    return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped, dataset)
 
 
 # ── transforms ──

@@ -318,8 +318,7 @@ def layernorm(rng, batch=4, dim=5, seed=0, scale=1.0):
 def batchnorm_running(rng, batch=6, dim=3, seed=0):
     """The buffers' start, their values after two training batches (the judge's running averages), then
     evaluation mode against the running statistics, which it must leave alone."""
-    momentum = nn.RUNNING_MOMENTUM
-    label = f"BatchNorm1d({dim}, momentum={momentum})"
+    momentum, label = nn.RUNNING_MOMENTUM, nn.running_label(dim)
     running = [name for name, _ in nn.RUNNING_STARTS]
     batches = [gradcheck.sample((batch, dim), "real", rng) for _ in range(2)]
     values = {name: float32(rng.uniform(0.5, 1.5, dim)) for name in ("weight", "bias")}
@@ -328,7 +327,7 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     steps = [{"module": 0, "report": [*running, "weight", "bias"]},
              *({"module": 0, "training": True, "forward": {"x": xb}, "report": running} for xb in batches),
              *layer_steps(x, values, upstreams, training=False, report=["running_mean"])]
-    first, *trained = objects((yield layer_request([module("BatchNorm1d", dim, momentum=momentum)], steps)), "steps", len(steps))
+    first, *trained = objects((yield layer_request([module("BatchNorm1d", dim, eps=nn.RUNNING_EPS, momentum=momentum)], steps)), "steps", len(steps))
     verdict = not_built(label, first)
     if verdict:
         return verdict
@@ -357,7 +356,7 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
                 return verdict
 
     def reference(x, w, b):
-        return formulas.batchnorm_eval(x, w, b, mean, var, EPS)
+        return formulas.batchnorm_eval(x, w, b, mean, var, nn.RUNNING_EPS)
 
     verdict = layer_verdict(f"{label} in evaluation mode", trained[2:], x, values, reference,
                             nn.BATCHNORM_EVAL_FORMULA, nn.BATCHNORM_EVAL_HINT, upstreams)

@@ -33,6 +33,44 @@ class ProbeDataset:
         return np.full((2, 3), index, dtype=np.float32), np.int64(index)
 
 
+# DataLoader may take a shortcut for the chapter's ArrayDataset (the solution's does): whole batches by
+# fancy indexing instead of dataset[i]. The loader checks run a second time over the student's own
+# ArrayDataset, whose labels are a list as in the chapter's example, so a shortcut answers to the same rules.
+SHORTCUT = "ArrayDataset"
+SHORTCUT_NOTE = ("\n  Note: over a plain dataset your loader passed; over an ArrayDataset it went wrong. A shortcut for "
+                 "ArrayDataset must give exactly the batches that reading dataset[i] one sample at a time gives: the "
+                 "same samples in the same order, and the same types and dtypes, whatever arrays or lists it holds.")
+
+
+def probe_arrays(n):
+    """ProbeDataset's n samples as ArrayDataset's arguments: the images stacked, the labels a list of ints."""
+    return np.stack([np.full((2, 3), i, dtype=np.float32) for i in range(n)]), list(range(n))
+
+
+def serves_samples(dataset, images, labels):
+    """Whether a dataset holds exactly these samples: its length, and each item the tuple (image, label)."""
+    items = [run_quietly(dataset.__getitem__, i) for i in range(run_quietly(len, dataset))]
+    return len(items) == len(labels) and all(
+        isinstance(item, tuple) and len(item) == 2 and np.array_equal(np.asarray(item[0]), image)
+        and bool(np.asarray(item[1]) == label) for item, image, label in zip(items, images, labels))
+
+
+def array_probe(namespace, n=23):
+    """`n -> the student's ArrayDataset over probe_arrays(n)`, or None when there is none that serves the
+    probe's samples: a broken ArrayDataset costs its own exercise, not the loader's."""
+    ArrayDataset = namespace.get("ArrayDataset")
+    try:
+        usable = serves_samples(run_quietly(ArrayDataset, *probe_arrays(n)), *probe_arrays(n))
+    except Exception:  # noqa: BLE001
+        usable = False
+    return (lambda size: ArrayDataset(*probe_arrays(size))) if usable else None
+
+
+def through_shortcut(verdict):
+    """A loader's verdict over an ArrayDataset, after it passed over a plain dataset: the note says so."""
+    return verdict if verdict.passed else failed(verdict.message + SHORTCUT_NOTE)
+
+
 def shown(value):
     """A value as a verdict reads it: arrays and numbers as they are, anything else by its type's name."""
     return value if isinstance(value, (np.ndarray, np.generic, int, float)) else type_name(value)
@@ -178,28 +216,38 @@ def expected_sizes(n, size, drop_last):
 
 
 def check_loader_batches(namespace):
+    verdict = loader_batches_run(namespace, ProbeDataset)
+    shortcut = array_probe(namespace)
+    if not verdict.passed or shortcut is None:
+        return verdict
+    return through_shortcut(loader_batches_run(namespace, shortcut, SHORTCUT))
+
+
+def loader_batches_run(namespace, make_dataset, dataset="dataset"):
+    """`loader_batches_verdict` on the LOADER_CASES, each loader over `make_dataset(n)`."""
     Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
     runs = []
     for n, size, drop_last in LOADER_CASES:
         try:
-            loader = run_quietly(lambda: DataLoader(ProbeDataset(n), batch_size=size, drop_last=drop_last))
+            loader = run_quietly(lambda: DataLoader(make_dataset(n), batch_size=size, drop_last=drop_last))
             batches = [describe_batch(Tensor, b) for b in epoch(loader)]
             count = run_quietly(len, loader)
         except Exception as error:  # noqa: BLE001
-            return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {loader_label(n, size, drop_last)}.")
+            return failed(describe_exception("DataLoader", "__iter__", error)
+                          + f"\n  while iterating {loader_label(n, size, drop_last, dataset)}.")
         runs.append((n, size, drop_last, batches, count))
-    return loader_batches_verdict(runs)
+    return loader_batches_verdict(runs, dataset=dataset)
 
 
-def loader_label(n, size, drop_last):
-    return f"DataLoader(dataset of {n} samples, batch_size={size}, drop_last={drop_last})"
+def loader_label(n, size, drop_last, dataset="dataset"):
+    return f"DataLoader({dataset} of {n} samples, batch_size={size}, drop_last={drop_last})"
 
 
-def loader_batches_verdict(runs, matches=probe_matches, index_of=int):
+def loader_batches_verdict(runs, matches=probe_matches, index_of=int, dataset="dataset"):
     """The verdict on DataLoader without shuffling: `runs` are (n, batch_size, drop_last, described batches,
-    len(loader)); samples are `matches`'s pairs, and `index_of` names a label's sample."""
+    len(loader)) over a `dataset` of n samples; samples are `matches`'s pairs, and `index_of` names a label's sample."""
     for n, size, drop_last, batches, count in runs:
-        where, sizes = loader_label(n, size, drop_last), expected_sizes(n, size, drop_last)
+        where, sizes = loader_label(n, size, drop_last, dataset), expected_sizes(n, size, drop_last)
         got = [batch_size(b) for b in batches]
         if got != sizes:
             hint = ("the last, smaller batch is kept unless drop_last=True" if not drop_last else
@@ -220,11 +268,20 @@ def loader_batches_verdict(runs, matches=probe_matches, index_of=int):
 
 
 def check_loader_shuffle(namespace):
+    verdict = loader_shuffle_run(namespace, ProbeDataset)
+    shortcut = array_probe(namespace)
+    if not verdict.passed or shortcut is None:
+        return verdict
+    return through_shortcut(loader_shuffle_run(namespace, shortcut, SHORTCUT))
+
+
+def loader_shuffle_run(namespace, make_dataset, dataset="dataset"):
+    """`loader_shuffle_verdict` on loaders of seeds 3 and 4 over `make_dataset(23)`, in batches of 5."""
     Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
     n, size = 23, 5
 
     def epochs(seed, count=2, drop_last=False):
-        loader = DataLoader(ProbeDataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
+        loader = DataLoader(make_dataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
         return [batch_indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
 
     try:
@@ -233,8 +290,9 @@ def check_loader_shuffle(namespace):
         (other,) = run_quietly(epochs, 4, 1)
         (dropped,) = run_quietly(epochs, 3, 1, True)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception("DataLoader", "__iter__", error) + f"\n  while iterating {shuffle_label(n, size, 3)}.")
-    return loader_shuffle_verdict(n, size, (3, 4), grouped, again, samples_of(other), samples_of(dropped))
+        return failed(describe_exception("DataLoader", "__iter__", error)
+                      + f"\n  while iterating {shuffle_label(n, size, 3, dataset)}.")
+    return loader_shuffle_verdict(n, size, (3, 4), grouped, again, samples_of(other), samples_of(dropped), dataset)
 
 
 def epoch_coverage_hint(n, samples):
@@ -251,17 +309,17 @@ def epoch_coverage_hint(n, samples):
             "one is cut.")
 
 
-def shuffle_label(n, size, seed):
-    return f"DataLoader(dataset of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
+def shuffle_label(n, size, seed, dataset="dataset"):
+    return f"DataLoader({dataset} of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
 
 
-def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped):
+def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, dataset="dataset"):
     """The verdict on DataLoader(shuffle=True): `grouped` holds three epochs of a loader of seeds[0], each as its
     batches' samples; `again` the samples of a twin's first two epochs, `other` of one epoch with seeds[1], and
     `dropped` of one with drop_last. Batches that hold the same samples in every epoch fail: a real shuffle
     regroups them (for 17 samples or more in batches of 6 or fewer, the same grouping comes back twice running
     1 time in 3·10^6 at worst, three times 1 in 8·10^12)."""
-    where = shuffle_label(n, size, seeds[0])
+    where = shuffle_label(n, size, seeds[0], dataset)
     first, second = samples_of(grouped[0]), samples_of(grouped[1])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"

@@ -105,7 +105,10 @@ def broken_files(good=None, magic=b"\x01\x02", code=0x07, missing=5, surplus=b"\
     array = np.arange(12, dtype=np.uint8).reshape(3, 4) if good is None else good
     good = idx_bytes(array)
     return [("notes" + suffix + ".txt", b"hello, these are not digits\n", "a text file"),
+            ("empty" + suffix, b"", "an empty file"),
             ("bad-magic" + suffix, magic + good[2:], "a file whose magic number does not start with two zero bytes"),
+            ("half-magic" + suffix, b"\x00" + magic[1:2] + good[2:],
+             "a file whose first byte is zero but whose second is not"),
             ("bad-type" + suffix, good[:2] + bytes([code]) + good[3:], f"a file with the unknown type code {code:#04x}"),
             ("truncated" + suffix, good[:-missing], f"a file with {missing} bytes of data missing"),
             ("surplus" + suffix, good + surplus,
@@ -139,12 +142,20 @@ SURPLUS_HINT = ("the data must be exactly prod(sizes) × itemsize bytes, no fewe
                 "so refuse them as you refuse a file cut short.")
 
 
+EMPTY_HINT = ("a file cut short by a failed download can hold no bytes at all: it does not start with two zero "
+              "bytes either, so it is refused like any file that is not IDX, before anything reads its bytes.")
+BROKEN_HINTS = {"surplus": SURPLUS_HINT, "empty": EMPTY_HINT,
+                "half": "an IDX file starts with two zero bytes: both must be zero, so a file is refused when "
+                        "either of them is not."}
+
+
 def refusals_verdict(outcomes):
     """The verdict on parse_idx over broken files: `outcomes` are (file name, what is wrong, `refused`)."""
     for name, what, outcome in outcomes:
         if "accepted" in outcome:
-            hint = (SURPLUS_HINT if name.startswith("surplus") else
-                    "check the two zero bytes, the type code, and that the data has exactly prod(sizes) × itemsize bytes.")
+            hint = BROKEN_HINTS.get(name.split("-")[0],
+                                    "check the two zero bytes, the type code, and that the data has exactly "
+                                    "prod(sizes) × itemsize bytes.")
             return failed(f"parse_idx accepted {what} and returned a {outcome['accepted']} of shape {outcome['shape']}; "
                           f"expected a ValueError that names the file.\n  Hint: {hint}")
         if outcome["value_error"]:
@@ -155,8 +166,9 @@ def refusals_verdict(outcomes):
         elif outcome["error_type"] == "NotImplementedError":
             return failed(NOT_IMPLEMENTED)
         else:
+            hint = f"\n  Hint: {EMPTY_HINT}" if name.startswith("empty") else ""
             return failed(f"parse_idx on {what} raised {outcome['error_type']}: {outcome['message']}\n"
-                          "  expected a ValueError that names the file and says what is wrong.")
+                          "  expected a ValueError that names the file and says what is wrong." + hint)
     return passed("✔ parse_idx refuses broken files with a ValueError that names the file")
 
 

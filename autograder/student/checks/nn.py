@@ -485,9 +485,15 @@ BATCHNORM_HINT = ("normalize each feature (column) over the batch: (x - mean) / 
                   "the biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor "
                   "to (N, dim) explicitly.")
 BATCHNORM_EVAL_FORMULA = "(x - running_mean) / sqrt(running_var + eps) * weight + bias"
-BATCHNORM_EVAL_HINT = ("in evaluation mode, normalize with the running statistics (not the batch's), and do "
-                       "not update them.")
+BATCHNORM_EVAL_HINT = ("in evaluation mode, normalize with the running statistics (not the batch's), eps added "
+                       "to the running variance under the square root as in training, and do not update them.")
 RUNNING_MOMENTUM = 0.2
+RUNNING_EPS = 0.1       # large, so that an evaluation that forgets eps shows (with the default, by 5 parts in 10^6)
+
+
+def running_label(dim):
+    """The running-statistics scenario's layer (shared with the judge)."""
+    return f"BatchNorm1d({dim}, eps={RUNNING_EPS}, momentum={RUNNING_MOMENTUM})"
 
 
 def batchnorm_label(dim, scale=1.0):
@@ -505,9 +511,8 @@ def check_batchnorm(ns, batch, dim, seed=0, scale=1.0):
 
 def check_batchnorm_running(ns, batch, dim, seed=0):
     Parameter = ns["Parameter"]
-    momentum = RUNNING_MOMENTUM
-    label = f"BatchNorm1d({dim}, momentum={momentum})"
-    layer, error = construct(label, lambda: ns["BatchNorm1d"](dim, momentum=momentum))
+    momentum, label = RUNNING_MOMENTUM, running_label(dim)
+    layer, error = construct(label, lambda: ns["BatchNorm1d"](dim, eps=RUNNING_EPS, momentum=momentum))
     if error:
         return error
     for name, start in RUNNING_STARTS:
@@ -541,10 +546,9 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
                 return verdict
     layer.training = False
     randomize(layer, ("weight", "bias"), dim, seed)
-    eps = getattr(layer, "eps", 1e-5)
 
     def reference(x, w, b):
-        return formulas.batchnorm_eval(x, w, b, mean, var, eps)
+        return formulas.batchnorm_eval(x, w, b, mean, var, RUNNING_EPS)
 
     verdict = check_layer(ns, f"{label} in evaluation mode", layer.forward, sample((3, dim), "real", seed + 5),
                           [("weight", layer.weight), ("bias", layer.bias)], reference,
