@@ -65,3 +65,24 @@ def test_a_misspelt_chapter_is_refused_with_the_known_ones(command):
     from autograder.__main__ import main
     with pytest.raises(SystemExit, match=rf"{command[0]}: no chapter {command[-1]} in course_config.py; known: ch01, ch02"):
         main(["--root", str(ROOT), *command])
+
+
+def test_the_kernels_a_build_starts_import_the_building_checkouts_code(tmp_path):
+    """A second checkout (a git worktree) builds with its own checks: the editable install points at the first
+    one, so the build puts its own code first on the path of the kernels nbgrader starts."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    copy = tmp_path / "second-checkout"
+    shutil.copytree(ROOT / "autograder", copy / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
+    elsewhere = tmp_path / "notebook-folder"
+    elsewhere.mkdir()
+    kernel = ("import sys, os, subprocess; sys.path.insert(0, sys.argv[1]); "
+              "from autograder.build.pipeline import build_environment; "
+              "env = dict(os.environ, **build_environment()); "
+              "print(subprocess.run([sys.executable, '-c', 'import autograder; print(autograder.__file__)'], "
+              "env=env, cwd=sys.argv[2], capture_output=True, text=True, check=True).stdout)")
+    imported = subprocess.run([sys.executable, "-c", kernel, str(copy), str(elsewhere)], capture_output=True,
+                              text=True, check=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert imported.stdout.strip() == str(copy / "autograder" / "__init__.py")

@@ -5,6 +5,7 @@ generated: edit `chapters/*.py`, never the outputs. The build reads nothing but 
 the course's configuration and data: the demo submissions (autograder/build/submissions.py) and the
 README's tables (autograder/build/readme.py) are steps of their own, run after it.
 """
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,6 +21,15 @@ PROVIDED_MODULE = "earlier_chapters.py"
 # Graph pictures in the executed solutions come from the built-in renderer, so a machine with
 # Graphviz installed builds the same bytes as one without (see autograder/student/graph.py).
 BUILD_ENVIRONMENT = {"BABYGRAD_GRAPH_RENDERER": "builtin"}
+# The executing kernel imports `autograder` from the checkout that builds, first on its path: from a second
+# checkout (a git worktree), the editable install would otherwise hand it the first checkout's checks.
+BUILDING_CODE = str(Path(__file__).resolve().parents[2])
+
+
+def build_environment():
+    """BUILD_ENVIRONMENT, and this checkout's code ahead of anything else the kernel could import."""
+    path = os.pathsep.join(p for p in (BUILDING_CODE, os.environ.get("PYTHONPATH")) if p)
+    return {**BUILD_ENVIRONMENT, "PYTHONPATH": path}
 
 
 def source_notebook(course, chapter):
@@ -99,10 +109,10 @@ def build_chapter(course, chapter, log=print):
         shutil.rmtree(course.root / folder / chapter.id, ignore_errors=True)
     log(f"[{chapter.id}] nbgrader generate_assignment")
     build_db = build_gradebook(course)
-    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", build_db, env=BUILD_ENVIRONMENT)
+    run_nbgrader(course.root, "generate_assignment", chapter.id, "--force", build_db, env=build_environment())
     log(f"[{chapter.id}] nbgrader generate_solution (hidden tests stripped, executed)")
     with tempfile.TemporaryDirectory(prefix="bg-solved-library-") as library:
-        environment = dict(BUILD_ENVIRONMENT)
+        environment = build_environment()
         if bonus:
             write_solved_library(course, library)
             environment[CHOSEN_FOLDER] = library

@@ -19,7 +19,7 @@ from autograder.student.datasets import mnist_files
 from autograder.student.verdict import Verdict, failed, passed, run_for_judge
 
 # Held-out accuracy a student's model must reach, trained by the fixed recipe with the student's library.
-# The reference solutions reach 96.6% (MLP) and 97.8% (CNN).
+# The reference solutions reach about 96.5% (MLP; 96.6% on some CPUs) and 97.8% (CNN).
 MLP_ACCURACY = 0.95
 CNN_ACCURACY = 0.97
 
