@@ -148,6 +148,10 @@ def chapter(chapter_id: str) -> Chapter:
     raise KeyError(f"no chapter {chapter_id!r} in course_config.py; known: {[c.id for c in CHAPTERS + BONUS]}")
 
 
+# Kinds of file a browser runs script in when it opens them: web pages, SVG and XML images, scripts.
+ACTIVE_CONTENT = ["*.html", "*.htm", "*.xhtml", "*.shtml", "*.svg", "*.svgz", "*.xml", "*.xsl", "*.js", "*.mjs"]
+
+
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c` (and nowhere else:
     the process's environment is left alone)."""
@@ -177,7 +181,11 @@ def configure_nbgrader(c) -> None:
     c.CourseDirectory.feedback_directory = FEEDBACK_DIR
     if GRADEBOOK_URL:
         c.CourseDirectory.db_url = GRADEBOOK_URL
-    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+    # Files nbgrader never copies from a submission into autograded/ (nor from there into feedback/). Besides
+    # the clutter: anything a browser runs as a page. Formgrader serves a submission's files from the
+    # instructor's own server (SubmissionFilesHandler), so a student's notes.html opened there would run with
+    # the instructor's session; the notebook itself is rendered inert (grading/safe_html.py).
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", *ACTIVE_CONTENT]
 
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True

@@ -58,6 +58,10 @@ display(Javascript({script("output-javascript")!r}))
 display(Markdown({'<img src="nowhere.png" onerror="%s">' % script("output-markdown")!r}))
 """
 
+# Pages handed in beside her notebook: formgrader serves a submission's files from the instructor's server.
+HOSTILE_FILES = {"notes.html": f"<html><body><script>{script('file-html')}</script>notes</body></html>",
+                 "diagram.svg": f'<svg xmlns="http://www.w3.org/2000/svg"><script>{script("file-svg")}</script></svg>'}
+
 
 @pytest.fixture(scope="module")
 def graded_mallory(built_course, tmp_path_factory):
@@ -69,6 +73,9 @@ def graded_mallory(built_course, tmp_path_factory):
     first_code = next(cell_marks.grade_id(c) for c in release.cells if c.cell_type == "code" and cell_marks.is_solution(c))
     notebook = submissions.filled(release, {ANSWER: HOSTILE_ANSWER, first_code: HOSTILE_OUTPUTS + answers[first_code]})
     hand_in(course, chapter, {STUDENT: notebook})
+    folder = course.notebook(course.config.SUBMITTED_DIR, chapter, STUDENT).parent
+    for name, page in HOSTILE_FILES.items():
+        (folder / name).write_text(page, encoding="utf-8")
     run_nbgrader(course.root, "autograde", CHAPTER, "--force")
     run_nbgrader(course.root, "generate_feedback", CHAPTER, "--force", f"--student={STUDENT}")
     graded = nbformat.read(course.notebook(course.config.AUTOGRADED_DIR, chapter, STUDENT), as_version=4)
@@ -121,6 +128,27 @@ def test_formgrader_shows_the_hostile_submission_inert(graded_mallory, tmp_path)
     assert answer_shown == 1, "her written answer should be on the page, for the instructor to grade"
     assert pasted.startswith("data:image/png;base64,"), f"the image pasted into her answer should stay: {pasted[:60]}"
     assert saved == (1.5, False), f"the score typed in formgrader did not reach the gradebook: {saved}"
+
+
+def test_pages_she_hands_in_beside_her_notebook_are_never_served(graded_mallory, tmp_path):
+    """course_config's ACTIVE_CONTENT: nbgrader leaves them out of autograded/ and feedback/, so formgrader's
+    submission-files URL has nothing to serve; her notebook is still graded."""
+    course, submission_id = graded_mallory
+    kept = [p.relative_to(course.root).as_posix() for folder in (course.config.AUTOGRADED_DIR, course.config.FEEDBACK_DIR)
+            for name in HOSTILE_FILES for p in (course.root / folder).rglob(name)]
+    assert kept == [], f"nbgrader copied her pages where formgrader serves them: {kept}"
+    with serving(course.root, tmp_path, fresh_jupyter_env(tmp_path)) as (base, token), chromium_page(tmp_path) as page:
+        page.goto(f"{base}/login")
+        page.locator("#password_input").fill(token)
+        page.locator("#password_input").press("Enter")
+        page.wait_for_load_state("networkidle")
+        statuses = {}
+        for name in HOSTILE_FILES:
+            statuses[name] = page.goto(f"{base}/formgrader/submissions/{submission_id}/{name}").status
+            page.wait_for_timeout(500)
+        ran = scripts_that_ran(page)
+    assert statuses == {name: 404 for name in HOSTILE_FILES}, statuses
+    assert not ran and not sorted(p.name for p in course.root.glob("pwned-*"))
 
 
 def test_her_feedback_page_is_inert_too(graded_mallory, tmp_path):
