@@ -215,12 +215,18 @@ def expected_sizes(n, size, drop_last):
     return [size] * (n // size) + ([n % size] if n % size and not drop_last else [])
 
 
-def check_loader_batches(namespace):
-    verdict = loader_batches_run(namespace, ProbeDataset)
+def plain_then_shortcut(namespace, run):
+    """`run(namespace, make_dataset, dataset)`'s verdict over the probe dataset; once that passes, over the
+    student's ArrayDataset too, when it holds the probe's samples (`array_probe`)."""
+    verdict = run(namespace, ProbeDataset)
     shortcut = array_probe(namespace)
     if not verdict.passed or shortcut is None:
         return verdict
-    return through_shortcut(loader_batches_run(namespace, shortcut, SHORTCUT))
+    return through_shortcut(run(namespace, shortcut, SHORTCUT))
+
+
+def check_loader_batches(namespace):
+    return plain_then_shortcut(namespace, loader_batches_run)
 
 
 def loader_batches_run(namespace, make_dataset, dataset="dataset"):
@@ -268,11 +274,7 @@ def loader_batches_verdict(runs, matches=probe_matches, index_of=int, dataset="d
 
 
 def check_loader_shuffle(namespace):
-    verdict = loader_shuffle_run(namespace, ProbeDataset)
-    shortcut = array_probe(namespace)
-    if not verdict.passed or shortcut is None:
-        return verdict
-    return through_shortcut(loader_shuffle_run(namespace, shortcut, SHORTCUT))
+    return plain_then_shortcut(namespace, loader_shuffle_run)
 
 
 def loader_shuffle_run(namespace, make_dataset, dataset="dataset"):
