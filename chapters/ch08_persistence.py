@@ -365,7 +365,7 @@ assert verdict.passed, verdict.message
 #   optimizer.t              np.array(120)
 # ```
 #
-# Two details:
+# Three details:
 #
 # * `np.savez(path, ...)` **adds `.npz`** to a path that does not end with it, so
 #   `save_checkpoint("best.ckpt", ...)` would write `best.ckpt.npz`. Open the file yourself (binary,
@@ -377,6 +377,10 @@ assert verdict.passed, verdict.message
 #   that what it returned is an archive, `isinstance(archive, np.lib.npyio.NpzFile)` (a plain `.npy`
 #   file loads as a bare array), with the `babygrad.checkpoint` entry. A missing file may stay a
 #   `FileNotFoundError`: that message is clear already.
+# * A file can have the mark and still not be a checkpoint: an entry saved as an object array can only be
+#   read by unpickling it. With `allow_pickle=False`, NumPy refuses it with a `ValueError` when you read
+#   that entry, after `np.load` has opened the file: turn that into your `ValueError` too. A checkpoint never
+#   needs pickle, and loading with pickle allowed runs whatever code the file names.
 
 # %% provided export
 CHECKPOINT_MARK = "babygrad.checkpoint"
@@ -425,7 +429,7 @@ verdict = check.checkpoint("round_trip")
 assert verdict.passed, verdict.message
 
 # %% test id=test_checkpoint_refuses points=2
-verdict = check.checkpoint("refuses", "text", "npz")
+verdict = check.checkpoint("refuses", "text", "npz", "pickled")
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.checkpoint("refuses", "empty", "random", "zip", "npy")

@@ -1,4 +1,6 @@
 """Chapter 8's and 9's checks: the solution passes, typical slips fail with a message that names them."""
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -20,7 +22,7 @@ def check(ns):
 def test_the_solution_passes_every_check(check):
     verdicts = [check.named_state(), check.named_state("nested"), check.state_dict(), check.load_state_dict("values"),
                 check.load_state_dict("errors"), check.optimizer_state("adam", "sgd", "adam_decay"),
-                check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz"),
+                check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz", "pickled"),
                 check.resume_training("adam"), check.resume_training("sgd"), check.evaluate(),
                 check.keep_best("checkpoint"), check.keep_best("patience"), check.fit(), check.fit(validate=False)]
     assert [v.message for v in verdicts if not v.passed] == []
@@ -37,7 +39,7 @@ def patched(ns):
         setattr(cls, method, fn)
 
     yield patch
-    for cls, method, fn in saved:
+    for cls, method, fn in reversed(saved):         # a method patched twice gets its first back
         setattr(cls, method, fn)
 
 
@@ -57,6 +59,108 @@ def test_numpys_own_errors_are_not_a_refusal(ns, check):
         ns["load_checkpoint"] = saved
     assert not empty.passed and "raised EOFError" in empty.message and "Expected a ValueError" in empty.message
     assert not text.passed and "say which file it was" in text.message
+
+
+ANY_ERROR = (Exception,)
+NUMPYS_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile)
+
+
+def loader(ns, allow_pickle, catch, entries_guarded=True):
+    """A load_checkpoint as a student writes it: np.load with `allow_pickle`, its errors `catch`-ed into the
+    refusal, and (`entries_guarded`) the reading of the entries too."""
+    entry_errors = catch if entries_guarded else ()
+
+    def load_checkpoint(path, model, optimizer=None):
+        try:
+            archive = np.load(path, allow_pickle=allow_pickle)
+        except FileNotFoundError:
+            raise
+        except catch as error:
+            raise ValueError(f"{path} is not a babygrad checkpoint: NumPy cannot read it ({error})") from None
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} is not a babygrad checkpoint: it holds a single array")
+        with archive:
+            if ns["CHECKPOINT_MARK"] not in archive.files:
+                raise ValueError(f"{path} is not a babygrad checkpoint: it has no mark")
+            try:
+                arrays = {name: archive[name] for name in archive.files}
+            except entry_errors as error:
+                raise ValueError(f"{path} is not a babygrad checkpoint: it is damaged ({error})") from None
+        model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                               if name.startswith("model.")})
+    return load_checkpoint
+
+
+@pytest.fixture
+def load_checkpoint_as(ns):
+    """Put a student's load_checkpoint in the notebook for one test, and the solution's back."""
+    saved = ns["load_checkpoint"]
+
+    def put(fn):
+        ns["load_checkpoint"] = fn
+
+    yield put
+    ns["load_checkpoint"] = saved
+
+
+def test_a_loader_that_unpickles_a_marked_file_is_told_the_rule(ns, check, load_checkpoint_as):
+    """Pickle allowed and every error turned into the refusal: the files that are not archives are refused, so
+    only the marked checkpoint whose entry needs pickle shows it."""
+    load_checkpoint_as(loader(ns, allow_pickle=True, catch=ANY_ERROR))
+    assert check.checkpoint("refuses", "text", "npz").passed
+    verdict = check.checkpoint("refuses", "text", "npz", "pickled")
+    assert not verdict.passed and "accepted a checkpoint file whose entry needs pickle (pickled.ckpt)" in verdict.message
+    assert persistence.PICKLE_RULE in verdict.message, verdict.message
+
+
+def test_an_unpickling_error_says_the_file_was_loaded_with_pickle_allowed(ns, check, load_checkpoint_as):
+    load_checkpoint_as(loader(ns, allow_pickle=True, catch=NUMPYS_ERRORS))
+    verdict = check.checkpoint("refuses", "text")
+    assert not verdict.passed and "raised UnpicklingError" in verdict.message
+    assert "loaded with pickle allowed" in verdict.message and persistence.PICKLE_RULE in verdict.message
+    assert "catch what np.load raises" not in verdict.message, verdict.message
+
+
+def test_an_entry_numpy_refuses_to_unpickle_must_be_refused_naming_the_file(ns, check, load_checkpoint_as):
+    load_checkpoint_as(loader(ns, allow_pickle=False, catch=NUMPYS_ERRORS, entries_guarded=False))
+    assert check.checkpoint("refuses", "text", "npz").passed
+    verdict = check.checkpoint("refuses", "pickled")
+    assert not verdict.passed and "say which file it was" in verdict.message
+    assert "reading the entries can fail too" in verdict.message, verdict.message
+
+
+def test_a_loader_without_pickle_refuses_the_pickled_checkpoint(ns, check, load_checkpoint_as):
+    """NumPy's default refuses pickles; catching every error of np.load is right too."""
+    load_checkpoint_as(loader(ns, allow_pickle=False, catch=ANY_ERROR))
+    verdict = check.checkpoint("refuses", "text", "npz", "pickled")
+    assert verdict.passed and "and a checkpoint file whose entry needs pickle" in verdict.message, verdict.message
+
+
+def test_pickle_is_named_only_on_evidence_that_the_file_was_unpickled():
+    """A refusal of the wrong type, or an unnamed one, says nothing of pickle unless NumPy unpickled the file."""
+    for kind in persistence.NOT_CHECKPOINTS:
+        for error_type, is_value_error in (("KeyError", False), ("OSError", False), ("ValueError", True)):
+            problem = persistence.refused_file_problem(kind, "x.ckpt", error_type, is_value_error, "bad")
+            assert problem and persistence.PICKLE_RULE not in problem.message, (kind, error_type)
+        accepted = persistence.refused_file_problem(kind, "x.ckpt", None, False, "")
+        assert (persistence.PICKLE_RULE in accepted.message) == (kind == "pickled"), accepted.message
+
+
+def test_the_pickled_checkpoint_holds_plain_numbers_and_needs_pickle_only_for_its_entry(ns, tmp_path):
+    """Harmless to unpickle (plain floats: what a careless loader would run), and refused without pickle only
+    when the entry is read, after np.load opened the file and the mark was seen."""
+    state = persistence.small_net(ns, seed=3).state_dict()
+    path = tmp_path / "pickled.ckpt"
+    with open(path, "wb") as f:
+        persistence.pickled_checkpoint(f, state, "modules.1.bias")
+    with np.load(path, allow_pickle=False) as archive:
+        assert persistence.CHECKPOINT_MARK in archive.files and archive["model.modules.0.weight"].dtype.kind == "f"
+        with pytest.raises(ValueError, match="allow_pickle=False"):
+            archive["model.modules.1.bias"]
+    with np.load(path, allow_pickle=True) as archive:
+        entry = archive["model.modules.1.bias"]
+    assert entry.dtype == object and all(type(v) is float for v in entry.ravel())
+    assert np.array_equal(entry.astype(np.float32), state["modules.1.bias"])
 
 
 def test_a_half_done_load_is_caught(ns, check, patched):
@@ -140,6 +244,37 @@ def test_an_optimizer_state_without_its_settings_is_caught(ns, check, patched):
     patched("Optimizer", "state_dict", counters_only)
     verdict = check.optimizer_state()
     assert not verdict.passed, verdict.message
+
+
+def fit_averaging(ns, last=None):
+    """Trainer.fit as the text describes it, but its epoch loss the mean of the `last` batch losses (None: all)."""
+    def fit(self, train_loader, val_loader=None, epochs=1):
+        history = {"train_loss": [], "val_loss": [], "val_accuracy": []}
+        for epoch in range(1, epochs + 1):
+            losses = ns["train_epoch"](self.model, train_loader, self.loss_fn, self.optimizer, None)
+            history["train_loss"].append(float(np.mean(losses[-last:] if last else losses)))
+            if val_loader is None:
+                continue
+            val = self.evaluate(val_loader)
+            history["val_loss"].append(val["loss"])
+            history["val_accuracy"].append(val["accuracy"])
+            if self.keep_best(epoch, val["loss"]):
+                break
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        return history
+    return fit
+
+
+def test_an_epoch_loss_of_the_last_50_batches_is_named_as_the_running_loss(ns, check, patched):
+    patched("Trainer", "fit", fit_averaging(ns))
+    assert check.fit().passed and check.fit(epochs=3, validate=False, seed=2).passed
+    patched("Trainer", "fit", fit_averaging(ns, last=50))
+    for verdict in (check.fit(), check.fit(epochs=3, validate=False, seed=2)):
+        assert not verdict.passed and "last 50 batch losses (chapter 7's running loss)" in verdict.message, verdict.message
+    patched("Trainer", "fit", fit_averaging(ns, last=1))
+    verdict = check.fit()
+    assert not verdict.passed and "running loss" not in verdict.message, verdict.message
 
 
 def test_expected_keep_best_sequence():

@@ -73,6 +73,10 @@ LOAD_TRY = '''    try:
 MARK_CHECK = '''        if CHECKPOINT_MARK not in archive.files:
             raise ValueError(f"{path} is not a babygrad checkpoint: it has no {CHECKPOINT_MARK!r} entry")
 '''
+READ_ENTRIES = '''        try:
+            arrays = {name: archive[name] for name in archive.files}
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{path} is not a babygrad checkpoint: it is damaged ({error})") from None'''
 
 LOAD_COPY = """            target = holder.data if isinstance(holder, Tensor) else holder
             target[...] = state[name]"""
@@ -127,6 +131,17 @@ MISTAKES = [
     wrong("load_no_try", "lets NumPy's own errors through", "checkpoint", LOAD_TRY,
           "    archive = np.load(path, allow_pickle=False)", ["test_checkpoint_refuses"]),
     wrong("load_no_mark", "accepts any .npz archive", "checkpoint", MARK_CHECK, "", ["test_checkpoint_refuses"]),
+    wrong("load_allows_pickle", "np.load(path, allow_pickle=True), a common copy from the web: NumPy then reads a "
+          "text file as a pickle and raises UnpicklingError", "checkpoint", "allow_pickle=False", "allow_pickle=True",
+          ["test_checkpoint_refuses"]),
+    wrong("load_allows_pickle_catches_all", "allows pickle and turns any exception into the refusal: a marked file "
+          "whose entry needs pickle is read, unpickling it", "checkpoint", LOAD_TRY,
+          LOAD_TRY.replace("allow_pickle=False", "allow_pickle=True")
+          .replace("except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:", "except Exception as error:"),
+          ["test_checkpoint_refuses"]),
+    wrong("load_entries_unguarded", "guards np.load but not the reading of the entries: an entry only pickle can "
+          "read raises NumPy's own ValueError, which does not name the file", "checkpoint", READ_ENTRIES,
+          "        arrays = {name: archive[name] for name in archive.files}", ["test_checkpoint_refuses"]),
     wrong("load_state_dict_rebinds_data", "rebinds each Parameter's .data to the state's array instead of copying "
           "into it: the model and the dict then share their values", "load_state_dict", LOAD_COPY,
           """            if isinstance(holder, Tensor):
@@ -149,6 +164,11 @@ ALTERNATIVES = [
           "            np.copyto(holder.data if isinstance(holder, Tensor) else holder, state[name])"),
     right("optimizer_state_items", "np.asarray(...).copy() and numbers as 0-d arrays by np.asarray", "optimizer_state",
           OPT_POSITION, 'state[f"{name}.{position[key]}"] = np.asarray(array).copy()'),
+    right("load_default_no_pickle", "np.load(path): NumPy's default already refuses pickles", "checkpoint",
+          "np.load(path, allow_pickle=False)", "np.load(path)"),
+    right("load_catches_any_error", "no pickle, and any exception of np.load but a missing file turned into the "
+          "refusal", "checkpoint", "except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:",
+          "except Exception as error:"),
     right("checkpoint_savez_compressed", "compressed .npz", "checkpoint", SAVE_OPEN,
           '''    with open(path, "wb") as f:
         np.savez_compressed(f, **arrays)'''),

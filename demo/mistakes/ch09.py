@@ -53,6 +53,9 @@ MISTAKES = [
     wrong("fit_last_batch_loss", "records the last batch's loss as the epoch's", "fit",
           'history["train_loss"].append(float(np.mean(losses)))', 'history["train_loss"].append(float(losses[-1]))',
           ["test_fit"]),
+    wrong("fit_running_loss", "records chapter 7's running loss, the mean of the last 50 batch losses, as the "
+          "epoch's loss", "fit", 'history["train_loss"].append(float(np.mean(losses)))',
+          'history["train_loss"].append(float(np.mean(losses[-50:])))', ["test_fit"]),
     wrong("fit_no_training", "evaluates every epoch but never calls train_epoch", "fit",
           "            losses = train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar)",
           "            losses = [0.0]", ["test_fit", "test_capstone_mlp"]),

@@ -270,9 +270,11 @@ def round_trip(rng):
     return passed(rules.ROUND_TRIP_PASSED)
 
 
-def not_checkpoint(rng, kind):
-    """(description, secret file name, secret bytes) of a file of `kind` that is not a checkpoint."""
-    description, name = rules.NOT_CHECKPOINTS[kind]
+def not_checkpoint(rng, kind, sizes):
+    """(kind, secret file name, secret bytes) of a file of `kind` that is not a checkpoint (for `pickled`, a
+    checkpoint of a small_net of `sizes`, secret values, a secret entry stored as an object array). The judge
+    only writes these bytes; the kernel's reply never holds anything but JSON."""
+    name = rules.NOT_CHECKPOINTS[kind][1]
     stem, dot, extension = name.partition(".")
     name = f"{stem}_{int(rng.integers(100, 100000))}{dot}{extension}"
     if kind == "text":
@@ -288,17 +290,20 @@ def not_checkpoint(rng, kind):
         array = secret(rng, int(rng.integers(2, 9)))
         if kind == "npy":
             np.save(buffer, array)
-        else:
+        elif kind == "npz":
             np.savez(buffer, **{str(rng.choice(["weight", "bias", "scale", "values"])): array})
+        else:
+            state = net_values(rng, sizes)
+            rules.pickled_checkpoint(buffer, state, str(rng.choice(list(state))))
         data = buffer.getvalue()
-    return description, name, np.frombuffer(data, dtype=np.uint8).copy()
+    return kind, name, np.frombuffer(data, dtype=np.uint8).copy()
 
 
 def refuses(rng, kinds):
     """load_checkpoint on secret files that are not checkpoints: a ValueError naming the file, the model untouched."""
     sizes = net_sizes(rng)
     values = net_values(rng, sizes)
-    files = [not_checkpoint(rng, kind) for kind in kinds]
+    files = [not_checkpoint(rng, kind, sizes) for kind in kinds]
     reply = yield {"kind": "persist_refuses", "sizes": sizes, "values": list(values.values()),
                    "names": [name for _, name, _ in files], "contents": [data for _, _, data in files]}
     if "error" in reply:
@@ -306,16 +311,16 @@ def refuses(rng, kinds):
     results = reply.get("results")
     if not isinstance(results, list) or len(results) != len(files) or not all(isinstance(r, dict) for r in results):
         raise ProbeFailure(f"the reply does not hold {len(files)} results")
-    for (description, name, _), result in zip(files, results):
+    for (kind, name, _), result in zip(files, results):
         error = raised(result.get("raised"))
-        problem = (rules.refused_file_problem(description, name, None, False, "") if error is None else
-                   rules.refused_file_problem(description, name, error[0].error_type, error[2], error[0].message))
+        problem = (rules.refused_file_problem(kind, name, None, False, "") if error is None else
+                   rules.refused_file_problem(kind, name, error[0].error_type, error[2], error[0].message))
         if problem:
             return problem
         holders = arrays(result, "holders", len(values))
         if any(not np.array_equal(h, v) for h, v in zip(holders, values.values())):
-            return failed(f"load_checkpoint refused {description} but changed the model first.")
-    return rules.refuses_passed([d for d, _, _ in files])
+            return failed(f"load_checkpoint refused {rules.NOT_CHECKPOINTS[kind][0]} but changed the model first.")
+    return rules.refuses_passed([kind for kind, _, _ in files])
 
 
 # ── 8.5 ──

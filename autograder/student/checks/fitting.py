@@ -265,9 +265,14 @@ def keep_best_passed(kind, losses, patience):
 
 # ── fit ───────────────────────────────────────────────────────────────────────────────────────
 
+RUNNING_LOSS_BATCHES = 50       # chapter 7's running loss: the mean of the last 50 batch losses
+
+
 def fit_scenario(rng, epochs):
-    """Scripted batch losses and validation results for `epochs` epochs, drawn from `rng`."""
-    batch_losses = [list(np.round(rng.uniform(0.1, 2.0, 3), 4)) for _ in range(epochs)]
+    """Scripted batch losses and validation results for `epochs` epochs, drawn from `rng`. The first epoch has
+    more batches than chapter 7's running loss averages, so a train_loss of only the last 50 shows."""
+    counts = [int(rng.integers(RUNNING_LOSS_BATCHES + 1, 80))] + [int(rng.integers(2, 6)) for _ in range(epochs - 1)]
+    batch_losses = [list(np.round(rng.uniform(0.1, 2.0, count), 4)) for count in counts]
     val_results = [{"loss": float(np.round(rng.uniform(0.1, 1.0), 4)), "accuracy": float(np.round(rng.uniform(0.5, 1.0), 4))}
                    for _ in range(epochs)]
     return batch_losses, val_results
@@ -337,6 +342,16 @@ def fit_history(history):
     return shown
 
 
+def train_loss_hint(got, batch_losses):
+    """The rule for history["train_loss"]; it names the running loss only when `got` is exactly that."""
+    running = [float(np.mean(b[-RUNNING_LOSS_BATCHES:])) for b in batch_losses]
+    if isinstance(got, list) and len(got) == len(running) and np.allclose(np.asarray(got, dtype=float), running, rtol=1e-6):
+        return (f"\n  Those are the means of each epoch's last {RUNNING_LOSS_BATCHES} batch losses (chapter 7's running "
+                f"loss), but epoch 1 had {len(batch_losses[0])} batches: train_loss holds the mean of all of an "
+                "epoch's batch losses.")
+    return "\n  train_loss holds the mean of each epoch's batch losses."
+
+
 def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best):
     """The verdict on what fit did with the scripted stand-ins (`record`, see check_fit); `best`: the arrays
     keep_best put in best_state at epoch 2, which the model must hold at the end."""
@@ -358,7 +373,7 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         got = history.get(key)
         if not isinstance(got, list) or len(got) != len(values) or not np.allclose(np.asarray(got, dtype=float), values, rtol=1e-6):
             return failed(f"{where}: history[{key!r}] is {got if isinstance(got, str) else fmt(got)}, expected {fmt(values)}."
-                          + ("\n  train_loss holds the mean of each epoch's batch losses." if key == "train_loss" else ""))
+                          + (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else ""))
     if not validate:
         if record["evaluate_calls"] or record["keep_best_calls"]:
             return failed(f"{where}: evaluate or keep_best was called without a val_loader.")

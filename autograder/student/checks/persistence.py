@@ -119,7 +119,10 @@ NOT_CHECKPOINTS = {
     "random": ("random bytes", "noise.ckpt"), "zip": ("a zip archive that is not NumPy's", "other.zip"),
     "npy": ("a plain .npy array", "weights.npy"),
     "npz": ("an .npz archive without the babygrad.checkpoint entry", "arrays.npz"),
+    "pickled": ("a checkpoint file whose entry needs pickle", "pickled.ckpt"),
 }
+CHECKPOINT_MARK = "babygrad.checkpoint"
+PICKLE_RULE = "a checkpoint never needs pickle, and loading with pickle allowed runs whatever code the file names"
 
 
 def net_shapes(sizes):
@@ -615,7 +618,7 @@ ROUND_TRIP_PASSED = "✔ save_checkpoint writes one .npz file at the given path;
 
 def checkpoint_entries(model_state, optimizer_state):
     """The entry names of a checkpoint file of these state dicts."""
-    return {"babygrad.checkpoint"} | {f"model.{k}" for k in model_state} | {f"optimizer.{k}" for k in optimizer_state}
+    return {CHECKPOINT_MARK} | {f"model.{k}" for k in model_state} | {f"optimizer.{k}" for k in optimizer_state}
 
 
 def checkpoint_file_problem(name, exists, written, names, want):
@@ -644,8 +647,19 @@ def checkpoint_loaded_problem(model_state, saved_model, optimizer_state, saved_o
     return None
 
 
-def not_checkpoints(folder, kinds):
-    """(description, path) of files that are not checkpoints, of the `kinds` asked for."""
+def pickled_checkpoint(file, state, entry):
+    """Write to `file` a checkpoint of the model state `state`, mark and all, whose `entry` is an object array:
+    NumPy reads that entry only by unpickling it. Harmless: it holds plain Python floats, so a loader that
+    allows pickle reads the whole file and loads it, which is what shows."""
+    arrays = {CHECKPOINT_MARK: np.array(1)}
+    arrays.update({f"model.{name}": np.asarray(value) for name, value in state.items()})
+    arrays[f"model.{entry}"] = arrays[f"model.{entry}"].astype(object)
+    np.savez(file, **arrays)                             # np.savez pickles object arrays; loading one needs pickle
+
+
+def not_checkpoints(folder, kinds, state):
+    """(kind, path) of files that are not checkpoints, of the `kinds` asked for; `state`: the model state a
+    "pickled" file holds."""
     files = []
 
     def write(name, data):
@@ -658,16 +672,17 @@ def not_checkpoints(folder, kinds):
     for kind in NOT_CHECKPOINTS:
         if kind not in kinds:
             continue
-        description, name = NOT_CHECKPOINTS[kind]
+        path = os.path.join(folder, NOT_CHECKPOINTS[kind][1])
         if kind == "npy":
-            path = os.path.join(folder, name)
             np.save(path, np.arange(4.0))
         elif kind == "npz":
-            path = os.path.join(folder, name)
             np.savez(path, weight=np.ones(3))             # the name ends in .npz: np.savez keeps it
+        elif kind == "pickled":
+            with open(path, "wb") as f:
+                pickled_checkpoint(f, state, "modules.1.weight")
         else:
-            path = write(name, contents[kind])
-        files.append((description, path))
+            path = write(NOT_CHECKPOINTS[kind][1], contents[kind])
+        files.append((kind, path))
     return files
 
 
@@ -678,36 +693,57 @@ def check_checkpoint_refuses(ns, kinds=("text", "npz")):
             ("Optimizer", "state_dict"), ("Optimizer", "load_state_dict")):
         model = small_net(ns, seed=0)
         before = model.state_dict()
-        files = not_checkpoints(folder, kinds)
-        for description, path in files:
+        files = not_checkpoints(folder, kinds, small_net(ns, seed=3).state_dict())
+        for kind, path in files:
             error = raised_by(lambda: load(path, model))
-            problem = refused_file_problem(description, os.path.basename(path), error and type(error).__name__,
+            problem = refused_file_problem(kind, os.path.basename(path), error and type(error).__name__,
                                            isinstance(error, ValueError), str(error)) \
                 or (any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items())
-                    and failed(f"load_checkpoint refused {description} but changed the model first."))
+                    and failed(f"load_checkpoint refused {NOT_CHECKPOINTS[kind][0]} but changed the model first."))
             if problem:
                 return problem
-    return refuses_passed([d for d, _ in files])
+    return refuses_passed([kind for kind, _ in files])
 
 
-def refused_file_problem(description, name, error_type, is_value_error, text):
-    """load_checkpoint on a file that is not a checkpoint must raise a ValueError naming the file `name`."""
+def refused_file_problem(kind, name, error_type, is_value_error, text):
+    """load_checkpoint on a file of `kind` (NOT_CHECKPOINTS), named `name`, must raise a ValueError naming it.
+    error_type None: it returned. Pickle is named only on evidence that the file was unpickled."""
+    description = NOT_CHECKPOINTS[kind][0]
     if error_type is None:
-        return failed(f"load_checkpoint accepted {description} ({name}): "
-                      "a file without the babygrad.checkpoint entry must be refused.")
+        return failed(accepted_file_message(kind, name))
     if not is_value_error:
-        return failed(f"load_checkpoint on {description} ({name}) raised "
-                      f"{error_type}: {text}\n  Expected a ValueError that says the file is not a "
-                      "babygrad checkpoint. Hint: catch what np.load raises on a bad file (ValueError, OSError, "
-                      "EOFError, zipfile.BadZipFile), and check that it returned an NpzFile with the mark.")
+        return failed(f"load_checkpoint on {description} ({name}) raised {error_type}: {text}\n"
+                      "  Expected a ValueError that says the file is not a babygrad checkpoint. "
+                      + (UNPICKLED_HINT if error_type == "UnpicklingError" else CATCH_HINT))
     if name not in text:
+        read_late = ("\n  Hint: this file opens as an archive with the mark; NumPy refuses when an entry is read, "
+                     "so reading the entries can fail too.") if kind == "pickled" else ""
         return failed(f"load_checkpoint on {description} raised ValueError({text!r}): "
-                      "say which file it was (include the path in the message).")
+                      "say which file it was (include the path in the message)." + read_late)
     return None
 
 
-def refuses_passed(descriptions):
-    return passed(f"✔ load_checkpoint refuses {', '.join(descriptions)} with a ValueError that names the file")
+CATCH_HINT = ("Hint: catch what np.load raises on a bad file (ValueError, OSError, EOFError, zipfile.BadZipFile), "
+              "and check that it returned an NpzFile with the mark.")
+# an UnpicklingError comes only from reading the file as a pickle, which np.load does only when pickle is allowed
+UNPICKLED_HINT = (f"NumPy tried to read the file as a pickle, so it was loaded with pickle allowed.\n  Hint: {PICKLE_RULE}; "
+                  "loaded without it, NumPy refuses such a file with a ValueError.")
+
+
+def accepted_file_message(kind, name):
+    """What load_checkpoint did wrong when it returned on a file of `kind` that is not a checkpoint."""
+    description = NOT_CHECKPOINTS[kind][0]
+    if kind == "pickled":
+        return (f"load_checkpoint accepted {description} ({name}): the file has the {CHECKPOINT_MARK} entry, but "
+                "one of its entries is an object array, which NumPy reads only by unpickling it.\n"
+                f"  Hint: {PICKLE_RULE}: a file NumPy cannot read without pickle is not a checkpoint.")
+    return f"load_checkpoint accepted {description} ({name}): a file without the {CHECKPOINT_MARK} entry must be refused."
+
+
+def refuses_passed(kinds):
+    *others, last = [NOT_CHECKPOINTS[kind][0] for kind in kinds]
+    described = f"{', '.join(others)} and {last}" if others else last
+    return passed(f"✔ load_checkpoint refuses {described}, each with a ValueError that names the file")
 
 
 # ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
@@ -773,7 +809,7 @@ def optimizer_state_check(namespace, *optimizers):
 @register("checkpoint")
 def checkpoint_check(namespace, kind, *files):
     """save_checkpoint / load_checkpoint: `round_trip`, or `refuses` files that are not checkpoints
-    (text, empty, random, zip, npy, npz)."""
+    (text, empty, random, zip, npy, npz, pickled)."""
     if kind == "round_trip":
         return check_checkpoint_round_trip(namespace)
     return check_checkpoint_refuses(namespace, files or ("text", "npz"))
