@@ -229,7 +229,7 @@ assert verdict.passed, verdict.message
 # The next check calls your closure directly: it builds `out = a + b`, sets `out.grad` (to `1.0`,
 # to another number, and with `a` and `b` already holding gradients from elsewhere), calls
 # `out._backward()`, and compares `a.grad` and `b.grad` with finite differences. It also tries
-# `out = a + a`.
+# `out = a + a`, and an input of `0`, where a local derivative holds as anywhere else.
 
 # %% test id=test_add_backward points=2
 verdict = check.value_backward("add")

@@ -1,5 +1,6 @@
 """The checks that notebooks call: right answers always pass, wrong ones fail with a message that teaches."""
 import linecache
+import sys
 
 import numpy as np
 import pytest
@@ -168,6 +169,51 @@ def test_transpose_backward_must_invert_the_permutation(ns, check):
     wrong = subclass(ns, "Transpose", backward)
     assert check.backward(wrong((1, 0)), [(3, 5)]).passed                 # a swap is its own inverse...
     assert not check.backward(wrong((1, 2, 0)), [(3, 2, 5)]).passed       # ...a 3-cycle is not
+
+
+def test_a_backward_that_changes_its_op_fails_its_second_call_and_says_what_changed(ns, check):
+    """A graph walked twice runs each op's backward twice (section 3.8): a Transpose that keeps the inverse in
+    self.axes inverts it back on its second call."""
+    def overwrites(self, out_grad, node):
+        self.axes = tuple(int(i) for i in np.argsort(self.axes))
+        return out_grad.transpose(self.axes)
+    verdict = check.backward(subclass(ns, "Transpose", overwrites)((1, 2, 0)), [(3, 2, 5)])
+    assert not verdict.passed
+    for words in ["a random out_grad", "second call on the same op", "self.axes from (1, 2, 0) to (2, 0, 1)",
+                  "leave the op's attributes as it found them"]:
+        assert words in verdict.message, (words, verdict.message)
+    assert check.backward(subclass(ns, "Transpose", overwrites)((1, 0)), [(3, 5)]).passed      # a swap: no harm
+
+
+def test_a_backward_that_keeps_something_on_its_op_but_answers_the_same_passes(ns, check):
+    def keeps_inverse(self, out_grad, node):
+        self.inverse = tuple(int(i) for i in np.argsort(self.axes))
+        return out_grad.transpose(self.inverse)
+    verdict = check.backward(subclass(ns, "Transpose", keeps_inverse)((1, 2, 0)), [(3, 2, 5)])
+    assert verdict.passed, verdict.message
+
+
+def test_a_first_call_that_fails_says_nothing_of_a_second(ns, check):
+    def same_axes(self, out_grad, node):
+        self.seen = True
+        return out_grad.transpose(self.axes)
+    verdict = check.backward(subclass(ns, "Transpose", same_axes)((1, 2, 0)), [(3, 2, 5)])
+    assert not verdict.passed and "all-ones out_grad" in verdict.message and "second call" not in verdict.message
+
+
+def test_a_forward_that_raises_on_a_nudged_input_gets_a_message_not_an_exception(ns, check):
+    """The finite differences are taken before backward runs; a forward that raises there is told, as the judge
+    tells it, after backward's own checks."""
+    def forward(self, a):
+        if getattr(self, "ran", False):
+            raise ValueError("a second forward")
+        self.ran = True
+        return np.exp(a)
+    once = type("Exp", (ns["Exp"],), {"forward": forward})
+    verdict = check.backward(once(), [(2, 3)])
+    assert not verdict.passed
+    assert "ValueError: a second forward" in verdict.message
+    assert "while computing finite differences of your forward" in verdict.message
 
 
 # Wrong backwards whose gradient a known slip computes: the hint names it. (op, args, backward, shapes,
@@ -345,6 +391,40 @@ def test_an_engine_that_takes_grad_only_as_a_tensor_fails_the_explicit_grad_chec
     assert not verdict.passed and "AttributeError" in verdict.message and "NumPy array" in verdict.message
 
 
+def engine_refusing_by(ns, monkeypatch, refuses):
+    """The course's engine, refusing a result without grad when `refuses(tensor)` (a student's test for several
+    elements) instead of by its size."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def backward(self, grad=None):
+        if grad is None and self.requires_grad:
+            if refuses(self):
+                raise ValueError(f"backward() needs a scalar, not shape {self.shape}")
+            grad = np.ones_like(self.data)
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", backward)
+    return Checker(ns, verbose=False)
+
+
+@pytest.mark.parametrize("refuses, shape, which", [
+    (lambda t: t.data.ndim and t.shape[0] != 1, "(1, ", "first axis"),
+    (lambda t: t.data.ndim and t.shape[-1] != 1, ", 1)", "last axis"),
+])
+def test_a_result_of_several_elements_along_one_axis_must_be_refused_too(ns, monkeypatch, refuses, shape, which):
+    verdict = engine_refusing_by(ns, monkeypatch, refuses).engine_rule("non_scalar_error")
+    assert not verdict.passed
+    for words in [shape, "returned without an error; expected ValueError", f"though its {which} has length 1",
+                  "the number of elements"]:
+        assert words in verdict.message, (words, verdict.message)
+
+
+@pytest.mark.parametrize("refuses", [lambda t: t.data.size != 1, lambda t: t.shape not in ((), (1,), (1, 1))])
+def test_refusing_by_the_number_of_elements_or_the_texts_shapes_passes(ns, monkeypatch, refuses):
+    verdict = engine_refusing_by(ns, monkeypatch, refuses).engine_rule("non_scalar_error")
+    assert verdict.passed, verdict.message
+
+
 def test_recursive_engine_fails_only_the_long_chain(ns):
     Tensor = ns["Tensor"]
     original = Tensor.backward
@@ -368,6 +448,35 @@ def test_recursive_engine_fails_only_the_long_chain(ns):
         assert not verdict.passed and "recursion limit" in verdict.message
     finally:
         Tensor.backward = original
+
+
+def test_a_recursive_engine_under_a_raised_limit_still_fails_the_long_chain(ns, monkeypatch):
+    """Section 3.8 asks for an explicit stack: raising the limit lets the chain run, one nested call per node."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def recursive_backward(self, grad=None):
+        sys.setrecursionlimit(50_000)
+        seen = set()
+
+        def visit(node):
+            if id(node) not in seen:
+                seen.add(id(node))
+                for parent in node._inputs:
+                    visit(parent)
+        visit(self)
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", recursive_backward)
+    limit = sys.getrecursionlimit()
+    try:
+        check = Checker(ns, verbose=False)
+        assert check.engine("diamond").passed and check.engine("reuse").passed
+        verdict = check.engine("long_chain")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert not verdict.passed
+    for words in ["10,000 ops", "the gradient is right", "nested 10,0", "Section 3.8", "explicit stack"]:
+        assert words in verdict.message, (words, verdict.message)
 
 
 def test_operators_check_catches_wrong_wiring_and_restores_the_ops(ns):

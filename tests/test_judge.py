@@ -756,14 +756,53 @@ def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(ca
 
     from autograder.grading.judge.scalar import FUNCTIONS
     rng = np.random.default_rng(6)
-    for text, params, body, draw, _, exact, _ in FUNCTIONS[case]:
+    for text, params, body, draw, h, exact, _ in FUNCTIONS[case]:
         f = eval(f"lambda {params}: {body}", {"math": math})  # noqa: S307
         xs = draw(rng)
+        step = h or 1e-6        # the central difference with the case's own step (x³'s depends on it)
         for i, want in enumerate(exact(*xs)):
             plus, minus = list(xs), list(xs)
-            plus[i] += 1e-6
-            minus[i] -= 1e-6
-            assert math.isclose((f(*plus) - f(*minus)) / 2e-6, want, rel_tol=1e-6, abs_tol=1e-6), (text, i)
+            plus[i] += step
+            minus[i] -= step
+            assert math.isclose((f(*plus) - f(*minus)) / (2 * step), want, rel_tol=1e-6, abs_tol=1e-6), (text, i)
+
+
+# The wrong answers of the second audit that are caught now: (chapter, catalogued mistake, its cell, the check
+# the kernel runs for that cell, words both messages hold).
+SECOND_AUDIT = [
+    ("ch01", "mul_divides_by_input", "test_mul_backward", lambda c: c.value_backward("mul"),
+     ["ZeroDivisionError", "a = Value(0.0)", "a is 0 here", "need no division"]),
+    ("ch01", "backward_recursive_raised_limit", "test_backward_long_chain", lambda c: c.value_engine("long_chain"),
+     ["the gradient is right", "Python calls inside one another", "Section 1.4"]),
+    ("ch01", "numeric_ignores_h", "test_numerical_gradient", lambda c: c.numerical_gradient(),
+     ["h=0.1", "x * x * x", "much smaller step than the h = 0.1"]),
+    ("ch03", "transpose_overwrites_axes", "test_transpose_backward",
+     lambda c: c.backward(c.namespace["Transpose"]((1, 2, 0)), shapes=[(3, 2, 5)]),
+     ["second call on the same op", "self.axes from (1, 2, 0) to (2, 0, 1)"]),
+    ("ch03", "engine_non_scalar_first_axis", "test_engine_non_scalar_error",
+     lambda c: c.engine_rule("non_scalar_error"), ["returned without an error", "though its first axis has length 1"]),
+    ("ch03", "engine_recursive_raised_limit", "test_engine_long_chain", lambda c: c.engine("long_chain"),
+     ["the gradient is right", "Python calls inside one another", "Section 3.8"]),
+]
+
+
+@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", SECOND_AUDIT, ids=[m[1] for m in SECOND_AUDIT])
+def test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
+                                                                          words):
+    import sys
+
+    from helpers.solved_code import notebook_namespace
+    limit = sys.getrecursionlimit()         # two of these answers raise it in this process
+    try:
+        namespace = notebook_namespace(chapter_id, catalogue_edits(chapter_id, mistake), training=False)
+        judgement = Judge(plan_notebook(source_notebook(chapter_id), JUDGED_CHECKS), secret=11).judge_cell(
+            grade_id, in_process(namespace))
+        kernel = kernel_check(Checker(namespace, verbose=False))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert judgement.judged and not judgement.passed and not kernel.passed
+    for message in (judgement.message, kernel.message):
+        assert all(w in message for w in words), (words, message)
 
 
 # ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──
@@ -1216,6 +1255,26 @@ def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_tra
     finally:
         namespace["Adam"].step = adam_step
     assert not judgement.passed and "the judge's own training" in judgement.message, judgement.message
+
+
+def test_the_judges_pickled_checkpoint_is_secret_and_judged_as_the_kernel_judges_it():
+    """Secret name, sizes, values and entry; the judge only writes the pickle (the kernel's reply is JSON), and a
+    loader that unpickles it gets the kernel's message, the file's secret name apart."""
+    from autograder.grading.judge import persistence as judged
+    files = [judged.not_checkpoint(np.random.default_rng(secret), "pickled", judged.net_sizes(np.random.default_rng(secret)))
+             for secret in (1, 2)]
+    assert files[0][1] != files[1][1] and not np.array_equal(files[0][2], files[1][2])
+    namespace = solved_with(CH08, "load_allows_pickle_catches_all")
+    judge = Judge.from_source(ROOT / "source" / CH08 / "persistence.ipynb", secret=7)
+    judgement = judge.judge_cell("test_checkpoint_refuses", in_process(namespace))
+    in_kernel = Checker(namespace, verbose=False).checkpoint("refuses", "text", "npz", "pickled")
+
+    def anonymous(message):
+        return re.sub(r"pickled(_\d+)?\.ckpt", "FILE", message)
+
+    assert not judgement.passed and not in_kernel.passed
+    assert anonymous(in_kernel.message) in anonymous(judgement.message), judgement.message
+
 
 # ── the trained models (chapters 7, 9, 10): the judge's own forward on the weights the kernel reports ──
 

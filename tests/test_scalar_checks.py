@@ -1,11 +1,15 @@
 """Chapter 1's checks: right answers pass on every seed, wrong ones fail with a message that teaches,
 and each check grades its own exercise only."""
+import sys
 import warnings
 
 import pytest
 
-from autograder.student.checks import Checker, scalar
+from autograder.build.submissions import load_catalog
+from autograder.course import Course
+from autograder.student.checks import Checker, running, scalar
 
+from helpers.course_paths import ROOT
 from helpers.solved_code import notebook_namespace
 
 ADD = "        self.grad += out.grad\n        other.grad += out.grad"
@@ -76,6 +80,22 @@ def test_wrong_mul_closures_are_named(closure, parts):
     assert check.value_graph("mul").passed and check.value_backward("add").passed
 
 
+def test_a_closure_that_divides_by_an_input_fails_where_it_is_0():
+    """out.data / self.data is b's value everywhere but at a = 0, where the rule of section 1.2 still holds."""
+    dividing = "        self.grad += out.data / self.data * out.grad\n        other.grad += out.data / other.data * out.grad"
+    check = checker({"mul": [(MUL, dividing)]})
+    failing(check, check.value_backward("mul"), "ZeroDivisionError", "a = Value(0.0)", "a is 0 here",
+            "need no division", "with respect to a is b's value")
+    assert check.value_graph("mul").passed
+
+
+def test_a_closure_that_raises_otherwise_gets_no_division_hint():
+    check = checker({"mul": [(MUL, "        raise ValueError('no')")]})
+    verdict = check.value_backward("mul")
+    failing(check, verdict, "ValueError: no", "for out = a * b with")
+    assert "division" not in verdict.message
+
+
 def test_graph_mistakes_are_named():
     check = checker({"add": [(WRAP, "")], "mul": [('(self, other), "*")', '(self, other), "+")')]})
     failing(check, check.value_graph("add"), "AttributeError", "a + 4", "wrap it first")
@@ -103,27 +123,55 @@ def test_backward_checks_grade_backward_alone():
         assert verdict.passed, verdict.message
 
 
+def catalogued(name):
+    """A constant of chapter 1's catalogue of mistakes (demo/mistakes/ch01.py): the code a student wrote."""
+    course = Course(ROOT)
+    return getattr(load_catalog(course, course.chapter("ch01")), name)
+
+
 def test_recursive_topological_order_fails_only_the_long_chain():
-    recursive = '''    order, visited = [], set()
-
-    def visit(node):
-        if node not in visited:
-            visited.add(node)
-            for parent in node._prev:
-                visit(parent)
-            order.append(node)
-
-    visit(root)
-    return order
-'''
-    start = "    order, visited = [], set()\n    stack = [(root, False)]"
     ns = notebook_namespace("ch01")
     original = ns["topological_order"]
-    exec(compile("def topological_order(root):\n" + recursive, "student", "exec"), ns)
+    exec(compile("def topological_order(root):\n" + catalogued("RECURSIVE_TOPO"), "student", "exec"), ns)
     check = Checker(ns, verbose=False)
     assert all(check.value_engine(name).passed for name in ["order", "reuse", "twice"])
     failing(check, check.value_engine("long_chain"), "2,000 nodes", "recursion limit", "explicit stack")
-    assert original is not ns["topological_order"] and start
+    assert original is not ns["topological_order"]
+
+
+@pytest.fixture
+def recursion_limit():
+    """The process's recursion limit, put back after a test whose student code raises it."""
+    limit = sys.getrecursionlimit()
+    yield limit
+    sys.setrecursionlimit(limit)
+
+
+def test_a_recursive_search_under_a_raised_limit_fails_only_the_long_chain(recursion_limit):
+    """Section 1.4 asks for no recursion: raising the limit lets the 2,000-node chain run, and the check still sees
+    one nested call per node."""
+    ns = notebook_namespace("ch01")
+    code = catalogued("RAISED_LIMIT") + catalogued("RECURSIVE_TOPO")
+    exec(compile("def topological_order(root):\n" + code, "student", "exec"), ns)
+    check = Checker(ns, verbose=False)
+    assert all(check.value_engine(name).passed for name in ["order", "reuse", "twice"])
+    failing(check, check.value_engine("long_chain"), "2,000 nodes", "the gradient is right", "nested 2,0",
+            "recursion limit was above its default", "Section 1.4", "explicit stack")
+
+
+def test_the_depth_of_calls_is_one_per_level_of_recursion_and_a_few_for_a_loop(recursion_limit):
+    def down(n):
+        return n and down(n - 1)
+
+    def loop(n):
+        while n:
+            n -= 1
+
+    sys.setrecursionlimit(5_000)
+    assert 1_500 <= running.deepest_call(down, 1_500) <= 1_510
+    assert running.deepest_call(loop, 1_500) <= 2
+    assert sys.getprofile() is None, "the hook is taken off again"
+    assert running.recursion_problem("t", 1_001, 2_000, "h") and running.recursion_problem("t", 1_000, 2_000, "h") is None
 
 
 @pytest.mark.parametrize("old, new, fails, parts", [
@@ -149,6 +197,8 @@ def test_engine_mistakes_fail_exactly_their_checks(old, new, fails, parts):
      ["received 12", "divide by 2h"]),
     ("plus, minus = list(xs), list(xs)", "plus, minus = xs, list(xs)", ["changed its input list"]),
     ("plus, minus = list(xs), list(xs)", "plus = minus = list(xs)", ["received 0", "ONE input at a time"]),
+    ("    grads = []", "    h = 1e-5\n    grads = []", ["h=0.1", "x * x * x", "should be 12.01", "received 12.",
+                                                     "much smaller step than the h = 0.1"]),
 ])
 def test_numerical_gradient_mistakes_are_named(old, new, parts):
     check = checker({"numerical_gradient": [(old, new)]})

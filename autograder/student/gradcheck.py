@@ -57,6 +57,20 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     return np.asarray(x, dtype=np.float32).astype(np.float64)
 
 
+def perturbed_outputs(forward: Callable[..., ArrayLike], arrays: Sequence[ArrayLike], step: float = STEP) -> np.ndarray:
+    """forward's float64 outputs at each element of each input nudged by +step then -step, stacked in that order
+    (the order `central_differences` reads, and the judge's probe collects): taken once, they serve every out_grad."""
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    outputs = []
+    for which, x in enumerate(arrays):
+        for index in np.ndindex(x.shape):
+            for sign in (1.0, -1.0):
+                moved = [a.copy() for a in arrays]
+                moved[which][index] = x[index] + sign * step
+                outputs.append(np.asarray(forward(*moved), dtype=np.float64))
+    return np.stack(outputs) if outputs else np.zeros((0,))
+
+
 def central_differences(arrays: Sequence[ArrayLike], values: ArrayLike, upstream: ArrayLike,
                         step: float = STEP) -> list[np.ndarray]:
     """d/dx of sum(forward * upstream) for every input x, from `values`: forward's outputs at each element of

@@ -28,6 +28,19 @@ TOPO = '''    order, visited = [], set()
 ENGINE_TESTS = ["test_backward_order", "test_backward_reuse", "test_backward_twice", "test_backward_long_chain"]
 CENTRAL = "grads.append((f(*plus) - f(*minus)) / (2 * h))"
 
+RECURSIVE_TOPO = '''    order, visited = [], set()
+
+    def visit(node):
+        if node not in visited:
+            visited.add(node)
+            for parent in node._prev:
+                visit(parent)
+            order.append(node)
+
+    visit(root)
+    return order'''
+RAISED_LIMIT = "    import sys\n\n    sys.setrecursionlimit(10000)\n"     # so that the 2,000-node chain runs
+
 MISTAKES = [
     # + : the graph
     wrong("add_no_parents", "builds out without recording its parents", "add",
@@ -55,19 +68,15 @@ MISTAKES = [
           ["test_mul_backward"]),
     wrong("mul_ignores_out_grad", "the local derivatives without out.grad", "mul", MUL_CLOSURE,
           "        self.grad += other.data\n        other.grad += self.data", ["test_mul_backward"]),
+    wrong("mul_divides_by_input", "the local derivative as out.data / self.data: the other input, except at 0", "mul",
+          MUL_CLOSURE, "        self.grad += out.data / self.data * out.grad\n"
+          "        other.grad += out.data / other.data * out.grad", ["test_mul_backward"]),
     # backward()
     wrong("backward_recursive_topo", "a recursive depth-first search: fine until 1,000 nodes deep", "backward", TOPO,
-          '''    order, visited = [], set()
-
-    def visit(node):
-        if node not in visited:
-            visited.add(node)
-            for parent in node._prev:
-                visit(parent)
-            order.append(node)
-
-    visit(root)
-    return order''', ["test_backward_long_chain"]),
+          RECURSIVE_TOPO, ["test_backward_long_chain"]),
+    wrong("backward_recursive_raised_limit", "a recursive depth-first search, under a recursion limit raised to "
+          "10,000 so that the 2,000-node chain runs", "backward", TOPO, RAISED_LIMIT + RECURSIVE_TOPO,
+          ["test_backward_long_chain"]),
     Mistake("backward_no_visited", "no visited set: a node reached along two paths runs its _backward twice",
             (Edit("backward", VISITED, "        else:"),
              Edit("backward", PUSH_PARENTS, "stack.extend((parent, False) for parent in node._prev)")),
@@ -105,6 +114,8 @@ MISTAKES = [
           "grads.append((f(*plus) - f(*minus)) / h)", ["test_numerical_gradient"]),
     wrong("numeric_shared_list", "plus and minus are the same list, so the nudges cancel", "numerical_gradient",
           "plus, minus = list(xs), list(xs)", "plus = minus = list(xs)", ["test_numerical_gradient"]),
+    wrong("numeric_ignores_h", "always steps by 1e-5, the step section 1.5 recommends, whatever h the caller gives",
+          "numerical_gradient", "    grads = []", "    h = 1e-5\n    grads = []", ["test_numerical_gradient"]),
     wrong("numeric_nudges_xs", "nudges the caller's list in place", "numerical_gradient",
           "plus, minus = list(xs), list(xs)", "plus, minus = xs, list(xs)", ["test_numerical_gradient"]),
 ]

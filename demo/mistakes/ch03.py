@@ -77,6 +77,19 @@ START_FROM_GRAD = '''        grad = Tensor(np.ones_like(self.data), dtype=self.d
     elif not isinstance(grad, Tensor):
         grad = Tensor(grad, dtype=self.dtype, requires_grad=False)'''
 
+RECURSIVE_ENGINE_TOPO = '''    order, visited = [], set()
+
+    def visit(node):
+        if id(node) in visited:
+            return
+        visited.add(id(node))
+        for parent in node._inputs:
+            visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order'''
+
 MISTAKES = [
     # Mul
     wrong("mul_ignores_out_grad", "returns the local derivatives without multiplying by out_grad",
@@ -168,6 +181,9 @@ MISTAKES = [
           TRANSPOSE, "return out_grad.transpose(self.axes)", ["test_transpose_backward"]),
     wrong("transpose_ignores_axes", "always swaps the last two axes", "transpose", TRANSPOSE,
           "return out_grad.transpose()", ["test_transpose_backward"]),
+    wrong("transpose_overwrites_axes", "keeps the inverse in self.axes: the op's next backward inverts it back",
+          "transpose", TRANSPOSE, "self.axes = tuple(int(i) for i in np.argsort(self.axes))\n"
+          "        return out_grad.transpose(self.axes)", ["test_transpose_backward"]),
     # Summation
     wrong("summation_negative_axes", "does not normalize negative axes", "summation",
           "summed = {axis % len(shape) for axis in axes}", "summed = set(axes)", ["test_summation_backward"]),
@@ -221,18 +237,10 @@ MISTAKES = [
           ["test_sigmoid_backward"]),
     # Engine
     wrong("engine_recursive_topo", "a recursive depth-first search: fine until 1,000 nodes deep", "engine",
-          ENGINE_TOPO, '''    order, visited = [], set()
-
-    def visit(node):
-        if id(node) in visited:
-            return
-        visited.add(id(node))
-        for parent in node._inputs:
-            visit(parent)
-        order.append(node)
-
-    visit(root)
-    return order''', ["test_engine_long_chain"]),
+          ENGINE_TOPO, RECURSIVE_ENGINE_TOPO, ["test_engine_long_chain"]),
+    wrong("engine_recursive_raised_limit", "a recursive depth-first search under a recursion limit raised to 100,000, "
+          "so that the long chain runs", "engine", ENGINE_TOPO,
+          "    import sys\n\n    sys.setrecursionlimit(100_000)\n" + RECURSIVE_ENGINE_TOPO, ["test_engine_long_chain"]),
     wrong("engine_overwrites", "overwrites a parent's gradient instead of adding to it", "engine",
           ENGINE_ACCUMULATE, "grads[key] = parent_grad", ["test_engine_diamond", "test_engine_reuse"]),
     wrong("engine_grad_not_accumulated", "replaces .grad on every backward() call", "engine",
@@ -251,6 +259,9 @@ MISTAKES = [
     wrong("engine_one_element_means_shape_empty", "takes only shape () for one element, refusing (1,) and (1, 1)",
           "engine", "        if self.data.size != 1:", "        if self.data.shape != ():",
           ["test_engine_non_scalar_error", "test_engine_long_chain"]),
+    wrong("engine_non_scalar_first_axis", "counts the first axis, not the elements: a (1, 3) result goes through",
+          "engine", "        if self.data.size != 1:", "        if self.data.ndim and self.shape[0] != 1:",
+          ["test_engine_non_scalar_error"]),
     wrong("zero_grad_zeros", "fills .grad with zeros instead of forgetting it", "engine",
           "    self.grad = None", "    self.grad = np.zeros_like(self.data)", ["test_engine_zero_grad"]),
     wrong("no_grad_always_back_on", "switches recording on at the end instead of restoring what it was",
@@ -344,6 +355,11 @@ ALTERNATIVES = [
           "return Tensor(out_grad.data.reshape(node._inputs[0].data.shape))"),
     right("transpose_index_inverse", "the inverse permutation by list.index", "transpose", TRANSPOSE,
           "inverse = tuple(list(self.axes).index(i) for i in range(len(self.axes)))\n        return out_grad.transpose(inverse)"),
+    right("transpose_keeps_inverse", "keeps the inverse on the op, in an attribute of its own: a second backward "
+          "gives the same answer", "transpose", TRANSPOSE,
+          "self.inverse = tuple(int(i) for i in np.argsort(self.axes))\n        return out_grad.transpose(self.inverse)"),
+    right("engine_one_element_shapes", "refuses all but the text's shapes of one element, (), (1,) and (1, 1)",
+          "engine", "        if self.data.size != 1:", "        if self.shape not in ((), (1,), (1, 1)):"),
     right("summation_expand_dims", "np.expand_dims, then np.broadcast_to", "summation", SUMMATION,
           "restored = np.expand_dims(out_grad.data, tuple(sorted(summed)))\n        return Tensor(np.broadcast_to(restored, shape).copy())"),
     right("broadcast_loops", "sum leading axes one by one, then size-1 axes with keepdims", "broadcast_to",

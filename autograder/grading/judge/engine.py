@@ -7,6 +7,7 @@ from autograder.student.checks.engine import (
     GRAPHS,
     RECURSION_MESSAGE,
     Grad,
+    depth_verdict,
     grads_verdict,
 )
 from autograder.student.verdict import failed
@@ -39,4 +40,14 @@ def engine(rng, name):
             return failed(f"{title}: {RECURSION_MESSAGE}")
         return failed(describe_error("Tensor", "backward", outcome) + f"\n  while checking: {title}")
     got = returned_list(reply, "grads", len(graph.report))
-    return grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)])
+    verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)])
+    return depth_verdict(title, graph, reported_depth(reply), verdict)
+
+
+def reported_depth(reply):
+    """How deep the kernel says backward() nested its calls (0 when the graph has no chain to count it on). The
+    kernel's word: a depth can only fail a cell whose gradients are right."""
+    depth = reply.get("depth")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ProbeFailure("the reply's depth of backward() is malformed")
+    return depth

@@ -20,6 +20,7 @@ from autograder.student.checks.convolution import STANDINS
 from autograder.student.checks.describe import INPUT_NAMES, shapes_label
 from autograder.student.checks.ops import (
     backward_where,
+    changed_op_note,
     compared,
     forward_mismatch,
     forward_side_effect_problem,
@@ -119,15 +120,27 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
     afters = [reported_after(item, [upstream, *arrays, out])
               for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
     perturbed = returned(reply.get("perturbed"))
-    results = {}
-    for (name, upstream), answer, after in zip(upstreams, answers, afters):
+    changes, results = [], {}
+    for (name, upstream), answer, after, changed in zip(upstreams, answers, afters,
+                                                        reported_changes(reply, len(upstreams))):
         verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
+            verdict.message += changed_op_note(changes)
             return verdict
         results["ones" if "ones" in name else "random"] = grads
+        changes = changed
     return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def reported_changes(reply, count):
+    """For each backward call, the op's attributes it had changed by then, [(name, repr before, repr after)], as the
+    kernel reports them (only ever told in a failing message, as the course's check tells them)."""
+    calls = objects(reply, "changed", count, kind=list)
+    if not all(isinstance(c, list) and len(c) == 3 and all(isinstance(t, str) for t in c) for call in calls for c in call):
+        raise ProbeFailure("the reply's 'changed' attributes are malformed")
+    return [[tuple(t[:80] for t in c) for c in call[:8]] for call in calls]
 
 
 def pool_size(op, shapes):

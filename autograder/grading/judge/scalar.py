@@ -106,7 +106,8 @@ def value_backward(rng, op, seed=0):
             return failed(f"{title}: out._backward is {str(result.get('shown'))[:100]}; assign your closure to it: "
                           "out._backward = _backward.")
         if stage == "run":
-            return failed(describe_error("out", "_backward", returned(result.get("error"))) + f"\n  for {expression} and {case}.")
+            outcome = returned(result.get("error"))
+            return rules.closure_error(op, describe_error("out", "_backward", outcome), outcome.error_type, case, x, y)
         grads, shown = result.get("grads"), result.get("shown")
         if stage != "done" or not isinstance(grads, list) or len(grads) != 2 or not isinstance(shown, list) or len(shown) != 2:
             raise ProbeFailure("a _backward result is malformed")
@@ -213,8 +214,9 @@ GRAPHS = {"order": order, "reuse": reuse, "twice": twice, "long_chain": long_cha
 def value_engine(rng, name):
     """Value.backward on a secret graph whose closures the kernel side wires (so only backward() is judged)."""
     title, graph, calls, report, hint = GRAPHS[name](rng)
+    deep = name == "long_chain"             # how deep backward() nests its calls: a recursive search's one per node
     reply = yield {"kind": "value_engine", "leaves": graph.leaves, "ops": [list(op) for op in graph.ops],
-                   "calls": calls, "report": [node for _, node in report]}
+                   "calls": calls, "report": [node for _, node in report], "depth": deep}
     if "error" in reply:
         outcome = returned(reply["error"])
         return rules.backward_error(title, outcome.error_type, describe_error("Value", "backward", outcome))
@@ -229,7 +231,19 @@ def value_engine(rng, name):
         if problem:
             return problem
         expectations = expectations[1:]
-    return rules.compare(title, expectations, hint)
+    verdict = rules.compare(title, expectations, hint)
+    if verdict.passed and deep:
+        return rules.recursion_problem(title, reported_depth(reply), len(graph.ops)) or verdict
+    return verdict
+
+
+def reported_depth(reply):
+    """How deep the kernel says backward() nested its calls (the kernel's word: a depth can only fail a cell
+    whose gradients are right)."""
+    depth = reply.get("depth")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ProbeFailure("the reply does not say how deep backward() went")
+    return depth
 
 
 # ── numerical_gradient: on functions the judge picks ───────────────────────────────────────
@@ -246,6 +260,7 @@ FUNCTIONS = {
          lambda x, y: [2 * x * y, x * x + 1], 1e-9),
         ("f(x, y, z) = x * y + sin(z)", "x, y, z", "x * y + math.sin(z)", lambda r: points(r, -2, 2, 3), None,
          lambda x, y, z: [y, x, math.cos(z)], 1e-6),
+        (rules.CUBE, "x", "x * x * x", lambda r: points(r, 1, 3, 1), 0.1, lambda x: [3 * x * x + 0.1 ** 2], 1e-9),
     ],
     "more": [
         ("f(x) = exp(x)", "x", "math.exp(x)", lambda r: points(r, -1, 1, 1), None, lambda x: [math.exp(x)], 1e-6),

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from autograder.student.checks import running
 from autograder.student.checks.describe import type_name
 from autograder.student.checks.engine_graph import build
 from autograder.student.checks.registry import register
@@ -54,7 +55,12 @@ class Graph:
 
     def request(self):
         return {"leaves": self.leaves, "constants": list(self.constants), "ops": [list(op) for op in self.ops],
-                "calls": [[n, g] for n, g in self.calls], "report": self.report, "plain": list(self.plain)}
+                "calls": [[n, g] for n, g in self.calls], "report": self.report, "plain": list(self.plain),
+                "depth": self.chain_length() > 0}
+
+    def chain_length(self):
+        """How many ops the graph's chains hold: a graph with one is walked with its depth counted."""
+        return sum(len(op[1]) for op in self.ops if op[0] == "chain")
 
 
 def expected_grads(graph, overwrite=False):
@@ -281,6 +287,17 @@ def grads_verdict(title, graph, hint, got):
     return passed(f"✔ {title}")
 
 
+DEPTH_HINT = ("Section 3.8 writes the search with an explicit stack (a list) and a loop, whose depth stays the same "
+              "however deep the graph.")
+
+
+def depth_verdict(title, graph, depth, verdict):
+    """`verdict`, unless a graph with a chain was walked right at about one nested Python call per node (a recursive
+    search under a raised limit). Shared with the judge."""
+    problem = verdict.passed and running.recursion_problem(title, depth, graph.chain_length(), DEPTH_HINT)
+    return failed(problem) if problem else verdict
+
+
 RECURSION_MESSAGE = ("backward() hit Python's recursion limit (sys.getrecursionlimit() = 1000 by default).\n"
                      f"  Hint: {RECURSION_HINT}")
 
@@ -294,11 +311,15 @@ def check_engine(Tensor, Function, name):
     """One property of the student's Tensor.backward, on the course's graph `name` (a fixed seed)."""
     title, graph, hint = GRAPHS[name](np.random.default_rng(CHECK_SEEDS[name]))
     nodes = build(graph.leaves, graph.constants, graph.ops, Tensor, Function)
+    depth = 0
     for index, (node, upstream) in enumerate(graph.calls):
         args = () if upstream is None else (np.array(upstream, dtype=np.float64),) if index in graph.plain else \
             (Tensor(upstream, dtype=np.float64, requires_grad=False),)
         try:
-            run_quietly(nodes[node].backward, *args)
+            if graph.chain_length():
+                depth = max(depth, running.deepest_call(run_quietly, nodes[node].backward, *args))
+            else:
+                run_quietly(nodes[node].backward, *args)
         except RecursionError:
             return failed(f"{title}: {RECURSION_MESSAGE}")
         except Exception as error:  # noqa: BLE001
@@ -306,7 +327,7 @@ def check_engine(Tensor, Function, name):
     got = [Grad(True) if nodes[i].grad is None else
            Grad(False, type_name(nodes[i].grad), nodes[i].grad if isinstance(nodes[i].grad, np.ndarray) else None)
            for i in graph.report]
-    return grads_verdict(title, graph, hint, got)
+    return depth_verdict(title, graph, depth, grads_verdict(title, graph, hint, got))
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──

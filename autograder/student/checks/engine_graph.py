@@ -199,14 +199,17 @@ def constant_facts(inputs, Tensor, Function, no_grad, report, error):
 
 
 def non_scalar_facts(inputs, Tensor, Function, no_grad, report, error):
-    """backward() without a gradient on a result of several elements, and on one-element ones of shapes (),
-    (1,) and (1, 1). (An explicit
+    """backward() without a gradient on a result of several elements, on results of several elements along one
+    axis only (shapes (1, n) and (n, 1)), and on one-element ones of shapes (), (1,) and (1, 1). (An explicit
     gradient is the explicit_grad check's: a mistake there costs that check only.)"""
     Scale = probe_ops(Function, Tensor)[0]
     x, ones = variable(Tensor, inputs["x"]), [variable(Tensor, s) for s in inputs["ones"]]
+    lines = [variable(Tensor, v) for v in inputs["lines"]]
     with recording(Function):
         y, results = Scale(inputs["k"])(x), [Scale(inputs["k"])(s) for s in ones]
-    facts = {"implicit": outcome(lambda: y.backward(), report, error, [x]), "scalar": []}
+        along = [Scale(inputs["k"])(v) for v in lines]
+    facts = {"implicit": outcome(lambda: y.backward(), report, error, [x]), "scalar": [],
+             "lines": [outcome(z.backward, report, error, [v]) for v, z in zip(lines, along)]}
     for s, z in zip(ones, results):
         try:
             z.backward()

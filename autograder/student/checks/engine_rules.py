@@ -25,6 +25,17 @@ CONSTANT_HINT = ("backward() first checks that the tensor requires a gradient: o
 NON_SCALAR_HINT = ("without `grad`, backward() can only start from a result of one element (a loss: shape (), "
                    "(1,) or (1, 1)), whose gradient is 1; for more elements it raises ValueError before touching "
                    "any .grad, and the caller reduces the result (.sum()) or passes grad= of its shape.")
+
+
+def one_axis_hint(shape):
+    """The hint for a result of several elements along one axis that backward() let through without a gradient,
+    after it refused one with several along every axis: its test reads one axis, not the number of elements."""
+    which = "first" if shape[0] == 1 else "last"
+    return (f"shape {shape} holds {int(np.prod(shape))} elements, though its {which} axis has length 1: what counts "
+            "is the number of elements (the size), whatever the shape. Without `grad`, backward() starts only from a "
+            "result of one element, and raises ValueError for more, before touching any .grad.")
+
+
 RULE_TITLES = {
     "zero_grad": "Tensor.zero_grad()",
     "no_grad": "with no_grad()",
@@ -164,6 +175,14 @@ def non_scalar_verdict(inputs, facts):
                            "ValueError", NON_SCALAR_HINT)
     if problem:
         return problem
+    if len(facts["lines"]) != len(inputs["lines"]):
+        raise ValueError("one outcome per result along one axis expected")
+    for line, fact in zip(inputs["lines"], facts["lines"]):
+        line_shape = np.shape(line)
+        problem = expect_error(title, f"y.backward() with y = k * x of shape {line_shape} ({np.size(line)} elements)",
+                               fact, ["x"], "ValueError", one_axis_hint(line_shape))
+        if problem:
+            return problem
     k = inputs["k"]
     if len(facts["scalar"]) != len(inputs["ones"]):
         raise ValueError("one outcome per one-element tensor expected")
@@ -208,7 +227,14 @@ def rule_inputs(name, rng):
         return {"x": values(rng, shape), "k": factor(rng)}
     if name == "constant_error":
         return {"c": values(rng, ()), "wide": values(rng, shape), "g": values(rng, shape), "k": factor(rng)}
-    return {"x": values(rng, shape), "ones": [values(rng, one) for one in ((), (1,), (1, 1))], "k": factor(rng)}
+    inputs = {"x": values(rng, shape), "ones": [values(rng, one) for one in ((), (1,), (1, 1))], "k": factor(rng)}
+    return dict(inputs, lines=[values(rng, line) for line in line_shapes(rng)])
+
+
+def line_shapes(rng):
+    """(1, n) and (n, 1) for an n of 2 to 4: several elements, along one axis, after an axis of length 1."""
+    n = int(rng.integers(2, 5))
+    return [(1, n), (n, 1)]
 
 
 def rule_verdict(name, inputs, facts):

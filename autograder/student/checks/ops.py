@@ -121,15 +121,55 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
         return failed(problem)
     nudged = references.Nudged(reference, arrays) if reference else None
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", rng.standard_normal(out.shape))]
-    results = {}
+    # The op's settings and its forward's finite differences are read before backward first runs: a backward
+    # that changes its op (a Transpose keeping the inverse in self.axes) must not change what it is measured on.
+    params, differences = slips.params_of_instance(op_name(op), op), student_differences(op, arrays)
+    before, changes, results = op_attributes(op), [], {}
     for name, upstream in upstreams:
-        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged, constant)
+        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged, constant,
+                                       params, differences)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
+            verdict.message += changed_op_note(changes)
             return verdict
         results["ones" if "ones" in name else "random"] = grads
+        changes = changed_attributes(before, op_attributes(op))
     return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def student_differences(op, arrays):
+    """(the student's forward at every nudged input, None), or (None, the exception it raised there)."""
+    try:
+        return gradcheck.perturbed_outputs(lambda *xs: run_quietly(op.forward, *xs), arrays), None
+    except Exception as error:  # noqa: BLE001 (reported where the judge reports it, after backward's own checks)
+        return None, error
+
+
+def op_attributes(op):
+    """{attribute: its repr} of an op instance: what its backward may not change (the worker takes the same)."""
+    try:
+        return {str(name): repr(value)[:80] for name, value in sorted(getattr(op, "__dict__", {}).items())}
+    except Exception:  # noqa: BLE001 (an attribute whose repr fails: nothing is told about the op's attributes)
+        return {}
+
+
+def changed_attributes(before, after):
+    """[(attribute, repr before, repr after)] for every attribute that a backward call added, dropped or changed."""
+    return [(name, before.get(name, "nothing"), after.get(name, "nothing"))
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
+
+
+def changed_op_note(changes):
+    """What to add to the message of a backward that failed on its second call, when its first call changed the op
+    (shared with the judge): the evidence, and the rule that one op's backward may run any number of times."""
+    if not changes:
+        return ""
+    listed = ", ".join(f"self.{name} from {old} to {new}" for name, old, new in changes[:3])
+    return (f"\n  This was backward's second call on the same op, and its first call changed the op: {listed}. "
+            "An op's backward runs once per backward() through its graph, and a graph may be walked twice "
+            "(gradients accumulate: chapter 3, section 3.8), so backward must leave the op's attributes as it "
+            "found them and give the same answer every time.")
 
 
 def ignores_out_grad(grads, grads_for_ones, upstream):
@@ -137,12 +177,13 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
         g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
 
 
-def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged=None, constant=()):
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged, constant, params, differences):
     """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the course's
     forward around the inputs (references.Nudged), whose finite differences the student's must agree with;
-    `constant`: the positions of inputs that require no gradient (see check_backward)."""
+    `constant`: the positions of inputs that require no gradient (see check_backward); `params`: the op's settings
+    and `differences`: `student_differences`, both taken before backward first ran."""
     where = backward_where(label, arrays, upstream_name, constant)
-    case = slips.Case(op_name(op), slips.params_of_instance(op_name(op), op), arrays, out, upstream)
+    case = slips.Case(op_name(op), params, arrays, out, upstream)
     inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant) for i, a in enumerate(arrays))
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, inputs
@@ -172,7 +213,11 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
                           f"{slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)}"), None
 
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
-    numeric = gradcheck.numerical_gradients(lambda *xs: run_quietly(op.forward, *xs), arrays, upstream)
+    outputs, error = differences
+    if error is not None:
+        return failed(describe_exception(label, "forward", error, own_method(op, "forward"))
+                      + "\n  while computing finite differences of your forward."), None
+    numeric = gradcheck.central_differences(arrays, outputs, upstream)
     analytic = compared(grads, numeric, constant, lambda g: g.data)
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
     if problem:

@@ -102,14 +102,7 @@ class Nudged:
 
     def __init__(self, reference, arrays, step=gradcheck.STEP):
         self.reference, self.arrays, self.step = reference, [np.array(a, dtype=np.float64) for a in arrays], step
-        outputs = []
-        for which, x in enumerate(self.arrays):
-            for index in np.ndindex(x.shape):
-                for sign in (1.0, -1.0):
-                    moved = [a.copy() for a in self.arrays]
-                    moved[which][index] = x[index] + sign * step
-                    outputs.append(np.asarray(reference(*moved), dtype=np.float64))
-        self.outputs = np.stack(outputs) if outputs else np.zeros((0,))
+        self.outputs = gradcheck.perturbed_outputs(reference, self.arrays, step)
 
     def gradients(self, upstream):
         """The course forward's central differences for this out_grad, one array per input."""

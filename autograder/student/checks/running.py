@@ -2,6 +2,7 @@
 cell), and what it says when that code raises: the method, the exception, and the student's own line."""
 import linecache
 import re
+import sys
 import traceback
 import warnings
 
@@ -13,6 +14,40 @@ def run_quietly(fn, *args):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return fn(*args)
+
+
+def deepest_call(fn, *args):
+    """How deep fn(*args) nested Python calls below itself: about one frame per node for a recursive search of a
+    graph, a few for a loop. A profile hook counts them, so a recursion limit the code raises for itself does not
+    hide them (the judge's worker counts the same way)."""
+    depth = deepest = 0
+
+    def profile(frame, event, arg):
+        nonlocal depth, deepest
+        if event == "call":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif event == "return":
+            depth -= 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(previous)
+    return deepest
+
+
+def recursion_problem(title, depth, length, hint):
+    """The message for a backward() that walked a long chain right but nested about one Python call per node (a
+    recursive search under a raised recursion limit), or None. Shared by chapters 1 and 3, and with the judge."""
+    if depth <= length // 2:
+        return None
+    return (f"{title}: the gradient is right, but backward() nested {depth:,} Python calls inside one another, about "
+            "one per node: a recursive search, which ran only because the recursion limit was above its default of "
+            f"1000.\n  Hint: a raised limit only moves the wall: a deeper graph (a recurrent network unrolled over a "
+            f"long sequence) hits it again, or crashes the interpreter when its own stack runs out. {hint}")
 
 
 def not_implemented(label, method, helper=""):

@@ -10,6 +10,7 @@ import operator
 import random
 from dataclasses import dataclass
 
+from autograder.student.checks import running
 from autograder.student.checks.describe import number, type_name
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -180,6 +181,7 @@ def backward_cases(seed):
         (f"the same Value as both inputs and out.grad = {g}", x, None, g, 0.0, 0.0),
         (f"a and b already holding gradients from other uses (a.grad = 0.5, b.grad = -1.0) and out.grad = {g}",
          y, x, g, 0.5, -1.0),
+        (f"out.grad = {g}", 0.0, y, g, 0.0, 0.0),       # a = 0: the rule holds there too, a division by a does not
     ]
 
 
@@ -205,11 +207,23 @@ def check_backward(Value, op, seed=0):
         try:
             run_quietly(out._backward)
         except Exception as error:  # noqa: BLE001
-            return failed(describe_exception("out", "_backward", error) + f"\n  for {expression} and {case}.")
+            return closure_error(op, describe_exception("out", "_backward", error), type(error).__name__, case, x, y)
         problem = closure_problem(op, case, x, y, g, grad_a, grad_b, a.grad, b.grad)
         if problem:
             return problem
     return passed(f"✔ Value.{method}'s _backward adds out.grad × the local derivative to each input")
+
+
+def closure_error(op, described, error_type, case, x, y):
+    """The message for out._backward() raising (shared with the judge); a ZeroDivisionError gets the rule that
+    needs no division, which holds where an input is 0 as anywhere else."""
+    hint = ""
+    if error_type == "ZeroDivisionError":
+        zeros = [name for name, v in (("a", x), ("b", y)) if v == 0]
+        said = f"{' and '.join(zeros)} is 0 here, and your closure divided by zero" if zeros else \
+            "your closure divided by zero"
+        hint = f"\n  Hint: {said}; the local derivatives need no division and hold at 0 as anywhere else: {OPS[op][3]}"
+    return failed(f"{described}\n  for {closure_expression(op, x, y)} and {case}.{hint}")
 
 
 def closure_expression(op, x, y):
@@ -292,9 +306,13 @@ CHAIN_HINT = "every node on the chain passes its gradient on."
 CHAIN_LENGTH = 2000     # deeper than Python's default recursion limit (1000)
 
 
-def run_backward(title, out):
+def run_backward(title, out, depth=None):
+    """out.backward(), or the message for what it raised; with a list `depth`, appends how deep its calls nested."""
     try:
-        run_quietly(out.backward)
+        if depth is None:
+            run_quietly(out.backward)
+        else:
+            depth.append(running.deepest_call(run_quietly, out.backward))
     except Exception as error:  # noqa: BLE001
         return backward_error(title, type(error).__name__, describe_exception("Value", "backward", error))
     return None
@@ -375,8 +393,20 @@ def check_long_chain(Value, length=CHAIN_LENGTH):
     node = a
     for _ in range(length):
         node = scale(Value, node, 1.0)
-    error = run_backward(title, node)
-    return error or compare(title, [("a", a.grad, 1.0)], CHAIN_HINT)
+    depth = []
+    error = run_backward(title, node, depth)
+    verdict = error or compare(title, [("a", a.grad, 1.0)], CHAIN_HINT)
+    return (verdict.passed and recursion_problem(title, depth[0], length)) or verdict
+
+
+def recursion_problem(title, depth, length):
+    """The message for a long chain walked right by a recursive search under a raised limit, or None (the judge's too)."""
+    problem = running.recursion_problem(title, depth, length, DEPTH_HINT)
+    return problem and failed(problem)
+
+
+DEPTH_HINT = ("Section 1.4 builds the topological order without recursion, with a loop and an explicit stack (a "
+              "list), whose depth stays the same however deep the graph.")
 
 
 ENGINE_CHECKS = {"order": check_order, "reuse": check_reuse, "twice": check_twice, "long_chain": check_long_chain}
@@ -398,7 +428,13 @@ def numeric_cases(case="basic"):
         ("f(x, y) = x * x * y + y", lambda x, y: x * x * y + y, [1.5, -2.0], 0.01, [-6.0, 3.25], 1e-9),
         ("f(x, y, z) = x * y + sin(z)", lambda x, y, z: x * y + math.sin(z), [0.5, -1.25, 0.3], None,
          [-1.25, 0.5, math.cos(0.3)], 1e-6),
+        (CUBE, lambda x: x * x * x, [2.0], 0.1, [3 * 2.0 * 2.0 + 0.1 ** 2], 1e-9),
     ]
+
+
+# The one function here whose central difference depends on h (for a quadratic it is exact whatever h): the step
+# the caller gives must be the step taken, as section 1.5 asks.
+CUBE = "f(x) = x * x * x, whose central difference with step h is exactly 3x² + h²"
 
 
 def check_numerical_gradient(numerical_gradient, case="basic"):
@@ -458,6 +494,10 @@ def numeric_hint(f, xs, i, h, got, want):
                "nudge both ways: (f(x + h) - f(x - h)) / (2h)."
     if math.isclose(got, 2 * want, rel_tol=1e-6, abs_tol=1e-9):
         return "twice the derivative: the two nudges are 2h apart, so divide by 2h, not h."
+    derivative = (at(1e-5) - at(-1e-5)) / 2e-5
+    if math.isclose(got, derivative, rel_tol=1e-6, abs_tol=1e-6) and not math.isclose(want, derivative, rel_tol=1e-6):
+        return (f"that is the central difference for a much smaller step than the h = {h} this call gave: take the "
+                "step you are given. The caller chooses h, and for a function like this one the result depends on it.")
     return "nudge ONE input at a time, by +h and by -h, leaving the others as they are: (f(x + h) - f(x - h)) / (2h)."
 
 

@@ -9,6 +9,7 @@ import contextlib
 import json
 import linecache
 import re
+import sys
 import traceback
 import warnings
 
@@ -164,6 +165,28 @@ def report(value, Tensor, depth=0):
         return error_report(error)
 
 
+def deepest_call(fn, *args):
+    """How deep fn(*args) nested Python calls below itself, counted by a profile hook (as the course's checks count
+    them: checks/running.deepest_call), so that a recursion limit the student's code raises does not hide them."""
+    depth = deepest = 0
+
+    def profile(frame, event, arg):
+        nonlocal depth, deepest
+        if event == "call":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif event == "return":
+            depth -= 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        fn(*args)
+    finally:
+        sys.setprofile(previous)
+    return deepest
+
+
 def make_op(namespace, spec):
     return namespace[spec["name"]](*spec["args"], **spec["kwargs"])
 
@@ -222,10 +245,15 @@ def backward_of(request, namespace):
         upstreams = [np.ones(out.shape), pool[:out.size].reshape(out.shape)]
     else:
         reply, upstreams = {}, request["upstreams"]
-    grads, after = [], []
+    grads, after, changed = [], [], []
+    try:
+        op = make_op(namespace, request["op"])      # one op for every call, as a graph walked twice calls it
+    except Exception as error:  # noqa: BLE001
+        return dict(reply, grads=[error_report(error, own_backward)] * len(upstreams), after=[[]] * len(upstreams),
+                    changed=[[]] * len(upstreams))
+    settings = op_attributes(op)
     for upstream in upstreams:
         try:
-            op = make_op(namespace, request["op"])
             constant = request.get("constant") or ()          # inputs that require no gradient (a batch of data)
             inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant)
                            for i, a in enumerate(arrays))
@@ -239,8 +267,9 @@ def backward_of(request, namespace):
         except Exception as error:  # noqa: BLE001
             grads.append(error_report(error, own_backward))
             after.append([])
+        changed.append(changed_attributes(settings, op_attributes(op)))
     if request.get("step") is None:             # the judge takes no finite differences (MaxPool's ties)
-        return dict(reply, grads=grads, after=after)
+        return dict(reply, grads=grads, after=after, changed=changed)
     try:
         op = make_op(namespace, request["op"])
         step, values = request["step"], []
@@ -253,7 +282,21 @@ def backward_of(request, namespace):
         perturbed = {"kind": "array", "value": packed(np.stack(values) if values else np.zeros((0,) + out.shape))}
     except Exception as error:  # noqa: BLE001
         perturbed = error_report(error, own_forward)
-    return dict(reply, grads=grads, after=after, perturbed=perturbed)
+    return dict(reply, grads=grads, after=after, changed=changed, perturbed=perturbed)
+
+
+def op_attributes(op):
+    """{attribute: its repr} of an op instance, as the course's check takes them (checks/ops.op_attributes)."""
+    try:
+        return {str(name): repr(value)[:80] for name, value in sorted(getattr(op, "__dict__", {}).items())}
+    except Exception:  # noqa: BLE001 (an attribute whose repr fails is reported as nothing changed)
+        return {}
+
+
+def changed_attributes(before, after):
+    """[[attribute, repr before, repr after]] for every attribute a backward call added, dropped or changed."""
+    return [[name, before.get(name, "nothing"), after.get(name, "nothing")]
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)][:8]
 
 
 def engine(request, namespace):
@@ -266,17 +309,18 @@ def engine(request, namespace):
     except Exception as error:  # noqa: BLE001
         return {"built": False, "error": error_report(error)}
     plain = set(graph.get("plain", []))         # calls whose gradient is passed as a NumPy array
+    depth = 0                                   # how deep backward() nests its calls, when the graph asks
     for index, (node_index, grad) in enumerate(graph["calls"]):
+        args = () if grad is None else (np.array(grad, dtype=np.float64),) if index in plain else \
+            (Tensor(grad, dtype=np.float64, requires_grad=False),)
         try:
-            if grad is None:
-                quietly(nodes[node_index].backward)
-            elif index in plain:
-                quietly(nodes[node_index].backward, np.array(grad, dtype=np.float64))
+            if graph.get("depth"):
+                depth = max(depth, deepest_call(quietly, nodes[node_index].backward, *args))
             else:
-                quietly(nodes[node_index].backward, Tensor(grad, dtype=np.float64, requires_grad=False))
+                quietly(nodes[node_index].backward, *args)
         except STUDENT_FAILURES as error:
             return {"built": True, "error": error_report(error)}
-    return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]]}
+    return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]], "depth": depth}
 
 
 def engine_rule(request, namespace):

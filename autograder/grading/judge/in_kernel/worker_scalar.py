@@ -1,8 +1,9 @@
 """Kernel side of chapter 1's probes: build the judge's `Value` expressions and report them as data.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`quietly`, `error_report`, `type_name`, `STUDENT_FAILURES`) and, like it, imports nothing from the course
-and decides nothing: it reports numbers, type names, reprs and which of the judge's objects a `_prev` holds.
+(`quietly`, `error_report`, `type_name`, `STUDENT_FAILURES`, `deepest_call`) and, like it, imports nothing from
+the course and decides nothing: it reports numbers, type names, reprs, which of the judge's objects a `_prev`
+holds, and how deep backward() nested its calls.
 """
 import math
 import operator
@@ -107,13 +108,17 @@ def value_engine(request, namespace):
         else:
             x, y = nodes[args[0]], nodes[args[1]]
             nodes.append(wired([x, y], [1.0, 1.0], x.data + y.data, "+"))
+    depth = 0
     for _ in range(request["calls"]):
         try:
-            quietly(nodes[-1].backward)
+            if request.get("depth"):
+                depth = max(depth, deepest_call(quietly, nodes[-1].backward))
+            else:
+                quietly(nodes[-1].backward)
         except STUDENT_FAILURES as error:
             return {"error": error_report(error)}
     return {"grads": [scalar(nodes[i].grad) for i in request["report"]],
-            "shown": [repr(nodes[i].grad)[:60] for i in request["report"]]}
+            "shown": [repr(nodes[i].grad)[:60] for i in request["report"]], "depth": depth}
 
 
 def numerical_gradient(request, namespace):
