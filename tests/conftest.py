@@ -14,6 +14,14 @@ from autograder.course import Course
 
 from helpers.across_workers import once_per_run, one_worker_at_a_time
 from helpers.course_paths import ROOT, copy_course_inputs
+from helpers.solved_code import recursion_limit_kept
+
+@pytest.fixture(autouse=True)
+def recursion_limit_restored():
+    """No test leaves the recursion limit raised for the next one (helpers/solved_code.recursion_limit_kept)."""
+    with recursion_limit_kept():
+        yield
+
 
 @pytest.fixture(scope="session")
 def repo_course():

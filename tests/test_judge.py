@@ -789,17 +789,12 @@ SECOND_AUDIT = [
 @pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", SECOND_AUDIT, ids=[m[1] for m in SECOND_AUDIT])
 def test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
                                                                           words):
-    import sys
-
-    from helpers.solved_code import notebook_namespace
-    limit = sys.getrecursionlimit()         # two of these answers raise it in this process
-    try:
+    from helpers.solved_code import notebook_namespace, recursion_limit_kept
+    with recursion_limit_kept():            # two of these answers raise it in this process
         namespace = notebook_namespace(chapter_id, catalogue_edits(chapter_id, mistake), training=False)
         judgement = Judge(plan_notebook(source_notebook(chapter_id), JUDGED_CHECKS), secret=11).judge_cell(
             grade_id, in_process(namespace))
         kernel = kernel_check(Checker(namespace, verbose=False))
-    finally:
-        sys.setrecursionlimit(limit)
     assert judgement.judged and not judgement.passed and not kernel.passed
     for message in (judgement.message, kernel.message):
         assert all(w in message for w in words), (words, message)

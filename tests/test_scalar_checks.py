@@ -139,15 +139,7 @@ def test_recursive_topological_order_fails_only_the_long_chain():
     assert original is not ns["topological_order"]
 
 
-@pytest.fixture
-def recursion_limit():
-    """The process's recursion limit, put back after a test whose student code raises it."""
-    limit = sys.getrecursionlimit()
-    yield limit
-    sys.setrecursionlimit(limit)
-
-
-def test_a_recursive_search_under_a_raised_limit_fails_only_the_long_chain(recursion_limit):
+def test_a_recursive_search_under_a_raised_limit_fails_only_the_long_chain():
     """Section 1.4 asks for no recursion: raising the limit lets the 2,000-node chain run, and the check still sees
     one nested call per node."""
     ns = notebook_namespace("ch01")
@@ -159,7 +151,7 @@ def test_a_recursive_search_under_a_raised_limit_fails_only_the_long_chain(recur
             "recursion limit was above its default", "Section 1.4", "explicit stack")
 
 
-def test_the_depth_of_calls_is_one_per_level_of_recursion_and_a_few_for_a_loop(recursion_limit):
+def test_the_depth_of_calls_is_one_per_level_of_recursion_and_a_few_for_a_loop():
     def down(n):
         return n and down(n - 1)
 

@@ -13,7 +13,7 @@ from autograder.course import Course
 from autograder.grading.judge import Judge
 
 from helpers.course_paths import ROOT
-from helpers.solved_code import in_process, notebook_namespace
+from helpers.solved_code import in_process, notebook_namespace, recursion_limit_kept
 
 # The trained models' cells need the training runs, and their judgement draws nothing from the secret unless
 # the model cannot be walked: tests/test_judge.py judges them on trained models.
@@ -79,7 +79,9 @@ def judged_mistakes(chapter_id, secrets, cells):
                 plan = judge.plans.get(grade_id)
                 if plan is None or any(call.name in NEEDS_TRAINING for call in plan.calls):
                     continue
-                yield mistake, grade_id, secret, judge.judge_cell(grade_id, run_probe)
+                with recursion_limit_kept():
+                    judgement = judge.judge_cell(grade_id, run_probe)
+                yield mistake, grade_id, secret, judgement
 
 
 def passed_mistakes(chapter_id, secrets):

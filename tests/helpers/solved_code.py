@@ -18,6 +18,17 @@ from autograder.build import authoring
 from helpers.course_paths import ROOT
 
 
+@contextlib.contextmanager
+def recursion_limit_kept():
+    """Put the recursion limit back afterwards: catalogued answers run in process raise it (a recursive search
+    that gets the long chain through), and left raised, a later runaway recursion overflows the C stack and
+    kills the process instead of raising RecursionError."""
+    limit = sys.getrecursionlimit()
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
 def solved_namespace(chapter_id, before=False):
     """Exports of every chapter script up to and including `chapter_id` (only before it, with
     `before`), executed in order."""
