@@ -106,7 +106,8 @@ def test_duplicate_parameters_are_caught(ns, check, monkeypatch):
 
 def test_eval_that_does_not_recurse_is_caught(ns, check, monkeypatch):
     monkeypatch.setattr(ns["Module"], "eval", lambda self: setattr(self, "training", False))
-    assert_fails(check.module("train_eval"), "after tree.eval()", "expected all False")
+    assert_fails(check.module("train_eval"), "after tree.eval()", "expected all False",
+                 "asks every child to do the same")
 
 
 def test_zero_grad_with_zeros_is_explained(ns, check, monkeypatch):
@@ -114,7 +115,27 @@ def test_zero_grad_with_zeros_is_explained(ns, check, monkeypatch):
         for p in self.parameters():
             p.grad = np.zeros(p.shape)
     monkeypatch.setattr(ns["Module"], "zero_grad", zeros)
-    assert_fails(check.module("zero_grad"), "still have a .grad", "rather than filling it with zeros")
+    assert_fails(check.module("zero_grad"), "still have a .grad", "rather than filling it with zeros", "leaving None")
+
+
+def test_parameters_that_collect_plain_tensors_are_told_the_class(ns, check, monkeypatch):
+    Module, Tensor = ns["Module"], ns["Tensor"]
+
+    def every_tensor(self):
+        found = []
+
+        def walk(value):
+            if isinstance(value, Tensor):
+                found.append(value)
+            elif isinstance(value, Module):
+                found.extend(value.parameters())
+            elif isinstance(value, (list, tuple, dict)):
+                for item in value.values() if isinstance(value, dict) else value:
+                    walk(item)
+        walk(list(vars(self).values()))
+        return found
+    monkeypatch.setattr(Module, "parameters", every_tensor)
+    assert_fails(check.module("parameters"), "plain Tensor (a buffer)", "asks for the class Parameter itself")
 
 
 def test_bias_without_broadcast_names_the_shapes(ns, check, monkeypatch):
@@ -162,7 +183,7 @@ def test_dropout_mistakes_get_their_own_hints(ns, check, monkeypatch):
         keep = self.rng.random(x.shape) < self.p
         return x * Tensor(keep / (1 - self.p), dtype=x.dtype, requires_grad=False)
     monkeypatch.setattr(Dropout, "forward", keeps_with_p)
-    assert_fails(check.dropout(0.25), "75.", "probability of DROPPING")
+    assert_fails(check.dropout(0.25), "75.", "probability of DROPPING", "kept with probability 1 - p")
 
 
 def test_dropout_with_one_fixed_mask_is_caught(ns, check, monkeypatch):
@@ -287,7 +308,7 @@ def test_naive_softmax_loss_fails_only_near_1000(ns, check, monkeypatch):
         return (log(exp(logits).sum((1,))) - picked).sum() / n
     monkeypatch.setattr(ns["SoftmaxLoss"], "forward", naive)
     assert check.softmax_loss(5, 4).passed
-    assert_fails(check.softmax_loss(5, 4, offset=1000.0), "around 1000", "never exp(logits) directly")
+    assert_fails(check.softmax_loss(5, 4, offset=1000.0), "around 1000", "only inside the stable LogSumExp")
 
 
 def test_failures_never_raise_and_never_write_to_stderr(ns, check, monkeypatch, capfd):

@@ -69,7 +69,7 @@ def test_ema_momentum_is_named(ns, check, monkeypatch):
         p.data -= self.lr * self.velocity[id(p)]
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", ema))
     assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 1 of 3", "worst p0[", "the update rule gives",
-                 "(1 - momentum) factor")
+                 "scales the gradient by (1 - momentum)", "u = momentum·u + g")
     assert check.sgd(lr=0.1).passed                     # without momentum the two rules agree
 
 
@@ -85,7 +85,7 @@ def test_weight_decay_sign_is_named(ns, check, monkeypatch):
     def minus(self, p):
         p.data -= self.lr * (p.grad - self.weight_decay * p.data)
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", minus))
-    assert_fails(check.sgd(lr=0.1, weight_decay=0.1), "not g - wd * p")
+    assert_fails(check.sgd(lr=0.1, weight_decay=0.1), "subtract the weight decay", "adds weight_decay·p")
 
 
 def test_weight_decay_added_after_the_velocity_is_named(ns, check, monkeypatch):
@@ -95,12 +95,12 @@ def test_weight_decay_added_after_the_velocity_is_named(ns, check, monkeypatch):
         p.data -= self.lr * (u + self.weight_decay * p.data)
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", decay_outside))
     assert_fails(check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3), "after step 2 of 3",
-                 "u = momentum * u + (g + weight_decay * p)")
+                 "u = momentum·u + (g + weight_decay·p)")
     assert check.sgd(lr=0.1, weight_decay=0.1).passed and check.sgd(lr=0.1, momentum=0.9).passed   # alone, both agree
 
 
 @pytest.mark.parametrize("denominator, words", [
-    (lambda v_hat, eps: np.sqrt(v_hat + eps), "eps goes outside the square root"),
+    (lambda v_hat, eps: np.sqrt(v_hat + eps), "it belongs outside it"),
     (lambda v_hat, eps: np.sqrt(v_hat), "not of eps=0.1"),
     (lambda v_hat, eps: np.sqrt(v_hat) + 1e-8, "not of eps=0.1"),
 ])
@@ -129,7 +129,7 @@ def test_float64_buffers_that_change_the_dtype_are_explained(ns, check, monkeypa
     def reassign(self, p):
         p.data = p.data - self.lr * (p.grad + np.zeros(p.shape))
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", reassign))
-    assert_fails(check.sgd(lr=0.1), "float64", "in place")
+    assert_fails(check.sgd(lr=0.1), "float64", "in place", "the parameter keeps its dtype")
 
 
 def test_adam_without_bias_correction_is_named(ns, check, monkeypatch):
@@ -139,7 +139,7 @@ def test_adam_without_bias_correction_is_named(ns, check, monkeypatch):
         self.m[id(p)], self.v[id(p)] = m, v
         p.data -= self.lr * m / (np.sqrt(v) + self.eps)
     monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", uncorrected))
-    assert_fails(check.adam(lr=0.01), "after step 1 of 3", "bias correction is missing")
+    assert_fails(check.adam(lr=0.01), "after step 1 of 3", "without the bias correction", "with t = 1 at the first step")
 
 
 def test_adam_counting_parameters_instead_of_steps_is_caught(ns, check, monkeypatch):
@@ -161,7 +161,7 @@ def test_zero_grad_mistakes_are_explained_not_raised(ns, check, monkeypatch):
         for p in self.params:
             p.grad = np.zeros_like(p.data)
     monkeypatch.setattr(ns["Optimizer"], "zero_grad", zeros)
-    assert_fails(check.optimizer_zero_grad(), "expected None", "not zeros")
+    assert_fails(check.optimizer_zero_grad(), "expected None", "zeros included", "skips parameters whose .grad is None")
 
 
 def train_step_variant(ns, monkeypatch, body):
@@ -176,7 +176,18 @@ def test_train_step_without_zero_grad_shows_the_piled_up_gradient(ns, monkeypatc
         optimizer.step()
         return loss.item()
     assert_fails(train_step_variant(ns, monkeypatch, forgets), "call 2", "PLUS the previous one's",
-                 "before loss.backward()")
+                 "clears the previous batch's gradients", "before its own backward pass")
+
+
+def test_train_step_that_returns_the_loss_tensor_is_told_the_rule(ns, monkeypatch):
+    def whole(model, loss_fn, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    assert_fails(train_step_variant(ns, monkeypatch, whole), "call 1", "expected the loss as a Python number",
+                 "not the Tensor itself")
 
 
 def test_train_step_order_mistakes_are_told_apart(ns, monkeypatch):

@@ -58,6 +58,7 @@ def test_numpys_own_errors_are_not_a_refusal(ns, check):
     finally:
         ns["load_checkpoint"] = saved
     assert not empty.passed and "raised EOFError" in empty.message and "Expected a ValueError" in empty.message
+    assert "np.load raises several kinds of error" in empty.message and "zipfile.BadZipFile" not in empty.message
     assert not text.passed and "say which file it was" in text.message
 
 
@@ -118,7 +119,7 @@ def test_an_unpickling_error_says_the_file_was_loaded_with_pickle_allowed(ns, ch
     verdict = check.checkpoint("refuses", "text")
     assert not verdict.passed and "raised UnpicklingError" in verdict.message
     assert "loaded with pickle allowed" in verdict.message and persistence.PICKLE_RULE in verdict.message
-    assert "catch what np.load raises" not in verdict.message, verdict.message
+    assert persistence.CATCH_HINT not in verdict.message, verdict.message
 
 
 def test_an_entry_numpy_refuses_to_unpickle_must_be_refused_naming_the_file(ns, check, load_checkpoint_as):
@@ -144,6 +145,15 @@ def test_pickle_is_named_only_on_evidence_that_the_file_was_unpickled():
             assert problem and persistence.PICKLE_RULE not in problem.message, (kind, error_type)
         accepted = persistence.refused_file_problem(kind, "x.ckpt", None, False, "")
         assert (persistence.PICKLE_RULE in accepted.message) == (kind == "pickled"), accepted.message
+
+
+def test_a_checkpoint_written_under_another_name_names_savez_only_when_it_added_npz():
+    added = persistence.checkpoint_file_problem("run.ckpt", False, ["run.ckpt.npz"], None, set())
+    assert not added.passed and "adds .npz to a file name" in added.message, added.message
+    assert "np.savez(" not in added.message
+    elsewhere = persistence.checkpoint_file_problem("run.ckpt", False, ["best.ckpt"], None, set())
+    assert not elsewhere.passed and "at exactly the path it is given" in elsewhere.message
+    assert ".npz" not in elsewhere.message, elsewhere.message
 
 
 def test_the_pickled_checkpoint_holds_plain_numbers_and_needs_pickle_only_for_its_entry(ns, tmp_path):
@@ -286,6 +296,16 @@ def test_expected_keep_best_sequence():
 def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
     verdict = check.capstone("mlp", lambda: ns["Sequential"](ns["Linear"](784, 5, seed=0)))
     assert not verdict.passed and "expected (2, 10)" in verdict.message
+
+
+def test_a_short_capstone_names_the_cause_its_accuracy_points_at():
+    from autograder.student.checks.capstone import capstone_verdict
+
+    chance, near, between = (capstone_verdict("mlp", a).message for a in (0.098, 0.93, 0.6))
+    assert "what guessing scores" in chance and "too small" not in chance, chance
+    assert "a few points short" in near and "backward" not in near, near
+    assert "about 10% means" in between and "a few points short means" in between, between
+    assert capstone_verdict("mlp", 0.96).passed
 
 
 def test_probe_model_names_are_unique(ns):

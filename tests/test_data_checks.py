@@ -63,7 +63,8 @@ def test_loader_with_float_labels_is_told_to_keep_the_dtype(ns):
             yield tuple(Tensor(t.data, requires_grad=False) for t in batch)     # float32, the Tensor default
     verdict = with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__)).data_loader("batches")
     assert not verdict.passed
-    assert "labels has dtype float32" in verdict.message and "keep each field's own dtype" in verdict.message
+    assert "labels has dtype float32" in verdict.message and "float32 is the Tensor default" in verdict.message
+    assert "keeps its own dtype" in verdict.message and "Tensor(" not in verdict.message
 
 
 def test_loader_that_reseeds_every_epoch_is_caught(ns):
@@ -168,7 +169,9 @@ def test_crop_that_never_reaches_the_last_position_says_which(ns):
         left = self.rng.integers(0, padded.shape[1] - size)
         return padded[top:top + size, left:left + size]
     verdict = with_names(ns, RandomCrop=variant(ns, "RandomCrop", __call__=__call__)).transform("crop")
-    assert not verdict.passed and "never came up" in verdict.message and "excludes high" in verdict.message
+    assert not verdict.passed and "never came up" in verdict.message, verdict.message
+    assert "top edges stopped at 3, one short of 4" in verdict.message
+    assert "leaves out its upper bound" in verdict.message and "integers(0" not in verdict.message
 
 
 def test_crop_that_draws_both_edges_from_the_height_is_named(ns):
@@ -180,7 +183,7 @@ def test_crop_that_draws_both_edges_from_the_height_is_named(ns):
         return padded[top:top + size, left:left + size]
     verdict = with_names(ns, RandomCrop=variant(ns, "RandomCrop", __call__=__call__)).transform("crop")
     assert not verdict.passed and "on a 4×7 image" in verdict.message, verdict.message
-    assert "the range of the top edges" in verdict.message and "excludes high" not in verdict.message
+    assert "the range of the top edges" in verdict.message and "upper bound" not in verdict.message
 
 
 def test_reversed_compose_is_named(ns):
@@ -315,6 +318,18 @@ def test_sizes_read_little_endian_are_named():
 
     verdict = check_idx_bytes(little_endian_sizes)
     assert not verdict.passed and "read little-endian" in verdict.message, verdict.message
+
+
+def test_data_read_little_endian_is_named_only_when_the_bytes_are_reversed():
+    from autograder.student.checks.idx import parsed_problem
+
+    want = np.array([[300, -2], [7, 1000]], dtype=np.int16)
+    reversed_bytes = parsed_problem(want.byteswap(), want, "a file")
+    assert "with its 2 bytes in reverse order" in reversed_bytes and "big-endian" in reversed_bytes, reversed_bytes
+    assert "'>i2'" not in reversed_bytes
+    other = parsed_problem(want + 1, want, "a file")
+    assert "big-endian" in other and "reverse order" not in other, other
+    assert "Hint" not in parsed_problem(np.array([1, 2], dtype=np.uint8), np.array([1, 3], dtype=np.uint8), "a file")
 
 
 @pytest.mark.parametrize("broken, shown", [

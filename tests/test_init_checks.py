@@ -38,8 +38,8 @@ def make(Tensor, draw):
 
 @pytest.mark.parametrize("name, draw, message", [
     ("xavier_uniform", lambda r, i, o, g=1.0: r.uniform(-1, 1, (i, o)) * g * np.sqrt(6 / i), "times too large"),
-    ("xavier_uniform", lambda r, i, o, g=1.0: r.normal(0, g * np.sqrt(2 / (i + o)), (i, o)), "uniform(-a, a)"),
-    ("xavier_normal", lambda r, i, o, g=1.0: r.normal(0, g * 2 / (i + o), (i, o)), "not the variance"),
+    ("xavier_uniform", lambda r, i, o, g=1.0: r.normal(0, g * np.sqrt(2 / (i + o)), (i, o)), "uniform between -a and a"),
+    ("xavier_normal", lambda r, i, o, g=1.0: r.normal(0, g * 2 / (i + o), (i, o)), "the expected variance squared"),
     ("xavier_normal", lambda r, i, o, g=1.0: r.uniform(-1, 1, (i, o)) * g * np.sqrt(6 / (i + o)), "beyond 2 standard deviations"),
     ("kaiming_uniform", lambda r, i, o, n="relu": r.uniform(-1, 1, (i, o)) * np.sqrt(3 / i), "times too small"),
     ("kaiming_uniform", lambda r, i, o, n="relu": r.uniform(-1, 1, (i, o)) * np.sqrt(6 / o), "gain² / fan_in"),
@@ -51,11 +51,20 @@ def test_wrong_initializers_fail_with_the_rule(ns, name, draw, message):
     assert not verdict.passed and message in verdict.message, verdict.message
 
 
+def test_the_std_is_named_only_when_the_variance_was_given_as_the_std(ns):
+    """A normal draw of the wrong variance hears of NumPy's scale only when its variance is the expected one squared."""
+    draw = make(ns["Tensor"], lambda r, i, o, g=1.0: r.normal(0, g * np.sqrt(1 / i), (i, o)))     # fan_in only
+    verdict = with_names(ns, xavier_normal=draw).initializer("xavier_normal")
+    assert not verdict.passed and "times too" in verdict.message, verdict.message
+    assert "squared" not in verdict.message and "standard deviation as its scale" not in verdict.message
+
+
 def test_an_unseeded_initializer_is_told_to_use_the_seed(ns):
     def kaiming_normal(fan_in, fan_out, nonlinearity="relu", *, seed=None):
         return ns["Tensor"](np.random.normal(0, np.sqrt(2 / fan_in), (fan_in, fan_out)))
     verdict = with_names(ns, kaiming_normal=kaiming_normal).initializer("kaiming_normal")
-    assert not verdict.passed and "default_rng(seed)" in verdict.message
+    assert not verdict.passed and "a generator made from the seed" in verdict.message, verdict.message
+    assert "default_rng(seed)" not in verdict.message
 
 
 def test_the_gain_matters_only_in_the_hidden_settings(ns):
@@ -84,7 +93,8 @@ def test_train_epoch_in_eval_mode_is_caught(ns):
     exec("def train_epoch(model, loader, loss_fn, optimizer, progress=None):\n"      # as a notebook defines it
          "    return [train_step(model, loss_fn, optimizer, x, y) for x, y in loader]\n", namespace)
     verdict = Checker(namespace, verbose=False).train_epoch()
-    assert not verdict.passed and "model.train()" in verdict.message
+    assert not verdict.passed and "puts the model in training mode at its start" in verdict.message, verdict.message
+    assert "model.train()" not in verdict.message
 
 
 @needs_nn

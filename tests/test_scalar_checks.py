@@ -59,7 +59,7 @@ def failing(check, verdict, *parts):
 
 
 @pytest.mark.parametrize("closure, parts", [
-    ("        self.grad = out.grad\n        other.grad = out.grad", ["a = Value(", "out.grad =", "use +="]),
+    ("        self.grad = out.grad\n        other.grad = out.grad", ["a = Value(", "out.grad =", "must BOTH count", "gradients accumulate"]),
     ("        self.grad += 1.0\n        other.grad += 1.0", ["received 1.0", "multiply the local derivative by out.grad"]),
     ("        pass", ["did not change the gradient"]),
 ])
@@ -71,7 +71,7 @@ def test_wrong_add_closures_are_named(closure, parts):
 
 @pytest.mark.parametrize("closure, parts", [
     ("        self.grad += self.data * out.grad\n        other.grad += other.data * out.grad", ["OTHER input"]),
-    ("        self.grad = other.data * out.grad\n        other.grad = self.data * out.grad", ["use +="]),
+    ("        self.grad = other.data * out.grad\n        other.grad = self.data * out.grad", ["must BOTH count"]),
     ("        self.grad += other.data\n        other.grad += self.data", ["multiply the local derivative by out.grad"]),
 ])
 def test_wrong_mul_closures_are_named(closure, parts):
@@ -98,15 +98,15 @@ def test_a_closure_that_raises_otherwise_gets_no_division_hint():
 
 def test_graph_mistakes_are_named():
     check = checker({"add": [(WRAP, "")], "mul": [('(self, other), "*")', '(self, other), "+")')]})
-    failing(check, check.value_graph("add"), "AttributeError", "a + 4", "wrap it first")
-    failing(check, check.value_graph("mul"), "_op '+'", "expected '*'")
+    failing(check, check.value_graph("add"), "AttributeError", "a + 4", "wrap it in a Value of its own first")
+    failing(check, check.value_graph("mul"), "_op '+'", "expected '*'", "the constructor's third argument")
     assert check.value_backward("add").passed and check.value_backward("mul").passed
 
     check = checker({"add": [("    return self + other", "    return other + self")]})
-    failing(check, check.value_graph("add"), "4 + a", "recursion limit", "return `self + other`")
+    failing(check, check.value_graph("add"), "4 + a", "recursion limit", "with the Value on the left")
 
     check = checker({"add": [("(self, other), \"+\")", "(), \"+\")")]})
-    failing(check, check.value_graph("add"), "_prev = {}", "expected {a, b}")
+    failing(check, check.value_graph("add"), "_prev = {}", "expected {a, b}", "the constructor's second argument")
 
 
 def test_unimplemented_exercises_say_so():

@@ -225,7 +225,7 @@ def activation(rng, name, shape=(4, 3), seed=0):
 
 def flatten(rng, shape=(2, 3, 4), seed=0):
     x = gradcheck.sample(tuple(shape), "real", rng)
-    return (yield from plain_layer(rng, "Flatten()", module("Flatten"), x, formulas.flatten, "x.reshape(N, -1)",
+    return (yield from plain_layer(rng, "Flatten()", module("Flatten"), x, formulas.flatten, nn.FLATTEN_FORMULA,
                                    nn.FLATTEN_HINT))
 
 

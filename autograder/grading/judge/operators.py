@@ -8,7 +8,7 @@ import numpy as np
 
 from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks.describe import number
-from autograder.student.checks.operators import CASES
+from autograder.student.checks.operators import CASES, NO_GRAPH
 from autograder.student.verdict import failed, passed
 
 
@@ -38,8 +38,7 @@ def operators(rng):
             problems.append(f"`{text}` gives {number(float(got.value[worst]))} at {list(worst)}, "
                             f"expected {number(float(want[worst]))}. Hint: {hint}")
         elif result.get("standin") is not True or result.get("reaches") is not True:
-            problems.append(f"`{text}` has the right values but no graph: it must be computed by a Function "
-                            f"(like Add()(self, other)), so that _op and _inputs are recorded. Hint: {hint}")
+            problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
     if problems:
         return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
     return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")

@@ -26,6 +26,7 @@ from autograder.student.checks.ops import (
     forward_side_effect_problem,
     gradient_mismatch,
     ignores_out_grad,
+    not_a_tensor,
     one_gradient_expected,
     side_effect_problem,
 )
@@ -193,9 +194,7 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
             continue
         if g.kind != "tensor":
             kind = g.type_name or g.kind
-            fix = " Wrap it: Tensor(...), or build it from Tensor operations." \
-                if g.kind == "array" or kind in ("float", "int") else ""
-            return failed(f"{where}: the gradient for {name} is a {kind}, but backward must return Tensors.{fix}"), None
+            return not_a_tensor(where, name, kind, g.kind == "array" or kind in ("float", "int")), None
         if g.value.shape != arrays[i].shape:
             return failed(f"{where}: the gradient for {name} has shape {g.value.shape}, expected {arrays[i].shape} "
                           f"(the shape of input {name}).\n  Hint: "

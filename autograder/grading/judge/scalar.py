@@ -103,8 +103,7 @@ def value_backward(rng, op, seed=0):
         if stage == "type":
             return failed(f"{title}: {expression} returned a {str(result.get('type_name'))[:100]}, expected a Value.")
         if stage == "closure":
-            return failed(f"{title}: out._backward is {str(result.get('shown'))[:100]}; assign your closure to it: "
-                          "out._backward = _backward.")
+            return failed(rules.no_closure(title, str(result.get('shown'))[:100]))
         if stage == "run":
             outcome = returned(result.get("error"))
             return rules.closure_error(op, describe_error("out", "_backward", outcome), outcome.error_type, case, x, y)

@@ -94,7 +94,7 @@ def copies(rng):
     for from_tensor, result in zip((True, False), results):
         text = rules.copies_text(from_tensor, data)
         if "error" in result:
-            hint = "\n  Hint: a Tensor is not an array: take its .data first." if from_tensor else ""
+            hint = f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if from_tensor else ""
             return failed(describe_error("Tensor", "__init__", returned(result["error"]))
                           + f"\n  while computing {text}." + hint)
         problem = rules.copies_problem(text, from_tensor, np.asarray(data, np.float32), shown_data(result.get("data")),
@@ -248,7 +248,7 @@ def conversions(rng, case="basic"):
             raise ProbeFailure("an item() result in the reply is not an object")
         if "error" in got:
             return failed(describe_error("Tensor", "item", returned(got["error"])) + f"\n  for {text}."
-                          + "\n  Hint: ndarray.item() works for any one-element array.")
+                          + f"\n  Hint: {rules.ITEM_HINT}")
         result, kind = got.get("value"), str(got.get("type_name", "?"))[:100]
         is_float = kind == "float" and isinstance(result, float)
         problem = rules.item_problem(text, float(np.asarray(value, dtype=np.float32).item()), is_float,

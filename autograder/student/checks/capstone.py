@@ -178,6 +178,21 @@ def no_trained_capstone(kind):
                   f"  Hint: the cell itself trains the model your build_{kind}() returns; run it as it is.")
 
 
+CHANCE = 0.2           # at most about twice what guessing among ten classes scores: nothing was learned
+NEAR = 0.05            # this close under the threshold: the model learned, not enough
+
+
+def capstone_hint(accuracy, threshold):
+    """The hint for a capstone short of `threshold`: a cause is named only when the accuracy points at it."""
+    if accuracy <= CHANCE:
+        return ("  Hint: about 10% is what guessing scores: nothing was learned, so no useful gradient reached the "
+                "weights (a gradient that does not flow: check the layers' backward).")
+    if accuracy >= threshold - NEAR:
+        return "  Hint: a few points short: the model learns, but it is too small or badly initialized for the recipe."
+    return ("  Hint: about 10% means nothing was learned (a gradient that does not flow: check the layers' "
+            "backward); a few points short means the model is too small or badly initialized.")
+
+
 def capstone_verdict(kind, accuracy, seconds=None):
     """The verdict on the held-out `accuracy` of the trained model (the kernel's check and the judge both
     give it); `seconds`, the training time, when known."""
@@ -189,6 +204,5 @@ def capstone_verdict(kind, accuracy, seconds=None):
             f"{label}: {accuracy:.2%} of the 10,000 test digits right after training; the capstone asks for "
             f"{recipe.threshold:.0%}.{took}\n"
             f"  Recipe: {recipe.epochs} epoch over 60,000 digits, batches of {recipe.batch_size}, Adam(lr={recipe.lr}).\n"
-            "  Hint: about 10% means nothing was learned (a gradient that does not flow: check the layers' "
-            "backward); a few points short means the model is too small or badly initialized.")
+            + capstone_hint(accuracy, recipe.threshold))
     return passed(f"✔ {label}: {accuracy:.1%} of the 10,000 held-out test digits (needs {recipe.threshold:.0%})")

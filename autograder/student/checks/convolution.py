@@ -183,7 +183,8 @@ KAIMING_VARIANCE_FROM = 2000     # weights: enough to tell Xavier's variance fro
 
 
 def unseeded(label):
-    return failed(f"{label}: two layers built with the same seed have different weights: pass seed= on to the initializer.")
+    return failed(f"{label}: two layers built with the same seed have different weights: the layer's seed must "
+                  "reach the initializer that draws them.")
 
 
 def not_a_tensor(label, type_name):

@@ -114,7 +114,8 @@ def array_dataset_verdict(x, y, item, single, n, sample, one, mismatch):
     (`as_items`), `mismatch` what ArrayDataset(x, y[:-1]) raised (None when it was accepted)."""
     where = f"ArrayDataset(x of shape {x.shape}, y of shape {y.shape})"
     if n != len(x):
-        return failed(f"{where}: len() is {n}, expected {len(x)}.\n  Hint: the number of samples is len(arrays[0]).")
+        return failed(f"{where}: len() is {n}, expected {len(x)}.\n"
+                      "  Hint: the number of samples is the length of the arrays' first axis, one row per sample.")
     if not isinstance(sample, tuple) or len(sample) != 2:
         return failed(f"{where}[{item}] returned a {described(sample)}{' of ' + str(len(sample)) if isinstance(sample, tuple) else ''}, "
                       f"expected a tuple (x[{item}], y[{item}]).")
@@ -176,7 +177,7 @@ def batch_problem(batch, want_size, image_shape=(2, 3), matches=probe_matches):
         if not t.tensor:
             return f"{name} is a {t.type_name}, expected a Tensor (wrap the stacked array)"
         if t.requires_grad:
-            return f"{name} has requires_grad=True: data is not a parameter, make it requires_grad=False"
+            return f"{name} has requires_grad=True: data is not a parameter, so its Tensor needs no gradient"
     if tuple(images.data.shape) != (want_size, *image_shape):
         return (f"images has shape {tuple(images.data.shape)}, expected {(want_size, *image_shape)}: "
                 "stack the samples along a new first axis")
@@ -185,8 +186,10 @@ def batch_problem(batch, want_size, image_shape=(2, 3), matches=probe_matches):
     if tuple(labels.data.shape) != (want_size,):
         return f"labels has shape {tuple(labels.data.shape)}, expected {(want_size,)}"
     if not np.issubdtype(labels.data.dtype, np.integer):
-        return (f"labels has dtype {labels.data.dtype}, expected an integer dtype: keep each field's own dtype, "
-                "Tensor(stacked, dtype=stacked.dtype, requires_grad=False); class labels are not floats")
+        default = (": float32 is the Tensor default, which a Tensor made without the stacked array's dtype takes"
+                   if labels.data.dtype == np.float32 else "")
+        return (f"labels has dtype {labels.data.dtype}, expected an integer dtype{default}. Each field keeps its "
+                "own dtype when it becomes a Tensor: class labels are integers, not floats")
     if not matches(images.data, labels.data):
         return "images and labels of a batch come from different samples"
     return None
@@ -269,7 +272,8 @@ def loader_batches_verdict(runs, matches=probe_matches, index_of=int, dataset="d
             return failed(f"{where} without shuffling gave samples {indices(batches, index_of)}, expected 0, 1, 2, ... in order.")
         if count != len(sizes):
             return failed(f"{where}: len(loader) is {count}, but iterating gives {len(sizes)} batches.\n"
-                          "  Hint: ceil(n / batch_size) batches, or floor when drop_last=True.")
+                          "  Hint: len() counts the batches __iter__ yields: n / batch_size rounded up, or rounded "
+                          "down when drop_last=True.")
     return passed("✔ DataLoader: batches in order, the last partial batch kept (or dropped), len() and dtypes right")
 
 
@@ -341,8 +345,9 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
                       "in every __iter__ and cut it into batches, so each epoch mixes different samples together.")
     if [first, second] != again:
         return failed(f"{where}: two loaders with the same seed gave different orders ({first[:6]}... and {again[0][:6]}...).\n"
-                      "  Hint: draw from a generator made from the seed (NumPy's default_rng), not from the global np.random "
-                      "functions, whose state other code shares, so a seed reproduces the run.")
+                      "  Hint: draw from a generator made from the seed (NumPy's default_rng), so a seed reproduces "
+                      "the run: a generator made without the seed, or the global np.random functions, whose state "
+                      "other code shares, draws differently every run.")
     if first == other:
         return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
     kept = n // size * size

@@ -277,7 +277,8 @@ def grads_verdict(title, graph, hint, got):
             return failed(f"{title}: {name}.grad is None after backward(); expected {np.round(want, 4).tolist()}.{where}\n"
                           f"  Hint: {hint}")
         if g.value is None or g.type_name != "numpy.ndarray":
-            return failed(f"{title}: {name}.grad is a {g.type_name}; store a numpy array in .grad (out_grad.data).")
+            return failed(f"{title}: {name}.grad is a {g.type_name}; .grad holds a NumPy array of the gradient's values"
+                          + (", and a Tensor's values are its .data." if "Tensor" in str(g.type_name) else "."))
         if g.value.shape != want.shape:
             return failed(f"{title}: {name}.grad has shape {g.value.shape}, expected {want.shape}.{where}\n"
                           f"  Hint: {hint}")

@@ -24,7 +24,7 @@ CONSTANT_HINT = ("backward() first checks that the tensor requires a gradient: o
                  "whatever `grad` is given, before touching any .grad.")
 NON_SCALAR_HINT = ("without `grad`, backward() can only start from a result of one element (a loss: shape (), "
                    "(1,) or (1, 1)), whose gradient is 1; for more elements it raises ValueError before touching "
-                   "any .grad, and the caller reduces the result (.sum()) or passes grad= of its shape.")
+                   "any .grad; the caller then reduces the result to one element (a sum, say) or passes a gradient of its shape.")
 
 
 def one_axis_hint(shape):

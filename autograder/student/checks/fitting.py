@@ -237,13 +237,14 @@ def keep_best_problem(kind, losses, patience, records, snapshots):
                       + ("\n  Hint: compare with the best loss so far, not with the epoch before."
                          if epoch > 1 and record["best_epoch"] == epoch and losses[epoch - 1] < losses[epoch - 2] else ""))
     if record["state"] is None:
-        return failed(f"{where}: best_state is {record['state_type']}; expected model.state_dict() of the best epoch.")
+        return failed(f"{where}: best_state is {record['state_type']}; expected the model's state dict from the best epoch.")
     if not same_arrays(record["state"], snapshots[best_epoch]):
         return failed(f"{where}: best_state does not hold the weights of epoch {best_epoch}.\n"
-                      "  Hint: take model.state_dict() (a copy) when the epoch is the best; keep it untouched otherwise.")
+                      "  Hint: in an epoch that is the best, take the model's state dict (chapter 8's snapshot, a copy "
+                      "of every array); in any other epoch, leave it as it is.")
     if record["file"] is None:
-        return failed(f"{where}: no checkpoint file at checkpoint_path: save_checkpoint(path, model, optimizer) "
-                      "when the epoch is the best.")
+        return failed(f"{where}: no checkpoint file at checkpoint_path: in an epoch that is the best, write one "
+                      "there with chapter 8's save_checkpoint.")
     if not same_arrays(record["file"], snapshots[best_epoch]):
         return failed(f"{where}: the checkpoint file does not hold the weights of epoch {best_epoch}: write it "
                       "only when the epoch is the best.")
@@ -362,7 +363,8 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         return failed(f"{where}: train_epoch ran {record['train_calls']} times, expected {ran}"
                       + (" (stop when keep_best returns True)." if validate and stop_after and record["train_calls"] > ran else "."))
     if not record["first_right"]:
-        return failed(f"{where}: call train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar).")
+        return failed(f"{where}: train_epoch must get the trainer's model, the train_loader, the trainer's loss "
+                      "function and its optimizer, in that order (then the progress bar).")
     history = record["history"]
     if not isinstance(history, dict):
         return failed(f"{where} returned {history}; expected the history dict.")

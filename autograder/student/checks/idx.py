@@ -54,10 +54,22 @@ def parsed_problem(got, want, label):
     if not np.array_equal(got, want):
         flat = int(np.argmax(got.ravel() != want.ravel()))
         index = [int(i) for i in np.unravel_index(flat, want.shape)]
-        endian = ("\n  Hint: IDX stores multi-byte numbers big-endian: read them with a '>' dtype such as '>i2'."
-                  if want.dtype.itemsize > 1 else "")
-        return f"parse_idx on {label}: element {index} is {got.ravel()[flat]}, expected {want.ravel()[flat]}.{endian}"
+        return (f"parse_idx on {label}: element {index} is {got.ravel()[flat]}, expected {want.ravel()[flat]}."
+                + data_read_little_endian(got, want))
     return None
+
+
+def data_read_little_endian(got, want):
+    """A hint when the multi-byte data `got` is `want` with each number's bytes reversed (read little-endian),
+    the rule alone for other wrong multi-byte data; "" for one-byte data."""
+    if want.dtype.itemsize == 1:
+        return ""
+    rule = ("IDX stores every number of more than one byte big-endian, most significant byte first: read the data "
+            "with the big-endian dtype of its type code.")
+    if got.shape == want.shape and got.dtype.itemsize == want.dtype.itemsize \
+            and got.astype(want.dtype).tobytes() == want.byteswap().tobytes():
+        return f"\n  Hint: each value is the expected one with its {want.dtype.itemsize} bytes in reverse order: {rule}"
+    return f"\n  Hint: {rule}"
 
 
 def bytes_cases(rng, images_shape=(5, 4, 3), labels_count=9):
@@ -161,7 +173,7 @@ def refusals_verdict(outcomes):
         if outcome["value_error"]:
             if name not in outcome["message"]:
                 return failed(f"parse_idx on {what} raised ValueError({outcome['message']!r}), which does not say which file.\n"
-                              f"  Hint: name the file in the message, e.g. ValueError(f\"{{path}}: ...\"), so a user "
+                              "  Hint: the message names the file, by the path parse_idx was given, so a user "
                               "with many files knows which one is broken.")
         elif outcome["error_type"] == "NotImplementedError":
             return failed(NOT_IMPLEMENTED)

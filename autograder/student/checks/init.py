@@ -36,7 +36,7 @@ def expected_variance(family, fan_in, fan_out, gain):
 def drawn_problem(label, fan_in, fan_out, type_name_, is_tensor, shape, dtype, requires_grad):
     """The message for a draw that is not a trainable float32 Tensor of shape (fan_in, fan_out), else None."""
     if not is_tensor:
-        return f"{label} returned a {type_name_}, expected a Tensor (wrap the array: Tensor(values))."
+        return f"{label} returned a {type_name_}, expected a Tensor: the drawn array, wrapped in one."
     if tuple(shape) != (fan_in, fan_out):
         return (f"{label} has shape {tuple(shape)}, expected ({fan_in}, {fan_out}): "
                 "a weight maps fan_in inputs to fan_out outputs, as Linear's weight does.")
@@ -85,10 +85,21 @@ def seeding_problem(label, seed, w, again, other):
     """A failed verdict when the same seed gives other weights or the next seed the same ones, else None."""
     if again is None or not np.array_equal(w, again):
         return failed(f"{label} gave different weights on a second call with the same seed.\n"
-                      "  Hint: draw from np.random.default_rng(seed), not from the global np.random.")
+                      "  Hint: draw from a generator made from the seed (NumPy's default_rng): a generator made "
+                      "without it, or the global np.random functions, draws differently every call.")
     if other is not None and np.array_equal(w, other):
-        return failed(f"{label}: seeds {seed} and {seed + 1} gave the same weights: pass the seed to default_rng.")
+        return failed(f"{label}: seeds {seed} and {seed + 1} gave the same weights: the seed must drive the draw, "
+                      "so the generator is made from it.")
     return None
+
+
+def std_as_variance(sample_var, var, n):
+    """For a normal draw of the wrong variance: the note that NumPy's normal takes the standard deviation, when
+    `sample_var` is the square of the expected `var` (the variance given where the std belongs); else ""."""
+    if abs(sample_var - var ** 2) <= SIGMAS * var ** 2 * math.sqrt((KURTOSIS["normal"] - 1) / n):
+        return (f" {sample_var:.4g} is the expected variance squared: NumPy's normal takes the standard deviation "
+                "as its scale, not the variance.")
+    return ""
 
 
 def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
@@ -104,26 +115,28 @@ def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
     var_tol = SIGMAS * var * math.sqrt((KURTOSIS[distribution] - 1) / n)
     if abs(mean) > mean_tol:
         return failed(f"{label}: the {n} weights have mean {mean:.3g}, expected 0 (within ±{mean_tol:.2g}).\n"
-                      "  Hint: draw symmetrically around 0: uniform(-a, a), or normal(0, std).")
+                      "  Hint: draw symmetrically around 0: uniformly between -a and a, or from a normal of mean 0.")
     if abs(sample_var - var) > var_tol:
         ratio = sample_var / var
         return failed(f"{label}: the weights have variance {sample_var:.4g}, expected {var:.4g} "
                       f"(within ±{var_tol:.2g}): {ratio:.3g} times too {'large' if ratio > 1 else 'small'}.\n"
                       f"  Hint: {HINTS[family]}" + (" For uniform(-a, a) the variance is a²/3, so a = √3 · std."
-                                                     if distribution == "uniform" else " np.random's normal takes the std, not the variance."))
+                                                     if distribution == "uniform" else std_as_variance(sample_var, var, n)))
     spread = float(np.abs(w).max())
     if distribution == "uniform":
         bound = math.sqrt(3 * var)
         if spread > bound * (1 + 1e-6) or spread < bound * (1 - 20 / n):
             return failed(f"{label}: the largest |weight| is {spread:.4g}, but a uniform(-a, a) draw of {n} values "
                           f"with the right variance has a = {bound:.4g} and comes within {20 / n:.1e} of it (relatively).\n"
-                          "  Hint: draw from a uniform distribution, rng.uniform(-a, a, shape).")
+                          "  Hint: the weights are uniform between -a and a, with a = √3 · std: the largest of many "
+                          "comes right up to a and none goes past it.")
     else:
         tail = float(np.mean(np.abs(w) > 2 * math.sqrt(var)))
         tail_tol = SIGMAS * math.sqrt(NORMAL_TAIL * (1 - NORMAL_TAIL) / n)
         if abs(tail - NORMAL_TAIL) > tail_tol:
             return failed(f"{label}: {tail:.2%} of the weights lie beyond 2 standard deviations; a normal draw has "
-                          f"{NORMAL_TAIL:.2%} there.\n  Hint: draw from a normal distribution, rng.normal(0, std, shape).")
+                          f"{NORMAL_TAIL:.2%} there.\n  Hint: the weights follow a normal distribution of mean 0 "
+                          "and the expected standard deviation.")
     return passed(f"✔ {label}: mean {mean:+.1e}, variance {sample_var:.4g} (expected {var:.4g}), "
                   f"{distribution} shape, reproducible")
 

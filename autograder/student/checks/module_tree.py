@@ -131,8 +131,12 @@ def parameters_verdict(got, shapes):
         return failed(f"{title}: returned a {got}, expected a list of Parameters.")
     strays = [label for label in got if label is not None and label not in shapes]
     if strays:
+        hint = ("a plain Tensor is a Tensor but not a Parameter (a buffer, such as a running statistic): the test "
+                "that picks parameters asks for the class Parameter itself." if strays[0] == BUFFER else
+                "only a value of the class Parameter is a parameter; whatever else a module holds (arrays, numbers, "
+                "strings) stays out of the list.")
         return failed(f"{title}: the list holds a {strays[0]}; only Parameters belong in it.\n  {TREE_PICTURE}.\n"
-                      "  Hint: test isinstance(value, Parameter), not isinstance(value, Tensor).")
+                      f"  Hint: {hint}")
     named = [label for label in got if label is not None]
     distinct = len(set(named)) + (len(got) - len(named))
     if distinct != len(got):
@@ -194,8 +198,8 @@ def train_eval_verdict(initial, after_eval, after_train, only_one):
         hint = (f"{', '.join(wrong)} sits inside a child, so setting each child's flag is not enough: call the "
                 f"child's own {method}(), which reaches its children in turn."
                 if set(wrong) <= set(GRANDCHILDREN) else
-                f"set self.training on this module, then call {method}() on every child; the children sit in "
-                "attributes, lists and dicts (self.children() lists them).")
+                f"{method}() sets this module's own training flag, then asks every child to do the same through the "
+                f"child's own {method}(); the children sit in attributes, lists and dicts, and children() lists them.")
         return failed(f"{title}: after tree.{method}(), training is {flags} for {names}; expected all {want}.\n"
                       f"  Hint: {hint}")
     if list(only_one) != ONLY_FIRST_LAYER_OFF:
@@ -209,9 +213,9 @@ def zero_grad_verdict(count, left_zeros, changed):
     grad is an ndarray of zeros; `changed`: whether a parameter's values changed."""
     title = TITLES["zero_grad"]
     if left_zeros:
-        hint = ("set .grad = None rather than filling it with zeros: None says 'no gradient yet', and the "
-                "optimizers of chapter 5 skip such parameters." if all(left_zeros) else
-                "visit every parameter: self.parameters() lists them all.")
+        hint = ("zero_grad forgets a gradient, leaving None, rather than filling it with zeros: None says 'no "
+                "gradient yet', and the optimizers of chapter 5 skip such parameters." if all(left_zeros) else
+                "zero_grad reaches every parameter of the tree, the ones parameters() lists, at any depth.")
         return failed(f"{title}: {len(left_zeros)} of {count} parameters still have a .grad.\n  Hint: {hint}")
     if changed:
         return failed(f"{title}: zero_grad changed the parameters' values; it must only forget their gradients.")

@@ -167,8 +167,7 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
         return failed(f"{label}: every bias value is {b.flat[0]:.4g}. The bias is drawn too, from the same generator "
                       f"and the same range [-{bound:.4g}, {bound:.4g}] as the weight, after it.")
     if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
-        return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: draw them from "
-                      "np.random.default_rng(seed), one generator per layer.")
+        return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: {SEEDED_HINT}")
     if other_weight is not None and np.array_equal(w, other_weight):
         return failed(f"{label}: seed=0 and seed=1 give the same weights: is the seed passed to the generator?")
     if not no_bias_is_none:
@@ -176,8 +175,11 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
     return None
 
 
-LINEAR_HINT = ("the output is x @ weight + bias, with bias of shape (1, out) broadcast to (batch, out) with "
-               "broadcast_to (elementwise ops do not broadcast in backward).")
+SEEDED_HINT = ("draw the layer's values from a generator made from the seed (NumPy's default_rng), one generator "
+               "per layer, so that the same seed gives the same values.")
+LINEAR_HINT = ("the output is the batch x times the weight matrix, plus the bias; the bias, of shape (1, out), is "
+               "stretched to (batch, out) explicitly with broadcast_to, because the course's elementwise ops do not "
+               "broadcast in backward.")
 
 
 def linear_weight_shape_problem(label, shape, in_features, out_features):
@@ -209,7 +211,7 @@ ACTIVATIONS = {
     "ReLU": (formulas.relu, "nonzero", "max(x, 0): use the relu Function of chapter 3."),
     "Sigmoid": (formulas.sigmoid, "real", "1 / (1 + exp(-x)): use the sigmoid Function of chapter 3."),
     "Tanh": (np.tanh, "real", "tanh(x): use the tanh Function of chapter 3."),
-    "Identity": (formulas.identity, "real", "return x unchanged."),
+    "Identity": (formulas.identity, "real", "Identity's output is its input, unchanged."),
 }
 
 
@@ -285,6 +287,7 @@ def check_sequential(ns, seed=0):
 
 
 FLATTEN_HINT = "keep the first (batch) axis, merge all the others: reshape to (N, product of the other sizes)."
+FLATTEN_FORMULA = "x with every axis after the first merged into one, shape (N, product of the other sizes)"
 
 
 def check_flatten(ns, shape, seed=0):
@@ -292,7 +295,7 @@ def check_flatten(ns, shape, seed=0):
     if error:
         return error
     return check_layer(ns, "Flatten()", module.forward, sample(shape, "real", seed), [], formulas.flatten,
-                       "x.reshape(N, -1)", FLATTEN_HINT, seed)
+                       FLATTEN_FORMULA, FLATTEN_HINT, seed)
 
 
 # ── Dropout ──────────────────────────────────────────────────────────────────────────────────────
@@ -351,12 +354,14 @@ def dropout_mask_problem(label, p, seed, x_values, got, second, twin):
                          "expected output equals the input and nothing changes at evaluation." if plain else ""))
     dropped = 1 - kept.mean()
     if abs(dropped - p) > 0.02:
-        hint = ("\n  Hint: p is the probability of DROPPING an element: keep where rand >= p (or rand > p)."
+        hint = ("\n  Hint: p is the probability of DROPPING an element, so an element is kept with probability "
+                "1 - p; your layer drops about 1 - p of them and keeps about p."
                 if abs(dropped - (1 - p)) < 0.02 else "")
         return failed(f"{label}: {dropped:.1%} of {kept.size} elements were dropped; expected about {p:.0%}.{hint}")
     if np.array_equal(second != 0, kept):
         return failed(f"{label}: two forward calls dropped exactly the same elements.\n  Hint: draw a new mask at "
-                      "every forward call, from a generator made once in __init__ with np.random.default_rng(seed).")
+                      "every forward call, from the one generator made from the seed in __init__ (NumPy's "
+                      "default_rng), which moves on with every draw.")
     if not np.array_equal(twin, got):
         return failed(f"{label}: two Dropout layers made with seed={seed} drop different elements: the first "
                       "forward call of each should give the same mask.")
@@ -481,9 +486,9 @@ def check_norm_layer(ns, label, make, batch, dim, seed, formula, description, hi
 
 
 BATCHNORM_FORMULA = "(x - mean) / sqrt(var + eps) * weight + bias over the batch"
-BATCHNORM_HINT = ("normalize each feature (column) over the batch: (x - mean) / sqrt(var + eps), with the mean and "
-                  "the biased variance (divide by N) over axis 0, then * weight + bias; broadcast every (dim,) Tensor "
-                  "to (N, dim) explicitly.")
+BATCHNORM_HINT = ("normalize each feature (column) over the batch, axis 0: subtract its mean and divide by the square "
+                  "root of its biased variance (divided by N) plus eps; then scale by weight and shift by bias; "
+                  "broadcast every (dim,) Tensor to (N, dim) explicitly.")
 BATCHNORM_EVAL_FORMULA = "(x - running_mean) / sqrt(running_var + eps) * weight + bias"
 BATCHNORM_EVAL_HINT = ("in evaluation mode, normalize with the running statistics (not the batch's), eps added "
                        "to the running variance under the square root as in training, and do not update them.")
@@ -585,8 +590,8 @@ def check_layernorm(ns, batch, dim, seed=0, scale=1.0):
 # ── Losses ───────────────────────────────────────────────────────────────────────────────────────
 
 MSE_FORMULA = "mean((pred - target)²) over every element"
-MSE_HINT = ("average the squared differences over ALL elements (divide by pred.size, not by the batch size), "
-            "and return one number.")
+MSE_HINT = ("average the squared differences over ALL elements, every axis included (divide by how many there "
+            "are), and return one number.")
 
 
 def check_mse(ns, shape, seed=0):
@@ -632,9 +637,10 @@ def softmax_loss_label(batch, classes, offset, labels_as):
 
 def softmax_loss_hint(offset):
     hint = ("the loss is the mean over the batch of logsumexp(logits_i) - logits_i[label_i]; pick the label's "
-            "logit with a one-hot mask (one_hot(labels, K)), and take logsumexp with the stable LogSumExp.")
+            "logit with a one-hot mask (the one_hot helper), and take logsumexp with the stable LogSumExp.")
     if offset:
-        hint += " Logits near 1000 overflow exp(): go through logsumexp, never exp(logits) directly."
+        hint += (" Logits near 1000 overflow exp(): take exponentials only inside the stable LogSumExp, never of "
+                 "the logits themselves.")
     return hint
 
 
@@ -749,8 +755,7 @@ def embedding_weight_problem(label, num_embeddings, dim, kind, is_parameter, val
     if values.size > 1 and np.all(values == values.flat[0]):
         return failed(f"{label}: every weight is {number(values.flat[0])}; draw them from a standard normal.")
     if twin_values is None or not np.array_equal(values, twin_values):
-        return failed(f"{label}: two layers built with the same seed have different weights.\n  Hint: draw them "
-                      "from np.random.default_rng(seed).")
+        return failed(f"{label}: two layers built with the same seed have different weights.\n  Hint: {SEEDED_HINT}")
     if other_values is not None and values.size > 1 and np.array_equal(values, other_values):
         return failed(f"{label}: two different seeds give the same weights: is the seed passed to the generator?")
     return None

@@ -19,11 +19,16 @@ CASES = [
     ("a * 2", lambda a, b, m: a * 2, lambda a, b, m: a * 2, "a Python number is not a Tensor: use MulScalar."),
     ("2 * a", lambda a, b, m: 2 * a, lambda a, b, m: 2 * a, "2 * a calls a.__rmul__(2)."),
     ("a - b", lambda a, b, m: a - b, lambda a, b, m: a - b, "use Sub."),
-    ("a - 2", lambda a, b, m: a - 2, lambda a, b, m: a - 2, "a - 2 is a + (-2)."),
-    ("2 - a", lambda a, b, m: 2 - a, lambda a, b, m: 2 - a, "2 - a calls a.__rsub__(2): that is -a + 2, not a - 2."),
+    ("a - 2", lambda a, b, m: a - 2, lambda a, b, m: a - 2,
+     "subtracting a number adds its negative: AddScalar, given the number with its sign flipped."),
+    ("2 - a", lambda a, b, m: 2 - a, lambda a, b, m: 2 - a,
+     "2 - a calls a.__rsub__(2), with a on the right: the result is 2 minus a, the negative of a plus 2 "
+     "(Negate, then AddScalar), not a minus 2."),
     ("a / b", lambda a, b, m: a / b, lambda a, b, m: a / b, "use Div."),
     ("a / 2", lambda a, b, m: a / 2, lambda a, b, m: a / 2, "use DivScalar."),
-    ("2 / a", lambda a, b, m: 2 / a, lambda a, b, m: 2 / a, "2 / a calls a.__rtruediv__(2): that is 2 * a**-1."),
+    ("2 / a", lambda a, b, m: 2 / a, lambda a, b, m: 2 / a,
+     "2 / a calls a.__rtruediv__(2), with a on the right: the result is 2 divided by a, 2 times a to the "
+     "power -1 (PowerScalar, then MulScalar), not a divided by 2."),
     ("a ** b", lambda a, b, m: a ** b, lambda a, b, m: a ** b, "use Pow for Tensor ** Tensor."),
     ("a ** 2", lambda a, b, m: a ** 2, lambda a, b, m: a ** 2, "use PowerScalar for Tensor ** number."),
     ("-a", lambda a, b, m: -a, lambda a, b, m: -a, "use Negate in __neg__."),
@@ -37,6 +42,11 @@ CASES = [
     ("a.broadcast_to((4, 2, 3))", lambda a, b, m: a.broadcast_to((4, 2, 3)),
      lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
 ]
+
+
+# What a result with the right values but no recorded graph lacks (the kernel's and the judge's message).
+NO_GRAPH = ("has the right values but no graph: it must be computed by calling an op (a Function instance) on the "
+            "tensors, whose __call__ records _op and _inputs.")
 
 
 def make_standin(Function, name, make_forward):
@@ -93,8 +103,7 @@ def check_operators(namespace):
                 problems.append(f"`{text}` gives {number(float(result.data[worst]))} at {[int(i) for i in worst]}, "
                                 f"expected {number(float(np.asarray(want)[worst]))}. Hint: {hint}")
             elif not isinstance(result._op, tuple(standins.values())) or not reaches(result, a):
-                problems.append(f"`{text}` has the right values but no graph: it must be computed by a Function "
-                                f"(like Add()(self, other)), so that _op and _inputs are recorded. Hint: {hint}")
+                problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
     finally:
         for name in standins:
             namespace.pop(name, None)

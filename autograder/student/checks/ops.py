@@ -205,8 +205,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
         if i in constant:
             continue
         if not isinstance(g, Tensor):
-            fix = " Wrap it: Tensor(...), or build it from Tensor operations." if isinstance(g, (np.ndarray, np.generic, float, int)) else ""
-            return failed(f"{where}: the gradient for {name} is a {type_name(g)}, but backward must return Tensors.{fix}"), None
+            return not_a_tensor(where, name, type_name(g), isinstance(g, (np.ndarray, np.generic, float, int))), None
         if tuple(g.shape) != arrays[i].shape:
             return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
                           f"(the shape of input {name}).\n  Hint: "
@@ -225,6 +224,14 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
                or side_effect_problem(where, [upstream, *arrays, out], after))
     return (failed(message) if message else passed("ok")), analytic
+
+
+def not_a_tensor(where, name, kind, plain):
+    """The message for a gradient that is a `kind`, not a Tensor; `plain`: an array or a number, whose values only need
+    a Tensor around them (shared with the judge)."""
+    fix = (" Its values belong in a Tensor: make one from them, or build the gradient from Tensor operations, which "
+           "give one." if plain else "")
+    return failed(f"{where}: the gradient for {name} is a {kind}, but backward must return Tensors.{fix}")
 
 
 def backward_where(label, arrays, upstream_name, constant=()):

@@ -170,8 +170,9 @@ def dtype_problem(label, data_type, kept_float32, dtype):
     if kept_float32:
         return None
     return failed(f"{label}: a float32 parameter's .data became {data_type} "
-                  f"{dtype} after two steps.\n  Hint: update in place "
-                  "(p.data -= ...), or keep every buffer in the parameter's dtype (np.zeros_like(p.data)).")
+                  f"{dtype} after two steps.\n  Hint: the parameter keeps its dtype: update its array in place, or "
+                  "keep every buffer and every step in the parameter's dtype (a float64 buffer or number mixed into "
+                  "a float32 array makes a float64 result).")
 
 
 def rounded(values):
@@ -188,16 +189,19 @@ def sgd_mistakes(lr, momentum, weight_decay):
     """(wrong rule, hint) pairs: a student's values matching one of them get its hint."""
     return [
         (sgd_rule(lr, momentum, weight_decay, ema=True),
-         "the momentum buffer is u = momentum * u + g; the (1 - momentum) factor belongs to Adam's averages, not here."),
+         "your velocity scales the gradient by (1 - momentum), as Adam's averages do; SGD's velocity adds the whole "
+         "gradient: u = momentum·u + g."),
         (sgd_rule(lr, 0.0, weight_decay),
-         "the momentum is ignored: keep a buffer u per parameter, u = momentum * u + g, and step along u."),
+         "your steps ignore the momentum: each parameter keeps a velocity u of its own, u = momentum·u + g, and "
+         "steps along u."),
         (sgd_rule(lr, momentum, weight_decay, decay_sign=-1.0),
-         "weight decay adds weight_decay * p to the gradient (it pulls weights towards 0): g + wd * p, not g - wd * p."),
+         "your steps subtract the weight decay from the gradient; it adds weight_decay·p to it, which pulls the "
+         "weights towards 0."),
         (sgd_rule(lr, momentum, 0.0),
-         "weight_decay is ignored: use g + weight_decay * p as the gradient."),
+         "your steps ignore weight_decay: the gradient a step uses is g + weight_decay·p."),
         (sgd_rule(lr, momentum, weight_decay, decay_after_momentum=True),
          "the velocity gathered the raw gradient and the decay was added to the step after it: weight decay is part "
-         "of the gradient, so u = momentum * u + (g + weight_decay * p), and the step follows u alone."),
+         "of the gradient, so u = momentum·u + (g + weight_decay·p), and the step follows u alone."),
     ]
 
 
@@ -220,14 +224,15 @@ def adam_label(lr, beta1, beta2, eps, weight_decay):
 def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
     return [
         (adam_rule(lr, beta1, beta2, eps, weight_decay, correct=False),
-         "the bias correction is missing: divide m by (1 - beta1**t) and v by (1 - beta2**t), t = 1 at the first step."),
+         "your steps use m and v without the bias correction: m̂ = m / (1 - beta1^t) and v̂ = v / (1 - beta2^t), "
+         "with t = 1 at the first step."),
         (adam_rule(lr, beta1, beta2, eps, weight_decay, eps_inside=True),
-         "eps goes outside the square root: m_hat / (sqrt(v_hat) + eps)."),
+         "your steps add eps under the square root; it belongs outside it: the denominator is √v̂ + eps."),
         (adam_rule(lr, beta1, beta2, eps, 0.0),
-         "weight_decay is ignored: use g + weight_decay * p as the gradient, before the averages."),
+         "your steps ignore weight_decay: it adds weight_decay·p to the gradient, before the averages."),
         (adam_rule(lr, beta1, beta2, 0.0, weight_decay),
          f"your steps are those of eps = 0 (or of a tiny eps of your own), not of eps={eps:g}: the denominator is "
-         "sqrt(v_hat) + eps, with the eps given to Adam."),
+         "√v̂ + eps, with the eps given to Adam."),
     ]
 
 
@@ -284,8 +289,9 @@ def zero_grad_verdict(grad_types, zeros, values_kept):
     label = "Optimizer.zero_grad"
     if any(t != "NoneType" for t in grad_types):
         return failed(f"{label}: after zero_grad(), .grad is {grad_types}; expected None "
-                      "for every parameter." + ("\n  Hint: set p.grad = None (not zeros): step() skips parameters "
-                                                 "whose .grad is None." if zeros else ""))
+                      "for every parameter." + ("\n  Hint: zero_grad forgets a gradient: .grad goes back to None, "
+                                                 "not to an array of any values (zeros included), because step() "
+                                                 "skips parameters whose .grad is None." if zeros else ""))
     if not values_kept:
         return failed(f"{label}: zero_grad changed the parameters' values; it must only forget the gradients.")
     return passed(f"✔ {label} forgets the gradients of all {len(grad_types)} parameters")
@@ -382,7 +388,11 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
                       f"batch is {rounded(want_grad)}."
                       + ("\n  That is this batch's gradient PLUS the previous one's: backward() adds to .grad."
                          if stale else "")
-                      + "\n  Hint: call optimizer.zero_grad() before loss.backward(), in every call.")
+                      + ("\n  Hint: backward() adds to whatever .grad holds, so each call clears the previous "
+                         "batch's gradients through the optimizer before its own backward pass." if stale else
+                         "\n  Hint: step() must see the gradient of this batch's loss: the model's prediction for "
+                         "this x, its loss against this y, and one backward pass from that loss, on gradients "
+                         "cleared at the start of the call."))
     # Clearing at the end of a call, after step(), leaves every step here right (the stand-in starts with no
     # gradient) but hands the first call of a real loop whatever .grad was left before it: the order is checked.
     # (Clearing through the model, model.zero_grad(), is not recorded and is accepted.)
@@ -392,5 +402,6 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
                       "whatever .grad holds when it starts is never added to.")
     if not isinstance(result, numbers.Real) or isinstance(result, bool) or not np.isclose(result, want_loss):
         return failed(f"{label}, call {call}: returned {result!r:.60}, expected the loss as a Python number, "
-                      f"{want_loss:.6g}.\n  Hint: return loss.item().")
+                      f"{want_loss:.6g}.\n  Hint: train_step returns the loss's value as a plain Python number, for "
+                      "logging: the one-element loss Tensor's item(), not the Tensor itself.")
     return None

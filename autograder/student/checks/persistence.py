@@ -257,7 +257,8 @@ def named_state_verdict(got, want):
         return failed("named_state() of the check's model gives the wrong names.\n"
                       f"  expected: {want}\n  received: {names}\n"
                       + (f"  missing: {missing}\n" if missing else "") + (f"  not state: {extra}\n" if extra else "")
-                      + ("  Hint: " + " ".join(hints) if hints else "  Hint: keep the attribute order (vars(module)) and the first name of each object."))
+                      + ("  Hint: " + " ".join(hints) if hints else "  Hint: walk the attributes in the order they "
+                         "were set (the order vars() lists them), and keep the first name of each object."))
     for name, type_name, own in got:
         if not own:
             return failed(f"named_state(): the holder of {name!r} is a {type_name}, not the model's own object.\n"
@@ -304,14 +305,15 @@ def state_dict_verdict(entries, want, before, after):
     for name, values in want.items():
         type_name, value = got[name]
         if value is None:
-            return failed(f"state_dict()[{name!r}] is a {type_name}; expected a NumPy array "
-                          "(use holder.data for a Tensor).")
+            return failed(f"state_dict()[{name!r}] is a {type_name}; expected a NumPy array: a state dict holds "
+                          "values, so for a Tensor it holds the array of its data, not the Tensor.")
         if value.shape != values.shape or not np.array_equal(value, values):
             return failed(f"state_dict()[{name!r}] does not hold the values of {name}.")
     changed = [name for name in got if not np.array_equal(after.get(name), before.get(name))]
     if changed:
         return failed(f"state_dict() is not a snapshot: changing the model in place also changed {changed}.\n"
-                      "  Hint: copy each array (np.array(x) or x.copy()); the model's own arrays keep changing as it trains.")
+                      "  Hint: a snapshot holds a copy of each array, not the array itself: the model's own arrays "
+                      "keep changing as it trains.")
     return passed(f"✔ state_dict() snapshots all {len(got)} arrays of Linear → BatchNorm1d → ReLU → Linear")
 
 
@@ -352,7 +354,8 @@ def load_values_verdict(got, want, same, shared=None):
     if not same:
         return failed("load_state_dict replaced the model's Parameters or buffers by new objects: an optimizer "
                       "built before loading would go on updating the old ones.\n"
-                      "  Hint: copy into the existing arrays: target[...] = value.")
+                      "  Hint: loading copies the values into the arrays the model already has, in place, so every "
+                      "Parameter and buffer stays the object it was.")
     if shared:
         return failed(f"after load_state_dict, the model's {shared} is the state dict's own array (they share "
                       "memory): the next training step changes the state dict too, so a best-so-far snapshot "
@@ -469,8 +472,9 @@ OPTIMIZER_NUMBERS = {kind: (*numbers, "t") if kind == "Adam" else tuple(numbers)
                      for kind, numbers in OPTIMIZER_DEFAULTS.items()}
 OPTIMIZERS = {key: (label, lambda ns, ps, cls=cls, settings=settings: ns[cls](ps, **settings))
               for key, (cls, settings, label) in OPTIMIZER_SPECS.items()}
-CONTINUE_HINT = ("  Hint: save every dict (velocity, m, v) by position and every number (t, lr), "
-                 "and put the arrays back under id(self.params[position]).")
+CONTINUE_HINT = ("  Hint: save every per-parameter dict (velocity, m, v) by the parameter's position and every number "
+                 "(t, lr); loading files each array under the id of the parameter at that position in the new "
+                 "optimizer's params, since ids differ from object to object.")
 
 
 def optimizer_state_problem(label, entries, ids):
@@ -478,7 +482,7 @@ def optimizer_state_problem(label, entries, ids):
     entries: `state_entries` of it; ids: str(id(p)) of the optimizer's parameters."""
     if isinstance(entries, str) or any(value is None for _, _, value in entries):
         types = {key: type_name for key, type_name, _ in entries} if not isinstance(entries, str) else entries
-        return failed(f"{label}.state_dict() must be a dict of NumPy arrays (np.array(t) for a number); got {types}.")
+        return failed(f"{label}.state_dict() must be a dict of NumPy arrays (a number too, as a 0-d array); got {types}.")
     keys = [key for key, _, _ in entries]
     bad = [k for k in keys if not k.replace(".", "").replace("_", "").isalnum()]
     if bad or any(i in k for k in keys for i in ids):
@@ -625,8 +629,11 @@ def checkpoint_file_problem(name, exists, written, names, want):
     """The file save_checkpoint wrote: at `name` exactly (written: the folder's files), an .npz archive readable
     without pickles (names: its entries, or the exception or text np.load raised), with the entries `want`."""
     if not exists:
+        added = f"{name}.npz" in written
         return failed(f"save_checkpoint({name!r}, ...) wrote {written}, not {name}.\n"
-                      "  Hint: np.savez(path) adds .npz to the name; open the file yourself and pass it to np.savez.")
+                      + ("  Hint: NumPy's savez adds .npz to a file name that does not end in it; given a file "
+                         "already open, it writes there and the name stays the one asked for." if added else
+                         "  Hint: save_checkpoint writes one file, at exactly the path it is given."))
     if not isinstance(names, list):
         return failed(f"the file save_checkpoint wrote is not a NumPy .npz archive readable with allow_pickle=False: {names}")
     names = set(names)
@@ -678,8 +685,8 @@ def not_checkpoints(folder, kinds, state):
         elif kind == "npz":
             np.savez(path, weight=np.ones(3))             # the name ends in .npz: np.savez keeps it
         elif kind == "pickled":
-            with open(path, "wb") as f:
-                pickled_checkpoint(f, state, "modules.1.weight")
+            with open(path, "wb") as file:          # not the solution's own line: the published package has none
+                pickled_checkpoint(file, state, "modules.1.weight")
         else:
             path = write(NOT_CHECKPOINTS[kind][1], contents[kind])
         files.append((kind, path))
@@ -723,8 +730,9 @@ def refused_file_problem(kind, name, error_type, is_value_error, text):
     return None
 
 
-CATCH_HINT = ("Hint: catch what np.load raises on a bad file (ValueError, OSError, EOFError, zipfile.BadZipFile), "
-              "and check that it returned an NpzFile with the mark.")
+CATCH_HINT = ("Hint: np.load raises several kinds of error on a file it cannot read (OSError, EOFError and zipfile's "
+              "BadZipFile among them, besides ValueError): each is a file that is not a checkpoint, refused with a "
+              "ValueError that names it; so is a file that loads as anything but an .npz archive with the mark.")
 # an UnpicklingError comes only from reading the file as a pickle, which np.load does only when pickle is allowed
 UNPICKLED_HINT = (f"NumPy tried to read the file as a pickle, so it was loaded with pickle allowed.\n  Hint: {PICKLE_RULE}; "
                   "loaded without it, NumPy refuses such a file with a ValueError.")

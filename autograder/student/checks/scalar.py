@@ -118,12 +118,27 @@ def graph_error(op, text, error_type, described):
     symbol, method, _, _ = OPS[op]
     if error_type == "RecursionError":
         return failed(f"Value.{method}: `{text}` never returned: Python hit its recursion limit.\n"
-                      f"  Hint: a reflected method such as __r{method[2:]} must not compute `other {symbol} self` "
-                      f"(that calls it again); return `self {symbol} other`.")
+                      f"  Hint: {reflected_hint(method, symbol)}")
     return failed(described + f"\n  while computing `{text}`."
-                  + ("\n  Hint: a Python number has no .data: wrap it first, in a Value of its own, when it is not "
-                     "a Value already (ask isinstance)."
-                     if error_type == "AttributeError" else ""))
+                  + (f"\n  Hint: {NUMBER_HINT}" if error_type == "AttributeError" and number_without_data(described)
+                     else ""))
+
+
+def reflected_hint(method, symbol):
+    """Why a reflected method recursed without end, and the rule that avoids it (the kernel's and the judge's)."""
+    return (f"Python calls the reflected method __r{method[2:]} when the number is on the left of {symbol}; "
+            f"computing the same {symbol} with the number still on the left calls that method again, without end. "
+            f"{symbol} gives the same result in either order, so the reflected method can hand the work to "
+            f"{method}, with the Value on the left.")
+
+
+NUMBER_HINT = ("a Python number has no .data: when the other operand is not a Value already (isinstance tells), wrap "
+               "it in a Value of its own first.")
+
+
+def number_without_data(described):
+    """True when the exception told is a plain number read as a Value: `'int' object has no attribute 'data'`."""
+    return any(f"'{kind}' object has no attribute" in described for kind in ("int", "float"))
 
 
 def graph_problem(op, text, seen, want, inputs, number_input):
@@ -140,8 +155,8 @@ def graph_problem(op, text, seen, want, inputs, number_input):
     if seen.data is None or not math.isclose(seen.data, want, rel_tol=1e-12, abs_tol=1e-12):
         return failed(f"{title}: `{text}` has data {seen.data_repr}, expected {number(want)}.")
     if seen.op != symbol:
-        return failed(f"{title}: `{text}` has _op {seen.op_repr}, expected {symbol!r}: pass the op's label "
-                      f"as the third argument, Value(data, (self, other), {symbol!r}).")
+        return failed(f"{title}: `{text}` has _op {seen.op_repr}, expected {symbol!r}.\n  Hint: a new Value records "
+                      "the op that made it, its symbol as a string, in _op: the constructor's third argument.")
     if seen.members is None:
         return failed(f"{title}: `{text}` has _prev = {seen.prev_repr}; it must hold the parent Values.")
     found = {i for kind, i in seen.members if kind == "input"}
@@ -153,8 +168,9 @@ def graph_problem(op, text, seen, want, inputs, number_input):
         shown = ", ".join(f"Value({number(inputs[d] if kind == 'input' else d)})" if kind != "other" else d
                           for kind, d in seen.members)
         return failed(f"{title}: `{text}` has _prev = {{{shown}}}, expected {expected} "
-                      f"(the very objects it was computed from).\n  Hint: pass the parents as the "
-                      f"second argument: Value(data, (self, other), {symbol!r}).")
+                      "(the very objects it was computed from).\n  Hint: a new Value records its parents, the "
+                      "Values it was computed from (a plain number wrapped in a Value of its own), in _prev: the "
+                      "constructor's second argument.")
     return None
 
 
@@ -201,7 +217,7 @@ def check_backward(Value, op, seed=0):
         if not isinstance(out, Value):
             return failed(f"{title}: {expression} returned a {type_name(out)}, expected a Value.")
         if not callable(getattr(out, "_backward", None)):
-            return failed(f"{title}: out._backward is {out._backward!r}; assign your closure to it: out._backward = _backward.")
+            return failed(no_closure(title, repr(out._backward)))
         a.grad, b.grad = grad_a, (grad_a if same else grad_b)
         out.grad = g
         try:
@@ -212,6 +228,12 @@ def check_backward(Value, op, seed=0):
         if problem:
             return problem
     return passed(f"✔ Value.{method}'s _backward adds out.grad × the local derivative to each input")
+
+
+def no_closure(title, shown):
+    """The message for an output whose _backward is not callable (the kernel's and the judge's)."""
+    return (f"{title}: out._backward is {shown}.\n  Hint: the closure defined inside the method does nothing until "
+            "it is stored on the output Value as its _backward; backward() calls what it finds there.")
 
 
 def closure_error(op, described, error_type, case, x, y):
@@ -255,12 +277,13 @@ def closure_hint(hint, case, same, got, expected, g, before, da, db, x, fn):
     if not isinstance(got, (int, float)):
         return f"grad must stay a Python float; {hint}"
     if got == before and not math.isclose(got, expected):
-        return "out._backward() did not change the gradient: does your closure update self.grad and other.grad?"
+        return "out._backward() did not change the gradient: the closure must add to the .grad of both inputs."
     if same and math.isclose(got, g * da, rel_tol=TOL, abs_tol=TOL):
-        return ("a is both inputs, so the closure's two lines must BOTH add to a.grad. With `=` the second line "
-                "overwrites the first: use +=.")
+        return ("a is both inputs, so both of the closure's updates land on a.grad and must BOTH count. An "
+                "assignment makes the second replace the first; each update adds to .grad (gradients accumulate).")
     if before and math.isclose(got, expected - before, rel_tol=TOL, abs_tol=TOL):
-        return "a gradient that was already there got overwritten: accumulate with +=, never assign with =."
+        return ("a gradient that was already there got overwritten: the closure adds its share to .grad "
+                "(gradients accumulate), it never assigns.")
     if g != 1.0 and math.isclose(got, before + (expected - before) / g, rel_tol=TOL, abs_tol=TOL):
         return "that is the gradient for out.grad = 1: multiply the local derivative by out.grad (the chain rule)."
     if fn is operator.mul and not same and math.isclose(got, before + g * x, rel_tol=TOL, abs_tol=TOL):
@@ -490,15 +513,16 @@ def numeric_hint(f, xs, i, h, got, want):
         return f(*shifted)
 
     if math.isclose(got, (at(h) - at(0.0)) / h, rel_tol=1e-9, abs_tol=1e-12):
-        return "that is the forward difference (f(x + h) - f(x)) / h, off by about h·f''/2; " \
-               "nudge both ways: (f(x + h) - f(x - h)) / (2h)."
+        return ("that is the forward difference, which nudges one way only and is off by about h·f''/2: nudge "
+                "both ways, by +h and by -h, and divide the change in f by the distance between the two points, 2h.")
     if math.isclose(got, 2 * want, rel_tol=1e-6, abs_tol=1e-9):
         return "twice the derivative: the two nudges are 2h apart, so divide by 2h, not h."
     derivative = (at(1e-5) - at(-1e-5)) / 2e-5
     if math.isclose(got, derivative, rel_tol=1e-6, abs_tol=1e-6) and not math.isclose(want, derivative, rel_tol=1e-6):
         return (f"that is the central difference for a much smaller step than the h = {h} this call gave: take the "
                 "step you are given. The caller chooses h, and for a function like this one the result depends on it.")
-    return "nudge ONE input at a time, by +h and by -h, leaving the others as they are: (f(x + h) - f(x - h)) / (2h)."
+    return ("nudge ONE input at a time, by +h and by -h, leaving the others as they are, and divide the change in f "
+            "by the distance between the two points, 2h.")
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──

@@ -297,8 +297,9 @@ def shape_hint(case, grads, index):
         return slip.says
     expected, received = case.arrays[index].shape, np.shape(grads[index])
     if int(np.prod(received)) > int(np.prod(expected)) or len(received) > len(expected):
-        return ("it is larger than the input: did you sum over the broadcast axes? The gradient must be reduced "
-                f"back to the input's shape. The rule: {rule(case.op)}")
+        return ("it is larger than the input: each input's gradient has that input's shape, so where the forward "
+                "copied an input's values along axes (broadcasting), the gradient adds up the shares of the copies "
+                f"over those axes. The rule: {rule(case.op)}")
     if int(np.prod(received)) == int(np.prod(expected)):
         return f"it has as many elements as the input, in another shape. The rule: {rule(case.op)}"
     return rule(case.op)

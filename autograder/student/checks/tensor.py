@@ -137,9 +137,10 @@ def constructor_verdict(text, data, want, requires_grad, fields):
     if data is None:
         return failed(f"{text}: the tensor has no .data; store the values as a NumPy array in self.data.")
     if not isinstance(data, np.ndarray):
-        return failed(f"{text}: .data is a {data}, expected a numpy.ndarray. Hint: np.array(data, dtype=dtype).")
+        return failed(f"{text}: .data is a {data}, expected a numpy.ndarray.\n  Hint: whatever the input is (a number, "
+                      "a list, an array, a Tensor), .data holds a NumPy array of the requested dtype.")
     if data.dtype != want.dtype:
-        hint = ("cast to the `dtype` argument: np.array(data, dtype=dtype). Without it NumPy keeps "
+        hint = ("convert the values to the `dtype` argument: left to itself, NumPy keeps "
                 f"{data.dtype} for this input" if data.dtype != np.float32 else "use the `dtype` argument, not a fixed float32")
         return failed(f"{text}: .data has dtype {data.dtype}, expected {want.dtype}.\n  Hint: {hint}.")
     if data.shape != want.shape:
@@ -175,7 +176,7 @@ def check_copies(Tensor):
             src, error = np.array(COPY_VALUES, dtype=np.float32), None
         b, error = (None, error) if error else call("Tensor.__init__", Tensor, src)
         if error:
-            hint = "\n  Hint: a Tensor is not an array: take its .data first." if from_tensor else ""
+            hint = f"\n  Hint: {TENSOR_NOT_ARRAY}" if from_tensor else ""
             return failed(error.message + f"\n  while computing {text}." + hint)
         original = src.data if from_tensor else src
         data = getattr(b, "data", None)
@@ -186,17 +187,25 @@ def check_copies(Tensor):
     return passed("✔ a tensor made from a tensor or an array owns a copy of the values")
 
 
+TENSOR_NOT_ARRAY = "a Tensor is not an array: take its .data first."
+
+
 def copies_problem(text, from_tensor, values, data, shares):
     """What is wrong with b.data (`shown`) made from a tensor or an array of `values`, or None; `shares`:
     whether it shares memory with the original."""
     if not isinstance(data, np.ndarray) or data.dtype != np.float32 or not np.array_equal(data, values):
         return failed(f"{text}: b.data is {show(data) if isinstance(data, np.ndarray) else data}, "
                       f"expected a float32 array {show(np.asarray(values, dtype=np.float32))}."
-                      + ("\n  Hint: a Tensor is not an array: take its .data first." if from_tensor else ""))
+                      + (f"\n  Hint: {TENSOR_NOT_ARRAY}" if from_tensor and not numeric(data) else ""))
     if shares:
         return failed(f"{text}: b.data shares memory with the original, so changing one changes the other.\n"
                       "  Hint: np.asarray reuses an array that already has the right dtype; np.array copies it.")
     return None
+
+
+def numeric(data):
+    """True when `data` (`shown`) is an array of numbers: a Tensor given whole to NumPy makes an array of objects."""
+    return isinstance(data, np.ndarray) and data.dtype.kind in "biuf"
 
 
 # ── properties and conversions ────────────────────────────────────────────────────────────
@@ -239,8 +248,10 @@ def properties_verdict(text, array, got):
     for name, want in [("shape", array.shape), ("ndim", array.ndim), ("size", array.size), ("dtype", array.dtype)]:
         value, kind, method = got[name]
         if method:
-            return failed(f"Tensor.{name} for {text} is a method; it must be a property: "
-                          f"put @property under @tensor_method.")
+            return failed(f"Tensor.{name} for {text} is a method; it must be a property, read without a call as "
+                          f"NumPy's array.{name} is.\n  Hint: Python's property decorator makes one; it goes below "
+                          "@tensor_method (decorators apply from the bottom up), so that tensor_method attaches the "
+                          "property.")
         if not same_kind(value, want) or value != want:
             return failed(f"Tensor.{name} for {text}: received {value!r} ({kind}), "
                           f"expected {want!r} ({type_name(want)}), what NumPy's array.{name} gives.")
@@ -298,7 +309,8 @@ def numpy_problem(text, dtype, values, got, changed):
         return failed(f"t.numpy() for {text} returned {got!r}, expected a {dtype} numpy.ndarray equal to t.data.")
     if changed:
         return failed(f"t.numpy() for {text} returned t.data itself: writing to the result changed the tensor.\n"
-                      "  Hint: return a copy, self.data.copy().")
+                      "  Hint: the caller owns what numpy() returns and may write to it, so it must be a copy of the "
+                      "values, never the tensor's own array.")
     return None
 
 
@@ -307,16 +319,22 @@ def check_item(Tensor, values):
     got, error = call("Tensor.item", lambda: t.item())
     text = f"t = Tensor({values!r})"
     if error:
-        return failed(error.message + f"\n  for {text}." + "\n  Hint: ndarray.item() works for any one-element array.")
+        return failed(error.message + f"\n  for {text}.\n  Hint: {ITEM_HINT}")
     return item_problem(text, float(np.asarray(values, dtype=np.float32).item()), type(got) is float,
                         got if type(got) is float else None, repr(got)[:60], type_name(got))
+
+
+ITEM_HINT = ("item() gives the single value of a one-element tensor, whatever its shape ((), (1,) or (1, 1)), as a "
+             "Python number: NumPy's ndarray.item() does that for any one-element array.")
 
 
 def item_problem(text, want, is_float, value, shown_repr, kind):
     """What is wrong with t.item() (a Python float `value`, or else told by its repr and type), or None."""
     if not is_float or value != want:
+        scalar = ("a NumPy scalar is not a Python float, though it prints like one. "
+                  if kind.startswith("numpy.") and not kind.endswith("ndarray") else "")
         return failed(f"t.item() for {text} returned {shown_repr} ({kind}), expected the Python float {want!r}.\n"
-                      "  Hint: ndarray.item() returns a Python number; indexing returns a NumPy scalar.")
+                      f"  Hint: {scalar}{ITEM_HINT}")
     return None
 
 
@@ -347,8 +365,9 @@ def detach_problem(text, want, wrong=None, data=None, grad_off=True, grad_repr="
     if not isinstance(data, np.ndarray) or not np.array_equal(data, want):
         problems.append(f"its data is {data!r}, expected the same values as t")
     elif data.dtype != want.dtype:
-        problems.append(f"its dtype is {data.dtype}, expected {want.dtype} "
-                        "(pass dtype=self.dtype on: the constructor's default is float32)")
+        problems.append(f"its dtype is {data.dtype}, expected {want.dtype}, t's own"
+                        + ("; the constructor's default is float32, so a detached copy of another dtype must be told "
+                           "t's dtype" if data.dtype == np.float32 else ""))
     if not grad_off:
         problems.append(f"requires_grad is {grad_repr}, expected False")
     if not no_history:
@@ -424,14 +443,22 @@ def repr_problem(text, got, want):
 
 
 def repr_hint(want, got):
-    if "\n" in want and "\n" in got:
-        return "pass prefix=\"Tensor(\" to np.array2string, so that the rows of a matrix line up."
+    if "\n" in want and "\n" in got and unindented(want) == unindented(got):
+        return ("only the indentation of the rows differs: the rows of a matrix line up under the first one, which "
+                "starts after \"Tensor(\", so each later row is indented by that prefix's width; np.array2string "
+                "indents them when it is told the prefix (section 2.5).")
     if "dtype" in got and "dtype" not in want:
         return "show dtype only when it is not float32."
     if "op=" in want:
-        return "show the op by its class name: type(self._op).__name__."
-    return "np.array2string(self.data, precision=4, separator=\", \", prefix=\"Tensor(\") gives the values; " \
-           "then add \", dtype=...\", \", requires_grad=True\" and \", op=...\" only when they apply."
+        return "after the other fields comes the op that made the tensor, shown by the name of its class (Mul here)."
+    return ("the values are np.array2string's, with 4 digits after the point and \", \" between values (section 2.5); "
+            "after them come dtype when it is not float32, requires_grad when it is true, and op when an op made "
+            "the tensor, each only when it applies.")
+
+
+def unindented(text):
+    """`text` with every line's leading spaces removed."""
+    return [line.lstrip() for line in text.split("\n")]
 
 
 # ── factories ──────────────────────────────────────────────────────────────────────────────
@@ -465,8 +492,9 @@ def factory_text(name, shape, kwargs):
 
 def factory_failure(name, shape, text, message):
     """The failed Verdict of a factory that raised `message` (as describe_exception tells it)."""
-    hint = ("\n  Hint: shape arrives as a tuple; np.zeros(shape) takes it whole (np.zeros(*shape) would read "
-            "the second number as a dtype)." if name in ("zeros", "ones") and len(shape) > 1 else "")
+    hint = ("\n  Hint: the factory gathers its numbers into one tuple, shape; NumPy takes that tuple whole, as "
+            "its first argument: spread back into separate numbers, the second one is read as a dtype."
+            if name in ("zeros", "ones") and len(shape) > 1 and "data type" in message else "")
     return failed(message + f"\n  while computing {text}." + hint)
 
 
@@ -495,9 +523,11 @@ def expect_layout(t, text, shape, dtype, requires_grad):
     if t.data.shape != shape:
         return failed(f"{text} has shape {t.data.shape}, expected {shape}.")
     if t.data.dtype != np.dtype(dtype):
-        return failed(f"{text} has dtype {t.data.dtype}, expected {dtype}: pass dtype= on to Tensor.")
+        return failed(f"{text} has dtype {t.data.dtype}, expected {dtype}: the factory's dtype argument must reach "
+                      "the Tensor it makes.")
     if t.requires_grad is not requires_grad:
-        return failed(f"{text} has requires_grad={t.requires_grad!r}, expected {requires_grad}: pass requires_grad= on to Tensor.")
+        return failed(f"{text} has requires_grad={t.requires_grad!r}, expected {requires_grad}: the factory's "
+                      "requires_grad argument must reach the Tensor it makes.")
     return None
 
 
@@ -551,7 +581,8 @@ def random_verdict(shape, kwargs, runs, draws, seed=None):
             return error
         text = first.text
         if not np.array_equal(first.data, again.data):
-            hint = "make the generator from the seed: np.random.default_rng(seed)." + (
+            hint = ("draw from a generator made from the seed (NumPy's default_rng), so that the same seed starts "
+                    "the same sequence.") + (
                 " And seed=0 is a seed too: ask whether the seed is None, not whether it is true." if seed == 0 else "")
             return failed(f"{text} called twice gave different values: the same seed must give the same numbers.\n"
                           f"  Hint: {hint}")
@@ -559,7 +590,8 @@ def random_verdict(shape, kwargs, runs, draws, seed=None):
             return failed(f"{text} and {other.text} gave the same values: a different seed must give different numbers.")
         if name == "rand" and not (np.all(first.data >= 0) and np.all(first.data < 1)):
             return failed(f"{text} holds {show(first.data)}; rand draws uniformly from [0, 1).\n"
-                          "  Hint: generator.random(shape) is uniform; standard_normal is for randn.")
+                          "  Hint: the generator's random method draws uniformly from [0, 1); its standard_normal "
+                          "is randn's.")
     if draws is not None:
         return distributions_verdict(draws)
     return passed(f"✔ randn and rand are seeded, shaped {shape} and {kwargs.get('dtype', 'float32')}")

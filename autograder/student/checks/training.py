@@ -108,20 +108,21 @@ def train_epoch_verdict(ran, losses):
     if ran["calls"] != [n, n]:
         return failed(f"{where} called train_step {ran['calls'][0]} times, expected once per batch: {n}.")
     if not ran["right_arguments"]:
-        return failed(f"{where}: call train_step(model, loss_fn, optimizer, images, labels) with one batch's "
-                      "images and labels, in that order.")
+        return failed(f"{where}: train_step must get the model, the loss function and the optimizer train_epoch "
+                      "was given, then one batch's images and labels, in that order.")
     if not ran["training"]:
-        return failed(f"{where}: the model was in eval mode during training.\n  Hint: call model.train() at the start "
-                      "of the epoch; accuracy() switches it to eval(), and dropout or batch norm behave differently there.")
+        return failed(f"{where}: the model was in eval mode during training.\n  Hint: an epoch of training puts the "
+                      "model in training mode at its start: accuracy() leaves it in evaluation mode, where dropout and "
+                      "batch norm behave differently.")
     result = ran["result"]
     if not isinstance(result, list) or len(result) != n or not np.allclose(result, losses):
         return failed(f"{where} returned {result!r}, expected the list of the {n} batch losses {list(losses)}.")
     if ran["updates"] != n:
-        return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected once per batch: progress.update(1).")
+        return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected one step per batch.")
     shown = ran["shown"]
     if shown is None:
-        return failed(f"{where}: the progress bar shows no running loss; after each batch call "
-                      "progress.set_postfix(loss=<mean of the last 50 batch losses>).")
+        return failed(f"{where}: the progress bar shows no running loss; after each batch, its postfix named loss "
+                      "(the bar's set_postfix) shows the mean of the last 50 batch losses.")
     if abs(shown - np.mean(losses)) > 1e-3:
         return failed(f"{where}: after the last batch the bar shows loss={shown:.4g}; the running loss, the mean of the "
                       f"last 50 batch losses (here all {n}: {list(losses)}), is {np.mean(losses):.4g}.")
@@ -198,8 +199,8 @@ def accuracy_verdict(batches, result, result_type, trained):
     if not np.isclose(result, right) and np.isclose(result, 100 * right):
         return failed(f"{where} returned {result:.4g}: return a fraction between 0 and 1, not a percentage.")
     if not np.isclose(result, right):
-        return failed(f"{where} returned {result!r}, expected {right:.4g}.\n  Hint: the prediction is the class with the "
-                      "largest logit, logits.numpy().argmax(axis=1), compared with the labels.")
+        return failed(f"{where} returned {result!r}, expected {right:.4g}.\n  Hint: a sample's prediction is the class "
+                      "with the largest logit in its row, and it is right when it equals the sample's label.")
     return passed("✔ accuracy: eval mode, argmax per sample, counted over all samples")
 
 
@@ -233,7 +234,8 @@ def trained_model_verdict(score, minimum, count):
     if score < minimum:
         return failed(f"the trained model classifies {score:.1%} of the held-out digits right; at least {minimum:.0%} "
                       "expected. A model that learned nothing scores about 10%.\n  Hint: look at the loss curve: if the "
-                      "loss did not fall, check train_epoch (does it call train_step on every batch?).")
+                      "loss did not fall, the training steps did not change the model, so look at the training loop "
+                      "(train_epoch's check above) and the steps it runs.")
     return passed(f"✔ the trained model classifies {score:.1%} of the {count:,} held-out digits right")
 
 

@@ -56,11 +56,13 @@ def check_normalize(namespace):
 
 def normalize_problem(label, x, mean, std, got):
     """What is wrong with Normalize(mean, std)(x) = `got`, as a failed Verdict, or None."""
-    problem = same(label, got, (x - mean) / std, "subtract the mean, then divide by the standard deviation: (x - mean) / std.")
+    problem = same(label, got, (x - mean) / std, "subtract the mean, then divide by the standard deviation; with one "
+                   "mean and std per channel, each channel (the last axis) uses its own.")
     if problem:
         return problem
     if got.dtype != np.float32:
-        return failed(f"{label}: output dtype {got.dtype}, expected float32 (cast the result back: .astype(np.float32)).")
+        return failed(f"{label}: output dtype {got.dtype}, expected float32: a transform keeps the image's float32, "
+                      "so the result is converted back to it.")
     return None
 
 
@@ -82,6 +84,10 @@ def check_flatten_image(namespace):
         if problem:
             return problem
     return passed("✔ FlattenImage turns an image into one flat vector, row by row")
+
+
+SEEDED_RULE = ("draw from one generator made from the seed, once, in __init__ (NumPy's default_rng): a generator "
+               "made without the seed, or the global np.random functions, draws differently every run.")
 
 
 def flipped(x, outputs):
@@ -117,10 +123,11 @@ def flip_verdict(x, colour_x, runs, seeds):
     run_a, run_b, run_c = (flipped(x, run) for run in runs["seeded"])
     if not all(always):
         upside = np.array_equal(runs["always"][0], x[::-1])
-        return failed("RandomFlipHorizontal(p=1.0) must mirror every image left to right (x[:, ::-1]); "
-                      f"it did so {sum(always)} times in {len(always)}." + ("\n  Hint: you flipped upside down (axis 0); "
-                                                                "horizontal means along the width, axis 1." if upside else
-                                                                "\n  Hint: flip when rng.random() < p."))
+        return failed("RandomFlipHorizontal(p=1.0) must mirror every image left to right (the width axis, axis 1, "
+                      f"reversed); it did so {sum(always)} times in {len(always)}."
+                      + ("\n  Hint: you flipped upside down (axis 0); horizontal means along the width, axis 1."
+                         if upside else "\n  Hint: an image flips with probability p: a uniform draw from [0, 1) "
+                         "falls below p that often, so with p = 1 every image flips."))
     if any(not np.array_equal(o, x) for o in never):
         return failed("RandomFlipHorizontal(p=0.0) changed an image: with p = 0 it must never flip.")
     low, high = int(0.35 * len(half)), int(0.65 * len(half))
@@ -129,12 +136,13 @@ def flip_verdict(x, colour_x, runs, seeds):
                       f"expected (anything outside {low}..{high} is more than 6 standard deviations away).")
     if run_a != run_b:
         return failed(f"two RandomFlipHorizontal(p=0.5, seed={seeds[0]}) flipped different images: the seed must make the "
-                      "sequence of flips reproducible.\n  Hint: self.rng = np.random.default_rng(seed) in __init__.")
+                      "sequence of flips reproducible.\n"
+                      f"  Hint: {SEEDED_RULE}")
     if run_a == run_c:
         return failed(f"seeds {seeds[0]} and {seeds[1]} gave the same {len(run_a)} flips: the seed must drive the random generator.")
     if not flipped(colour_x, runs["colour"])[0]:
         return failed("RandomFlipHorizontal(p=1.0) on an image of shape (3, 4, 2) (height, width, channels) did not "
-                      "mirror the width axis: use x[:, ::-1], which keeps the channels as they are.")
+                      "mirror the width axis: reverse axis 1 only and keep the channels as they are.")
     return passed("✔ RandomFlipHorizontal mirrors left-right with probability p, reproducibly from its seed")
 
 
@@ -160,7 +168,8 @@ def crop_offsets(outputs, x, size, padding):
             match = next((k for k, w in options.items() if np.array_equal(out, w)), None)
         if match is None:
             return None, ("returned an array that is no size×size window of the image padded with `padding` zeros "
-                          "on every side.\n  Hint: np.pad(x, ((p, p), (p, p))), then take [top:top+size, left:left+size]")
+                          "on every side.\n  Hint: pad height and width with `padding` zeros on both sides, then cut "
+                          "the size×size window whose top-left corner is (top, left)")
         seen.append(match)
     return seen, None
 
@@ -193,18 +202,29 @@ def crop_label(shape, size, padding, seed):
     return f"RandomCrop({size}, padding={padding}, seed={seed}) on a {shape[0]}×{shape[1]} image"
 
 
+CROP_RANGE_RULE = ("every top edge from 0 to H + 2p - size and every left edge from 0 to W + 2p - size is possible "
+                   "(H and W the image's height and width, p the padding), each drawn uniformly")
+
+
 def missing_windows_hint(seen, last_top, last_left):
     """The rule behind windows that never came up; one edge drawn from the other's range is named only when
-    every such edge seen stayed within that range and its own axis had more room."""
+    every such edge seen stayed within that range and its own axis had more room, and an edge that stops one
+    short of its last position only when the positions before it came up."""
     if seen and last_top != last_left:
         axis = 1 if last_top < last_left else 0          # the longer axis, whose edges can go further
         narrow, wide = sorted((last_top, last_left))
         if max(offset[axis] for offset in seen) <= narrow:
             edge, other, size_of, side = ("left", "top", "W", "width") if axis else ("top", "left", "H", "height")
             return (f"{edge} edges only came from 0..{narrow}, the range of the {other} edges, though they go up to "
-                    f"{wide} on this image: each edge has its own range, {edge} from integers(0, {size_of} + 2p - size + 1) "
+                    f"{wide} on this image: each edge has its own range, {edge} from 0 to {size_of} + 2p - size "
                     f"with {size_of} the image's {side}.")
-    return "rng.integers(low, high) excludes high: draw top from integers(0, H + 2p - size + 1)."
+    short = [(edge, last) for axis, (edge, last) in enumerate((("top", last_top), ("left", last_left)))
+             if seen and last > 0 and max(offset[axis] for offset in seen) == last - 1]
+    if short:
+        stops = "; ".join(f"{edge} edges stopped at {last - 1}, one short of {last}" for edge, last in short)
+        return (f"{stops}: the last position is possible too, and NumPy's integers leaves out its upper bound, "
+                "so that bound is one past the last position.")
+    return f"{CROP_RANGE_RULE}."
 
 
 def crop_verdict(x, colour_x, runs, seeds, seeded, colour):
@@ -226,7 +246,8 @@ def crop_verdict(x, colour_x, runs, seeds, seeded, colour):
     a, b, c = (crop_offsets(outputs, x, 6, 2)[0] for outputs in seeded)
     if a != b:
         return failed(f"two RandomCrop(6, padding=2, seed={seeds[0]}) cropped different windows: the seed must make them "
-                      "reproducible.\n  Hint: self.rng = np.random.default_rng(seed) in __init__.")
+                      "reproducible.\n"
+                      f"  Hint: {SEEDED_RULE}")
     if a == c:
         return failed(f"seeds {seeds[0]} and {seeds[1]} gave the same {len(seeded[0])} crops: the seed must drive the random generator.")
     _, problem = crop_offsets(colour, colour_x, 5, 1)
