@@ -1447,6 +1447,8 @@ assert verdict.passed, verdict.message
 # | `PowerScalar(c)` | $a^c$ | $c\,a^{c-1}$ | $8$, slope $3 \cdot 2^2 = 12$ |
 #
 # `PowerScalar` with a fractional power, like $a^{0.5}$, needs $a > 0$: the checks keep it there.
+# With a power of 1 or more, $a = 0$ is an ordinary input: $a^2$ has slope $0$ there, and the checks
+# include exact zeros. The slope is $c\,a^{c-1}$ at every input, $0$ included, where any division by $a$ is $0/0$.
 
 # %% provided export
 class AddScalar(Function):
@@ -1570,7 +1572,8 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(PowerScalar(0.5), shapes=[(4,)], domains="positive", seed=21),
                     check.backward(PowerScalar(-2), shapes=[(3, 2)], domains="positive", seed=22),
-                    check.backward(PowerScalar(2), shapes=[(2, 2, 2)], seed=23))
+                    check.backward(PowerScalar(2), shapes=[(2, 2, 2)], seed=23),
+                    check.backward(PowerScalar(2), shapes=[(3, 4)], domains="with_zeros", seed=24))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -264,3 +264,27 @@ def test_off_maximum_opposite_sign_and_leftover_gradients_fail_each_with_its_own
     leftover = half.copy()
     leftover[0, 0, 0, -1] = 0.5                                    # the 7th column: no 2 × 2 window covers it
     assert "rows or columns pooling drops" in pool_ties.tie_split_problem("MaxPool", a, 2, upstream, leftover)
+
+
+def test_conv2d_with_a_drawn_bias_is_caught(ns, check):
+    """The check sets its own bias before running forward, so the layer's starting bias is read first: zeros."""
+    Conv2d, Parameter = ns["Conv2d"], ns["Parameter"]
+
+    class DrawnBias(Conv2d):
+        def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, *, seed=None):
+            super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias, seed=seed)
+            if bias:
+                bound = 1 / np.sqrt(in_channels * kernel_size ** 2)
+                self.bias = Parameter(np.random.default_rng(seed).uniform(-bound, bound, out_channels))
+
+    saved = ns["Conv2d"]
+    ns["Conv2d"] = DrawnBias
+    try:
+        verdict = check.conv2d()
+    finally:
+        ns["Conv2d"] = saved
+    assert not verdict.passed
+    for words in (".bias should be 4 zeros", "nonzero values, the largest bias[", "starts at zero"):
+        assert words in verdict.message, verdict.message
+    assert convolution.bias_init_problem("Conv2d(...)", np.zeros(3)) is None
+    assert check.conv2d().passed

@@ -452,3 +452,49 @@ def test_an_evaluation_that_forgets_eps_is_caught(ns, check, monkeypatch):
         return Tensor(normalized, requires_grad=False) * self.weight.broadcast_to((n, d)) + self.bias.broadcast_to((n, d))
     monkeypatch.setattr(ns["BatchNorm1d"], "forward", eval_without_eps)
     assert_fails(check.batchnorm_running(6, 3), "eps=0.1", "in evaluation mode", "eps added to the running variance")
+
+
+@pytest.mark.parametrize("in_features", [2, 3, 10])
+def test_a_linear_bound_without_the_square_root_is_caught_by_a_wide_layer(ns, check, monkeypatch, in_features):
+    """A few weights drawn within ±1/in_features can pass for ±1/sqrt(in_features); 500 · in_features cannot."""
+    Linear, Parameter = ns["Linear"], ns["Parameter"]
+
+    def narrow(self, in_features, out_features, bias=True, *, seed=None):
+        self.in_features, self.out_features = in_features, out_features
+        rng = np.random.default_rng(seed)
+        bound = 1 / in_features
+        self.weight = Parameter(rng.uniform(-bound, bound, (in_features, out_features)))
+        self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias else None
+    monkeypatch.setattr(Linear, "__init__", narrow)
+    assert_fails(check.linear_init(in_features, 4), f"Linear({in_features}, 500, seed=0)", "of the bound",
+                 f"±1/in_features = ±{1 / in_features:.4g}", "square root of in_features")
+
+
+def test_a_wide_layer_of_right_weights_never_fails_and_names_no_cause():
+    from autograder.student.checks import nn
+    for seed in range(20):
+        for in_features in (1, 3, 10):
+            w = np.random.default_rng(seed).uniform(-1, 1, (in_features, nn.SPREAD_WIDTH)) / np.sqrt(in_features)
+            assert nn.linear_spread_problem(in_features, seed, w.astype(np.float32)) is None
+    narrow = nn.linear_spread_problem(4, 0, np.random.default_rng(0).uniform(-0.35, 0.35, (4, 500)))
+    assert not narrow.passed and "of the bound" in narrow.message
+    assert "1/in_features" not in narrow.message          # ±0.35 is too narrow, but not ±1/4: no cause named
+
+
+def test_an_embedding_drawn_from_another_law_is_caught(ns, check, monkeypatch):
+    """A table of 15 weights cannot tell uniform(-1, 1) from a standard normal; the wide one of 20,000 can."""
+    Embedding, Parameter = ns["Embedding"], ns["Parameter"]
+
+    def uniform(self, num_embeddings, dim, *, seed=None):
+        self.num_embeddings, self.dim = num_embeddings, dim
+        self.weight = Parameter(np.random.default_rng(seed).uniform(-1, 1, (num_embeddings, dim)))
+    monkeypatch.setattr(Embedding, "__init__", uniform)
+    assert_fails(check.embedding(5, 3, (2, 4)), "Embedding(400, 50, seed=0)", "variance 0.33", "0.00% of them beyond",
+                 "standard normal, mean 0 and standard deviation 1")
+
+
+def test_a_standard_normal_table_never_fails_the_spread():
+    from autograder.student.checks import nn
+    for seed in range(50):
+        w = np.random.default_rng(seed).standard_normal(nn.EMBEDDING_SPREAD).astype(np.float32)
+        assert nn.embedding_spread_problem(seed, w) is None

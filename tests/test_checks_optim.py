@@ -250,3 +250,26 @@ def test_optimizer_checks_write_nothing_to_stderr(ns, check, monkeypatch, capfd)
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", overflow))
     assert not check.sgd(lr=0.1).passed
     assert capfd.readouterr().err == ""
+
+
+def test_train_step_with_the_loss_arguments_swapped_is_named(ns, monkeypatch):
+    """A squared error gives the same loss and gradient either way: only the order the stand-in loss records
+    shows loss_fn(y, prediction). A right train_step that names its prediction first still passes."""
+    def swapped(model, loss_fn, optimizer, x, y):
+        optimizer.zero_grad()
+        loss = loss_fn(y, model(x))
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    assert_fails(train_step_variant(ns, monkeypatch, swapped), "call 1", "'loss_swapped'",
+                 "loss_fn(y, prediction)", "prediction first and the target second")
+
+    def named(model, loss_fn, optimizer, x, y):
+        optimizer.zero_grad()
+        prediction = model(x)
+        loss = loss_fn(prediction, y)
+        loss.backward()
+        optimizer.step()
+        return float(loss.data)
+    verdict = train_step_variant(ns, monkeypatch, named)
+    assert verdict.passed, verdict.message

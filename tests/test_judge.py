@@ -800,6 +800,50 @@ def test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_i
         assert all(w in message for w in words), (words, message)
 
 
+# The wrong answers of the third audit of chapters 2 and 3 that are caught now, as SECOND_AUDIT.
+THIRD_AUDIT_CH02_CH03 = [
+    ("ch02", "constructor_tensor_keeps_dtype", "test_constructor", lambda c: c.constructor("copies"),
+     ['dtype="float64"', "(float64)", "expected a float32 array", "kept the dtype of the tensor it was made from"]),
+    ("ch03", "no_grad_flips_switch", "test_engine_no_grad", lambda c: c.engine_rule("no_grad"),
+     ["inside a `with no_grad():` nested in an outer one", "recorded a graph", "flipping it turns"]),
+    ("ch03", "power_scalar_divides_output", "test_power_scalar_backward",
+     lambda c: c.backward(c.namespace["PowerScalar"](2), shapes=[(3, 4)], domains="with_zeros", seed=24),
+     ["PowerScalar(", ".backward with inputs a(3, 4)", "your backward gives nan", "(input value 0)", "power rule"]),
+    ("ch03", "rsub_number_as_tensor", "test_operators", lambda c: c.operators(),
+     ["`2 - a` has the right values, but its graph holds a new tensor that requires a gradient",
+      "a setting of a scalar op"]),
+]
+
+
+@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", THIRD_AUDIT_CH02_CH03,
+                         ids=[m[1] for m in THIRD_AUDIT_CH02_CH03])
+def test_the_judge_tells_the_third_audits_ch02_ch03_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id,
+                                                                                   kernel_check, words):
+    test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
+                                                                         words)
+
+
+@pytest.mark.parametrize("chapter_id, answer, grade_id, kernel_check", [
+    ("ch02", "solution", "test_constructor", lambda c: c.constructor("copies")),
+    ("ch03", "solution", "test_engine_no_grad", lambda c: c.engine_rule("no_grad")),
+    ("ch03", "no_grad_class", "test_engine_no_grad", lambda c: c.engine_rule("no_grad")),
+    ("ch03", "solution", "test_power_scalar_backward",
+     lambda c: c.backward(c.namespace["PowerScalar"](2), shapes=[(3, 4)], domains="with_zeros", seed=24)),
+    ("ch03", "power_scalar_numpy", "test_power_scalar_backward",
+     lambda c: c.backward(c.namespace["PowerScalar"](3), shapes=[(3, 4)], domains="with_zeros", seed=25)),
+    ("ch03", "solution", "test_operators", lambda c: c.operators()),
+    ("ch03", "operators_number_as_constant", "test_operators", lambda c: c.operators()),
+])
+def test_right_answers_pass_the_third_audits_ch02_ch03_checks(chapter_id, answer, grade_id, kernel_check):
+    from helpers.soak import alternative_namespace
+    namespace = alternative_namespace(chapter_id, answer)
+    judgement = Judge(plan_notebook(source_notebook(chapter_id), JUDGED_CHECKS), secret=12).judge_cell(
+        grade_id, in_process(namespace))
+    kernel = kernel_check(Checker(namespace, verbose=False))
+    assert judgement.judged and judgement.passed, judgement.message
+    assert kernel.passed, kernel.message
+
+
 # ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──
 
 CH10 = "ch10"

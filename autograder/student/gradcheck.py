@@ -28,6 +28,8 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows;
     `rows_apart`: rows from -1000 to 1000, hundreds apart (each ± 2): one max for the whole array
     instead of one per row leaves the lower rows' exponentials at 0;
+    `with_zeros`: [-2, 2] with a third of the entries (at least one) exactly 0, in random places: where an op is
+    smooth at 0 (a power a^n with n >= 1), a backward that divides by the input gives 0 / 0 = nan there;
     `distinct`: [-2, 2] with every two values at least 2/size apart, in random places (MaxPool): two values
     of one window within STEP of each other would split the finite-difference gradient between them.
     """
@@ -44,6 +46,9 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
         x = rng.uniform(998.0, 1002.0, size=shape)
     elif domain == "very_negative":
         x = rng.uniform(-1002.0, -998.0, size=shape)
+    elif domain == "with_zeros":
+        x = rng.uniform(-2.0, 2.0, size=shape)
+        x.flat[rng.permutation(x.size)[:max(1, x.size // 3)]] = 0.0
     elif domain == "rows_apart":
         offsets = rng.permutation(np.linspace(-1000.0, 1000.0, shape[0]))
         x = offsets.reshape((-1,) + (1,) * (len(shape) - 1)) + rng.uniform(-2.0, 2.0, size=shape)

@@ -23,6 +23,9 @@ MISTAKES = [
           "constructor", STORE, "self.data = np.array(data, dtype=np.float32)", ["test_constructor"]),
     wrong("constructor_asarray", "np.asarray: a tensor made from a tensor shares its memory",
           "constructor", STORE, "self.data = np.asarray(data, dtype=dtype)", ["test_constructor"]),
+    wrong("constructor_tensor_keeps_dtype", "a Tensor given as data keeps its own dtype: Tensor(a) of a float64 a stays float64",
+          "constructor", "            data = data.data\n", "            data = data.data\n            dtype = data.dtype\n",
+          ["test_constructor"]),
     wrong("constructor_ignores_requires_grad", "requires_grad always True",
           "constructor", "self.requires_grad = requires_grad", "self.requires_grad = True", ["test_constructor"]),
     # Properties

@@ -227,6 +227,8 @@ MISTAKES = [
           "return out_grad * self.scalar * a ** self.scalar", ["test_power_scalar_backward"]),
     wrong("power_scalar_no_n", "a^(n-1), forgetting the factor n", "power_scalar", POWER_SCALAR,
           "return out_grad * a ** (self.scalar - 1)", ["test_power_scalar_backward"]),
+    wrong("power_scalar_divides_output", "n·a^n / a, reusing the output: 0 / 0 = nan at an input of exactly 0",
+          "power_scalar", POWER_SCALAR, "return out_grad * self.scalar * node / a", ["test_power_scalar_backward"]),
     # Backwards with side effects: the right numbers, but an argument changed in place
     wrong("relu_zeroes_input", "clips the input in place to build the mask", "relu", RELU,
           "a.data[a.data < 0] = 0\n        return out_grad * Tensor(a.data > 0, dtype=a.dtype)", ["test_relu_backward"]),
@@ -267,6 +269,9 @@ MISTAKES = [
     wrong("no_grad_always_back_on", "switches recording on at the end instead of restoring what it was",
           "engine", "        Function.grad_enabled = before", "        Function.grad_enabled = True",
           ["test_engine_no_grad"]),
+    wrong("no_grad_flips_switch", "flips the switch (not) on entry and back on exit: a block nested in another records",
+          "engine", NO_GRAD_BODY, "    Function.grad_enabled = not Function.grad_enabled\n    try:\n        yield\n"
+          "    finally:\n        Function.grad_enabled = not Function.grad_enabled", ["test_engine_no_grad"]),
     wrong("no_grad_no_finally", "restores the switch after the yield, which an exception skips", "engine",
           NO_GRAD_BODY, "    before = Function.grad_enabled\n    Function.grad_enabled = False\n    yield\n"
           "    Function.grad_enabled = before", ["test_engine_no_grad"]),
@@ -310,6 +315,9 @@ MISTAKES = [
     wrong("rsub_backwards", "2 - a computed as a - 2", "operators",
           "return AddScalar(other)(Negate()(self))", "return AddScalar(-other)(self)",
           ["test_operators"]),          # Sigmoid's and Tanh's `1 - node` are checked with the course's operators
+    wrong("rsub_number_as_tensor", "2 - a as Sub of a new Tensor(2), which requires a gradient: a constant's 2 - c "
+          "records a graph", "operators", "return AddScalar(other)(Negate()(self))", "return Sub()(Tensor(other), self)",
+          ["test_operators"]),
     wrong("truediv_scalar_as_tensor", "a / 2 sent to Div with a Python number", "operators",
           "    if isinstance(other, Tensor):\n        return Div()(self, other)\n    return DivScalar(other)(self)",
           "    return Div()(self, other)", ["test_operators"]),   # DivScalar's `out_grad / c` too
@@ -434,6 +442,8 @@ class NoGrad:
     def __exit__(self, *exception):
         Function.grad_enabled = self.before
         return False''')), ()),
+    right("operators_number_as_constant", "2 - a as Sub of a constant Tensor(2, requires_grad=False)", "operators",
+          "return AddScalar(other)(Negate()(self))", "return Sub()(Tensor(other, requires_grad=False), self)"),
     right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
           "return AddScalar(other)(Negate()(self))", "return -self + other"),
 ]

@@ -214,6 +214,12 @@ MISTAKES = [
     wrong("logsumexp_squeeze_all", "squeezes every size-1 axis of the result, not only the reduced ones: a batch of "
           "one row loses its batch axis", "logsumexp", LSE_FORWARD, "return np.squeeze(np.log(total) + shift)",
           ["test_logsumexp_forward", "test_logsumexp_backward"]),
+    # third audit: a few weights cannot tell a bound slightly too small, nor a normal from a uniform; wide layers can
+    wrong("linear_bound_no_sqrt", "bounds the weights by 1/in_features, without the square root", "linear",
+          "bound = 1 / np.sqrt(in_features)", "bound = 1 / in_features", ["test_linear_init"]),
+    wrong("embedding_uniform_init", "draws the vectors uniformly in [-1, 1] instead of from a standard normal",
+          "embedding", "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
+          "self.weight = Parameter(rng.uniform(-1, 1, (num_embeddings, dim)))", ["test_embedding"]),
 ]
 
 ALTERNATIVES = [

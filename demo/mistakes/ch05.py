@@ -133,6 +133,9 @@ MISTAKES = [
           "np.sqrt(v / (1 - self.beta2 ** self.t)) + 1e-8", ["test_adam"]),
     wrong("adam_ignores_weight_decay", "forgets weight decay", "adam",
           "g = p.grad + self.weight_decay * p.data", "g = p.grad", ["test_adam_weight_decay"]),
+    # third audit: a squared error is symmetric, so only the recorded order of the arguments shows the swap
+    wrong("train_step_loss_args_swapped", "calls the loss with the target first: loss_fn(y, model(x))", "train_step",
+          "loss = loss_fn(model(x), y)", "loss = loss_fn(y, model(x))", ["test_train_step"]),
 ]
 
 ALTERNATIVES = [

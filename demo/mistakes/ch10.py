@@ -133,6 +133,11 @@ MISTAKES = [
     # The capstone
     wrong("cnn_flatten_size", "a Linear sized for the image before pooling", "build_cnn", "Linear(16 * 7 * 7, 10, seed=3)",
           "Linear(16 * 14 * 14, 10, seed=3)", ["test_capstone_cnn"]),
+    # third audit: the check set its own bias before running forward, so the drawn one never showed
+    wrong("conv2d_bias_drawn", "draws the bias as PyTorch does, uniform in ±1/sqrt(fan_in), instead of zeros",
+          "conv2d", "self.bias = Parameter(np.zeros(out_channels)) if bias else None",
+          "self.bias = Parameter(np.random.default_rng(seed).uniform(-1, 1, out_channels) / np.sqrt(fan_in)) "
+          "if bias else None", ["test_conv2d"]),
 ]
 
 ALTERNATIVES = [

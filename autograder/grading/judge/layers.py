@@ -14,6 +14,7 @@ from autograder.student.checks import pool_ties, slow
 from autograder.student.checks.convolution import (
     CONV2D_HINT,
     MAX_POOL2D_HINT,
+    bias_init_problem,
     conv2d_label,
     has_parameters,
     kaiming_problem,
@@ -51,7 +52,8 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
         if problem:
             return problem
         params[name] = np.asarray(value.value, dtype=np.float64)
-    problem = kaiming_problem(label, params["weight"], in_channels, kernel_size)
+    problem = kaiming_problem(label, params["weight"], in_channels, kernel_size) \
+        or bias_init_problem(label, params["bias"])
     if problem:
         return problem
     again = returned(reply.get("again"))

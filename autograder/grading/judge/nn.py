@@ -190,10 +190,11 @@ def linear_init(rng, in_features=3, out_features=4):
     seed = init_seed(rng, in_features, out_features)
     modules = [module("Linear", in_features, out_features, seed=seed), module("Linear", in_features, out_features, seed=seed),
                module("Linear", in_features, out_features, seed=seed + 1),
-               module("Linear", in_features, out_features, bias=False, seed=seed)]
+               module("Linear", in_features, out_features, bias=False, seed=seed),
+               module("Linear", in_features, nn.SPREAD_WIDTH, seed=seed)]
     steps = [{"module": i, "report": names} for i, names in
-             enumerate((["weight", "bias"], ["weight", "bias"], ["weight"], ["bias"]))]
-    layer, twin, other, no_bias = objects((yield layer_request(modules, steps)), "steps", 4)
+             enumerate((["weight", "bias"], ["weight", "bias"], ["weight"], ["bias"], ["weight"]))]
+    layer, twin, other, no_bias, wide = objects((yield layer_request(modules, steps)), "steps", 5)
     for step in (layer, twin, no_bias):
         verdict = not_built(label, step)
         if verdict:
@@ -206,6 +207,8 @@ def linear_init(rng, in_features=3, out_features=4):
     other_weight = None if "built" in other else numbers(attribute(other, "weight")[0])
     return nn.linear_init_problem(label, in_features, out_features, found, twin_values, other_weight,
                                   attribute(no_bias, "bias")[0].kind == "none") \
+        or not_built(f"Linear({in_features}, {nn.SPREAD_WIDTH}, seed={seed})", wide) \
+        or nn.linear_spread_problem(in_features, seed, numbers(attribute(wide, "weight")[0])) \
         or passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
 
 
@@ -421,12 +424,13 @@ def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
     values = {"weight": float32(rng.standard_normal((num_embeddings, dim)))}
     indices = nn.embedding_indices(num_embeddings, tuple(index_shape), rng)
     upstreams = upstreams_for(tuple(index_shape) + (dim,), rng)
-    modules = [module("Embedding", num_embeddings, dim, seed=s) for s in (secret, secret, secret + 1)]
+    modules = [module("Embedding", num_embeddings, dim, seed=s) for s in (secret, secret, secret + 1)] \
+        + [module("Embedding", *nn.EMBEDDING_SPREAD, seed=secret)]
     runs = [{"module": 0, "forward": {"x": indices, "indices": True, "upstream": upstream, "params": ["weight"]}}
             for _, upstream in upstreams]
     runs[0]["set"] = values
-    steps = [{"module": i, "report": ["weight"]} for i in range(3)] + runs
-    layer, twin, other, *runs = objects((yield layer_request(modules, steps)), "steps", len(steps))
+    steps = [{"module": i, "report": ["weight"]} for i in range(3)] + runs + [{"module": 3, "report": ["weight"]}]
+    layer, twin, other, *runs, wide = objects((yield layer_request(modules, steps)), "steps", len(steps))
     verdict = not_built(label, layer)
     if verdict:
         return verdict
@@ -434,7 +438,9 @@ def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
     twin_values = None if "built" in twin else numbers(attribute(twin, "weight")[0])
     other_values = None if "built" in other else numbers(attribute(other, "weight")[0])
     verdict = nn.embedding_weight_problem(label, num_embeddings, dim, kind_of(layer, "weight", got), is_parameter,
-                                          np.asarray(got.value) if is_parameter else None, twin_values, other_values)
+                                          np.asarray(got.value) if is_parameter else None, twin_values, other_values) \
+        or not_built(f"Embedding({nn.EMBEDDING_SPREAD[0]}, {nn.EMBEDDING_SPREAD[1]}, seed={secret})", wide) \
+        or nn.embedding_spread_problem(secret, numbers(attribute(wide, "weight")[0]))
     if verdict:
         return verdict
     want = formulas.embedding(values["weight"], indices)

@@ -8,7 +8,7 @@ import numpy as np
 
 from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks.describe import number
-from autograder.student.checks.operators import CASES, NO_GRAPH
+from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF
 from autograder.student.verdict import failed, passed
 
 
@@ -39,6 +39,8 @@ def operators(rng):
                             f"expected {number(float(want[worst]))}. Hint: {hint}")
         elif result.get("standin") is not True or result.get("reaches") is not True:
             problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
+        elif result.get("stray", 0) != 0:
+            problems.append(f"`{text}` {STRAY_LEAF} Hint: {hint}")
     if problems:
         return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
     return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")

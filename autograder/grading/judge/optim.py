@@ -13,7 +13,7 @@ from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import optim as rules
 from autograder.student.verdict import failed, passed
 
-EVENTS = {"forward", "loss", "backward", "zero_grad", "step"}
+EVENTS = {"forward", "loss", "loss_swapped", "backward", "zero_grad", "step"}
 
 
 def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks import course_ops, engine_graph, slow
+from autograder.student.checks import course_ops, engine_graph, kernel_facts, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 # Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
@@ -32,7 +32,8 @@ NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradien
 WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data.py", "worker_tensor.py",
                 "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
                 "worker_capstone.py")
-SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph}   # worker.shipped(name)
+SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,   # worker.shipped(name)
+           "kernel_facts": kernel_facts}
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "

@@ -89,15 +89,17 @@ def constructor(rng, case):
 
 def copies(rng):
     data = values(rng, 3)
-    cases = [{"data": data, "kwargs": {}, "copy_of": "tensor"}, {"data": data, "kwargs": {}, "copy_of": "array"}]
-    results = results_of((yield {"kind": "tensor_constructor", "cases": cases}), 2)
-    for from_tensor, result in zip((True, False), results):
-        text = rules.copies_text(from_tensor, data)
+    cases = [{"data": data, "kwargs": {}, "copy_of": "array" if source == "array" else "tensor",
+              "original_kwargs": {"dtype": "float64"} if source == "float64 tensor" else {}}
+             for source in rules.COPY_SOURCES]
+    results = results_of((yield {"kind": "tensor_constructor", "cases": cases}), len(cases))
+    for source, result in zip(rules.COPY_SOURCES, results):
+        text = rules.copies_text(source, data)
         if "error" in result:
-            hint = f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if from_tensor else ""
+            hint = f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if source != "array" else ""
             return failed(describe_error("Tensor", "__init__", returned(result["error"]))
                           + f"\n  while computing {text}." + hint)
-        problem = rules.copies_problem(text, from_tensor, np.asarray(data, np.float32), shown_data(result.get("data")),
+        problem = rules.copies_problem(text, source, np.asarray(data, np.float32), shown_data(result.get("data")),
                                        result.get("shares") is True)
         if problem:
             return problem

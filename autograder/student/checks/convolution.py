@@ -160,6 +160,17 @@ def parameter_problem(label, name, type_name, is_parameter, shape, want):
     return None
 
 
+def bias_init_problem(label, bias):
+    """A new Conv2d's bias must be all zeros (shared with the judge); the verdict, or None."""
+    bias = np.asarray(bias, dtype=np.float64).reshape(-1)
+    if bias.size == 0 or not np.any(bias):
+        return None
+    worst = int(np.argmax(np.abs(bias)))
+    return failed(f"{label}: a new layer's .bias should be {bias.size} zeros; yours holds {np.count_nonzero(bias)} "
+                  f"nonzero values, the largest bias[{worst}] = {number(bias[worst])}.\n  Hint: only the weight is "
+                  "drawn at random (Kaiming uniform); the bias of each output channel starts at zero.")
+
+
 def kaiming_problem(label, w, in_channels, kernel_size):
     """Weights drawn in ±sqrt(6 / fan_in), fan_in = in_channels · kernel_size²; the verdict, or None. The largest
     weight must lie within the bound and near it; with enough weights (KAIMING_VARIANCE_FROM), their variance
@@ -217,7 +228,8 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
                                     getattr(value, "shape", ()), want)
         if problem:
             return problem
-    problem = kaiming_problem(label, np.asarray(weight.data, dtype=np.float64), in_channels, kernel_size)
+    problem = kaiming_problem(label, np.asarray(weight.data, dtype=np.float64), in_channels, kernel_size) \
+        or bias_init_problem(label, bias.data)
     if problem:
         return problem
     again, error = _build(label, make)

@@ -133,7 +133,8 @@ def zero_grad_facts(inputs, Tensor, Function, no_grad, report, error):
 
 
 def no_grad_facts(inputs, Tensor, Function, no_grad, report, error):
-    """Scale(k)(x) before, inside, after, inside a nested block, after it, and after an exception in a block:
+    """Scale(k)(x) before, inside, after, inside a block nested in another, inside the outer block after the
+    inner one ended, after both, and after an exception in a block:
     whether each output recorded a graph. Function.grad_enabled is put back as it was, whatever happens."""
     Scale = probe_ops(Function, Tensor)[0]
     x, facts = variable(Tensor, inputs["x"]), {}
@@ -155,7 +156,7 @@ def no_grad_facts(inputs, Tensor, Function, no_grad, report, error):
         made("after")
         with no_grad():
             with no_grad():
-                pass
+                made("nested_inner")
             made("nested_inside")
         made("nested_after")
         try:

@@ -19,6 +19,9 @@ ZERO_GRAD_HINT = ("zero_grad() forgets the gradient: it sets .grad back to None,
 NO_GRAD_HINT = ("Function.__call__ records a graph only while Function.grad_enabled is true: no_grad switches it "
                 "off for the length of the block and puts back the value it found when the block ends, in a "
                 "`finally` (or `__exit__`), which runs even when the block raises.")
+NESTED_HINT = ("a single block records nothing, but a block inside it switched recording back on: entering "
+               "no_grad must set Function.grad_enabled off whatever it was (flipping it turns an outer block's "
+               "off into on), and its end puts back the value it found.")
 CONSTANT_HINT = ("backward() first checks that the tensor requires a gradient: one that does not (a constant, or "
                  "a result computed from constants only) has no graph to walk, so it raises RuntimeError, "
                  "whatever `grad` is given, before touching any .grad.")
@@ -96,6 +99,7 @@ NO_GRAD_STAGES = [  # (stage, recorded?, what happened before it)
     ("before", True, "before any `with no_grad():` block"),
     ("inside", False, "inside `with no_grad():`"),
     ("after", True, "after the `with no_grad():` block ended"),
+    ("nested_inner", False, "inside a `with no_grad():` nested in an outer one"),
     ("nested_inside", False, "inside an outer `with no_grad():`, after an inner one ended"),
     ("nested_after", True, "after the nested blocks ended"),
     ("after_error", True, "after a `with no_grad():` block that raised an exception"),
@@ -124,9 +128,10 @@ def no_grad_verdict(inputs, facts):
                           f"(requires_grad={fact['requires_grad']}, _op {'set' if fact['op'] else 'None'}, "
                           f"{fact['inputs']} inputs): recording must be on again.\n  Hint: {NO_GRAD_HINT}")
         if not recorded and got != (False, False, False):
+            hint = NESTED_HINT if stage == "nested_inner" and got == (True, True, True) else NO_GRAD_HINT
             return failed(f"{title}: {when}, y = {k:g} * x recorded a graph (requires_grad={fact['requires_grad']}, "
                           f"_op {'set' if fact['op'] else 'None'}, {fact['inputs']} inputs); expected "
-                          f"requires_grad=False, no _op and no inputs.\n  Hint: {NO_GRAD_HINT}")
+                          f"requires_grad=False, no _op and no inputs.\n  Hint: {hint}")
     return passed(f"✔ {title} records no graph inside the block, also nested, and restores recording after it, "
                   "also after an exception")
 

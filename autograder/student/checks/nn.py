@@ -10,7 +10,7 @@ broken `Module.__call__` costs only its own exercise; the loss check swaps in a 
 import numpy as np
 
 from autograder.student import gradcheck
-from autograder.student.checks import formulas
+from autograder.student.checks import formulas, init
 from autograder.student.checks.describe import index_label, number, type_name
 from autograder.student.checks.module_tree import reference_parameters
 from autograder.student.checks.ops import check_forward
@@ -136,8 +136,11 @@ def check_linear_init(ns, in_features, out_features):
         found[name] = (type_name(p), isinstance(p, Parameter), np.asarray(p.data) if isinstance(p, Parameter) else None)
     twin_values = [array(getattr(twin, name, None)) for name in ("weight", "bias")]
     other_weight = None if other is None else array(getattr(other, "weight", None))
+    wide, error = construct(f"Linear({in_features}, {SPREAD_WIDTH}, seed=0)",
+                            lambda: make(in_features, SPREAD_WIDTH, seed=0))
     return linear_init_problem(label, in_features, out_features, found, twin_values, other_weight,
                                getattr(no_bias, "bias", "missing") is None) \
+        or error or linear_spread_problem(in_features, 0, array(getattr(wide, "weight", None))) \
         or passed(f"✔ {label}: Parameters of the right shapes, seeded, within ±1/sqrt(in_features)")
 
 
@@ -173,6 +176,33 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
     if not no_bias_is_none:
         return failed(f"Linear({in_features}, {out_features}, bias=False): .bias should be None.")
     return None
+
+
+SPREAD_WIDTH = 500     # a wide layer: 500 · in_features uniform weights all within 0.9 of the bound: < 1e-22
+
+
+def linear_spread_problem(in_features, seed, w):
+    """The weights of a new Linear(in_features, SPREAD_WIDTH, seed=seed) must fill ±1/sqrt(in_features): the
+    largest |w| near the bound (shared with the judge). A small layer's few weights cannot tell a bound a
+    little too small (1/in_features for in_features = 3: 0.33 for 0.58) from chance; hundreds can."""
+    label = f"Linear({in_features}, {SPREAD_WIDTH}, seed={seed})"
+    bound = in_features ** -0.5
+    w = np.asarray(w, dtype=np.float64)
+    if w.size == 0:
+        return None
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.abs(w))), w.shape))
+    top = float(np.abs(w[index]))
+    if 0.9 * bound <= top <= bound * (1 + 1e-6):
+        return None
+    cause = ""
+    if in_features > 1 and 0.9 / in_features <= top <= (1 + 1e-6) / in_features:
+        cause = (f" Yours fill ±1/in_features = ±{1 / in_features:.4g}: the bound divides by the square root of "
+                 "in_features, not by in_features itself.")
+    return failed(f"{label}: its {w.size} weights should be uniform in [-{bound:.4g}, {bound:.4g}], so the largest "
+                  f"|weight| comes close to {bound:.4g}; yours is weight{list(index)} = "
+                  f"{w[index]:.4g} ({top / bound:.0%} of the bound).\n  Hint: every weight is drawn uniformly between "
+                  "minus and plus one over the square root of in_features, the number of inputs each output sums."
+                  + cause)
 
 
 SEEDED_HINT = ("draw the layer's values from a generator made from the seed (NumPy's default_rng), one generator "
@@ -761,6 +791,32 @@ def embedding_weight_problem(label, num_embeddings, dim, kind, is_parameter, val
     return None
 
 
+EMBEDDING_SPREAD = (400, 50)      # a large table: 20,000 draws tell a standard normal from another law
+
+
+def embedding_spread_problem(seed, values):
+    """The weights of a new Embedding(*EMBEDDING_SPREAD, seed=seed) against a standard normal: mean, variance and
+    the share beyond 2, each within init's six standard errors (shared with the judge); the verdict, or None."""
+    label = f"Embedding({EMBEDDING_SPREAD[0]}, {EMBEDDING_SPREAD[1]}, seed={seed})"
+    w = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = w.size
+    if n == 0:
+        return None
+    mean, var = float(w.mean()), float(w.var())
+    tail = float(np.mean(np.abs(w) > 2))
+    mean_tol = init.SIGMAS / np.sqrt(n)
+    var_tol = init.SIGMAS * np.sqrt((init.KURTOSIS["normal"] - 1) / n)
+    tail_tol = init.SIGMAS * np.sqrt(init.NORMAL_TAIL * (1 - init.NORMAL_TAIL) / n)
+    if abs(mean) <= mean_tol and abs(var - 1) <= var_tol and abs(tail - init.NORMAL_TAIL) <= tail_tol:
+        return None
+    worst = int(np.argmax(np.abs(w)))
+    return failed(f"{label}: its {n} weights have mean {mean:.3g}, variance {var:.4g}, and {tail:.2%} of them beyond "
+                  f"±2; a standard normal draw has mean 0 (±{mean_tol:.2g}), variance 1 (±{var_tol:.2g}) and "
+                  f"{init.NORMAL_TAIL:.2%} beyond ±2 (±{tail_tol:.1%}). Your largest |weight| is {number(w[worst])}.\n"
+                  "  Hint: every row of an embedding is drawn from a standard normal, mean 0 and standard deviation 1, "
+                  "with the layer's own generator: an id has no fan-in to scale by.")
+
+
 def check_embedding(ns, num_embeddings, dim, index_shape, seed=0):
     Tensor, Parameter = ns["Tensor"], ns["Parameter"]
     label = embedding_label(num_embeddings, dim)
@@ -777,6 +833,11 @@ def check_embedding(ns, num_embeddings, dim, index_shape, seed=0):
         np.asarray(weight.data) if is_parameter else None,
         array(twin.weight) if isinstance(getattr(twin, "weight", None), Tensor) else None,
         array(other.weight) if isinstance(getattr(other, "weight", None), Tensor) else None)
+    if verdict:
+        return verdict
+    wide, error = construct(f"Embedding({EMBEDDING_SPREAD[0]}, {EMBEDDING_SPREAD[1]}, seed={seed})",
+                            lambda: make(*EMBEDDING_SPREAD, seed=seed))
+    verdict = error or embedding_spread_problem(seed, array(getattr(wide, "weight", None)))
     if verdict:
         return verdict
     rng = np.random.default_rng(seed)

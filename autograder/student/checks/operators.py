@@ -7,6 +7,7 @@ import numpy as np
 
 from autograder.student.checks.course_ops import FORWARDS
 from autograder.student.checks.describe import number, type_name
+from autograder.student.checks.kernel_facts import stray_leaves
 from autograder.student.checks.registry import register
 from autograder.student.verdict import failed, passed
 
@@ -47,6 +48,13 @@ CASES = [
 # What a result with the right values but no recorded graph lacks (the kernel's and the judge's message).
 NO_GRAPH = ("has the right values but no graph: it must be computed by calling an op (a Function instance) on the "
             "tensors, whose __call__ records _op and _inputs.")
+
+
+# A result whose graph holds a tensor the case never gave, one that requires a gradient: a number made into a Tensor.
+STRAY_LEAF = ("has the right values, but its graph holds a new tensor that requires a gradient, besides the "
+              "tensors you gave: the number was made into a Tensor (which requires a gradient by default) and "
+              "passed to a Tensor-with-Tensor op. A Python number is a setting of a scalar op, never an input: "
+              "it needs no gradient, and a result computed from a constant and a number must stay a constant.")
 
 
 def make_standin(Function, name, make_forward):
@@ -104,6 +112,8 @@ def check_operators(namespace):
                                 f"expected {number(float(np.asarray(want)[worst]))}. Hint: {hint}")
             elif not isinstance(result._op, tuple(standins.values())) or not reaches(result, a):
                 problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
+            elif stray_leaves(result, (a, b, m)):
+                problems.append(f"`{text}` {STRAY_LEAF} Hint: {hint}")
     finally:
         for name in standins:
             namespace.pop(name, None)

@@ -305,7 +305,7 @@ TRAIN_STEP_LR = 0.05      # the recording optimizer's step: w -= TRAIN_STEP_LR *
 def check_train_step(ns):
     """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
     Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
-    events = []
+    events, outputs = [], []
     w = Parameter(np.array([[0.5], [-1.0]]), dtype=np.float64)
 
     class Model(Module):
@@ -314,12 +314,15 @@ def check_train_step(ns):
 
         def forward(self, x):
             events.append("forward")
-            return x @ self.w
+            outputs.append(x @ self.w)
+            return outputs[-1]
 
         __call__ = forward
 
     def loss_fn(pred, y):
-        events.append("loss")
+        # "loss_swapped": the model's output came second (a loss takes the prediction, then the target)
+        swapped = not any(pred is out for out in outputs) and any(y is out for out in outputs)
+        events.append("loss_swapped" if swapped else "loss")
         loss = ((pred - y) ** 2).sum()
         plain_backward = loss.backward
 
@@ -376,6 +379,10 @@ def train_call_problem(call, events, seen_so_far, want_grad, result, want_loss):
         return failed(f"{done}.\n  Hint: each call makes exactly one backward() and one optimizer.step().")
     if events.index("step") < events.index("backward"):
         return failed(f"{done}.\n  Hint: step() uses the gradients, so it comes after loss.backward().")
+    if "loss_swapped" in events:
+        return failed(f"{done}: loss_fn was called with the model's prediction second (loss_fn(y, prediction)).\n"
+                      "  Hint: every loss takes the prediction first and the target second. A squared error hides the "
+                      "swap; SoftmaxLoss would read the labels as logits.")
     seen = seen_so_far[-1]
     if seen is None:
         return failed(f"{done}; at step() the gradient was None.\n  Hint: zero_grad() must come before "

@@ -161,42 +161,57 @@ def constructor_verdict(text, data, want, requires_grad, fields):
 COPY_VALUES = [1.0, 2.0, 3.0]
 
 
-def copies_text(from_tensor, values):
-    return (f"b = Tensor(a) with a = Tensor({values!r})" if from_tensor else
-            f"b = Tensor(x) with x = np.array({values!r}, dtype=np.float32)")
+COPY_SOURCES = ("tensor", "float64 tensor", "array")   # what b = Tensor(...) is made from, in the "copies" case
+
+
+def copies_text(source, values):
+    if source == "array":
+        return f"b = Tensor(x) with x = np.array({values!r}, dtype=np.float32)"
+    dtype = ', dtype="float64"' if source == "float64 tensor" else ""
+    return f"b = Tensor(a) with a = Tensor({values!r}{dtype})"
 
 
 def check_copies(Tensor):
-    """A tensor made from another tensor, or from an array, owns its values."""
-    for from_tensor in (True, False):
-        text = copies_text(from_tensor, COPY_VALUES)
-        if from_tensor:
-            src, error = call("Tensor.__init__", Tensor, COPY_VALUES)
-        else:
+    """A tensor made from another tensor (of the default dtype, or of float64), or from an array, owns its values
+    in the default dtype."""
+    for source in COPY_SOURCES:
+        text = copies_text(source, COPY_VALUES)
+        if source == "array":
             src, error = np.array(COPY_VALUES, dtype=np.float32), None
+        else:
+            kwargs = {"dtype": "float64"} if source == "float64 tensor" else {}
+            src, error = call("Tensor.__init__", Tensor, COPY_VALUES, **kwargs)
         b, error = (None, error) if error else call("Tensor.__init__", Tensor, src)
         if error:
-            hint = f"\n  Hint: {TENSOR_NOT_ARRAY}" if from_tensor else ""
+            hint = f"\n  Hint: {TENSOR_NOT_ARRAY}" if source != "array" else ""
             return failed(error.message + f"\n  while computing {text}." + hint)
-        original = src.data if from_tensor else src
+        original = src if source == "array" else src.data
         data = getattr(b, "data", None)
-        problem = copies_problem(text, from_tensor, COPY_VALUES, shown(data) if data is not None else None,
+        problem = copies_problem(text, source, COPY_VALUES, shown(data) if data is not None else None,
                                  isinstance(data, np.ndarray) and np.shares_memory(data, original))
         if problem:
             return problem
-    return passed("✔ a tensor made from a tensor or an array owns a copy of the values")
+    return passed("✔ a tensor made from a tensor or an array owns a copy of the values, in the requested dtype")
 
 
 TENSOR_NOT_ARRAY = "a Tensor is not an array: take its .data first."
+KEEPS_DTYPE = ("b kept the dtype of the tensor it was made from. A Tensor given as data is an input like any "
+               "other: its values are converted to the `dtype` argument (float32 by default), whatever dtype "
+               "they had.")
 
 
-def copies_problem(text, from_tensor, values, data, shares):
-    """What is wrong with b.data (`shown`) made from a tensor or an array of `values`, or None; `shares`:
-    whether it shares memory with the original."""
+def copies_problem(text, source, values, data, shares):
+    """What is wrong with b.data (`shown`) made from a `source` of COPY_SOURCES holding `values`, or None;
+    `shares`: whether it shares memory with the original."""
     if not isinstance(data, np.ndarray) or data.dtype != np.float32 or not np.array_equal(data, values):
-        return failed(f"{text}: b.data is {show(data) if isinstance(data, np.ndarray) else data}, "
-                      f"expected a float32 array {show(np.asarray(values, dtype=np.float32))}."
-                      + (f"\n  Hint: {TENSOR_NOT_ARRAY}" if from_tensor and not numeric(data) else ""))
+        hint = ""
+        if source != "array" and not numeric(data):
+            hint = f"\n  Hint: {TENSOR_NOT_ARRAY}"
+        elif source == "float64 tensor" and isinstance(data, np.ndarray) and data.dtype == np.float64:
+            hint = f"\n  Hint: {KEEPS_DTYPE}"
+        return failed(f"{text}: b.data is {show(data) if isinstance(data, np.ndarray) else data} "
+                      f"({data.dtype if isinstance(data, np.ndarray) else 'not an array'}), "
+                      f"expected a float32 array {show(np.asarray(values, dtype=np.float32))}." + hint)
     if shares:
         return failed(f"{text}: b.data shares memory with the original, so changing one changes the other.\n"
                       "  Hint: np.asarray reuses an array that already has the right dtype; np.array copies it.")

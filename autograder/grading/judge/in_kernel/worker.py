@@ -9,7 +9,6 @@ import contextlib
 import json
 import linecache
 import re
-import sys
 import traceback
 import warnings
 
@@ -166,25 +165,8 @@ def report(value, Tensor, depth=0):
 
 
 def deepest_call(fn, *args):
-    """How deep fn(*args) nested Python calls below itself, counted by a profile hook (as the course's checks count
-    them: checks/running.deepest_call), so that a recursion limit the student's code raises does not hide them."""
-    depth = deepest = 0
-
-    def profile(frame, event, arg):
-        nonlocal depth, deepest
-        if event == "call":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif event == "return":
-            depth -= 1
-
-    previous = sys.getprofile()
-    sys.setprofile(profile)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(previous)
-    return deepest
+    """How deep fn(*args) nested Python calls, counted as the course's checks count it (checks/kernel_facts.py)."""
+    return shipped("kernel_facts")["deepest_call"](fn, *args)
 
 
 def make_op(namespace, spec):
@@ -354,6 +336,11 @@ def reaches(result, leaf):
     return False
 
 
+def stray_leaves(result, given):
+    """How many leaves of result's graph require a gradient and are none of `given` (checks/kernel_facts.py)."""
+    return shipped("kernel_facts")["stray_leaves"](result, given)
+
+
 def operators(request, namespace):
     """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
     (checks/course_ops.py, the stand-ins of the course's operators check)."""
@@ -373,7 +360,7 @@ def operators(request, namespace):
                 continue
             results.append({"returned": report(result, Tensor),
                             "standin": isinstance(getattr(result, "_op", None), tuple(standins.values())),
-                            "reaches": reaches(result, a)})
+                            "reaches": reaches(result, a), "stray": stray_leaves(result, (a, b, m))})
     finally:
         for name in standins:
             namespace.pop(name, None)

@@ -34,7 +34,7 @@ def tensor_constructor(request, namespace):
     for case in request["cases"]:
         try:
             if case.get("copy_of") == "tensor":
-                original = quietly(Tensor, case["data"])
+                original = quietly(lambda: Tensor(case["data"], **case.get("original_kwargs", {})))
                 made = quietly(Tensor, original)
                 original = original.data
             elif case.get("copy_of") == "array":
