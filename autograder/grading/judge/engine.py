@@ -2,7 +2,7 @@
 from the secret seed, the kernel builds it from private ops and runs the student's engine, and the judge
 compares the reported gradients with the course's own reverse sweep over the same description."""
 from autograder.grading.judge.ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, returned, returned_list
+from autograder.grading.judge.probes import ProbeFailure, reported_depth, returned, returned_list
 from autograder.student.checks.engine import (
     GRAPHS,
     RECURSION_MESSAGE,
@@ -42,12 +42,3 @@ def engine(rng, name):
     got = returned_list(reply, "grads", len(graph.report))
     verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)])
     return depth_verdict(title, graph, reported_depth(reply), verdict)
-
-
-def reported_depth(reply):
-    """How deep the kernel says backward() nested its calls (0 when the graph has no chain to count it on). The
-    kernel's word: a depth can only fail a cell whose gradients are right."""
-    depth = reply.get("depth")
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ProbeFailure("the reply's depth of backward() is malformed")
-    return depth

@@ -47,6 +47,15 @@ class ProbeFailure(Exception):
     """The kernel did not give a usable answer (it raised, timed out, died, or replied malformed)."""
 
 
+
+def reported_depth(reply):
+    """How deep the kernel says backward() nested its calls (kernel_facts.deepest_call; 0 when nothing was
+    counted). The kernel's word: a depth can only fail a cell whose gradients are right."""
+    depth = reply.get("depth")
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+        raise ProbeFailure("the reply does not say how deep backward() went")
+    return depth
+
 class ProbeStopped(Exception):
     """The grader stopped a probe: the student's code ran past its time, or printed without end. The
     message says which, to the student. `started`: the request of the last progress mark (the first

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from autograder.grading.judge.ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, objects, returned
+from autograder.grading.judge.probes import ProbeFailure, objects, reported_depth, returned
 from autograder.student.checks import scalar as rules
 from autograder.student.verdict import failed, passed
 
@@ -234,15 +234,6 @@ def value_engine(rng, name):
     if verdict.passed and deep:
         return rules.recursion_problem(title, reported_depth(reply), len(graph.ops)) or verdict
     return verdict
-
-
-def reported_depth(reply):
-    """How deep the kernel says backward() nested its calls (the kernel's word: a depth can only fail a cell
-    whose gradients are right)."""
-    depth = reply.get("depth")
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ProbeFailure("the reply does not say how deep backward() went")
-    return depth
 
 
 # ── numerical_gradient: on functions the judge picks ───────────────────────────────────────

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.student.checks.describe import type_name
+from autograder.student.checks.kernel_facts import holds_samples
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -47,20 +48,12 @@ def probe_arrays(n):
     return np.stack([np.full((2, 3), i, dtype=np.float32) for i in range(n)]), list(range(n))
 
 
-def serves_samples(dataset, images, labels):
-    """Whether a dataset holds exactly these samples: its length, and each item the tuple (image, label)."""
-    items = [run_quietly(dataset.__getitem__, i) for i in range(run_quietly(len, dataset))]
-    return len(items) == len(labels) and all(
-        isinstance(item, tuple) and len(item) == 2 and np.array_equal(np.asarray(item[0]), image)
-        and bool(np.asarray(item[1]) == label) for item, image, label in zip(items, images, labels))
-
-
 def array_probe(namespace, n=23):
     """`n -> the student's ArrayDataset over probe_arrays(n)`, or None when there is none that serves the
     probe's samples: a broken ArrayDataset costs its own exercise, not the loader's."""
-    ArrayDataset = namespace.get("ArrayDataset")
+    ArrayDataset, arrays = namespace.get("ArrayDataset"), probe_arrays(n)
     try:
-        usable = serves_samples(run_quietly(ArrayDataset, *probe_arrays(n)), *probe_arrays(n))
+        usable = holds_samples(run_quietly(ArrayDataset, *arrays), *arrays, run_quietly)
     except Exception:  # noqa: BLE001
         usable = False
     return (lambda size: ArrayDataset(*probe_arrays(size))) if usable else None

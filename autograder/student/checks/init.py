@@ -102,6 +102,13 @@ def std_as_variance(sample_var, var, n):
     return ""
 
 
+def tolerances(var, n, distribution):
+    """How far n draws of variance `var` may stray, SIGMAS standard errors each: (their mean from 0, their variance
+    from `var`, their share beyond two standard deviations from a normal's NORMAL_TAIL)."""
+    return (SIGMAS * math.sqrt(var / n), SIGMAS * var * math.sqrt((KURTOSIS[distribution] - 1) / n),
+            SIGMAS * math.sqrt(NORMAL_TAIL * (1 - NORMAL_TAIL) / n))
+
+
 def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
     """Mean, variance and shape of the distribution of the float64 values `w`, against the initializer's law."""
     family, distribution = name.split("_")
@@ -111,8 +118,7 @@ def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
         gain = float(gains[setting[0] if setting else "relu"])
     n, var = w.size, expected_variance(family, fan_in, fan_out, gain)
     mean, sample_var = float(w.mean()), float(w.var())
-    mean_tol = SIGMAS * math.sqrt(var / n)
-    var_tol = SIGMAS * var * math.sqrt((KURTOSIS[distribution] - 1) / n)
+    mean_tol, var_tol, tail_tol = tolerances(var, n, distribution)
     if abs(mean) > mean_tol:
         return failed(f"{label}: the {n} weights have mean {mean:.3g}, expected 0 (within ±{mean_tol:.2g}).\n"
                       "  Hint: draw symmetrically around 0: uniformly between -a and a, or from a normal of mean 0.")
@@ -132,7 +138,6 @@ def statistics_verdict(label, name, fan_in, fan_out, setting, w, gains):
                           "comes right up to a and none goes past it.")
     else:
         tail = float(np.mean(np.abs(w) > 2 * math.sqrt(var)))
-        tail_tol = SIGMAS * math.sqrt(NORMAL_TAIL * (1 - NORMAL_TAIL) / n)
         if abs(tail - NORMAL_TAIL) > tail_tol:
             return failed(f"{label}: {tail:.2%} of the weights lie beyond 2 standard deviations; a normal draw has "
                           f"{NORMAL_TAIL:.2%} there.\n  Hint: the weights follow a normal distribution of mean 0 "

@@ -1,10 +1,13 @@
 """Facts a check gathers in the kernel, gathered the same way by the course's checks and the judge's worker: how
-deeply a call nests Python calls, and which leaves a result's graph holds.
+deeply a call nests Python calls, which leaves a result's graph holds, what a backward call changed on its op,
+and whether a dataset holds given samples.
 
-Standard library only, no course imports: the judge ships this file as text to the kernel (as it ships
-`engine_graph.py`), so both sides count with the very same code.
+NumPy and the standard library only, no course imports: the judge ships this file as text to the kernel (as it
+ships `engine_graph.py`), so both sides gather with the very same code.
 """
 import sys
+
+import numpy as np
 
 
 def deepest_call(fn, *args):
@@ -43,3 +46,27 @@ def stray_leaves(result, given):
             stray += 1
         stack.extend(inputs)
     return stray
+
+
+def op_attributes(op):
+    """{attribute: its repr} of an op instance: what its backward may not change."""
+    try:
+        return {str(name): repr(value)[:80] for name, value in sorted(getattr(op, "__dict__", {}).items())}
+    except Exception:  # noqa: BLE001 (an attribute whose repr fails: nothing is told about the op's attributes)
+        return {}
+
+
+def changed_attributes(before, after):
+    """[(attribute, repr before, repr after)] for every attribute (at most 8) that a backward call added, dropped or
+    changed, from two `op_attributes`."""
+    return [(name, before.get(name, "nothing"), after.get(name, "nothing"))
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)][:8]
+
+
+def holds_samples(dataset, images, labels, call):
+    """Whether a dataset holds exactly these samples: its length, and each item the tuple (image, label). `call`
+    runs the student's methods (the checks' run_quietly, the worker's quietly)."""
+    items = [call(dataset.__getitem__, i) for i in range(call(len, dataset))]
+    return len(items) == len(labels) and all(
+        isinstance(item, tuple) and len(item) == 2 and np.array_equal(np.asarray(item[0]), image)
+        and bool(np.asarray(item[1]) == label) for item, image, label in zip(items, images, labels))

@@ -804,9 +804,7 @@ def embedding_spread_problem(seed, values):
         return None
     mean, var = float(w.mean()), float(w.var())
     tail = float(np.mean(np.abs(w) > 2))
-    mean_tol = init.SIGMAS / np.sqrt(n)
-    var_tol = init.SIGMAS * np.sqrt((init.KURTOSIS["normal"] - 1) / n)
-    tail_tol = init.SIGMAS * np.sqrt(init.NORMAL_TAIL * (1 - init.NORMAL_TAIL) / n)
+    mean_tol, var_tol, tail_tol = init.tolerances(1.0, n, "normal")
     if abs(mean) <= mean_tol and abs(var - 1) <= var_tol and abs(tail - init.NORMAL_TAIL) <= tail_tol:
         return None
     worst = int(np.argmax(np.abs(w)))

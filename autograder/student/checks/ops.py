@@ -17,6 +17,7 @@ from autograder.student.checks.describe import (
     shapes_label,
     type_name,
 )
+from autograder.student.checks.kernel_facts import changed_attributes, op_attributes
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.hints import backward_hint, op_name
@@ -144,20 +145,6 @@ def student_differences(op, arrays):
         return gradcheck.perturbed_outputs(lambda *xs: run_quietly(op.forward, *xs), arrays), None
     except Exception as error:  # noqa: BLE001 (reported where the judge reports it, after backward's own checks)
         return None, error
-
-
-def op_attributes(op):
-    """{attribute: its repr} of an op instance: what its backward may not change (the worker takes the same)."""
-    try:
-        return {str(name): repr(value)[:80] for name, value in sorted(getattr(op, "__dict__", {}).items())}
-    except Exception:  # noqa: BLE001 (an attribute whose repr fails: nothing is told about the op's attributes)
-        return {}
-
-
-def changed_attributes(before, after):
-    """[(attribute, repr before, repr after)] for every attribute that a backward call added, dropped or changed."""
-    return [(name, before.get(name, "nothing"), after.get(name, "nothing"))
-            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
 
 
 def changed_op_note(changes):

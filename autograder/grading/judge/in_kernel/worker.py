@@ -268,17 +268,13 @@ def backward_of(request, namespace):
 
 
 def op_attributes(op):
-    """{attribute: its repr} of an op instance, as the course's check takes them (checks/ops.op_attributes)."""
-    try:
-        return {str(name): repr(value)[:80] for name, value in sorted(getattr(op, "__dict__", {}).items())}
-    except Exception:  # noqa: BLE001 (an attribute whose repr fails is reported as nothing changed)
-        return {}
+    """{attribute: its repr} of an op instance, as the course's check takes them (checks/kernel_facts.py)."""
+    return shipped("kernel_facts")["op_attributes"](op)
 
 
 def changed_attributes(before, after):
-    """[[attribute, repr before, repr after]] for every attribute a backward call added, dropped or changed."""
-    return [[name, before.get(name, "nothing"), after.get(name, "nothing")]
-            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)][:8]
+    """[(attribute, repr before, repr after)] a backward call changed (checks/kernel_facts.py)."""
+    return shipped("kernel_facts")["changed_attributes"](before, after)
 
 
 def engine(request, namespace):
