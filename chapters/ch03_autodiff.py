@@ -1075,7 +1075,8 @@ transpose_picture((3, 2, 5), axes=(1, 2, 0))
 # %% solution id=transpose export
 class Transpose(Function):
     def __init__(self, axes=None):
-        self.axes = axes
+        # negative axes (NumPy allows them) counted from the front, so that np.argsort sees a permutation
+        self.axes = None if axes is None else tuple(int(i) % len(axes) for i in axes)
 
     def forward(self, a):
         ### BEGIN SOLUTION
@@ -1631,6 +1632,14 @@ assert verdict.passed, verdict.message
 # **`.grad` accumulates.** `backward()` *adds* to a `.grad` that is already there (or sets it, when
 # it is `None`). Calling `backward()` twice doubles the gradients. This is on purpose, and it is why
 # training loops clear gradients before every step (chapter 5).
+#
+# **Each `.grad` is an array of its own.** When `backward()` sets a `.grad` for the first time, it
+# stores a **copy** of the gradient's array, never the array itself. The gradient that arrives is often
+# shared: `Add` hands the very same `out_grad` to both of its inputs, so after `(p + q).sum().backward()`
+# an engine without the copy leaves `p.grad` and `q.grad` one array, and an optimizer or a gradient
+# clipping that changes `p.grad` in place would change `q.grad` with it. (A gradient may also be a
+# read-only view, such as NumPy's broadcasts, which nobody can change in place.) PyTorch's `.grad` is
+# its tensor's own in the same way. The checks look at the arrays, not only at their values.
 #
 # Put together, after the two checks and the start, for each node in reverse topological order:
 #

@@ -171,6 +171,15 @@ def test_transpose_backward_must_invert_the_permutation(ns, check):
     assert not check.backward(wrong((1, 2, 0)), [(3, 2, 5)]).passed       # ...a 3-cycle is not
 
 
+def test_the_course_transpose_takes_negative_axes_as_numpy_does(ns, check):
+    """np.transpose accepts (0, -1, -2); the course's backward must invert that permutation too."""
+    assert check.forward(ns["Transpose"]((0, -1, -2)), lambda a: a.transpose(0, 2, 1), shapes=[(2, 3, 4)]).passed
+    verdict = check.backward(ns["Transpose"]((0, -1, -2)), shapes=[(2, 3, 4)])
+    assert verdict.passed, verdict.message
+    verdict = check.backward(ns["Transpose"]((-1, 0, 1)), shapes=[(2, 3, 4)])
+    assert verdict.passed, verdict.message
+
+
 def test_a_backward_that_changes_its_op_fails_its_second_call_and_says_what_changed(ns, check):
     """A graph walked twice runs each op's backward twice (section 3.8): a Transpose that keeps the inverse in
     self.axes inverts it back on its second call."""

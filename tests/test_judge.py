@@ -1198,7 +1198,7 @@ def test_a_forged_wrong_answer_loses_exactly_its_cells_to_the_judge(graded, chap
 
 
 ENGINE_MISTAKES = ["engine_preorder_topo", "engine_grads_to_constants", "engine_grad_aliases", "engine_overwrites",
-                   "engine_grad_not_accumulated",
+                   "engine_grad_not_accumulated", "engine_grad_no_copy",
                    "engine_not_reversed"]
 
 
@@ -1217,6 +1217,29 @@ def test_a_wrong_engine_loses_exactly_its_cells_under_every_secret_seed(name):
         engine_cells = [g for g in judge.judged_cells if g.startswith("test_engine")]
         lost = {g for g in engine_cells if not judge.judge_cell(g, run_probe).passed}
         assert lost == set(mistake.loses) & set(engine_cells), (secret, sorted(lost))
+
+def test_a_gradient_stored_without_a_copy_is_named_as_shared_by_judge_and_kernel():
+    """Section 3.8: each .grad is an array of the tensor's own. An engine that stores the arriving array itself
+    gives r and s of M = (r + s).sum() one .grad; the values are right, so only the ownership fact tells."""
+    from helpers.solved_code import notebook_namespace
+
+    namespace = notebook_namespace("ch03", catalogue_edits("ch03", "engine_grad_no_copy"), training=False)
+    judgement = Judge(plan_notebook(source_notebook("ch03"), JUDGED_CHECKS), secret=11).judge_cell(
+        "test_engine_accumulation", in_process(namespace))
+    kernel = Checker(namespace, verbose=False).engine("accumulation")
+    assert judgement.judged and not judgement.passed and not kernel.passed
+    for message in (judgement.message, kernel.message):
+        assert "r.grad and s.grad are one array" in message and "not a copy of it" in message, message
+
+
+def test_ownership_names_shared_and_read_only_arrays_only():
+    from autograder.student.checks.engine_graph import ownership
+
+    a = np.ones(3)
+    facts = ownership([a, a[1:], np.ones(3), np.broadcast_to(np.ones(1), (3,)), None])
+    assert facts == {"shared": [[0, 1]], "readonly": [3]}
+    assert ownership([np.ones(2), np.ones(2)]) == {"shared": [], "readonly": []}
+
 
 # ── chapter 4's Module and Sequential: the course's stand-in tree, holding the judge's secret values ──
 

@@ -308,6 +308,11 @@ MISTAKES = [
           "node.grad = np.copy(out_grad.data) if node.grad is None else node.grad + out_grad.data",
           "if node.grad is None:\n            node.grad = out_grad.data\n        else:\n            node.grad += out_grad.data",
           ["test_engine_accumulation"]),
+    wrong("engine_grad_no_copy", "stores the arriving gradient's array itself as .grad, no copy (adding out of place "
+          "later): after (r + s).sum().backward(), r.grad is s.grad", "engine",
+          "node.grad = np.copy(out_grad.data) if node.grad is None else node.grad + out_grad.data",
+          "node.grad = out_grad.data if node.grad is None else node.grad + out_grad.data",
+          ["test_engine_accumulation"]),
     wrong("engine_not_reversed", "walks the topological order forwards, leaves first", "engine",
           "for node in reversed(topological_order(self)):", "for node in topological_order(self):",
           ENGINE_TESTS + ["test_engine_non_scalar_error"]),

@@ -458,7 +458,8 @@ def reshape(a, shape):
 # ── cell 'transpose' ──
 class Transpose(Function):
     def __init__(self, axes=None):
-        self.axes = axes
+        # negative axes (NumPy allows them) counted from the front, so that np.argsort sees a permutation
+        self.axes = None if axes is None else tuple(int(i) % len(axes) for i in axes)
 
     def forward(self, a):
         if self.axes is None:

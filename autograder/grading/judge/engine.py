@@ -2,7 +2,7 @@
 from the secret seed, the kernel builds it from private ops and runs the student's engine, and the judge
 compares the reported gradients with the course's own reverse sweep over the same description."""
 from autograder.grading.judge.ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, reported_depth, returned, returned_list
+from autograder.grading.judge.probes import ProbeFailure, reported_depth, reported_ownership, returned, returned_list
 from autograder.student.checks.engine import (
     GRAPHS,
     RECURSION_MESSAGE,
@@ -40,5 +40,6 @@ def engine(rng, name):
             return failed(f"{title}: {RECURSION_MESSAGE}")
         return failed(describe_error("Tensor", "backward", outcome) + f"\n  while checking: {title}")
     got = returned_list(reply, "grads", len(graph.report))
-    verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)])
+    verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)],
+                            reported_ownership(reply, len(graph.report)) if graph.own else None)
     return depth_verdict(title, graph, reported_depth(reply), verdict)

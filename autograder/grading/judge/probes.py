@@ -56,6 +56,22 @@ def reported_depth(reply):
         raise ProbeFailure("the reply does not say how deep backward() went")
     return depth
 
+
+def reported_ownership(reply, count):
+    """Which of `count` reported .grad arrays the kernel says are shared or read-only (engine_graph.ownership):
+    pairs and indices in range, or the reply is malformed."""
+    own = reply.get("own")
+
+    def index(i):
+        return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count
+
+    if not (isinstance(own, dict) and isinstance(own.get("shared"), list) and isinstance(own.get("readonly"), list)
+            and all(isinstance(p, list) and len(p) == 2 and all(map(index, p)) for p in own["shared"])
+            and all(map(index, own["readonly"]))):
+        raise ProbeFailure("the reply does not say which gradients are arrays of their own")
+    return own
+
+
 class ProbeStopped(Exception):
     """The grader stopped a probe: the student's code ran past its time, or printed without end. The
     message says which, to the student. `started`: the request of the last progress mark (the first

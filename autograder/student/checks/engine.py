@@ -11,7 +11,7 @@ import numpy as np
 
 from autograder.student.checks import running
 from autograder.student.checks.describe import type_name
-from autograder.student.checks.engine_graph import build
+from autograder.student.checks.engine_graph import build, ownership
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -25,6 +25,10 @@ ACCUMULATE_HINT = ("backward() adds to an existing .grad (that is why training l
 ALIAS_HINT = (".grad must be an array of its own: an op may hand the very same out_grad to several inputs "
               "(Add does), so storing out_grad.data itself and later adding to it in place changes every "
               "tensor that shares that array.")
+OWN_HINT = ("each tensor's .grad is an array of its own, which only that tensor's gradient lives in (section 3.8): an op "
+            "may hand the very same out_grad to several inputs (Add does), so a .grad that is the gradient's array "
+            "itself, not a copy of it, is shared, and an in-place change to one tensor's gradient (an optimizer's, "
+            "a clipping) changes the others' too.")
 CONSTANT_HINT = ("only inputs with requires_grad=True receive a gradient; a constant (requires_grad=False) "
                  "keeps .grad = None.")
 RECURSION_HINT = ("a recursive depth-first search needs one stack frame per node; build the topological "
@@ -38,7 +42,8 @@ class Graph:
     ("total", i) for the sum of every element (backward() without a gradient needs one element);
     `calls` are (node, upstream or None) backward() calls, the upstream given as a Tensor, or as a plain
     NumPy array for the calls numbered in `plain`; `report` the nodes whose .grad is compared,
-    named in `names`; `listing` says how the graph was built, for the message."""
+    named in `names`; `listing` says how the graph was built, for the message; `own` asks whether each reported
+    .grad is an array of the tensor's own (engine_graph.ownership)."""
 
     leaves: list
     ops: list = field(default_factory=list)
@@ -48,6 +53,7 @@ class Graph:
     constants: list = field(default_factory=list)
     listing: list = field(default_factory=list)
     plain: list = field(default_factory=list)
+    own: bool = False
 
     def add(self, *op):
         self.ops.append(op)
@@ -56,7 +62,7 @@ class Graph:
     def request(self):
         return {"leaves": self.leaves, "constants": list(self.constants), "ops": [list(op) for op in self.ops],
                 "calls": [[n, g] for n, g in self.calls], "report": self.report, "plain": list(self.plain),
-                "depth": self.chain_length() > 0}
+                "depth": self.chain_length() > 0, "own": self.own}
 
     def chain_length(self):
         """How many ops the graph's chains hold: a graph with one is walked with its depth counted."""
@@ -200,16 +206,19 @@ def reuse(rng):
 
 
 def accumulation(rng):
-    """Two backward() calls add up; and with c = p + q, whose backward hands both the very same
-    out_grad, a second call must not leak through a shared array."""
+    """Two backward() calls add up; with L = p + q, whose backward hands both the very same out_grad, a
+    second call must not leak through a shared array; and after M = (r + s).sum(), M.backward() once, r and s
+    each own their .grad (a gradient stored without a copy is one array for both)."""
     k1, k2 = factor(rng), factor(rng)
-    g = Graph([values(rng, (2,)), values(rng, (3,)), values(rng, (3,))])
+    g = Graph([values(rng, (2,)), values(rng, (3,)), values(rng, (3,)), values(rng, (2, 2)), values(rng, (2, 2))],
+              own=True)
     loss = g.add("total", g.add("plus", 1, 2))
     g.calls = [(g.add("total", g.add("scale", k1, 0)), None), (g.add("total", g.add("scale", k2, 0)), None),
-               (loss, None), (loss, None)]
-    g.report, g.names = [0, 1, 2], ["a", "p", "q"]
+               (loss, None), (loss, None), (g.add("total", g.add("plus", 3, 4)), None)]
+    g.report, g.names = [0, 1, 2, 3, 4], ["a", "p", "q", "r", "s"]
     return (f"two backward() calls: ({k1:g}a).sum().backward() then ({k2:g}a).sum().backward() leave a.grad = "
-            f"{k1 + k2:g}; L = (p + q).sum(), L.backward() twice leaves p.grad = q.grad = 2"), g, ACCUMULATE_HINT
+            f"{k1 + k2:g}; L = (p + q).sum(), L.backward() twice leaves p.grad = q.grad = 2; M = (r + s).sum(), "
+            "M.backward() once leaves r.grad and s.grad = 1, two arrays of their own"), g, ACCUMULATE_HINT
 
 
 def explicit_grad(rng):
@@ -264,8 +273,21 @@ def evidence_hint(graph, got, index, hint):
     return hint
 
 
-def grads_verdict(title, graph, hint, got):
-    """Pass, or the first wrong gradient: its name, expected and received values, and a hint."""
+def ownership_verdict(title, graph, owned):
+    """Pass, or the first .grad that is not its tensor's own array (`owned`: engine_graph.ownership's facts)."""
+    names = graph.names
+    for i, j in (owned or {}).get("shared", []):
+        return failed(f"{title}: {names[i]}.grad and {names[j]}.grad are one array (they share memory), so changing "
+                      f"one in place changes the other.\n  Hint: {OWN_HINT}")
+    for i in (owned or {}).get("readonly", []):
+        return failed(f"{title}: {names[i]}.grad is a read-only array (a view that nobody may write into), so an "
+                      f"in-place change to it fails.\n  Hint: {OWN_HINT}")
+    return passed(f"✔ {title}")
+
+
+def grads_verdict(title, graph, hint, got, owned=None):
+    """Pass, or the first wrong gradient: its name, expected and received values, and a hint; then, for a graph
+    that asks (`own`), the first .grad that is not an array of its tensor's own."""
     for index, (name, want, g) in enumerate(zip(graph.names, expected_grads(graph), got)):
         where = f"\n  The graph: {graph.listing[index]}" if graph.listing and graph.listing[index] else ""
         if want is None:
@@ -285,7 +307,7 @@ def grads_verdict(title, graph, hint, got):
         if not np.allclose(g.value, want, rtol=1e-4, atol=1e-5):
             return failed(f"{title}: {name}.grad is {np.round(g.value, 4).tolist()}, expected "
                           f"{np.round(want, 4).tolist()}.{where}\n  Hint: {evidence_hint(graph, got, index, hint)}")
-    return passed(f"✔ {title}")
+    return ownership_verdict(title, graph, owned)
 
 
 DEPTH_HINT = ("Section 3.8 writes the search with an explicit stack (a list) and a loop, whose depth stays the same "
@@ -328,7 +350,8 @@ def check_engine(Tensor, Function, name):
     got = [Grad(True) if nodes[i].grad is None else
            Grad(False, type_name(nodes[i].grad), nodes[i].grad if isinstance(nodes[i].grad, np.ndarray) else None)
            for i in graph.report]
-    return depth_verdict(title, graph, depth, grads_verdict(title, graph, hint, got))
+    owned = ownership([nodes[i].grad for i in graph.report]) if graph.own else None
+    return depth_verdict(title, graph, depth, grads_verdict(title, graph, hint, got, owned))
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──

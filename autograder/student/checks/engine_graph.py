@@ -106,6 +106,14 @@ def build(leaves, constants, ops, Tensor, Function):
     return nodes
 
 
+def ownership(grads):
+    """Which of these .grad arrays are not a tensor's own: pairs (i, j) that share memory, and the indices of
+    arrays nobody may write into (a broadcast's read-only view). Arrays only; anything else is the values' check."""
+    arrays = [(i, g) for i, g in enumerate(grads) if isinstance(g, np.ndarray)]
+    shared = [[i, j] for n, (i, a) in enumerate(arrays) for j, b in arrays[n + 1:] if np.shares_memory(a, b)]
+    return {"shared": shared, "readonly": [i for i, g in arrays if not g.flags.writeable]}
+
+
 # ── the engine's rules: what happened, as data (checks/engine_rules.py decides) ──────────────────
 
 def constant(Tensor, x):

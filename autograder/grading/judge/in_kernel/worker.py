@@ -298,7 +298,9 @@ def engine(request, namespace):
                 quietly(nodes[node_index].backward, *args)
         except STUDENT_FAILURES as error:
             return {"built": True, "error": error_report(error)}
-    return {"built": True, "grads": [report(nodes[i].grad, Tensor) for i in graph["report"]], "depth": depth}
+    grads = [nodes[i].grad for i in graph["report"]]
+    own = shipped("engine_graph")["ownership"](grads) if graph.get("own") else None
+    return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own}
 
 
 def engine_rule(request, namespace):
