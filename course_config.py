@@ -101,7 +101,10 @@ ADD_MISSING_CELLS = True       # a student who deleted a test cell gets it back,
 # No progress bars (autograder/student/progress_bars.py). One BLAS thread: babygrad's matrices are small,
 # and on a busy grading machine threaded BLAS made chapter 7's training epoch ten times slower (135 s
 # instead of 14 s); one thread also makes results independent of the core count, so rebuilt solutions reproduce.
-KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Graphs drawn with the built-in renderer (autograder/student/graph.py), as the build does: no Graphviz
+# process inside the sandbox, and the same bytes on every grading machine.
+KERNEL_ENVIRONMENT = {"BABYGRAD_HEADLESS": "1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                      "BABYGRAD_GRAPH_RENDERER": "builtin"}
 # Chapters whose grade cells the judge re-checks outside the kernel (autograder/grading/judge): their
 # catalogued mistakes are proven to score the same through it. Other chapters keep the kernel's verdicts.
 JUDGED_CHAPTERS = ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10"]

@@ -225,7 +225,7 @@ def _render_graphviz(nodes, edges, hidden, rankdir):
     if hidden:
         g.node("more", f"… {hidden} more nodes not drawn", shape="plaintext", style="")
     try:
-        return g.pipe(format="svg").decode("utf-8")
+        return g.pipe(format="svg", quiet=True).decode("utf-8")     # quiet: dot's warnings never reach stderr
     except (OSError, RuntimeError, subprocess.CalledProcessError):
         return None  # broken Graphviz install: use the built-in renderer instead
 
