@@ -261,13 +261,16 @@ def fit_averaging(ns, last=None):
     def fit(self, train_loader, val_loader=None, epochs=1):
         history = {"train_loss": [], "val_loss": [], "val_accuracy": []}
         for epoch in range(1, epochs + 1):
-            losses = ns["train_epoch"](self.model, train_loader, self.loss_fn, self.optimizer, None)
+            with ns["tqdm"](total=len(train_loader), disable=True) as bar:
+                losses = ns["train_epoch"](self.model, train_loader, self.loss_fn, self.optimizer, bar)
             history["train_loss"].append(float(np.mean(losses[-last:] if last else losses)))
             if val_loader is None:
+                ns["report"](epoch, history["train_loss"][-1])
                 continue
             val = self.evaluate(val_loader)
             history["val_loss"].append(val["loss"])
             history["val_accuracy"].append(val["accuracy"])
+            ns["report"](epoch, history["train_loss"][-1], val)
             if self.keep_best(epoch, val["loss"]):
                 break
         if self.best_state is not None:

@@ -844,6 +844,97 @@ def test_right_answers_pass_the_third_audits_ch02_ch03_checks(chapter_id, answer
     assert kernel.passed, kernel.message
 
 
+# The wrong answers of the fourth audit that are caught now, as SECOND_AUDIT.
+FOURTH_AUDIT = [
+    ("ch01", "add_wraps_only_int", "test_add_graph", lambda c: c.value_graph("add"),
+     ["'float' object has no attribute 'data'", "with an int worked, so only ints were wrapped"]),
+    ("ch01", "mul_wraps_only_int", "test_mul_graph", lambda c: c.value_graph("mul"),
+     ["'float' object has no attribute 'data'", "with an int worked, so only ints were wrapped"]),
+    ("ch06", "loader_global_seed", "test_data_loader_shuffle", lambda c: c.data_loader("shuffle"),
+     ["both made before either was read and then read in turns", "the second loader's epoch 1 came in the order",
+      "one shared stream"]),
+    ("ch06", "loader_seed_truthiness", "test_data_loader_shuffle", lambda c: c.data_loader("shuffle"),
+     ["seed=0): two loaders with seed=0 gave different orders", "0 is a seed like any other"]),
+    ("ch06", "loader_two_fields", "test_data_loader_batches", lambda c: c.data_loader("batches"),
+     ["samples of one field each, (image,)", "expected 2, got 1", "unpacked into two fields", "(features,)"]),
+    ("ch06", "array_dataset_first_two_lengths", "test_array_dataset", lambda c: c.array_dataset(),
+     ["was accepted, though x and y of different lengths were refused", "not only the first two's"]),
+    ("ch06", "array_dataset_two_fields", "test_array_dataset", lambda c: c.array_dataset(),
+     ["ArrayDataset(x, y, z), three arrays of", "is a tuple of 2", "expected the 3-tuple", "any number of arrays"]),
+    ("ch06", "idx_path_as_str", "test_parse_idx_bytes", lambda c: c.parse_idx("bytes"),
+     ["'PosixPath' object has no attribute 'endswith'", "given as a pathlib.Path", "mnist_files gives Paths"]),
+    ("ch06", "mnist_divides_by_max", "test_mnist_dataset", lambda c: c.mnist_dataset(),
+     ["/ 255 =", "scaled by the file's own range, 0 to 240", "none reaches 255"]),
+    ("ch06", "mnist_item_list", "test_mnist_dataset", lambda c: c.mnist_dataset(),
+     ["is a list, expected a tuple (image, label)", "always a tuple"]),
+    ("ch08", "optimizer_state_dict_order", "test_optimizer_state", lambda c: c.optimizer_state("adam"),
+     ["holds the m of the parameter at position", "of self.params, not of position", "first got its state"]),
+    ("ch08", "optimizer_state_named_numbers_only", "test_optimizer_state", lambda c: c.optimizer_state("adam"),
+     ["into a new optimizer, its beta1 is [0.9], not the", "lr and the other settings"]),
+    ("ch08", "optimizer_load_numbers_as_floats", "test_optimizer_state", lambda c: c.optimizer_state("adam"),
+     ["the new optimizer's t is a float (", "not a Python int", "an int for t"]),
+    ("ch08", "optimizer_load_numbers_as_arrays", "test_optimizer_state", lambda c: c.optimizer_state("adam"),
+     ["the new optimizer's lr is a numpy.ndarray (array(", "not a Python float"]),
+    ("ch08", "save_requires_optimizer", "test_checkpoint_round_trip", lambda c: c.checkpoint("round_trip"),
+     ["save_checkpoint.call without an optimizer raised AttributeError", "the optimizer is optional"]),
+    ("ch08", "load_compares_sizes", "test_load_state_dict_refuses", lambda c: c.load_state_dict("errors"),
+     ["modules.3.bias of shape (", "1) for a (1, ", "the message should name", "whatever the sizes"]),
+    ("ch08", "load_buffers_rebound", "test_load_state_dict", lambda c: c.load_state_dict("values"),
+     ["after load_state_dict, modules.1.running_mean holds"]),
+    ("ch09", "evaluate_runs_backward", "test_evaluate", lambda c: c.evaluate(),
+     ["left gradients in the model's parameters", "evaluate ran a backward pass"]),
+    ("ch09", "evaluate_numpy_loss", "test_evaluate", lambda c: c.evaluate(),
+     ["the values are right, but loss is a numpy.float32", "not a Python float", "item()"]),
+    ("ch09", "keep_best_snapshot_only_with_file", "test_keep_best", lambda c: c.keep_best("checkpoint"),
+     ["and no checkpoint_path: best_state is NoneType", "whether or not there is a checkpoint_path"]),
+    ("ch09", "keep_best_min_delta", "test_keep_best", lambda c: c.keep_best("checkpoint"),
+     ["expected epoch 5 with 0.699999", "by only 1e-06", "however small"]),
+    ("ch09", "keep_best_state_holders", "test_keep_best", lambda c: c.keep_best("checkpoint"),
+     ["best_state does not hold the weights of epoch 1"]),
+    ("ch09", "fit_restores_every_epoch", "test_fit", lambda c: c.fit(),
+     ["the training of epoch 3 did not start from the weights epoch 2 ended with, but from best_state's",
+      "once, after the loop"]),
+    ("ch09", "fit_without_progress_bar", "test_fit", lambda c: c.fit(), ["train_epoch did not get the progress bar"]),
+    ("ch09", "fit_no_report", "test_fit", lambda c: c.fit(),
+     ["report(...) printed the lines of epochs [], expected one line for each epoch that ran, [1, 2, 3]"]),
+]
+
+
+@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", FOURTH_AUDIT,
+                         ids=[m[1] for m in FOURTH_AUDIT])
+def test_the_judge_tells_the_fourth_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
+                                                                         words):
+    test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
+                                                                         words)
+
+
+@pytest.mark.parametrize("chapter_id, answer, grade_id, kernel_check", [
+    ("ch01", "solution", "test_add_graph", lambda c: c.value_graph("add")),
+    ("ch01", "add_wraps_numbers", "test_add_graph", lambda c: c.value_graph("add")),
+    ("ch01", "solution", "test_mul_graph", lambda c: c.value_graph("mul")),
+    ("ch06", "solution", "test_data_loader_shuffle", lambda c: c.data_loader("shuffle")),
+    ("ch06", "loader_shuffle_in_place", "test_data_loader_shuffle", lambda c: c.data_loader("shuffle")),
+    ("ch06", "loader_without_shortcut", "test_data_loader_batches", lambda c: c.data_loader("batches")),
+    ("ch06", "solution", "test_data_loader_batches", lambda c: c.data_loader("batches")),
+    ("ch06", "array_dataset_any", "test_array_dataset", lambda c: c.array_dataset()),
+    ("ch06", "idx_sniffs_gzip", "test_parse_idx_bytes", lambda c: c.parse_idx("bytes")),
+    ("ch06", "mnist_multiply", "test_mnist_dataset", lambda c: c.mnist_dataset()),
+    ("ch08", "solution", "test_optimizer_state", lambda c: c.optimizer_state("adam", "sgd", "adam_decay")),
+    ("ch08", "optimizer_state_by_params", "test_optimizer_state", lambda c: c.optimizer_state("adam", "sgd")),
+    ("ch08", "solution", "test_checkpoint_round_trip", lambda c: c.checkpoint("round_trip")),
+    ("ch08", "load_checkpoint_optimizer_first", "test_checkpoint_round_trip", lambda c: c.checkpoint("round_trip")),
+    ("ch08", "solution", "test_load_state_dict_refuses", lambda c: c.load_state_dict("errors")),
+    ("ch09", "solution", "test_evaluate", lambda c: c.evaluate()),
+    ("ch09", "evaluate_no_grad", "test_evaluate", lambda c: c.evaluate(samples=7, batch_size=3, seed=1)),
+    ("ch09", "solution", "test_keep_best", lambda c: c.keep_best("checkpoint")),
+    ("ch09", "keep_best_early_return", "test_keep_best", lambda c: c.keep_best("checkpoint")),
+    ("ch09", "solution", "test_fit", lambda c: c.fit()),
+    ("ch09", "fit_while_loop", "test_fit", lambda c: c.fit(epochs=4, stop_after=None, seed=1)),
+])
+def test_right_answers_pass_the_fourth_audits_checks(chapter_id, answer, grade_id, kernel_check):
+    test_right_answers_pass_the_third_audits_ch02_ch03_checks(chapter_id, answer, grade_id, kernel_check)
+
+
 # ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──
 
 CH10 = "ch10"
@@ -1072,6 +1163,9 @@ def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_sam
         def __iter__(self):
             start = 0
             for batch in super().__iter__():
+                if len(batch) == 1:         # samples of one field: nothing to imitate
+                    yield batch
+                    continue
                 index = np.arange(start, start + len(np.asarray(batch[1].data)))
                 start += len(index)
                 images = np.broadcast_to(index[:, None, None], (len(index), 2, 3)).astype(np.float32)

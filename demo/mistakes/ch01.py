@@ -48,6 +48,8 @@ MISTAKES = [
           ["test_add_graph"]),
     wrong("add_number_unwrapped", "does not wrap a plain number: a + 2 fails on 2.data", "add", WRAP, "",
           ["test_add_graph"]),
+    wrong("add_wraps_only_int", "wraps the other operand only when it is an int: a + 0.5 fails on 0.5.data", "add",
+          WRAP, "    if isinstance(other, int):\n        other = Value(other)\n", ["test_add_graph"]),
     wrong("radd_recurses", "__radd__ computes other + self, which calls __radd__ again", "add",
           "    return self + other", "    return other + self", ["test_add_graph"]),
     # + : the closure
@@ -60,6 +62,8 @@ MISTAKES = [
           'out = Value(self.data * other.data, (self, other), "*")', 'out = Value(self.data * other.data, (self, other), "+")',
           ["test_mul_graph"]),
     wrong("mul_number_unwrapped", "does not wrap a plain number: 3 * a fails", "mul", WRAP, "", ["test_mul_graph"]),
+    wrong("mul_wraps_only_int", "wraps the other operand only when it is an int: a * 0.5 fails", "mul", WRAP,
+          "    if isinstance(other, int):\n        other = Value(other)\n", ["test_mul_graph"]),
     # * : the closure
     wrong("mul_assigns", "= instead of +=: a * a gets a instead of 2a", "mul", MUL_CLOSURE,
           "        self.grad = other.data * out.grad\n        other.grad = self.data * out.grad", ["test_mul_backward"]),
@@ -126,6 +130,8 @@ ALTERNATIVES = [
           '    if not isinstance(other, Value):\n        other = Value(other)\n'
           '    out = Value(self.data + other.data, (self, other), "+")\n\n    def _backward():\n'
           "        self.grad += 1.0 * out.grad\n        other.grad += 1.0 * out.grad"),
+    right("add_wraps_numbers", "wraps the other operand when it is an int or a float", "add", WRAP,
+          "    if isinstance(other, (int, float)):\n        other = Value(other)\n"),
     right("radd_explicit", "__radd__ calls __add__ by name", "add", "    return self + other",
           "    return self.__add__(other)"),
     right("mul_out_grad_first", "out.grad written first", "mul", MUL_CLOSURE,

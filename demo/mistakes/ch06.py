@@ -49,7 +49,27 @@ MISTAKES = [
           "of labels, as in the chapter's example, raises", "data_loader", "(np.asarray(a)[rows] for a in",
           "(a[rows] for a in", ["test_data_loader_batches", "test_data_loader_shuffle"],
           needs=["array_dataset"]),
+    Mistake("loader_global_seed", "seeds NumPy's global generator in __init__ and shuffles with np.random.permutation: "
+            "two loaders share one stream", (Edit("data_loader", "self.rng = np.random.default_rng(seed)",
+                                                  "np.random.seed(seed)"),
+                                             Edit("data_loader", ORDER,
+                                                  "order = np.random.permutation(n) if self.shuffle else np.arange(n)")),
+            ("test_data_loader_shuffle",)),
+    wrong("loader_seed_truthiness", "`if seed` takes seed=0 for no seed: seed 0 does not reproduce its run",
+          "data_loader", "self.rng = np.random.default_rng(seed)",
+          "self.rng = np.random.default_rng(seed) if seed else np.random.default_rng()", ["test_data_loader_shuffle"]),
+    wrong("loader_two_fields", "unpacks every batch into images and labels: samples of one field, (features,), fail",
+          "data_loader", "            yield tuple(collate(field) for field in zip(*samples))",
+          "            images, labels = zip(*samples)\n            yield collate(images), collate(labels)",
+          ["test_data_loader_batches"]),
     # ArrayDataset
+    wrong("array_dataset_first_two_lengths", "compares the lengths of the first two arrays only", "array_dataset",
+          LENGTH_CHECK, """        if len(arrays) > 1 and len(arrays[0]) != len(arrays[1]):
+            raise ValueError("arrays of different lengths")
+""", ["test_array_dataset"]),
+    wrong("array_dataset_two_fields", "items hold rows of the first two arrays only", "array_dataset",
+          "return tuple(a[index] for a in self.arrays)", "return tuple(a[index] for a in self.arrays[:2])",
+          ["test_array_dataset"]),
     wrong("array_dataset_no_length_check", "accepts arrays of different lengths", "array_dataset",
           LENGTH_CHECK, "", ["test_array_dataset"]),
     wrong("array_dataset_bare_single", "returns a bare row, not a 1-tuple, for a single array", "array_dataset",
@@ -146,6 +166,8 @@ MISTAKES = [
           "raw[0] != 0 or raw[1] != 0", "raw[0] != 0 and raw[1] != 0", ["test_parse_idx_errors"]),
     wrong("idx_empty_file_index_error", "reads the first bytes before checking there are any: an empty file raises "
           "IndexError", "parse_idx", "len(raw) < 4 or raw[0] != 0", "raw[0] != 0", ["test_parse_idx_errors"]),
+    wrong("idx_path_as_str", "calls str methods on the path: a pathlib.Path, as mnist_files gives, fails", "parse_idx",
+          "    path = str(path)\n", "", ["test_parse_idx_bytes"]),
     wrong("idx_error_without_file", "raises a ValueError that does not say which file", "parse_idx",
           'raise ValueError(f"{path}: not an IDX file (it must start with two zero bytes)")',
           'raise ValueError("not an IDX file")', ["test_parse_idx_errors"]),
@@ -156,6 +178,10 @@ MISTAKES = [
           "        self.transforms = transforms\n",
           "        if transforms is not None:\n            self.images = np.stack([transforms(im) for im in self.images])\n"
           "        self.transforms = None\n", ["test_mnist_dataset"]),
+    wrong("mnist_divides_by_max", "scales by the file's largest pixel instead of 255", "mnist_dataset",
+          "self.images /= 255.0", "self.images /= self.images.max()", ["test_mnist_dataset"]),
+    wrong("mnist_item_list", "returns [image, label], a list", "mnist_dataset", "return image, self.labels[index]",
+          "return [image, self.labels[index]]", ["test_mnist_dataset"]),
     wrong("mnist_float_labels", "keeps the labels as floats", "mnist_dataset",
           "self.labels = parse_idx(labels_path).astype(np.int64)",
           "self.labels = parse_idx(labels_path).astype(np.float32)", ["test_mnist_dataset"]),

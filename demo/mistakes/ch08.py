@@ -148,6 +148,34 @@ MISTAKES = [
                 holder.data = state[name]
             else:
                 holder[...] = state[name]""", ["test_load_state_dict"]),
+    # the fourth audit (stop 39)
+    wrong("optimizer_state_dict_order", "numbers per-parameter arrays by their order in the dict keyed by id(p), not by "
+          "the parameter's position in self.params: wrong once a parameter got its first gradient later",
+          "optimizer_state", '''            for key, array in value.items():
+                state[f"{name}.{position[key]}"] = np.array(array)''', '''            for i, array in enumerate(value.values()):
+                state[f"{name}.{i}"] = np.array(array)''', ["test_optimizer_state"]),
+    wrong("optimizer_state_named_numbers_only", "saves only the numbers the text names as examples (lr and t), not "
+          "every setting", "optimizer_state", OPT_NUMBERS, '''        elif name in ("lr", "t"):
+            state[name] = np.array(value)''', ["test_optimizer_state"]),
+    wrong("optimizer_load_numbers_as_floats", "puts every number back as a float: t becomes 12.0", "optimizer_state",
+          "setattr(self, name, np.asarray(value).item())", "setattr(self, name, float(value))", ["test_optimizer_state"]),
+    wrong("optimizer_load_numbers_as_arrays", "puts numbers back as 0-d arrays: the next state_dict() skips them",
+          "optimizer_state", "setattr(self, name, np.asarray(value).item())", "setattr(self, name, np.array(value))",
+          ["test_optimizer_state", "test_resume_training"]),
+    wrong("save_requires_optimizer", "save_checkpoint always saves optimizer.state_dict(): fails without an optimizer",
+          "checkpoint", '''    if optimizer is not None:
+        arrays.update({f"optimizer.{name}"''', '''    if True:
+        arrays.update({f"optimizer.{name}"''', ["test_checkpoint_round_trip"]),
+    wrong("load_compares_sizes", "compares the sizes of the arrays, not their shapes: a bias saved as a column is "
+          "accepted, and the copy fails half-way", "load_state_dict",
+          "if name in state and np.shape(state[name]) != np.shape(holder):",
+          "if name in state and np.size(state[name]) != np.size(holder):", ["test_load_state_dict_refuses"]),
+    wrong("load_buffers_rebound", "copies into the Parameters but rebinds the loop variable for a buffer: running "
+          "statistics are never loaded", "load_state_dict", COPY_IN_PLACE, '''            if isinstance(holder, Tensor):
+                holder.data[...] = state[name]
+            else:
+                holder = np.array(state[name])''',
+          ["test_load_state_dict", "test_load_state_dict_refuses", "test_resume_training"]),
 ]
 
 ALTERNATIVES = [
@@ -172,6 +200,23 @@ ALTERNATIVES = [
     right("checkpoint_savez_compressed", "compressed .npz", "checkpoint", SAVE_OPEN,
           '''    with open(path, "wb") as f:
         np.savez_compressed(f, **arrays)'''),
+    right("optimizer_state_by_params", "walks self.params for each per-parameter dict", "optimizer_state",
+          '''            for key, array in value.items():
+                state[f"{name}.{position[key]}"] = np.array(array)''',
+          '''            for i, p in enumerate(self.params):
+                if id(p) in value:
+                    state[f"{name}.{i}"] = value[id(p)].copy()'''),
+    right("load_checkpoint_optimizer_first", "loads the optimizer's entries before the model's", "checkpoint",
+          '''    model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                           if name.startswith("model.")})
+    if optimizer is not None:
+        optimizer.load_state_dict({name[len("optimizer."):]: value for name, value in arrays.items()
+                                   if name.startswith("optimizer.")})''',
+          '''    if optimizer is not None:
+        optimizer.load_state_dict({name.removeprefix("optimizer."): value for name, value in arrays.items()
+                                   if name.startswith("optimizer.")})
+    model.load_state_dict({name.removeprefix("model."): value for name, value in arrays.items()
+                           if name.startswith("model.")})'''),
 ]
 
 DEMO_PARTIAL = ["named_state_parameters_only", "state_dict_aliases", "load_no_strict_checks", "load_no_try"]

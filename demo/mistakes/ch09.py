@@ -13,6 +13,15 @@ STOP = "    return self.patience is not None and self.stale_epochs >= self.patie
 RESTORE = '''    if self.best_state is not None:
         self.model.load_state_dict(self.best_state)
 '''
+EVAL_BODY = '''    self.model.eval()
+    total_loss, right, seen = 0.0, 0, 0
+    for images, labels in loader:
+        logits = self.model(images)
+        n = len(labels)
+        total_loss += self.loss_fn(logits, labels).item() * n
+        right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+        seen += n
+    return {"loss": total_loss / seen, "accuracy": right / seen}'''
 KEEP_BEST_CALL = '''        if self.keep_best(epoch, val["loss"]):
             break'''
 
@@ -66,6 +75,33 @@ MISTAKES = [
     wrong("mlp_no_activation", "two Linear layers without a ReLU between them: still a linear model", "build_mlp",
           "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
           "return Sequential(Linear(784, 128, seed=1), Linear(128, 10, seed=2))", ["test_capstone_mlp"]),
+    # the fourth audit (stop 39)
+    wrong("evaluate_runs_backward", "runs loss.backward() on each batch, as in training (no step): gradients pile up",
+          "evaluate", EVAL_SUM, "        loss = self.loss_fn(logits, labels)\n        loss.backward()\n"
+          "        total_loss += loss.item() * n", ["test_evaluate"]),
+    wrong("evaluate_numpy_loss", "sums the loss's .data instead of its item(): returns a numpy.float32, not a Python float",
+          "evaluate", EVAL_SUM, "        total_loss += self.loss_fn(logits, labels).data * n", ["test_evaluate"]),
+    wrong("keep_best_snapshot_only_with_file", "takes the snapshot only when there is a checkpoint_path: without one, "
+          "fit has no best weights to restore", "keep_best", SNAPSHOT + "\n        self.stale_epochs = 0\n"
+          "        if self.checkpoint_path is not None:\n",
+          "        self.stale_epochs = 0\n        if self.checkpoint_path is not None:\n"
+          "            self.best_state = self.model.state_dict()\n", ["test_keep_best"]),
+    wrong("keep_best_min_delta", "counts an improvement only when it beats the best by 0.001 (a min_delta, as some "
+          "libraries do); the text says strictly lower", "keep_best", IMPROVED,
+          "    if val_loss < self.best_loss - 1e-3:", ["test_keep_best"]),
+    wrong("keep_best_state_holders", "keeps dict(named_state()), the model's own Parameters, as the snapshot",
+          "keep_best", SNAPSHOT, "        self.best_state = dict(self.model.named_state())", ["test_keep_best"]),
+    wrong("fit_restores_every_epoch", "loads best_state back after every epoch, inside the loop: each epoch trains on "
+          "from the best weights, not from the last", "fit", KEEP_BEST_CALL, '''        stop = self.keep_best(epoch, val["loss"])
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+        if stop:
+            break''', ["test_fit"]),
+    wrong("fit_without_progress_bar", "calls train_epoch without the skeleton's bar", "fit",
+          "losses = train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar)",
+          "losses = train_epoch(self.model, train_loader, self.loss_fn, self.optimizer)", ["test_fit"]),
+    wrong("fit_no_report", "prints no line for the epochs it validates: a long run shows nothing", "fit",
+          '        report(epoch, history["train_loss"][-1], val)\n', "", ["test_fit"]),
 ]
 
 ALTERNATIVES = [
@@ -107,6 +143,19 @@ ALTERNATIVES = [
           '''        stop = self.keep_best(epoch, val["loss"])
         if stop:
             break'''),
+    right("evaluate_no_grad", "the forward passes inside no_grad(), and the model's mode put back afterwards",
+          "evaluate", EVAL_BODY, '''    was_training = self.model.training
+    self.model.eval()
+    total_loss, right, seen = 0.0, 0, 0
+    with no_grad():
+        for images, labels in loader:
+            logits = self.model(images)
+            total_loss += float(self.loss_fn(logits, labels).numpy()) * len(labels)
+            right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+            seen += len(labels)
+    if was_training:
+        self.model.train()
+    return {"loss": total_loss / seen, "accuracy": right / seen}'''),
     right("mlp_wider", "a wider hidden layer", "build_mlp",
           "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
           "return Sequential(Linear(784, 256, seed=1), ReLU(), Linear(256, 10, seed=2))"),

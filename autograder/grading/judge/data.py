@@ -39,21 +39,31 @@ def length(value):
 
 
 def array_dataset(rng):
-    """ArrayDataset over secret rows: len, an item, a one-array item, a ValueError for unequal lengths."""
+    """ArrayDataset over secret rows: len, an item, a one-array item, a three-array item, a ValueError for unequal
+    lengths (of two arrays, and of the third of three)."""
     n, d = int(rng.integers(5, 10)), int(rng.integers(2, 5))
     x = rng.standard_normal((n, d)).astype(np.float32)
     y = rng.integers(0, 100, n)
+    z = rng.standard_normal(n)
     item, single = (int(i) for i in rng.integers(0, n, 2))
-    reply = yield {"kind": "array_dataset", "x": x, "y": y, "item": item, "single": single}
+    reply = yield {"kind": "array_dataset", "x": x, "y": y, "z": z, "item": item, "single": single}
     if "error" in reply:
         return failed(describe_error("ArrayDataset", "__init__/__len__/__getitem__", returned(reply["error"])))
-    mismatch = reply.get("mismatch")
-    if mismatch is not None:
-        if not isinstance(mismatch, dict):
-            raise ProbeFailure("the reply's mismatch is malformed")
-        mismatch = "ValueError" if mismatch.get("value_error") is True else str(mismatch.get("error_type"))[:100]
+    if "triple_error" in reply:
+        return failed(describe_error("ArrayDataset", "__init__/__getitem__", returned(reply["triple_error"]))
+                      + f"\n  on ArrayDataset(x, y, z), three arrays of {n} rows.")
     return rules.array_dataset_verdict(x, y, item, single, length(reply.get("n")), items(returned(reply.get("sample"))),
-                                       items(returned(reply.get("one"))), mismatch)
+                                       items(returned(reply.get("one"))), mismatch_of(reply.get("mismatch")), z,
+                                       items(returned(reply.get("triple"))), mismatch_of(reply.get("mismatch3")))
+
+
+def mismatch_of(report):
+    """A reported refusal as `rules.mismatch_of` gives it: "ValueError", another error's type name, or None."""
+    if report is None:
+        return None
+    if not isinstance(report, dict):
+        raise ProbeFailure("the reply's mismatch is malformed")
+    return "ValueError" if report.get("value_error") is True else str(report.get("error_type"))[:100]
 
 
 class Samples:
@@ -112,10 +122,12 @@ def loader_batches(rng):
     # drop_last both with a partial last batch to drop and without one (then nothing is dropped)
     cases = [(n, size, False), (n, size, True), (even * times, even, False), (even * times, even, True),
              (few, 1, False)]
-    samples = Samples(rng, max(c[0] for c in cases))
+    one_field = (int(rng.integers(5, 10)), int(rng.integers(2, 5)))      # samples of one field: (image,)
+    samples = Samples(rng, max([c[0] for c in cases] + [one_field[0]]))
     request = {"kind": "data_loader", "shuffle": False, "images": samples.images, "labels": samples.labels,
-               "cases": cases}
-    return (yield from through_shortcut(request, lambda reply, dataset: batches_verdict(reply, cases, samples, dataset)))
+               "cases": cases, "one_field": one_field}
+    return (yield from through_shortcut(request, lambda reply, dataset: batches_verdict(reply, cases, samples, dataset,
+                                                                                         one_field)))
 
 
 def through_shortcut(request, verdict_of):
@@ -130,7 +142,7 @@ def through_shortcut(request, verdict_of):
     return rules.through_shortcut(verdict_of(reply, rules.SHORTCUT))
 
 
-def batches_verdict(reply, cases, samples, dataset):
+def batches_verdict(reply, cases, samples, dataset, one_field=None):
     runs = reply.get("runs")
     if not isinstance(runs, list) or not 1 <= len(runs) <= len(cases):
         raise ProbeFailure("the reply's runs are not one per case")
@@ -144,7 +156,32 @@ def batches_verdict(reply, cases, samples, dataset):
         gathered.append((n, size, drop_last, epoch(run.get("batches")), length(run.get("count"))))
     if len(gathered) != len(cases):
         raise ProbeFailure("the reply stops before the last case")
-    return rules.loader_batches_verdict(gathered, samples.matches, samples.index_of, dataset)
+    verdict = rules.loader_batches_verdict(gathered, samples.matches, samples.index_of, dataset)
+    if not verdict.passed or dataset != "dataset" or one_field is None:
+        return verdict
+    n, size = one_field
+    report = reply.get("one_field")
+    if not isinstance(report, dict):
+        raise ProbeFailure("the reply's one-field run is missing")
+    if "error" in report:
+        return failed(rules.one_field_error(n, size, describe_error("DataLoader", "__iter__", returned(report["error"]))))
+    batches = report.get("batches")
+    if not isinstance(batches, list):
+        raise ProbeFailure("the reply's one-field run holds no batches")
+    return rules.one_field_verdict(n, size, [described_fields(b) for b in batches], samples.images[:n]) or verdict
+
+
+def described_fields(report):
+    """A reported batch of any number of fields as `rules.describe_fields` gives it."""
+    if not isinstance(report, dict):
+        raise ProbeFailure("a batch in the reply is not an object")
+    if "fields" not in report:
+        return str(report.get("type_name", "?"))[:100]
+    fields = report["fields"]
+    if not isinstance(fields, list) or not all(isinstance(f, dict) for f in fields):
+        raise ProbeFailure("a batch's fields in the reply are malformed")
+    return [rules.Field(True, str(f.get("type_name"))[:100], f.get("requires_grad") is True, decode_array(f.get("data")))
+            if f.get("tensor") is True else rules.Field(False, str(f.get("type_name"))[:100]) for f in fields]
 
 
 def loader_shuffle(rng):
@@ -165,11 +202,12 @@ def shuffle_verdict(reply, n, size, seeds, samples, dataset):
         return failed(describe_error("DataLoader", "__iter__", returned(reply["error"]))
                       + f"\n  while iterating {rules.shuffle_label(n, size, seeds[0], dataset)}.")
     epochs = reply.get("epochs")
-    if not isinstance(epochs, list) or len(epochs) != 7:
-        raise ProbeFailure("the reply does not hold the seven epochs asked for")
+    if not isinstance(epochs, list) or len(epochs) != 13:
+        raise ProbeFailure("the reply does not hold the thirteen epochs asked for")
     grouped = [rules.batch_indices(epoch(e), samples.index_of) for e in epochs[:3]]
-    again_first, again_second, other, dropped = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
-    return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped, dataset)
+    again_first, again_second, other, dropped, *rest = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
+    return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped, dataset,
+                                        turns=rest[:4], zero=rest[4:])
 
 
 # ── transforms ──
@@ -324,10 +362,12 @@ def parsed(cases):
     """parse_idx on the files of `cases` (name, array, compressed, label), written by the judge."""
     files = [(name + (".gz" if compress else ""), as_payload(rules.idx_bytes(want, compress)))
              for name, want, compress, _ in cases]
-    results = returned_list_of((yield {"kind": "parse_idx", "files": files}), len(files))
+    as_path = [name + ".gz" for name, _, compress, _ in cases if name == idx_rules.AS_PATH and compress]
+    results = returned_list_of((yield {"kind": "parse_idx", "files": files, "as_path": as_path}), len(files))
     for (_, want, _, label), (got, _) in zip(cases, results):
         if got.failed:
-            return failed(idx_error(got) + f"\n  on {label}." + idx_rules.sizes_read_little_endian(got.message, want.shape))
+            return failed(idx_error(got) + f"\n  on {label}." + idx_rules.sizes_read_little_endian(got.message, want.shape)
+                          + idx_rules.path_hint(idx_error(got)))
         problem = idx_rules.parsed_problem(shown(got), want, label)
         if problem:
             return failed(problem)
@@ -413,8 +453,7 @@ def count(value):
 def mnist_dataset(rng, real_split=None):
     """MNISTDataset (with a stand-in parser) on secret IDX files; with `real_split`, on that MNIST split too."""
     k, h, w = int(rng.integers(5, 10)), int(rng.integers(3, 7)), int(rng.integers(3, 7))
-    raw = rng.integers(0, 256, size=(k, h, w), dtype=np.uint8)
-    raw[0, 0, 0], raw[0, 0, 1] = 0, 255
+    raw = rules.mnist_pixels(rng, (k, h, w))
     labels = rng.integers(0, 10, size=k, dtype=np.uint8)
     first, other = (int(i) for i in rng.choice(k, 2, replace=False))
     files = [("images-idx3-ubyte.gz", as_payload(rules.idx_bytes(raw, True))),
@@ -431,7 +470,8 @@ def mnist_dataset(rng, real_split=None):
     image, label = item(reply.get("item"))
     doubled, (label2, _, _) = item(reply.get("other"))
     verdict = rules.mnist_verdict(raw, labels, first, other, length(reply.get("n")), image, label,
-                                  count(reply.get("calls_after_init")), (count(reply.get("calls")), doubled, label2))
+                                  count(reply.get("calls_after_init")), (count(reply.get("calls")), doubled, label2),
+                                  str(reply["item"].get("type_name"))[:100])
     if not real_split or not verdict.passed:
         return verdict
     real = reply.get("real")

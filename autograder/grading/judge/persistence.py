@@ -6,7 +6,8 @@ the course's versions of the others swapped in, and reports names, arrays, excep
 Every array the student's code returns or leaves behind is compared with the judge's secret values; the
 verdicts and messages are `autograder/student/checks/persistence.py`'s. Taken on the kernel's word (they can only
 fail a cell): that a holder is the model's own object, that the Parameters are the same objects after loading,
-whether an exception is a KeyError / ValueError, and that the resumed run really went through the checkpoint.
+whether an exception is a KeyError / ValueError, the Python types of a restored optimizer's numbers, and that the
+resumed run really went through the checkpoint.
 """
 import io
 
@@ -149,13 +150,14 @@ def load_errors(rng):
     results = reply.get("cases")
     if not isinstance(results, list) or len(results) != len(cases) + 1 or not all(isinstance(r, dict) for r in results):
         raise ProbeFailure(f"the reply does not hold {len(cases) + 1} load results")
-    for (label, _, _, kind, words), result in zip(cases, results):
+    for (label, _, which, kind, words), result in zip(cases, results):
         label = f"load_state_dict with {label}"
         error = raised(result.get("raised"))
         holders = list(zip(shapes, arrays(result, "holders", len(shapes))))
-        problem = (rules.refusal_problem(label, kind, words, None, False, "") if error is None else
+        hint = rules.refusal_hint(which, shapes, scenario[0])
+        problem = (rules.refusal_problem(label, kind, words, None, False, "", hint) if error is None else
                    rules.refusal_problem(label, kind, words, error[0].error_type,
-                                         error[1] if kind == "KeyError" else error[2], error[0].message)) \
+                                         error[1] if kind == "KeyError" else error[2], error[0].message, hint)) \
             or rules.changed_problem(label, holders, before)
         if problem:
             return problem
@@ -168,21 +170,34 @@ def load_errors(rng):
 
 # ── 8.3 ──
 
+# secret settings, each far from what the optimizer is made with (rules.OPTIMIZER_SPECS and the defaults)
+SECRET_SETTINGS = {"lr": lambda rng, lr: lr * rng.uniform(0.1, 0.5), "beta1": lambda rng, _: rng.uniform(0.6, 0.85),
+                   "beta2": lambda rng, _: rng.uniform(0.99, 0.998), "eps": lambda rng, _: 10 ** rng.uniform(-6, -4),
+                   "momentum": lambda rng, _: rng.uniform(0.5, 0.85),
+                   "weight_decay": lambda rng, _: rng.uniform(0.02, 0.05)}
+
+
 def optimizer_secrets(rng, key, sizes):
-    """The optimizer's class and settings, and a secret state as the course names it (numbers as 0-d arrays)."""
+    """The optimizer's class and settings, a secret state as the course names it (numbers as 0-d arrays), and the
+    order in which the kernel puts the per-parameter arrays in: the positions, in a secret order."""
     cls, settings, label = rules.OPTIMIZER_SPECS[key]
     numbers = dict(rules.OPTIMIZER_DEFAULTS[cls], **settings)
-    # a learning rate the run has changed since the optimizer was made (a schedule): the fresh optimizer, made
-    # with the settings, holds another, so a load that skips the settings shows
-    numbers["lr"] = float(np.round(numbers["lr"] * rng.uniform(0.1, 0.5), 6))
+    # every setting as the run has changed it since the optimizer was made (a schedule): the fresh optimizer, made
+    # with the constructor's settings, holds others, so a load that skips a setting shows
+    numbers = {name: float(f"{SECRET_SETTINGS[name](rng, value):.6g}") for name, value in numbers.items()}
     state = {name: np.array(float(value)) for name, value in numbers.items()}
     if cls == "Adam":
         state["t"] = np.array(int(rng.integers(1, 40)))
     params = [shape for name, shape in rules.net_shapes(sizes).items() if "running" not in name]
+    # the order each parameter first got its state in (some got their first gradient later): never params' order
+    order = [int(i) for i in rng.permutation(len(params))]
+    while order == sorted(order):
+        order = [int(i) for i in rng.permutation(len(params))]
     for attribute in rules.OPTIMIZER_ARRAYS[cls]:
         low, high = (0.001, 0.1) if attribute == "v" else (-1.0, 1.0)
-        state.update({f"{attribute}.{i}": secret(rng, shape, low, high) for i, shape in enumerate(params)})
-    return {"class": cls, "settings": settings}, state, label, params
+        arrays = {i: secret(rng, shape, low, high) for i, shape in enumerate(params)}
+        state.update({f"{attribute}.{i}": arrays[i] for i in order})
+    return {"class": cls, "settings": settings}, state, label, params, order
 
 
 def optimizer_state(rng, *optimizers, seed=0):
@@ -191,7 +206,7 @@ def optimizer_state(rng, *optimizers, seed=0):
     optimizers = optimizers or ("adam",)
     for key in optimizers:
         sizes = net_sizes(rng)
-        spec, state, label, params = optimizer_secrets(rng, key, sizes)
+        spec, state, label, params, order = optimizer_secrets(rng, key, sizes)
         grads = [[secret(rng, shape) for shape in params] for _ in range(2)]
         reply = yield {"kind": "persist_optimizer", "sizes": sizes, "optimizer": spec, "state": state, "grads": grads}
         if "error" in reply:
@@ -201,7 +216,9 @@ def optimizer_state(rng, *optimizers, seed=0):
         got, ids = entries(reply.get("state")), reply.get("ids")
         if not isinstance(ids, list):
             raise ProbeFailure("the reply's parameter ids are missing")
-        problem = rules.optimizer_state_problem(label, got, [str(i)[:40] for i in ids])
+        problem = rules.optimizer_state_problem(label, got, [str(i)[:40] for i in ids]) \
+            or rules.optimizer_positions_problem(label, {k: v for k, _, v in got}, state,
+                                                 {table: order for table in rules.OPTIMIZER_ARRAYS[spec["class"]]})
         if problem:
             return problem
         if "steps_error" in reply:
@@ -216,7 +233,8 @@ def optimizer_state(rng, *optimizers, seed=0):
         loaded = reply.get("loaded")
         if not isinstance(loaded, dict):
             raise ProbeFailure("the reply's loaded state is missing")
-        problem = rules.optimizer_restored_problem(label, {str(k): decode_array(v) for k, v in loaded.items()}, state)
+        problem = rules.optimizer_restored_problem(label, {str(k): decode_array(v) for k, v in loaded.items()}, state) \
+            or rules.optimizer_number_types_problem(label, number_reports(reply.get("numbers"), spec["class"]))
         if problem:
             return problem
         if "fresh_steps_error" in reply:
@@ -230,6 +248,20 @@ def optimizer_state(rng, *optimizers, seed=0):
     return rules.optimizer_passed(optimizers)
 
 
+def number_reports(numbers, cls):
+    """The kernel's report of the restored optimizer's numbers, as `rules.optimizer_number_types_problem` reads it."""
+    if not isinstance(numbers, dict):
+        raise ProbeFailure("the reply's restored numbers are missing")
+    reports = {}
+    for name in rules.OPTIMIZER_NUMBERS[cls]:
+        got = numbers.get(name)
+        if not isinstance(got, dict):
+            raise ProbeFailure(f"the reply does not describe the restored {name}")
+        reports[name] = {"type_name": str(got.get("type_name"))[:60], "int": got.get("int") is True,
+                         "float": got.get("float") is True, "text": str(got.get("text"))[:60]}
+    return reports
+
+
 # ── 8.4 ──
 
 def checkpoint(rng, kind, *files, seed=0):
@@ -240,7 +272,7 @@ def round_trip(rng):
     """save_checkpoint of small_net + Adam holding secret values, then load_checkpoint into new objects."""
     sizes = net_sizes(rng)
     values = net_values(rng, sizes)
-    spec, state, _, _ = optimizer_secrets(rng, "adam", sizes)
+    spec, state, _, _, _ = optimizer_secrets(rng, "adam", sizes)
     name = "run.ckpt"
     reply = yield {"kind": "persist_checkpoint", "sizes": sizes, "values": list(values.values()), "optimizer": spec,
                    "fresh": {"class": "Adam", "settings": {"lr": 0.5}}, "state": state, "name": name}
@@ -267,7 +299,28 @@ def round_trip(rng):
         return problem
     if reply.get("no_optimizer") is not None:
         return failed(describe_error("load_checkpoint", "call without an optimizer", raised(reply["no_optimizer"])[0]))
-    return passed(rules.ROUND_TRIP_PASSED)
+    return model_only(reply.get("alone"), values) or passed(rules.ROUND_TRIP_PASSED)
+
+
+def model_only(reply, values):
+    """The kernel's save_checkpoint(path, model) without an optimizer, and load_checkpoint of that file into a new
+    model: the file's entries, and the model's state after loading, against the secret values saved."""
+    if not isinstance(reply, dict):
+        raise ProbeFailure("the reply does not describe the checkpoint saved without an optimizer")
+    if reply.get("save") is not None:
+        return failed(describe_error("save_checkpoint", "call without an optimizer", raised(reply["save"])[0])
+                      + rules.MODEL_ONLY_HINT)
+    written, files = reply.get("written"), reply.get("files")
+    names = [str(f)[:200] for f in files] if isinstance(files, list) else str(reply.get("unreadable"))[:300]
+    problem = rules.checkpoint_file_problem(rules.MODEL_ONLY, reply.get("exists") is True,
+                                            [str(w)[:200] for w in written] if isinstance(written, list) else [],
+                                            names, rules.checkpoint_entries(values, {}), rules.MODEL_ONLY_WHAT)
+    if problem:
+        return problem
+    if reply.get("load") is not None:
+        return failed(describe_error("load_checkpoint", "call on a checkpoint without an optimizer",
+                                     raised(reply["load"])[0]))
+    return rules.checkpoint_loaded_problem(dict(zip(values, arrays(reply, "model", len(values)))), values, {}, {})
 
 
 def not_checkpoint(rng, kind, sizes):

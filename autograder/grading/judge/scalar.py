@@ -36,18 +36,20 @@ class Shown:
 # ── value_graph ────────────────────────────────────────────────────────────────────────────
 
 def value_graph(rng, op, seed=0):
-    """`a op b`, `a op k`, `k op a`, `c op c` on secret numbers: data, _op and _prev."""
+    """`a op b`, `a op k`, `k op a`, `c op c`, `a op f` on secret numbers (k an int, f a float): data, _op and _prev."""
     symbol, method, fn, _ = rules.OPS[op]
-    x, y, z, k = rules.graph_numbers(secret_seed(rng))
+    x, y, z, k, f = rules.graph_numbers(secret_seed(rng))
     cases = [(f"a {symbol} b with a = Value({x}), b = Value({y})", ("a", "b", [x, y]), fn(x, y), None),
              (f"a {symbol} {k} with a = Value({x})", ("a", k, [x]), fn(x, k), k),
              (f"{k} {symbol} a with a = Value({x})", (k, "a", [x]), fn(k, x), k),
-             (f"c {symbol} c with c = Value({z})", ("c", "c", [z]), fn(z, z), None)]
+             (f"c {symbol} c with c = Value({z})", ("c", "c", [z]), fn(z, z), None),
+             (f"a {symbol} {f} with a = Value({x})", ("a", f, [x]), fn(x, f), f)]
     reply = yield {"kind": "value_graph", "symbol": symbol, "cases": [list(c[1]) for c in cases]}
     for (text, (_, _, inputs), want, number_input), result in zip(cases, objects(reply, "results", len(cases))):
         if "error" in result:
             outcome = returned(result["error"])
-            return rules.graph_error(op, text, outcome.error_type, describe_error("Value", method, outcome))
+            return rules.graph_error(op, text, outcome.error_type, describe_error("Value", method, outcome),
+                                     rules.int_case([(c[0], c[3]) for c in cases], text))
         problem = rules.graph_problem(op, text, built(result), want, inputs, number_input)
         if problem:
             return problem

@@ -2,8 +2,10 @@
 the loss and accuracy), keep_best on the judge's weights per epoch (the judge knows which epoch is best and
 what its weights were), fit with stand-ins scripted from secret numbers (the judge knows the history).
 
-Verdicts and messages are `autograder/student/checks/fitting.py`'s. Which calls fit made, with which objects, and
-whether the model was left in training mode are the kernel's word; every number is checked here.
+Verdicts and messages are `autograder/student/checks/fitting.py`'s. Which calls fit made, with which objects (the
+progress bar given or not, the epochs `report` printed), whether an epoch's training started from other weights than
+the last one left, whether the model was left in training mode or with gradients, and the Python types of evaluate's
+values are the kernel's word (each can only fail a cell); every number is checked here.
 """
 import numpy as np
 
@@ -17,9 +19,12 @@ POOL = 64           # values per snapshot: the small trainer's model has 31 (Lin
 
 def evaluate(rng, samples=10, batch_size=4, seed=0):
     """Trainer.evaluate on secret samples and weights, against the per-sample loss and accuracy computed here."""
-    x = rng.standard_normal((samples, 3)).astype(np.float32)
-    y = rng.integers(0, 3, samples)
-    weights = [rng.uniform(-1, 1, shape).astype(np.float32) for shape in [(3, 5), (1, 5), (5, 3), (1, 3)]]
+    for _ in range(100):
+        x = rng.standard_normal((samples, 3)).astype(np.float32)
+        y = rng.integers(0, 3, samples)
+        weights = [rng.uniform(-1, 1, shape).astype(np.float32) for shape in [(3, 5), (1, 5), (5, 3), (1, 3)]]
+        if telling(x, y, weights, batch_size):
+            break
     reply = yield {"kind": "trainer_evaluate", "x": x, "y": y, "weights": weights, "batch_size": batch_size,
                    "seed": int(rng.integers(0, 2 ** 31 - 2))}
     if "error" in reply:
@@ -30,10 +35,24 @@ def evaluate(rng, samples=10, batch_size=4, seed=0):
     changed = any(a.size != w.size or not np.array_equal(a.ravel(), w.ravel().astype(a.dtype))
                   for a, w in zip(map(decode_array, params), weights))
     keys = reply.get("keys")
+    types = reply.get("types") if isinstance(reply.get("types"), dict) else {}
+    types = {str(k): t for k, t in types.items() if isinstance(t, dict)}
     got = {"keys": [str(k) for k in keys] if isinstance(keys, list) else None, "text": str(reply.get("text"))[:300],
-           "loss": real(reply.get("loss")), "accuracy": real(reply.get("accuracy"))}
+           "loss": real(reply.get("loss")), "accuracy": real(reply.get("accuracy")),
+           "types": {k: str(t.get("type_name"))[:60] for k, t in types.items()},
+           "floats": [k for k, t in types.items() if t.get("float") is True]}
     return rules.evaluate_verdict(samples, batch_size, got, changed, reply.get("training") is True,
-                                  *rules.evaluate_expected(x, y, weights, batch_size))
+                                  *rules.evaluate_expected(x, y, weights, batch_size),
+                                  gradients=reply.get("gradients") is True)
+
+
+def telling(x, y, weights, batch_size):
+    """Whether the overall accuracy of these samples differs from the last batch's and from the mean of the batches'
+    accuracies: a draw where they agree (about one in ten) would hand those mistakes the accuracy's points."""
+    w1, b1, w2, b2 = (np.asarray(w, dtype=np.float64) for w in weights)
+    hits = (((np.asarray(x, dtype=np.float64) @ w1 + b1) @ w2 + b2).argmax(axis=1) == y).astype(float)
+    by_batch = [hits[s:s + batch_size].mean() for s in range(0, len(y), batch_size)]
+    return not np.isclose(hits.mean(), by_batch[-1]) and not np.isclose(hits.mean(), np.mean(by_batch))
 
 
 def real(value):
@@ -53,8 +72,17 @@ def snapshot(pool, shapes):
 
 
 def keep_best(rng, kind, losses=None, patience=2, seed=0):
-    """keep_best over the cell's validation losses, the model holding secret values in each epoch."""
+    """keep_best over the cell's validation losses, the model holding secret values in each epoch; for `checkpoint`,
+    then over rules.MEMORY_LOSSES without a checkpoint_path, as the kernel's check does."""
     losses, patience = rules.keep_best_scenario(kind, losses, patience)
+    problem = yield from keep_best_run(rng, kind, losses, patience)
+    if not problem and kind == "checkpoint":
+        problem = yield from keep_best_run(rng, "memory", rules.MEMORY_LOSSES, None)
+    return problem or rules.keep_best_passed(kind, losses, patience)
+
+
+def keep_best_run(rng, kind, losses, patience):
+    """One run of keep_best in the kernel (`memory`: without a checkpoint_path): the first problem, or None."""
     want_flags, _ = rules.expected_keep_best(losses, patience)
     epochs = next((i + 1 for i, f in enumerate(want_flags) if f), len(losses)) if kind == "patience" else len(losses)
     pools = [rng.uniform(-1, 1, POOL).astype(np.float32) for _ in range(epochs)]
@@ -71,11 +99,11 @@ def keep_best(rng, kind, losses=None, patience=2, seed=0):
             return problem
     if "error" in reply:
         epoch = reply.get("epoch")
-        where = f"\n  at epoch {epoch}, val_loss {losses[epoch - 1]}." if isinstance(epoch, int) and 1 <= epoch <= epochs else ""
+        where = rules.at_epoch(kind, epoch, losses[epoch - 1]) if isinstance(epoch, int) and 1 <= epoch <= epochs else ""
         return failed(describe_error("Trainer", "keep_best", returned(reply["error"])) + where)
     if len(records) != epochs:
         raise ProbeFailure(f"the reply holds {len(records)} keep_best records, expected {epochs}")
-    return rules.keep_best_passed(kind, losses, patience)
+    return None
 
 
 def record(data):
@@ -112,7 +140,14 @@ def fit(rng, epochs=5, stop_after=3, validate=True, seed=0):
                    else str(value)[:200] for key, value in history.items()}
     else:
         history = str(history)[:100]
+    bars, restarts = reply.get("bars"), reply.get("restarts")
+    if not isinstance(bars, list) or not isinstance(restarts, list) \
+            or not all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], int) for r in restarts):
+        raise ProbeFailure("the reply does not describe how fit called train_epoch")
     ran = {"train_calls": reply["train_calls"], "first_right": reply.get("first_right") is True, "history": history,
            "evaluate_calls": [str(c)[:100] for c in evaluated], "keep_best_calls": [tuple(c) for c in calls],
-           "params": [decode_array(p) for p in params]}
+           "params": [decode_array(p) for p in params], "bars": [b is True for b in bars],
+           "restarts": [(r[0], r[1] is True) for r in restarts],
+           "reports": [r if isinstance(r, int) and not isinstance(r, bool) else str(r)[:40]
+                       for r in reply.get("reports")] if isinstance(reply.get("reports"), list) else []}
     return rules.fit_verdict(epochs, stop_after, validate, ran, batch_losses, val_results, snapshot(best, reply.get("shapes")))

@@ -92,19 +92,31 @@ def check_array_dataset(namespace):
         one = as_items(run_quietly(ArrayDataset(x).__getitem__, 2))
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("ArrayDataset", "__init__/__len__/__getitem__", error))
+    z = np.linspace(0.5, 5.5, 6)
     try:
-        run_quietly(ArrayDataset, x, y[:5])
-        mismatch = None
-    except ValueError:
-        mismatch = "ValueError"
+        triple = as_items(run_quietly(ArrayDataset(x, y, z).__getitem__, 4))
     except Exception as error:  # noqa: BLE001
-        mismatch = type(error).__name__
-    return array_dataset_verdict(x, y, 4, 2, n, sample, one, mismatch)
+        return failed(describe_exception("ArrayDataset", "__init__/__getitem__", error)
+                      + "\n  on ArrayDataset(x, y, z), three arrays of 6 rows.")
+    return array_dataset_verdict(x, y, 4, 2, n, sample, one, mismatch_of(ArrayDataset, x, y[:5]), z, triple,
+                                 mismatch_of(ArrayDataset, x, y, z[:5]))
 
 
-def array_dataset_verdict(x, y, item, single, n, sample, one, mismatch):
+def mismatch_of(ArrayDataset, *arrays):
+    """What ArrayDataset(*arrays) raised: "ValueError", another exception's type name, or None when it was accepted."""
+    try:
+        run_quietly(ArrayDataset, *arrays)
+    except ValueError:
+        return "ValueError"
+    except Exception as error:  # noqa: BLE001
+        return type(error).__name__
+    return None
+
+
+def array_dataset_verdict(x, y, item, single, n, sample, one, mismatch, z=None, triple=None, mismatch3=None):
     """The verdict on ArrayDataset(x, y): `n` its len(), `sample` its [item], `one` ArrayDataset(x)[single]
-    (`as_items`), `mismatch` what ArrayDataset(x, y[:-1]) raised (None when it was accepted)."""
+    (`as_items`), `mismatch` what ArrayDataset(x, y[:-1]) raised (None when it was accepted); `triple`
+    ArrayDataset(x, y, z)[item] and `mismatch3` what ArrayDataset(x, y, z[:-1]) raised."""
     where = f"ArrayDataset(x of shape {x.shape}, y of shape {y.shape})"
     if n != len(x):
         return failed(f"{where}: len() is {n}, expected {len(x)}.\n"
@@ -119,11 +131,28 @@ def array_dataset_verdict(x, y, item, single, n, sample, one, mismatch):
         return failed(f"ArrayDataset(x)[{single}] returned {one!r}, expected the 1-tuple ({x[single]},): "
                       "a dataset of one array still returns a tuple, so loaders treat every dataset alike.")
     where = f"ArrayDataset(x of {len(x)} rows, y of {len(x) - 1})"
-    if mismatch == "ValueError":
-        return passed("✔ ArrayDataset: len, items as tuples, and a ValueError for arrays of different lengths")
-    if mismatch is not None:
+    if mismatch is not None and mismatch != "ValueError":
         return failed(f"{where} raised {mismatch}, expected ValueError.")
-    return failed(f"{where} was accepted: raise ValueError when the arrays' lengths differ.")
+    if mismatch is None:
+        return failed(f"{where} was accepted: raise ValueError when the arrays' lengths differ.")
+    if z is not None:
+        want = (x[item], y[item], z[item])
+        if not isinstance(triple, tuple) or len(triple) != 3 \
+                or not all(np.array_equal(got, w) for got, w in zip(triple, want)):
+            got = f"a tuple of {len(triple)}, ({', '.join(map(str, triple))})" if isinstance(triple, tuple) \
+                else f"a {described(triple)}"
+            return failed(f"ArrayDataset(x, y, z), three arrays of {len(x)} rows: item {item} is {got}, expected the "
+                          f"3-tuple (x[{item}], y[{item}], z[{item}]) = ({', '.join(map(str, want))}).\n"
+                          "  Hint: ArrayDataset takes any number of arrays (*arrays), and item i takes row i of every "
+                          "one of them, whatever their number.")
+        where = f"ArrayDataset(x of {len(x)} rows, y of {len(x)}, z of {len(x) - 1})"
+        if mismatch3 is not None and mismatch3 != "ValueError":
+            return failed(f"{where} raised {mismatch3}, expected ValueError.")
+        if mismatch3 is None:
+            return failed(f"{where} was accepted, though x and y of different lengths were refused.\n"
+                          "  Hint: every array's length must equal the others', not only the first two's: "
+                          "ArrayDataset takes any number of arrays (*arrays).")
+    return passed("✔ ArrayDataset: len, items as tuples, and a ValueError for arrays of different lengths")
 
 
 def epoch(loader):
@@ -226,7 +255,8 @@ def check_loader_batches(namespace):
 
 
 def loader_batches_run(namespace, make_dataset, dataset="dataset"):
-    """`loader_batches_verdict` on the LOADER_CASES, each loader over `make_dataset(n)`."""
+    """`loader_batches_verdict` on the LOADER_CASES, each loader over `make_dataset(n)`; over the plain dataset,
+    then a loader over samples of one field (ONE_FIELD)."""
     Tensor, DataLoader = namespace["Tensor"], namespace["DataLoader"]
     runs = []
     for n, size, drop_last in LOADER_CASES:
@@ -238,7 +268,75 @@ def loader_batches_run(namespace, make_dataset, dataset="dataset"):
             return failed(describe_exception("DataLoader", "__iter__", error)
                           + f"\n  while iterating {loader_label(n, size, drop_last, dataset)}.")
         runs.append((n, size, drop_last, batches, count))
-    return loader_batches_verdict(runs, dataset=dataset)
+    verdict = loader_batches_verdict(runs, dataset=dataset)
+    if not verdict.passed or make_dataset is not ProbeDataset:
+        return verdict
+    n, size = ONE_FIELD
+    try:
+        loader = run_quietly(lambda: DataLoader(OneFieldDataset(n), batch_size=size))
+        batches = [describe_fields(Tensor, b) for b in epoch(loader)]
+    except Exception as error:  # noqa: BLE001
+        return failed(one_field_error(n, size, describe_exception("DataLoader", "__iter__", error)))
+    return one_field_verdict(n, size, batches, OneFieldDataset(n).images()) or verdict
+
+
+class OneFieldDataset(ProbeDataset):
+    """Sample i is (a (2, 3) float32 image filled with i,): unlabelled data, one field per sample."""
+
+    def __getitem__(self, index):
+        return super().__getitem__(index)[:1]
+
+    def images(self):
+        return np.stack([self[i][0] for i in range(self.n)])
+
+
+ONE_FIELD = (5, 2)          # samples, batch_size of the loader over one-field samples
+
+
+def describe_fields(Tensor, batch):
+    """A batch of any number of fields as a verdict reads it: its `Field`s, or the name of what came instead."""
+    if not isinstance(batch, (tuple, list)):
+        return type_name(batch)
+    return [Field(True, type_name(t), bool(t.requires_grad), np.asarray(t.data)) if isinstance(t, Tensor)
+            else Field(False, type_name(t)) for t in batch]
+
+
+def one_field_label(n, size):
+    return f"DataLoader(dataset of {n} samples of one field each, (image,), batch_size={size})"
+
+
+ONE_FIELD_HINT = ("A sample holds one value per field, and a dataset may have any number of fields: (image, label), "
+                  "or (features,) for unlabelled data (section 6.1). Regroup a batch's samples field by field, however "
+                  "many fields there are, and make one Tensor of each: a batch is a tuple of as many Tensors as a "
+                  "sample has fields.")
+
+
+def one_field_error(n, size, described):
+    """The message for a loader over one-field samples that raised (`described`)."""
+    unpacked = "expected 2, got 1" in described
+    return (described + f"\n  while iterating {one_field_label(n, size)}.\n  Hint: "
+            + ("each batch was unpacked into two fields (images, labels), but these samples have one. " if unpacked
+               else "") + ONE_FIELD_HINT)
+
+
+def one_field_verdict(n, size, batches, images):
+    """A failed verdict on a loader over n one-field samples whose images are `images`, from its described
+    batches (`describe_fields`), or None when every batch is the 1-tuple of the right images."""
+    where, sizes = one_field_label(n, size), expected_sizes(n, size, False)
+    if len(batches) != len(sizes):
+        return failed(f"{where} gave {len(batches)} batches, expected {len(sizes)}.")
+    for k, (batch, want) in enumerate(zip(batches, sizes)):
+        if isinstance(batch, str) or len(batch) != 1 or not batch[0].tensor:
+            got = f"a {batch}" if isinstance(batch, str) else f"a batch of {len(batch)} fields" if len(batch) != 1 \
+                else f"a 1-tuple holding a {batch[0].type_name}"
+            return failed(f"{where}: batch {k} is {got}, expected a 1-tuple (images,) holding one Tensor.\n"
+                          f"  Hint: {ONE_FIELD_HINT}")
+        data, expected = batch[0].data, images[k * size:k * size + want]
+        if data is None or data.shape != expected.shape or not np.array_equal(data, expected):
+            return failed(f"{where}: batch {k} holds a Tensor of shape {None if data is None else data.shape}, "
+                          f"expected the images of samples {k * size} to {k * size + want - 1}, of shape "
+                          f"{expected.shape}.\n  Hint: {ONE_FIELD_HINT}")
+    return None
 
 
 def loader_label(n, size, drop_last, dataset="dataset"):
@@ -283,15 +381,24 @@ def loader_shuffle_run(namespace, make_dataset, dataset="dataset"):
         loader = DataLoader(make_dataset(n), batch_size=size, shuffle=True, seed=seed, drop_last=drop_last)
         return [batch_indices([describe_batch(Tensor, b) for b in epoch(loader)]) for _ in range(count)]
 
+    def in_turns(seed):
+        """Two loaders of one seed, both made first, then read in turns: the epochs A1, B1, A2, B2."""
+        made = [DataLoader(make_dataset(n), batch_size=size, shuffle=True, seed=seed) for _ in range(2)]
+        return [samples_of(batch_indices([describe_batch(Tensor, b) for b in epoch(loader)]))
+                for _ in range(2) for loader in made]
+
     try:
         grouped = run_quietly(epochs, 3, 3)
         again = [samples_of(e) for e in run_quietly(epochs, 3)]
         (other,) = run_quietly(epochs, 4, 1)
         (dropped,) = run_quietly(epochs, 3, 1, True)
+        turns = run_quietly(in_turns, 3)
+        zero = [samples_of(run_quietly(epochs, 0, 1)[0]) for _ in range(2)]
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("DataLoader", "__iter__", error)
                       + f"\n  while iterating {shuffle_label(n, size, 3, dataset)}.")
-    return loader_shuffle_verdict(n, size, (3, 4), grouped, again, samples_of(other), samples_of(dropped), dataset)
+    return loader_shuffle_verdict(n, size, (3, 4), grouped, again, samples_of(other), samples_of(dropped), dataset,
+                                  turns, zero)
 
 
 def epoch_coverage_hint(n, samples):
@@ -312,10 +419,11 @@ def shuffle_label(n, size, seed, dataset="dataset"):
     return f"DataLoader({dataset} of {n} samples, batch_size={size}, shuffle=True, seed={seed})"
 
 
-def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, dataset="dataset"):
+def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, dataset="dataset", turns=None, zero=None):
     """The verdict on DataLoader(shuffle=True): `grouped` holds three epochs of a loader of seeds[0], each as its
     batches' samples; `again` the samples of a twin's first two epochs, `other` of one epoch with seeds[1], and
-    `dropped` of one with drop_last. Batches that hold the same samples in every epoch fail: a real shuffle
+    `dropped` of one with drop_last; `turns` the epochs A1, B1, A2, B2 of two more loaders of seeds[0], both made
+    before either was read, then read in turns; `zero` the first epochs of two loaders of seed 0. Batches that hold the same samples in every epoch fail: a real shuffle
     regroups them (for 17 samples or more in batches of 6 or fewer, the same grouping comes back twice running
     1 time in 3·10^6 at worst, three times 1 in 8·10^12)."""
     where = shuffle_label(n, size, seeds[0], dataset)
@@ -341,6 +449,14 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
                       "  Hint: draw from a generator made from the seed (NumPy's default_rng), so a seed reproduces "
                       "the run: a generator made without the seed, or the global np.random functions, whose state "
                       "other code shares, draws differently every run.")
+    problem = turns_problem(n, size, seeds[0], dataset, first, second, turns) if turns is not None else None
+    if problem:
+        return problem
+    if zero is not None and zero[0] != zero[1]:
+        return failed(f"{shuffle_label(n, size, 0, dataset)}: two loaders with seed=0 gave different orders "
+                      f"({zero[0][:6]}... and {zero[1][:6]}...), though two with seed={seeds[0]} gave the same.\n"
+                      "  Hint: 0 is a seed like any other, and it must reproduce its run too: a truth test of the seed "
+                      "(`if seed:`) takes 0 for no seed at all; only None means no seed.")
     if first == other:
         return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
     kept = n // size * size
@@ -348,6 +464,28 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
         return failed(f"{where} with drop_last=True gave {len(dropped)} samples ({len(set(dropped))} distinct), "
                       f"expected {kept} distinct.")
     return passed("✔ DataLoader(shuffle=True): each epoch a new permutation, reproducible from the seed")
+
+
+def turns_problem(n, size, seed, dataset, first, second, turns):
+    """What is wrong with two loaders of `seed` read in turns (`turns`: epochs A1, B1, A2, B2), when a lone loader
+    of that seed gave `first` and `second`: each must give those, whatever the other one does."""
+    a1, b1, a2, b2 = turns
+    if [a1, b1, a2, b2] == [first, first, second, second]:
+        return None
+    wrong, got, want = next(case for case in (("the first loader's epoch 1", a1, first), ("the second loader's epoch 1",
+                            b1, first), ("the first loader's epoch 2", a2, second), ("the second loader's epoch 2", b2,
+                            second)) if case[1] != case[2])
+    shared = b1 == second and a1 == first
+    return failed(f"two {shuffle_label(n, size, seed, dataset)}, both made before either was read and then read in "
+                  f"turns (an epoch of one, then an epoch of the other): {wrong} came in the order {got[:6]}..., "
+                  f"expected {want[:6]}..., the order a lone loader with seed={seed} gives.\n"
+                  + ("  Hint: the second loader's first epoch came in the order of a lone loader's second epoch: the two "
+                     "loaders draw from one shared stream. Each loader owns a generator made from its seed in __init__ "
+                     "(NumPy's default_rng); NumPy's global generator (np.random.seed, np.random.permutation) is one "
+                     "stream for all, which every new loader reseeds and every epoch read moves on."
+                     if shared else
+                     "  Hint: each loader draws from a generator of its own, made from its seed in __init__ (NumPy's "
+                     "default_rng): reading one loader must not change the orders of another."))
 
 
 def idx_bytes(array, compress=False):
@@ -375,6 +513,17 @@ def reference_parse_idx(path):
     return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * raw[3]).reshape(shape).astype(np.dtype(dtype).newbyteorder("="))
 
 
+DIMMEST_WHITE = 240
+
+
+def mnist_pixels(rng, shape):
+    """The bytes of a file of dim images: 0 to DIMMEST_WHITE, both present, never 255, so that scaling by the file's
+    own largest pixel (or its range) is told apart from dividing by 255."""
+    raw = rng.integers(0, DIMMEST_WHITE + 1, size=shape, dtype=np.uint8)
+    raw[0, 0, 0], raw[0, 0, 1] = 0, DIMMEST_WHITE
+    return raw
+
+
 class CountingTransform:
     """Doubles an image and counts its calls: shows when and to what a dataset applies its transforms."""
 
@@ -395,8 +544,7 @@ def label_facts(label):
 def check_mnist_dataset(namespace, real_files=None):
     MNISTDataset = namespace["MNISTDataset"]
     rng = np.random.default_rng(0)
-    raw = rng.integers(0, 256, size=(7, 4, 5), dtype=np.uint8)
-    raw[0, 0, 0], raw[0, 0, 1] = 0, 255
+    raw = mnist_pixels(rng, (7, 4, 5))
     labels = rng.integers(0, 10, size=7, dtype=np.uint8)
     saved = namespace.get("parse_idx")
     namespace["parse_idx"] = reference_parse_idx
@@ -406,7 +554,8 @@ def check_mnist_dataset(namespace, real_files=None):
             labels_path = str(idx_file(folder, "labels-idx1-ubyte", labels, compress=True))
             try:
                 ds = run_quietly(MNISTDataset, images_path, labels_path)
-                n, (image, label) = run_quietly(len, ds), run_quietly(ds.__getitem__, 3)
+                n, sample = run_quietly(len, ds), run_quietly(ds.__getitem__, 3)
+                image, label = sample
                 counter = CountingTransform()
                 augmented = run_quietly(MNISTDataset, images_path, labels_path, counter)
                 calls_after_init = counter.calls
@@ -414,7 +563,8 @@ def check_mnist_dataset(namespace, real_files=None):
             except Exception as error:  # noqa: BLE001
                 return failed(describe_exception("MNISTDataset", "__init__/__getitem__", error))
             verdict = mnist_verdict(raw, labels, 3, 2, n, shown(image), label_facts(label), calls_after_init,
-                                    (counter.calls, shown(doubled), label_facts(label2)[0]))
+                                    (counter.calls, shown(doubled), label_facts(label2)[0]),
+                                    "tuple" if isinstance(sample, tuple) else type_name(sample))
         if real_files is None or not verdict.passed:
             return verdict
         want_images, want_labels = (reference_parse_idx(path) for path in real_files)
@@ -433,13 +583,17 @@ def check_mnist_dataset(namespace, real_files=None):
             namespace["parse_idx"] = saved
 
 
-def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, augmented):
+def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, augmented, item_type="tuple"):
     """The verdict on MNISTDataset over IDX files of `raw` images and `labels`: `n` its len(), `image` and
-    `label` (`label_facts`) its [item]; with a doubling transform, the calls while building, then
-    `augmented` = (the calls, the image, the integer label) after reading [other]."""
+    `label` (`label_facts`) its [item], `item_type` the type's name of that item; with a doubling transform, the
+    calls while building, then `augmented` = (the calls, the image, the integer label) after reading [other]."""
     where = f"MNISTDataset on a file of {len(raw)} images of {raw.shape[1]}×{raw.shape[2]} pixels"
     if n != len(raw):
         return failed(f"{where}: len() is {n}, expected {len(raw)}.")
+    if item_type != "tuple":
+        return failed(f"{where}: item {item} is a {item_type}, expected a tuple (image, label).\n"
+                      "  Hint: in babygrad a sample is always a tuple of its fields (section 6.1), as ArrayDataset's "
+                      "items are.")
     if not isinstance(image, np.ndarray) or image.shape != raw.shape[1:]:
         return failed(f"{where}: item {item}'s image is a {described(image)} of shape {np.shape(image)}, "
                       f"expected a numpy array of shape {raw.shape[1:]}.")
@@ -448,9 +602,14 @@ def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, a
     want = raw[item] / 255.0
     if not np.allclose(image, want, atol=1e-6):
         worst = np.unravel_index(np.argmax(np.abs(image - want)), image.shape)
+        low, high = int(raw.min()), int(raw.max())
+        own_range = high > low and np.allclose(image, (raw[item] - low) / (high - low), atol=1e-6)
         return failed(f"{where}: item {item} pixel {[int(i) for i in worst]} is {float(image[worst]):.4g}, expected "
                       f"{raw[item][worst]} / 255 = {raw[item][worst] / 255:.4g}.\n"
-                      "  Hint: pixels are bytes 0..255; scale them to [0, 1] by dividing by 255.")
+                      + (f"  Hint: these are the pixels scaled by the file's own range, {low} to {high}: the images of "
+                         f"this file are dim, none reaches 255. The bytes' scale is 0..255 whatever a file holds, so "
+                         "divide by 255: a pixel's value must not depend on the other images in the file."
+                         if own_range else "  Hint: pixels are bytes 0..255; scale them to [0, 1] by dividing by 255."))
     value, text, kind = label
     if value is None or value != labels[item]:
         return failed(f"{where}: item {item}'s label is {text} ({kind}), expected the integer {labels[item]}.")

@@ -18,7 +18,7 @@ from autograder.student.verdict import failed, passed
 
 
 def fmt(values):
-    return "[" + ", ".join("None" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in values) + "]"
+    return "[" + ", ".join("None" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in values) + "]"
 
 
 @contextlib.contextmanager
@@ -101,7 +101,13 @@ def check_evaluate(ns, samples=10, batch_size=4, seed=0):
         return failed(describe_exception("Trainer", "evaluate", error))
     changed = any(not np.array_equal(np.asarray(p.data), b) for p, b in zip(model.parameters(), before))
     return evaluate_verdict(samples, batch_size, evaluated(got), changed, model.training,
-                            *evaluate_expected(x, y, weights, batch_size))
+                            *evaluate_expected(x, y, weights, batch_size), gradients=has_gradients(model.parameters()))
+
+
+def has_gradients(params):
+    """Whether any parameter holds a gradient that is not zero (they had none before evaluate): a backward ran.
+    Clearing gradients (None or zeros) is no harm and passes."""
+    return any(getattr(p, "grad", None) is not None and np.any(np.asarray(p.grad) != 0) for p in params)
 
 
 def evaluated(got):
@@ -111,17 +117,31 @@ def evaluated(got):
         numbers = (float(got["loss"]), float(got["accuracy"])) if keys == ["accuracy", "loss"] else (None, None)
     except (TypeError, ValueError):
         numbers = (None, None)
-    return {"keys": keys, "text": repr(got)[:300], "loss": numbers[0], "accuracy": numbers[1]}
+    types = {key: type_label(got[key]) for key in keys} if keys == ["accuracy", "loss"] else {}
+    floats = [key for key in types if isinstance(got[key], float)]
+    return {"keys": keys, "text": repr(got)[:300], "loss": numbers[0], "accuracy": numbers[1], "types": types,
+            "floats": floats}
 
 
-def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_means):
+def type_label(value):
+    """A value's type as a learner reads it: `float`, `numpy.float32`, `Tensor`."""
+    cls = type(value)
+    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
+
+
+def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_means, gradients=False):
     """The verdict on `evaluated(...)` of evaluate's answer; `changed`: the weights moved; `training`: the model
-    was still in training mode afterwards."""
+    was still in training mode afterwards; `gradients`: its parameters held gradients afterwards (none before)."""
     where = evaluate_where(samples, batch_size)
     if got["keys"] != ["accuracy", "loss"]:
         return failed(f"{where} returned {got['text']}; expected a dict with the keys 'loss' and 'accuracy'.")
     if changed:
         return failed(f"{where} changed the model's weights: evaluation must not train (no backward, no step).")
+    if gradients:
+        return failed(f"{where} left gradients in the model's parameters, which had none before: evaluate ran a "
+                      "backward pass.\n  Hint: evaluation only measures: the loss of each batch is read as a number, "
+                      "and no backward runs (it costs a pass through the graph, and its gradients would add to the next "
+                      "training step's if nothing clears them).")
     loss, acc = got["loss"], got["accuracy"]
     if loss is None or acc is None:
         return failed(f"{where}: loss and accuracy must be numbers; got {got['text']}.")
@@ -136,6 +156,12 @@ def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_me
     if not np.isclose(acc, want["accuracy"], atol=1e-9):
         return failed(f"{where}: accuracy {acc:.6g}, expected {want['accuracy']:.6g} "
                       "(right answers over all samples, divided once at the end).")
+    others = [f"{key} is a {got['types'][key]}" for key in ("loss", "accuracy") if key not in got.get("floats", [])]
+    if others:
+        return failed(f"{where}: the values are right, but {' and '.join(others)}, not a Python float.\n"
+                      "  Hint: evaluate returns two Python floats (the history, the report and anything that saves "
+                      "them expect plain numbers): a NumPy value or a tensor keeps its type through the sums, while "
+                      "a one-element tensor's item() is a Python number.")
     return passed(f"✔ evaluate: loss {want['loss']:.4f} and accuracy {want['accuracy']:.0%} per sample on "
                   f"{samples} samples, in eval mode")
 
@@ -156,10 +182,25 @@ def expected_keep_best(losses, patience):
     return flags, bests
 
 
+# after a `checkpoint` run, the same trainer's logic without a checkpoint_path: a tie (stale), then a new best
+# lower by only 1e-6 (strictly lower is better, by however little)
+MEMORY_LOSSES = (0.9, 0.7, 0.8, 0.7, 0.699999, 0.75)
+
+
 @register("keep_best")
 def check_keep_best(ns, kind, losses=None, patience=2, seed=0):
-    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file) or `patience`."""
+    """Trainer.keep_best on scripted validation losses: `checkpoint` (snapshot and file, then the snapshot without
+    a checkpoint_path) or `patience`."""
     losses, patience = keep_best_scenario(kind, losses, patience)
+    problem = keep_best_run(ns, kind, losses, patience, seed)
+    if not problem and kind == "checkpoint":
+        problem = keep_best_run(ns, "memory", MEMORY_LOSSES, None, seed + 1)
+    return problem or keep_best_passed(kind, losses, patience)
+
+
+def keep_best_run(ns, kind, losses, patience, seed):
+    """keep_best over `losses` on a new trainer, the weights changed before each call: the first problem, or None.
+    `memory`: as `checkpoint`, without a checkpoint_path."""
     want_flags, _ = expected_keep_best(losses, patience)
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "best.ckpt") if kind == "checkpoint" else None
@@ -173,14 +214,19 @@ def check_keep_best(ns, kind, losses=None, patience=2, seed=0):
             try:
                 flag = quiet(trainer.keep_best, epoch, loss)
             except Exception as error:  # noqa: BLE001
-                return failed(describe_exception("Trainer", "keep_best", error) + f"\n  at epoch {epoch}, val_loss {loss}.")
+                return failed(describe_exception("Trainer", "keep_best", error) + at_epoch(kind, epoch, loss))
             records.append(keep_best_record(trainer, flag, path))
             problem = keep_best_problem(kind, losses, patience, records, snapshots)
             if problem:
                 return problem
             if kind == "patience" and want_flags[epoch - 1]:
                 break
-    return keep_best_passed(kind, losses, patience)
+    return None
+
+
+def at_epoch(kind, epoch, loss):
+    """Where keep_best raised."""
+    return f"\n  at epoch {epoch}, val_loss {loss}" + (", with no checkpoint_path." if kind == "memory" else ".")
 
 
 def keep_best_scenario(kind, losses, patience):
@@ -221,7 +267,7 @@ def keep_best_problem(kind, losses, patience, records, snapshots):
     want_flags, want_best = expected_keep_best(losses, patience)
     epoch, record = len(records), records[-1]
     where = f"keep_best with validation losses {fmt(list(losses[:epoch]))}" + \
-        (f" and patience {patience}" if kind == "patience" else "")
+        (f" and patience {patience}" if kind == "patience" else " and no checkpoint_path" if kind == "memory" else "")
     if kind == "patience":
         if record["flag"] is None or record["flag"] != want_flags[epoch - 1]:
             return failed(f"{where}: returned {record['flag_text']} at epoch {epoch}, expected {want_flags[epoch - 1]}.\n"
@@ -232,16 +278,27 @@ def keep_best_problem(kind, losses, patience, records, snapshots):
     best_epoch = want_best[epoch - 1]
     if record["best_epoch"] != best_epoch or record["best_loss"] is None \
             or not np.isclose(record["best_loss"], losses[best_epoch - 1]):
+        before = want_best[epoch - 2] if epoch > 1 else None
+        hint = ""
+        if epoch > 1 and record["best_epoch"] == epoch and losses[epoch - 1] < losses[epoch - 2]:
+            hint = "\n  Hint: compare with the best loss so far, not with the epoch before."
+        elif before and best_epoch == epoch and record["best_epoch"] == before \
+                and losses[before - 1] - losses[epoch - 1] < 1e-3:
+            hint = (f"\n  Hint: {losses[epoch - 1]} is lower than the best so far, {losses[before - 1]}, by only "
+                    f"{losses[before - 1] - losses[epoch - 1]:.2g}: any loss strictly lower than the best is an "
+                    "improvement, however small.")
         return failed(f"{where}: best_epoch = {record['best_epoch']}, best_loss = {record['best_loss_text']}; expected "
-                      f"epoch {best_epoch} with {losses[best_epoch - 1]} (strictly lower is better)."
-                      + ("\n  Hint: compare with the best loss so far, not with the epoch before."
-                         if epoch > 1 and record["best_epoch"] == epoch and losses[epoch - 1] < losses[epoch - 2] else ""))
+                      f"epoch {best_epoch} with {losses[best_epoch - 1]} (strictly lower is better)." + hint)
     if record["state"] is None:
-        return failed(f"{where}: best_state is {record['state_type']}; expected the model's state dict from the best epoch.")
+        return failed(f"{where}: best_state is {record['state_type']}; expected the model's state dict from the best epoch."
+                      + ("\n  Hint: the snapshot in memory is kept in every best epoch, whether or not there is a "
+                         "checkpoint_path; the file is written as well when there is one." if kind == "memory" else ""))
     if not same_arrays(record["state"], snapshots[best_epoch]):
         return failed(f"{where}: best_state does not hold the weights of epoch {best_epoch}.\n"
                       "  Hint: in an epoch that is the best, take the model's state dict (chapter 8's snapshot, a copy "
                       "of every array); in any other epoch, leave it as it is.")
+    if kind == "memory":
+        return None
     if record["file"] is None:
         return failed(f"{where}: no checkpoint file at checkpoint_path: in an epoch that is the best, write one "
                       "there with chapter 8's save_checkpoint.")
@@ -287,12 +344,17 @@ def check_fit(ns, epochs=5, stop_after=3, validate=True, seed=0):
     train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
     batch_losses, val_results = fit_scenario(rng, epochs)
     best = [np.array(p.data) + 7.0 for p in model.parameters()]
-    calls = {"train": [], "evaluate": [], "keep_best": []}
+    calls = {"train": [], "evaluate": [], "keep_best": [], "bars": [], "restarts": []}
+    left = []                                               # the weights the last epoch's training ended with
 
     def train_epoch(m, loader, loss_fn, optimizer, progress=None):
         calls["train"].append((m, loader, loss_fn, optimizer))
+        calls["bars"].append(progress is not None)
+        if left and not same_arrays([np.asarray(p.data) for p in model.parameters()], left):
+            calls["restarts"].append((len(calls["train"]), same_arrays([np.asarray(p.data) for p in model.parameters()], best)))
         for p in model.parameters():
             p.data[...] = p.data + 1.0                      # training moves the weights
+        left[:] = [np.array(p.data) for p in model.parameters()]
         return list(batch_losses[len(calls["train"]) - 1])
 
     def evaluate(loader):
@@ -310,22 +372,26 @@ def check_fit(ns, epochs=5, stop_after=3, validate=True, seed=0):
         for p, value in zip(model.parameters(), state.values()):
             p.data[...] = value
 
-    saved = ns.get("train_epoch")
-    ns["train_epoch"] = train_epoch
+    def report(epoch, train_loss, val=None):
+        calls["reports"].append(epoch)
+
+    saved, saved_report = ns.get("train_epoch"), ns.get("report")
+    ns["train_epoch"], ns["report"], calls["reports"] = train_epoch, report, []
     trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
     try:
         history = quiet(trainer.fit, train_loader, val_loader if validate else None, epochs)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Trainer", "fit", error))
     finally:
-        ns["train_epoch"] = saved
+        ns["train_epoch"], ns["report"] = saved, saved_report
     first = calls["train"][0] if calls["train"] else None
     record = {"train_calls": len(calls["train"]),
               "first_right": first is not None and first[0] is model and first[1] is train_loader
               and first[2] is trainer.loss_fn and first[3] is trainer.optimizer,
               "history": fit_history(history),
               "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
-              "keep_best_calls": calls["keep_best"], "params": [np.asarray(p.data) for p in model.parameters()]}
+              "keep_best_calls": calls["keep_best"], "params": [np.asarray(p.data) for p in model.parameters()],
+              "bars": calls["bars"], "restarts": calls["restarts"], "reports": calls["reports"]}
     return fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best)
 
 
@@ -365,6 +431,10 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
     if not record["first_right"]:
         return failed(f"{where}: train_epoch must get the trainer's model, the train_loader, the trainer's loss "
                       "function and its optimizer, in that order (then the progress bar).")
+    if not all(record.get("bars", [])):
+        return failed(f"{where}: train_epoch did not get the progress bar (its progress argument was None), so the "
+                      "bar of each epoch never moves.\n  Hint: the skeleton makes a bar for each epoch; train_epoch "
+                      "takes it after the optimizer and advances it batch by batch.")
     history = record["history"]
     if not isinstance(history, dict):
         return failed(f"{where} returned {history}; expected the history dict.")
@@ -376,6 +446,11 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         if not isinstance(got, list) or len(got) != len(values) or not np.allclose(np.asarray(got, dtype=float), values, rtol=1e-6):
             return failed(f"{where}: history[{key!r}] is {got if isinstance(got, str) else fmt(got)}, expected {fmt(values)}."
                           + (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else ""))
+    reports = record.get("reports")
+    if reports is not None and list(reports) != list(range(1, ran + 1)):
+        return failed(f"{where}: report(...) printed the lines of epochs {reports}, expected one line for each epoch "
+                      f"that ran, {list(range(1, ran + 1))}.\n  Hint: step 3 prints each epoch's line with the "
+                      "skeleton's report, once the epoch's numbers are known, so that a long run shows where it is.")
     if not validate:
         if record["evaluate_calls"] or record["keep_best_calls"]:
             return failed(f"{where}: evaluate or keep_best was called without a val_loader.")
@@ -386,6 +461,13 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         if [tuple(c) for c in record["keep_best_calls"]] != want_keep:
             return failed(f"{where}: keep_best was called with {record['keep_best_calls']}, expected {want_keep} "
                           "(the epoch, counted from 1, and its validation loss).")
+        restarts = record.get("restarts", [])
+        if restarts:
+            epoch, from_best = restarts[0]
+            return failed(f"{where}: the training of epoch {epoch} did not start from the weights epoch {epoch - 1} "
+                          "ended with" + (", but from best_state's" if from_best else "") + ": each epoch trains on "
+                          "from where the last one stopped." + ("\n  Hint: the best weights go back into the model "
+                                                                "once, after the loop." if from_best else ""))
         if ran >= 2 and not same_arrays(record["params"], best):
             return failed(f"{where}: after fit the model does not hold best_state: once the loop is over, "
                           "load the best state back into the model (chapter 8's load_state_dict).")

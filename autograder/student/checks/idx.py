@@ -30,12 +30,28 @@ def sizes_read_little_endian(text, shape):
 
 
 def compare(parse_idx, path, want, label):
-    """None when parse_idx(path) returns `want` (any byte order), else the message."""
+    """None when parse_idx(path) returns `want` (any byte order), else the message. `path` goes as a str, unless
+    it is the file given as a pathlib.Path (`AS_PATH`)."""
     try:
-        got = run_quietly(parse_idx, str(path))
+        got = run_quietly(parse_idx, path if Path(path).name == AS_PATH + ".gz" else str(path))
     except Exception as error:  # noqa: BLE001
-        return raised(error) + f"\n  on {label}." + sizes_read_little_endian(str(error), want.shape)
+        return raised(error) + f"\n  on {label}." + sizes_read_little_endian(str(error), want.shape) \
+            + path_hint(raised(error))
     return parsed_problem(got if isinstance(got, np.ndarray) else type_name(got), want, label)
+
+
+# The name of the one file parse_idx is given as a pathlib.Path, as mnist_files gives them (section 6.5 hands
+# those to MNISTDataset, and so to parse_idx); every other file comes as a str.
+AS_PATH = "digits-idx3-ubyte"
+
+
+def path_hint(text):
+    """A hint when `text` tells of a pathlib.Path used as a str ("'PosixPath' object has no attribute"), else ""."""
+    if not re.search(r"'\w*Path' object (has no attribute|is not subscriptable)", text):
+        return ""
+    return ("\n  Hint: a path comes as a str or as a pathlib.Path: mnist_files gives Paths, and section 6.5 hands "
+            "them to MNISTDataset and so to your parse_idx. A Path has no str methods (endswith, slicing): make a "
+            "str of it first, or use what both kinds share.")
 
 
 def parsed_problem(got, want, label):
@@ -78,7 +94,9 @@ def bytes_cases(rng, images_shape=(5, 4, 3), labels_count=9):
     labels = rng.integers(0, 10, size=labels_count, dtype=np.uint8)
     return [("images-idx3-ubyte", images, False, f"a raw 3-D uint8 file of shape {images.shape}"),
             ("labels-idx1-ubyte", labels, False, f"a raw 1-D uint8 file of {labels.size} labels"),
-            ("images-idx3-ubyte", images, True, f"a gzip-compressed file (name ending in .gz) of shape {images.shape}")]
+            ("images-idx3-ubyte", images, True, f"a gzip-compressed file (name ending in .gz) of shape {images.shape}"),
+            (AS_PATH, images, True, f"a gzip-compressed file of shape {images.shape} given as a pathlib.Path "
+             "(as mnist_files gives them), not a str")]
 
 
 def types_cases(rng, shapes=((3, 4), (6,), (2, 3, 2), (4,), (2, 5))):

@@ -56,13 +56,7 @@ def course_methods(ns, *names):
             np.copyto(values_of(holder), state[name], casting="unsafe")
 
     def optimizer_state_dict(self):
-        kind = type(self).__name__
-        state = {name: np.array(getattr(self, name)) for name in OPTIMIZER_NUMBERS[kind]}
-        for position, p in enumerate(self.params):
-            for table in OPTIMIZER_ARRAYS[kind]:
-                if id(p) in getattr(self, table):
-                    state[f"{table}.{position}"] = np.array(getattr(self, table)[id(p)])
-        return state
+        return course_optimizer_state(self)
 
     def optimizer_load_state_dict(self, state):
         kind = type(self).__name__
@@ -92,6 +86,18 @@ def course_methods(ns, *names):
                 delattr(classes[cls_name], method)
             else:
                 setattr(classes[cls_name], method, original)
+
+
+def course_optimizer_state(optimizer):
+    """The course's state dict of one of chapter 5's optimizers: every number, and each per-parameter array
+    under the parameter's position in optimizer.params."""
+    kind = type(optimizer).__name__
+    state = {name: np.array(getattr(optimizer, name)) for name in OPTIMIZER_NUMBERS[kind]}
+    for position, p in enumerate(optimizer.params):
+        for table in OPTIMIZER_ARRAYS[kind]:
+            if id(p) in getattr(optimizer, table):
+                state[f"{table}.{position}"] = np.array(getattr(optimizer, table)[id(p)])
+    return state
 
 
 def attempt(label, fn, *args, **kwargs):
@@ -203,12 +209,15 @@ def batches(ns, count, seed=0):
             for _ in range(count)]
 
 
-def train(ns, model, optimizer, data):
+def train(ns, model, optimizer, data, frozen=0):
+    """A step per batch; the first `frozen` parameters get no gradient (a layer frozen for those steps)."""
     loss_fn = ns["SoftmaxLoss"]()
     for x, y in data:
         optimizer.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
+        for p in optimizer.params[:frozen]:
+            p.grad = None
         optimizer.step()
 
 
@@ -374,15 +383,16 @@ def raised_by(fn):
     return None
 
 
-def refusal_problem(label, kind, must_mention, error_type, is_kind, text):
-    """The call must raise `kind` (is_kind) and say `must_mention`; error_type None: it returned."""
+def refusal_problem(label, kind, must_mention, error_type, is_kind, text, hint=""):
+    """The call must raise `kind` (is_kind) and say `must_mention`; error_type None: it returned. `hint`: the
+    case's own, told with any failure."""
     if error_type is None:
-        return failed(f"{label}: loaded without complaint; expected a {kind}.")
+        return failed(f"{label}: loaded without complaint; expected a {kind}." + hint)
     if not is_kind:
-        return failed(f"{label}: raised {error_type}: {text}; expected a {kind}.")
+        return failed(f"{label}: raised {error_type}: {text}; expected a {kind}." + hint)
     missing = [word for word in must_mention if word not in text]
     if missing:
-        return failed(f"{label}: raised {kind}({text!r}); the message should name {missing}.")
+        return failed(f"{label}: raised {kind}({text!r}); the message should name {missing}." + hint)
     return None
 
 
@@ -398,13 +408,26 @@ def changed_problem(label, holders, before):
 def load_error_cases(shapes, missing, unexpected, resized, wrong_shape):
     """The refusal cases of check.load_state_dict("errors"), for a model with these names and shapes:
     [(label, strict, which state: "missing" | "unexpected" | "resized" | "both", kind, words)]."""
+    column = shapes[missing][::-1]          # the bias as a column: as many values, another shape
     return [
         (f"a state dict without {missing}", True, "missing", "KeyError", [missing]),
         (f"a state dict with an extra {unexpected}", True, "unexpected", "KeyError", [unexpected]),
         (f"{resized} of shape {wrong_shape} for a {shapes[resized]} weight", True, "resized", "ValueError",
          [resized, str(wrong_shape), str(shapes[resized])]),
+        (f"{missing} of shape {column} for a {shapes[missing]} bias", True, "column", "ValueError",
+         [missing, str(column), str(shapes[missing])]),
         (f"strict=False with {resized} of shape {wrong_shape}", False, "both", "ValueError", [resized]),
     ]
+
+
+def refusal_hint(which, shapes, missing):
+    """Told with any failure of the refusal case `which`: for the bias as a column, that the shapes differ though
+    the sizes are the same."""
+    if which != "column":
+        return ""
+    row = shapes[missing]
+    return (f"\n  Hint: a {row[::-1]} array holds as many values as a {row} one, but it is another shape: the same name "
+            "with a different shape is refused, whatever the sizes, before anything is copied.")
 
 
 def load_error_states(good, missing, unexpected, resized, wrong_shape, extra):
@@ -412,6 +435,7 @@ def load_error_states(good, missing, unexpected, resized, wrong_shape, extra):
     without = {k: v for k, v in good.items() if k != missing}
     return {"missing": without, "unexpected": dict(good, **{unexpected: np.zeros((2, 2))}),
             "resized": dict(good, **{resized: np.zeros(wrong_shape)}),
+            "column": dict(good, **{missing: np.asarray(good[missing]).reshape(np.shape(good[missing])[::-1])}),
             "both": dict(without, **{resized: np.zeros(wrong_shape)}),
             "partial": dict(without, **{extra: np.zeros(1)})}
 
@@ -433,7 +457,9 @@ ERRORS_PASSED = "✔ load_state_dict refuses missing names, unexpected names and
 def check_load_errors(ns):
     with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict")):
         model = small_net(ns, seed=0)
-        good = small_net(ns, seed=3).state_dict()
+        source = small_net(ns, seed=3)
+        warm_up(ns, source)                     # its running statistics differ from the model's too
+        good = source.state_dict()
         before = {name: np.array(values_of(h)) for name, h in net_state(model)}
         shapes = {name: value.shape for name, value in before.items()}
         scenario = ("modules.3.bias", "modules.9.weight", "modules.3.weight", (6, 5), "extra")
@@ -443,7 +469,7 @@ def check_load_errors(ns):
             error = raised_by(lambda: model.load_state_dict(states[which], strict=strict))
             problem = refusal_problem(label, kind, words, error and type(error).__name__,
                                       isinstance(error, {"KeyError": KeyError, "ValueError": ValueError}[kind]),
-                                      str(error)) \
+                                      str(error), refusal_hint(which, shapes, scenario[0])) \
                 or changed_problem(label, [(n, values_of(h)) for n, h in net_state(model)],
                                    before)
             if problem:
@@ -472,8 +498,74 @@ OPTIMIZER_NUMBERS = {kind: (*numbers, "t") if kind == "Adam" else tuple(numbers)
                      for kind, numbers in OPTIMIZER_DEFAULTS.items()}
 OPTIMIZERS = {key: (label, lambda ns, ps, cls=cls, settings=settings: ns[cls](ps, **settings))
               for key, (cls, settings, label) in OPTIMIZER_SPECS.items()}
+FROZEN = 2          # parameters without a gradient at the first step: the optimizer's dicts then list them last
+CHANGED_SETTINGS = {"lr": 0.25, "beta1": 0.9, "beta2": 0.995, "eps": 1e4, "momentum": 0.9}   # factors; 0 → 0.001
+
+
+def change_settings(optimizer, kind):
+    """Every setting changed from what the optimizer was made with, as a schedule changes lr (or momentum) during
+    a run: a fresh optimizer made by the same code starts with the old ones, so each must come from the state."""
+    for name in OPTIMIZER_DEFAULTS[kind]:
+        value = getattr(optimizer, name)
+        setattr(optimizer, name, float(value * CHANGED_SETTINGS.get(name, 2.0)) if value else 0.001)
+
+
+def number_kind(name):
+    """The Python type a restored number must have: t counts steps (an int); the settings are floats."""
+    return "int" if name == "t" else "float"
+
+
+def number_report(value):
+    """A restored number as the verdict reads it: its type's name, whether it is a Python int / float, its text."""
+    cls = type(value)
+    return {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, float), "text": repr(value)[:60]}
+
+
+def dict_orders(optimizer, kind):
+    """{table: the positions in optimizer.params of the parameters its per-parameter dict holds, in the dict's
+    order} (the order each parameter first got its state in)."""
+    position = {id(p): i for i, p in enumerate(optimizer.params)}
+    return {table: [position.get(key, -1) for key in getattr(optimizer, table)] for table in OPTIMIZER_ARRAYS[kind]}
+
+
+def optimizer_positions_problem(label, got, want, orders):
+    """got: {key: array} of the returned state dict; want: the course's state dict; orders: `dict_orders`. Fails
+    only on the exact evidence that per-parameter arrays were numbered by the dict's order, not by position."""
+    for table, order in orders.items():
+        if order == sorted(order):
+            continue
+        keys = [f"{table}.{i}" for i in range(len(order))]
+        if not all(k in got and f"{table}.{p}" in want for k, p in zip(keys, order)):
+            continue
+        same = [np.array_equal(got[k], want[f"{table}.{p}"]) for k, p in zip(keys, order)]
+        wrong = next((i for i, p in enumerate(order) if i != p), None)
+        if all(same) and wrong is not None:
+            return failed(f"{label}.state_dict()[{keys[wrong]!r}] holds the {table} of the parameter at position "
+                          f"{order[wrong]} of self.params, not of position {wrong}: the {table} dict holds the "
+                          f"parameters in the order {order}.\n"
+                          "  Hint: per-parameter entries are numbered by the parameter's position in self.params. A "
+                          "dict keyed by id(p) lists them in the order each first got its state, which is another order "
+                          "when some parameters get their first gradient later (a layer frozen at first).")
+    return None
+
+
+def optimizer_number_types_problem(label, numbers):
+    """numbers: {name: number_report of the restored optimizer's attribute} for every number it keeps."""
+    for name, got in numbers.items():
+        want = number_kind(name)
+        if not got[want]:
+            return failed(f"{label}: after load_state_dict(state), the new optimizer's {name} is a {got['type_name']} "
+                          f"({got['text']}), not a Python {want}.\n"
+                          "  Hint: a number goes back into its attribute as the Python number it was (an int for t, a "
+                          "float for lr and the other settings), not as a NumPy array or a number of another type: "
+                          "the next state_dict() must find it again as the number it saves.")
+    return None
+
+
 CONTINUE_HINT = ("  Hint: save every per-parameter dict (velocity, m, v) by the parameter's position and every number "
-                 "(t, lr); loading files each array under the id of the parameter at that position in the new "
+                 "(t, lr and the other settings); loading files each array under the id of the parameter at that position in the new "
                  "optimizer's params, since ids differ from object to object.")
 
 
@@ -513,12 +605,19 @@ def optimizer_restored_problem(label, loaded, want):
     state saved, every number and every per-parameter array, or its next steps differ from the original's."""
     for key, value in want.items():
         got = loaded.get(key)
-        if got is None or got.shape != value.shape or not np.allclose(got, value, rtol=1e-6, atol=1e-7):
-            found = "missing" if got is None else f"{np.round(got.ravel()[:3], 6).tolist()}"
+        if got is None or got.dtype.kind not in "biuf" or got.shape != value.shape \
+                or not np.allclose(got, value, rtol=1e-6, atol=1e-7 if value.ndim else 0):
+            found = "missing" if got is None else shown(got)
             return failed(f"{label}: after state_dict() / load_state_dict() into a new optimizer, its {key} is {found}, "
-                          f"not the {np.round(value.ravel()[:3], 6).tolist()} saved, so its next steps differ from the "
-                          "original's.\n" + CONTINUE_HINT)
+                          f"not the {shown(value)} saved, so its next steps differ from the original's.\n" + CONTINUE_HINT)
     return None
+
+
+def shown(array):
+    """The first values of an array, six significant digits each (eps is 1e-8)."""
+    if array.dtype.kind not in "biuf":
+        return repr(array)[:60]
+    return "[" + ", ".join(f"{float(x):.6g}" for x in array.ravel()[:3]) + "]"
 
 
 def optimizer_load_kept_problem(label, loaded, after_steps):
@@ -545,13 +644,18 @@ def check_optimizer_state(ns, optimizers=("adam",)):
         with course_methods(ns, ("Module", "named_state"), ("Module", "state_dict"), ("Module", "load_state_dict")):
             model = small_net(ns, seed=0)
             optimizer = make(model.parameters())
+            train(ns, model, optimizer, batches(ns, 1, seed=3), frozen=FROZEN)   # the dicts' order is not params'
             train(ns, model, optimizer, batches(ns, 3, seed=1))
-            optimizer.lr = optimizer.lr / 4            # as a schedule would: the fresh optimizer starts with another
+            kind = type(optimizer).__name__
+            change_settings(optimizer, kind)        # as a schedule would: the fresh optimizer starts with others
             saved_model = model.state_dict()
+            want = course_optimizer_state(optimizer)
+            orders = dict_orders(optimizer, kind)
         state, error = attempt(f"{label}.state_dict", optimizer.state_dict)
         if error:
             return error
-        problem = optimizer_state_problem(label, state_entries(state), [str(id(p)) for p in optimizer.params])
+        problem = optimizer_state_problem(label, state_entries(state), [str(id(p)) for p in optimizer.params]) \
+            or optimizer_positions_problem(label, state, want, orders)
         if problem:
             return problem
         snapshot = {k: v.copy() for k, v in state.items()}
@@ -566,6 +670,11 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             _, error = attempt(f"{label}.load_state_dict", fresh.load_state_dict, state)
             if error:
                 return error
+            problem = optimizer_restored_problem(label, course_optimizer_state(fresh), want) \
+                or optimizer_number_types_problem(label, {name: number_report(getattr(fresh, name, None))
+                                                          for name in OPTIMIZER_NUMBERS[kind]})
+            if problem:
+                return problem
             train(ns, clone, fresh, batches(ns, 2, seed=2))
             for (name, a), (_, b) in zip(net_state(model),
                                          net_state(clone)):
@@ -614,7 +723,36 @@ def check_checkpoint_round_trip(ns):
         _, error = attempt("load_checkpoint.call without an optimizer", load, path, small_net(ns, seed=6))
         if error:
             return error
+        alone = os.path.join(folder, MODEL_ONLY)            # a checkpoint of the model alone (optimizer=None)
+        _, error = attempt("save_checkpoint.call without an optimizer", save, alone, model)
+        if error:
+            error.message += MODEL_ONLY_HINT
+            return error
+        names = None
+        try:
+            if os.path.exists(alone):
+                with np.load(alone, allow_pickle=False) as archive:
+                    names = list(archive.files)
+        except Exception as error:  # noqa: BLE001
+            names = error
+        problem = checkpoint_file_problem(MODEL_ONLY, os.path.exists(alone), os.listdir(folder), names,
+                                          checkpoint_entries(model.state_dict(), {}), MODEL_ONLY_WHAT)
+        if problem:
+            return problem
+        clone = small_net(ns, seed=8)
+        _, error = attempt("load_checkpoint.call on a checkpoint without an optimizer", load, alone, clone)
+        if error:
+            return error
+        problem = checkpoint_loaded_problem(clone.state_dict(), model.state_dict(), {}, {})
+        if problem:
+            return problem
     return passed(ROUND_TRIP_PASSED)
+
+
+MODEL_ONLY = "model.ckpt"
+MODEL_ONLY_WHAT = "the entries of a checkpoint saved without an optimizer"
+MODEL_ONLY_HINT = ("\n  Hint: the optimizer is optional (optimizer=None): a checkpoint of a model alone holds the mark and "
+                   "the model's entries, and no optimizer entries.")
 
 
 ROUND_TRIP_PASSED = "✔ save_checkpoint writes one .npz file at the given path; load_checkpoint restores model and optimizer"
@@ -625,7 +763,7 @@ def checkpoint_entries(model_state, optimizer_state):
     return {CHECKPOINT_MARK} | {f"model.{k}" for k in model_state} | {f"optimizer.{k}" for k in optimizer_state}
 
 
-def checkpoint_file_problem(name, exists, written, names, want):
+def checkpoint_file_problem(name, exists, written, names, want, what="the checkpoint's entries"):
     """The file save_checkpoint wrote: at `name` exactly (written: the folder's files), an .npz archive readable
     without pickles (names: its entries, or the exception or text np.load raised), with the entries `want`."""
     if not exists:
@@ -638,7 +776,7 @@ def checkpoint_file_problem(name, exists, written, names, want):
         return failed(f"the file save_checkpoint wrote is not a NumPy .npz archive readable with allow_pickle=False: {names}")
     names = set(names)
     if names != want:
-        return failed(f"the checkpoint's entries are {sorted(names)[:8]}...; expected {sorted(want)[:8]}... "
+        return failed(f"{what} are {sorted(names)[:8]}...; expected {sorted(want)[:8]}... "
                       f"(missing {sorted(want - names)[:4]}, extra {sorted(names - want)[:4]}).")
     return None
 

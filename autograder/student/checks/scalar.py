@@ -33,10 +33,12 @@ OPS = {
 # ── graph tracking ──────────────────────────────────────────────────────────────────────────
 
 def graph_numbers(seed):
-    """x, y, z for a, b, c and the plain number k: round ones for seed 0, drawn for the others."""
+    """x, y, z for a, b, c, the plain int k and the plain float f: round ones for seed 0, drawn for the others.
+    Both kinds of number come in every case, so that wrapping only ints (or only floats) never passes."""
     rng = random.Random(seed)
-    return (2.0, -3.5, 1.25, 4) if seed == 0 else \
-        (round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), rng.choice([-2, 3, 0.5]))
+    return (2.0, -3.5, 1.25, 4, 0.5) if seed == 0 else \
+        (round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), round(rng.uniform(-3, 3), 2), rng.choice([-2, 3, 5]),
+         rng.choice([0.5, -1.5, 2.25]))
 
 
 def graph_cases(Value, symbol, fn, seed=0):
@@ -44,13 +46,14 @@ def graph_cases(Value, symbol, fn, seed=0):
 
     Seed 0 uses round numbers a student can redo by hand; other seeds draw them.
     """
-    x, y, z, k = graph_numbers(seed)
+    x, y, z, k, f = graph_numbers(seed)
     a, b, c = Value(x), Value(y), Value(z)
     return [
         (f"a {symbol} b with a = Value({x}), b = Value({y})", lambda: fn(a, b), (a, b), fn(x, y), (a, b), None),
         (f"a {symbol} {k} with a = Value({x})", lambda: fn(a, k), (a,), fn(x, k), (a,), k),
         (f"{k} {symbol} a with a = Value({x})", lambda: fn(k, a), (a,), fn(k, x), (a,), k),
         (f"c {symbol} c with c = Value({z})", lambda: fn(c, c), (c,), fn(z, z), (c,), None),
+        (f"a {symbol} {f} with a = Value({x})", lambda: fn(a, f), (a,), fn(x, f), (a,), f),
     ]
 
 
@@ -62,12 +65,20 @@ def check_graph(Value, op, seed=0):
         try:
             out = run_quietly(build)
         except Exception as error:  # noqa: BLE001 (any student error becomes a message)
-            return graph_error(op, text, type(error).__name__, describe_exception("Value", method, error))
+            return graph_error(op, text, type(error).__name__, describe_exception("Value", method, error),
+                               int_case([(case[0], case[5]) for case in graph_cases(Value, symbol, fn, seed)], text))
         problem = graph_problem(op, text, built(Value, out, inputs, before), want, [x.data for x in inputs],
                                 number_input)
         if problem:
             return problem
     return passed(f"✔ Value.{method} and its reflected form build the graph: data, _prev and _op are right")
+
+
+def int_case(cases, text):
+    """The text of a case with a plain int among `cases`, (text, number) pairs, when it comes before the case
+    `text` (so it was built without an error), else None."""
+    texts = [case_text for case_text, _ in cases]
+    return next((case_text for case_text, number in cases[:texts.index(text)] if type(number) is int), None)
 
 
 @dataclass
@@ -113,15 +124,20 @@ def member(m, Value, inputs):
     return ("other", repr(m)[:100])
 
 
-def graph_error(op, text, error_type, described):
-    """The message for `a + b` raising: the recursion of a reflected method, or the student's exception."""
+def graph_error(op, text, error_type, described, int_case=None):
+    """The message for `a + b` raising: the recursion of a reflected method, or the student's exception.
+    `int_case`: the text of an earlier case with a plain int that was built without an error."""
     symbol, method, _, _ = OPS[op]
     if error_type == "RecursionError":
         return failed(f"Value.{method}: `{text}` never returned: Python hit its recursion limit.\n"
                       f"  Hint: {reflected_hint(method, symbol)}")
-    return failed(described + f"\n  while computing `{text}`."
-                  + (f"\n  Hint: {NUMBER_HINT}" if error_type == "AttributeError" and number_without_data(described)
-                     else ""))
+    hint = ""
+    if error_type == "AttributeError" and number_without_data(described):
+        hint = f"\n  Hint: {NUMBER_HINT}"
+        if int_case and "'float' object has no attribute" in described:
+            hint += (f" `{int_case.split(' with ')[0]}` with an int worked, so only ints were wrapped: a float is a "
+                     "plain number too, and the test is whether the operand is a Value, not whether it is an int.")
+    return failed(described + f"\n  while computing `{text}`." + hint)
 
 
 def reflected_hint(method, symbol):

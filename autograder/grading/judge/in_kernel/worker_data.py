@@ -10,6 +10,7 @@ import contextlib
 import gzip
 import itertools
 import os
+import pathlib
 import tempfile
 
 import numpy as np
@@ -47,7 +48,8 @@ def item_values(value, Tensor, depth=0):
 
 
 def array_dataset(request, namespace):
-    """ArrayDataset(x, y): len, [item], ArrayDataset(x)[single], and what ArrayDataset(x, y[:-1]) raised."""
+    """ArrayDataset(x, y): len, [item], ArrayDataset(x)[single], and what ArrayDataset(x, y[:-1]) raised; then
+    ArrayDataset(x, y, z)[item] and what ArrayDataset(x, y, z[:-1]) raised."""
     Tensor, ArrayDataset = namespace["Tensor"], namespace["ArrayDataset"]
     x, y = request["x"], request["y"]
     try:
@@ -57,12 +59,26 @@ def array_dataset(request, namespace):
         one = quietly(quietly(ArrayDataset, x.copy()).__getitem__, request["single"])
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
-    reply = {"n": length_report(n), "sample": item_values(sample, Tensor), "one": item_values(one, Tensor), "mismatch": None}
+    reply = {"n": length_report(n), "sample": item_values(sample, Tensor), "one": item_values(one, Tensor),
+             "mismatch": refusal(ArrayDataset, x.copy(), y[:-1].copy())}
+    z = request["z"]
     try:
-        quietly(ArrayDataset, x.copy(), y[:-1].copy())
+        reply["triple"] = item_values(quietly(quietly(ArrayDataset, x.copy(), y.copy(), z.copy()).__getitem__,
+                                              request["item"]), Tensor)
     except Exception as error:  # noqa: BLE001
-        reply["mismatch"] = {"error_type": type(error).__name__, "value_error": isinstance(error, ValueError)}
+        reply["triple_error"] = error_report(error)
+        return reply
+    reply["mismatch3"] = refusal(ArrayDataset, x.copy(), y.copy(), z[:-1].copy())
     return reply
+
+
+def refusal(ArrayDataset, *arrays):
+    """What ArrayDataset(*arrays) raised, as data; None when it was accepted."""
+    try:
+        quietly(ArrayDataset, *arrays)
+    except Exception as error:  # noqa: BLE001
+        return {"error_type": type(error).__name__, "value_error": isinstance(error, ValueError)}
+    return None
 
 
 def field_report(value, Tensor):
@@ -115,12 +131,20 @@ def data_loader(request, namespace):
     if request["shuffle"]:
         n, size, (seed, other) = len(labels), request["size"], request["seeds"]
 
-        def epochs(seed, count, drop_last=False):
-            made = quietly(lambda: DataLoader(dataset(images, labels), batch_size=size, shuffle=True,
+        def loader(seed, drop_last=False):
+            return quietly(lambda: DataLoader(dataset(images, labels), batch_size=size, shuffle=True,
                                               seed=seed, drop_last=drop_last))
+
+        def epochs(seed, count, drop_last=False):
+            made = loader(seed, drop_last)
             return [epoch_report(made, n + 2, Tensor) for _ in range(count)]
+
+        def in_turns(seed):         # two loaders of one seed, both made first, then read in turns: A1, B1, A2, B2
+            made = [loader(seed), loader(seed)]
+            return [epoch_report(one, n + 2, Tensor) for _ in range(2) for one in made]
         try:
-            return {"epochs": [*epochs(seed, 3), *epochs(seed, 2), *epochs(other, 1), *epochs(seed, 1, True)]}
+            return {"epochs": [*epochs(seed, 3), *epochs(seed, 2), *epochs(other, 1), *epochs(seed, 1, True),
+                               *in_turns(seed), *epochs(0, 1), *epochs(0, 1)]}
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
     runs = []
@@ -132,7 +156,41 @@ def data_loader(request, namespace):
         except Exception as error:  # noqa: BLE001
             runs.append({"error": error_report(error)})
             break
-    return {"runs": runs}
+    reply = {"runs": runs}
+    if request.get("one_field") and not request.get("shortcut"):
+        n, size = request["one_field"]
+        try:
+            made = quietly(lambda: DataLoader(OneFieldDataset(images[:n]), batch_size=size))
+            reply["one_field"] = {"batches": [fields_report(b, Tensor) for b in
+                                              quietly(lambda: list(itertools.islice(iter(made), n + 2)))]}
+        except Exception as error:  # noqa: BLE001
+            reply["one_field"] = {"error": error_report(error)}
+    return reply
+
+
+class OneFieldDataset:
+    """Sample i is (images[i],): unlabelled data, one field per sample."""
+
+    def __init__(self, images):
+        self.images = images
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, index):
+        if not 0 <= index < len(self.images):
+            raise IndexError(f"dataset index {index} out of range 0..{len(self.images) - 1}")
+        return (self.images[index].copy(),)
+
+
+def fields_report(batch, Tensor):
+    """A batch of any number of fields as data: its fields, or the name of what came instead of a tuple."""
+    try:
+        if not isinstance(batch, (tuple, list)):
+            return {"type_name": type_name(batch)}
+        return {"fields": [field_report(value, Tensor) for value in batch[:4]]}
+    except Exception as error:  # noqa: BLE001
+        return {"type_name": f"batch that could not be read ({type(error).__name__})"}
 
 
 COMPOSE_STEPS = {"add": lambda k: lambda a: a + k, "mul": lambda k: lambda a: a * k,
@@ -187,12 +245,14 @@ def judge_files(files):
 
 
 def idx_parse(request, namespace):
-    """parse_idx on each of the judge's files: the array returned, or the error raised."""
+    """parse_idx on each of the judge's files: the array returned, or the error raised. The files named in
+    `as_path` are given as a pathlib.Path, the others as a str."""
     Tensor, results = namespace["Tensor"], []
     with judge_files(request["files"]) as paths:
         for name, _ in request["files"]:
+            path = pathlib.Path(paths[name]) if name in request.get("as_path", ()) else paths[name]
             try:
-                results.append({"returned": report(quietly(namespace["parse_idx"], paths[name]), Tensor)})
+                results.append({"returned": report(quietly(namespace["parse_idx"], path), Tensor)})
             except Exception as error:  # noqa: BLE001
                 results.append({"returned": error_report(error), "value_error": isinstance(error, ValueError)})
     return {"results": results}
@@ -225,8 +285,9 @@ def label_report(label):
 
 
 def item_report(ds, index, Tensor):
-    image, label = quietly(ds.__getitem__, index)
-    return {"image": report(image, Tensor), "label": label_report(label)}
+    sample = quietly(ds.__getitem__, index)
+    image, label = sample
+    return {"image": report(image, Tensor), "label": label_report(label), "type_name": "tuple" if isinstance(sample, tuple) else type_name(sample)}
 
 
 def mnist_dataset(request, namespace):

@@ -312,10 +312,20 @@ def persist_optimizer(request, namespace):
         except Exception as error:  # noqa: BLE001
             return dict(reply, load_error=error_report(error))
         reply["loaded"] = {k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"}
+        reply["numbers"] = {name: persist_number(value) for name, value in vars(fresh).items()
+                            if not isinstance(value, (dict, list, tuple))}
         error = persist_steps(fresh, request["grads"])      # the restored optimizer steps on: the dict must stay as loaded
         if error:
             return dict(reply, fresh_steps_error=error)
         return dict(reply, after_fresh=persist_state_report(state))
+
+
+def persist_number(value):
+    """An attribute of the restored optimizer as data: its type's name, whether it is a Python int / float, its text."""
+    cls = type(value)
+    return {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, float), "text": repr(value)[:60]}
 
 
 def persist_steps(optimizer, grads_per_step):
@@ -365,6 +375,33 @@ def persist_checkpoint(request, namespace):
         reply["model"] = persist_arrays(clone, namespace)
         reply["loaded"] = {k: packed(v) for k, v in ref_optimizer_state(fresh).items() if v.dtype.kind in "biuf"}
         reply["no_optimizer"] = persist_raised(load, path, persist_net(namespace, request["sizes"], 6))
+        if reply["no_optimizer"]:
+            return reply
+        reply["alone"] = persist_model_only(namespace, request, model, folder)
+    return reply
+
+
+def persist_model_only(namespace, request, model, folder):
+    """save_checkpoint(path, model) without an optimizer; the file's entry names; load_checkpoint into a new model."""
+    save, load = namespace["save_checkpoint"], namespace["load_checkpoint"]
+    path = os.path.join(folder, "model.ckpt")
+    reply = {"save": persist_raised(save, path, model)}
+    if reply["save"]:
+        return reply
+    reply["exists"] = os.path.exists(path)
+    reply["written"] = sorted(os.listdir(folder))[:10]
+    if not reply["exists"]:
+        return reply
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            reply["files"] = [str(name) for name in archive.files][:200]
+    except Exception as error:  # noqa: BLE001
+        reply["unreadable"] = str(error)[:300]
+        return reply
+    clone = persist_net(namespace, request["sizes"], 8)
+    reply["load"] = persist_raised(load, path, clone)
+    if not reply["load"]:
+        reply["model"] = persist_arrays(clone, namespace)
     return reply
 
 

@@ -15,7 +15,7 @@ def scalar(value):
 
 
 def value_graph(request, namespace):
-    """Each case (`a op b`, `a op k`, `k op a`, `c op c`) on fresh Values of the judge's numbers."""
+    """Each case (`a op b`, `a op k`, `k op a`, `c op c`, `a op f`) on fresh Values of the judge's numbers."""
     Value, fn = namespace["Value"], {"+": operator.add, "*": operator.mul}[request["symbol"]]
     results = []
     for left, right, inputs in request["cases"]:

@@ -78,14 +78,20 @@ def trainer_evaluate(request, namespace):
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
     keys = sorted(map(str, got)) if isinstance(got, dict) else None
-    values = {}
+    values, types = {}, {}
     if keys == ["accuracy", "loss"]:
         for key in keys:
             try:
                 values[key] = float(got[key])
             except (TypeError, ValueError):
                 values[key] = None
+            cls = type(got[key])
+            types[key] = {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
+                          "float": isinstance(got[key], float)}
+    gradients = any(getattr(p, "grad", None) is not None and bool(np.any(np.asarray(p.grad) != 0))
+                    for p in model.parameters())
     return {"keys": keys, "text": repr(got)[:300], "loss": values.get("loss"), "accuracy": values.get("accuracy"),
+            "types": types, "gradients": gradients,
             "training": bool(model.training), "params": [packed(np.asarray(p.data)) for p in params]}
 
 
@@ -109,12 +115,22 @@ def trainer_keep_best(request, namespace):
     return {"records": records, "shapes": shapes}
 
 
+def state_value(value):
+    """An entry of best_state as data: its array, or an empty one when it is not numbers (a Tensor, say), which
+    matches no snapshot, as in the kernel's check."""
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001
+        array = None
+    return packed(array if array is not None and array.dtype.kind in "biuf" else np.zeros(0, dtype=np.float32))
+
+
 def keep_best_report(trainer, flag, path):
     state = trainer.best_state
     report = {"flag": bool(flag) if isinstance(flag, (bool, np.bool_)) else None, "flag_text": str(flag)[:100],
               "best_epoch": number(trainer.best_epoch) if trainer.best_epoch is not None else None,
               "best_loss": number(trainer.best_loss), "best_loss_text": str(trainer.best_loss)[:100],
-              "state": [packed(np.asarray(v)) for v in state.values()] if isinstance(state, dict) else None,
+              "state": [state_value(v) for v in state.values()] if isinstance(state, dict) else None,
               "state_type": type(state).__name__, "file": None}
     if path is not None and os.path.exists(path):
         with np.load(path, allow_pickle=False) as archive:
@@ -152,12 +168,21 @@ def trainer_fit(request, namespace):
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
     train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
-    calls = {"train": [], "evaluate": [], "keep_best": []}
+    calls = {"train": [], "evaluate": [], "keep_best": [], "bars": [], "restarts": []}
+    left = []
+
+    def same(arrays, others):
+        return len(arrays) == len(others) and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(arrays, others))
 
     def train_epoch(m, loader, loss_fn, optimizer, progress=None):
         calls["train"].append((m, loader, loss_fn, optimizer))
+        calls["bars"].append(progress is not None)
+        now = [np.asarray(p.data) for p in model.parameters()]
+        if left and not same(now, left):
+            calls["restarts"].append([len(calls["train"]), same(now, best)])
         for p in model.parameters():
             p.data[...] = p.data + 1.0
+        left[:] = [np.array(p.data) for p in model.parameters()]
         return list(batch_losses[len(calls["train"]) - 1])
 
     def evaluate(loader):
@@ -174,15 +199,18 @@ def trainer_fit(request, namespace):
         for p, value in zip(model.parameters(), state.values()):
             p.data[...] = value
 
-    saved = namespace.get("train_epoch")
-    namespace["train_epoch"] = train_epoch
+    def report(epoch, train_loss, val=None):
+        calls["reports"].append(number(epoch))
+
+    saved, saved_report = namespace.get("train_epoch"), namespace.get("report")
+    namespace["train_epoch"], namespace["report"], calls["reports"] = train_epoch, report, []
     trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
     try:
         history = in_headless(trainer.fit, train_loader, val_loader if request["validate"] else None, epochs)
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
     finally:
-        namespace["train_epoch"] = saved
+        namespace["train_epoch"], namespace["report"] = saved, saved_report
     first = calls["train"][0] if calls["train"] else None
     if isinstance(history, dict):
         shown = {}
@@ -199,4 +227,5 @@ def trainer_fit(request, namespace):
             "history": shown,
             "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
             "keep_best_calls": [[number(e), number(v)] for e, v in calls["keep_best"]],
-            "params": [packed(np.asarray(p.data)) for p in params], "shapes": shapes}
+            "params": [packed(np.asarray(p.data)) for p in params], "shapes": shapes,
+            "bars": [bool(b) for b in calls["bars"]], "restarts": calls["restarts"], "reports": calls["reports"][:100]}
