@@ -786,9 +786,8 @@ SECOND_AUDIT = [
 ]
 
 
-@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", SECOND_AUDIT, ids=[m[1] for m in SECOND_AUDIT])
-def test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
-                                                                          words):
+def judge_and_kernel_tell(chapter_id, mistake, grade_id, kernel_check, words):
+    """The judge (secret 11) and the kernel's check both fail the catalogued `mistake`, both messages holding `words`."""
     from helpers.solved_code import notebook_namespace, recursion_limit_kept
     with recursion_limit_kept():            # two of these answers raise it in this process
         namespace = notebook_namespace(chapter_id, catalogue_edits(chapter_id, mistake), training=False)
@@ -815,15 +814,9 @@ THIRD_AUDIT_CH02_CH03 = [
 ]
 
 
-@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", THIRD_AUDIT_CH02_CH03,
-                         ids=[m[1] for m in THIRD_AUDIT_CH02_CH03])
-def test_the_judge_tells_the_third_audits_ch02_ch03_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id,
-                                                                                   kernel_check, words):
-    test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
-                                                                         words)
-
-
-@pytest.mark.parametrize("chapter_id, answer, grade_id, kernel_check", [
+# Right answers near the third audit's checks of chapters 2 and 3: (chapter, solution or catalogued alternative, its
+# cell, the check the kernel runs for that cell).
+THIRD_AUDIT_CH02_CH03_RIGHT = [
     ("ch02", "solution", "test_constructor", lambda c: c.constructor("copies")),
     ("ch03", "solution", "test_engine_no_grad", lambda c: c.engine_rule("no_grad")),
     ("ch03", "no_grad_class", "test_engine_no_grad", lambda c: c.engine_rule("no_grad")),
@@ -833,8 +826,11 @@ def test_the_judge_tells_the_third_audits_ch02_ch03_mistakes_as_the_kernel_does(
      lambda c: c.backward(c.namespace["PowerScalar"](3), shapes=[(3, 4)], domains="with_zeros", seed=25)),
     ("ch03", "solution", "test_operators", lambda c: c.operators()),
     ("ch03", "operators_number_as_constant", "test_operators", lambda c: c.operators()),
-])
-def test_right_answers_pass_the_third_audits_ch02_ch03_checks(chapter_id, answer, grade_id, kernel_check):
+]
+
+
+def judge_and_kernel_pass(chapter_id, answer, grade_id, kernel_check):
+    """The judge (secret 12) and the kernel's check both pass `answer`, the solution or a catalogued alternative."""
     from helpers.soak import alternative_namespace
     namespace = alternative_namespace(chapter_id, answer)
     judgement = Judge(plan_notebook(source_notebook(chapter_id), JUDGED_CHECKS), secret=12).judge_cell(
@@ -900,15 +896,8 @@ FOURTH_AUDIT = [
 ]
 
 
-@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", FOURTH_AUDIT,
-                         ids=[m[1] for m in FOURTH_AUDIT])
-def test_the_judge_tells_the_fourth_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
-                                                                         words):
-    test_the_judge_tells_the_second_audits_mistakes_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check,
-                                                                         words)
-
-
-@pytest.mark.parametrize("chapter_id, answer, grade_id, kernel_check", [
+# Right answers near the fourth audit's checks, as THIRD_AUDIT_CH02_CH03_RIGHT.
+FOURTH_AUDIT_RIGHT = [
     ("ch01", "solution", "test_add_graph", lambda c: c.value_graph("add")),
     ("ch01", "add_wraps_numbers", "test_add_graph", lambda c: c.value_graph("add")),
     ("ch01", "solution", "test_mul_graph", lambda c: c.value_graph("mul")),
@@ -930,9 +919,21 @@ def test_the_judge_tells_the_fourth_audits_mistakes_as_the_kernel_does(chapter_i
     ("ch09", "keep_best_early_return", "test_keep_best", lambda c: c.keep_best("checkpoint")),
     ("ch09", "solution", "test_fit", lambda c: c.fit()),
     ("ch09", "fit_while_loop", "test_fit", lambda c: c.fit(epochs=4, stop_after=None, seed=1)),
-])
-def test_right_answers_pass_the_fourth_audits_checks(chapter_id, answer, grade_id, kernel_check):
-    test_right_answers_pass_the_third_audits_ch02_ch03_checks(chapter_id, answer, grade_id, kernel_check)
+]
+AUDITED_MISTAKES = SECOND_AUDIT + THIRD_AUDIT_CH02_CH03 + FOURTH_AUDIT
+AUDITED_RIGHT = THIRD_AUDIT_CH02_CH03_RIGHT + FOURTH_AUDIT_RIGHT
+
+
+@pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", AUDITED_MISTAKES,
+                         ids=[m[1] for m in AUDITED_MISTAKES])
+def test_the_judge_tells_each_audits_mistake_as_the_kernel_does(chapter_id, mistake, grade_id, kernel_check, words):
+    judge_and_kernel_tell(chapter_id, mistake, grade_id, kernel_check, words)
+
+
+@pytest.mark.parametrize("chapter_id, answer, grade_id, kernel_check", AUDITED_RIGHT,
+                         ids=[f"{m[0]}-{m[1]}-{m[2]}" for m in AUDITED_RIGHT])
+def test_right_answers_pass_each_audits_checks(chapter_id, answer, grade_id, kernel_check):
+    judge_and_kernel_pass(chapter_id, answer, grade_id, kernel_check)
 
 
 # ── chapter 10: helpers isolated by stand-ins, the layers, and the checks only the kernel can make ──

@@ -688,6 +688,17 @@ def check_optimizer_state(ns, optimizers=("adam",)):
 
 # ── 8.4 files ─────────────────────────────────────────────────────────────────────────────────
 
+def archive_names(path):
+    """The entry names of the archive at `path`; None when there is no file, the error when NumPy cannot read it."""
+    try:
+        if os.path.exists(path):
+            with np.load(path, allow_pickle=False) as archive:
+                return list(archive.files)
+    except Exception as error:  # noqa: BLE001
+        return error
+    return None
+
+
 def check_checkpoint_round_trip(ns):
     save, load = ns["save_checkpoint"], ns["load_checkpoint"]
     with tempfile.TemporaryDirectory() as folder, course_methods(
@@ -700,13 +711,7 @@ def check_checkpoint_round_trip(ns):
         _, error = attempt("save_checkpoint.call", save, path, model, optimizer)
         if error:
             return error
-        names = None
-        try:
-            if os.path.exists(path):
-                with np.load(path, allow_pickle=False) as archive:
-                    names = list(archive.files)
-        except Exception as error:  # noqa: BLE001
-            names = error
+        names = archive_names(path)
         want = checkpoint_entries(model.state_dict(), optimizer.state_dict())
         problem = checkpoint_file_problem("run.ckpt", os.path.exists(path), os.listdir(folder), names, want)
         if problem:
@@ -728,13 +733,7 @@ def check_checkpoint_round_trip(ns):
         if error:
             error.message += MODEL_ONLY_HINT
             return error
-        names = None
-        try:
-            if os.path.exists(alone):
-                with np.load(alone, allow_pickle=False) as archive:
-                    names = list(archive.files)
-        except Exception as error:  # noqa: BLE001
-            names = error
+        names = archive_names(alone)
         problem = checkpoint_file_problem(MODEL_ONLY, os.path.exists(alone), os.listdir(folder), names,
                                           checkpoint_entries(model.state_dict(), {}), MODEL_ONLY_WHAT)
         if problem:

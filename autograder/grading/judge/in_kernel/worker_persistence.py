@@ -354,18 +354,9 @@ def persist_checkpoint(request, namespace):
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         path = os.path.join(folder, request["name"])
-        reply["save"] = persist_raised(save, path, model, optimizer)
-        if reply["save"]:
-            return reply
-        reply["exists"] = os.path.exists(path)
-        reply["written"] = sorted(os.listdir(folder))[:10]
-        if not reply["exists"]:
-            return reply
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                reply["files"] = [str(name) for name in archive.files][:200]
-        except Exception as error:  # noqa: BLE001
-            reply["unreadable"] = str(error)[:300]
+        written, readable = persist_written(save, path, folder, model, optimizer)
+        reply.update(written)
+        if not readable:
             return reply
         clone = persist_net(namespace, request["sizes"], 4)
         fresh = persist_optimizer_of(namespace, request["fresh"], clone.parameters())
@@ -381,25 +372,33 @@ def persist_checkpoint(request, namespace):
     return reply
 
 
-def persist_model_only(namespace, request, model, folder):
-    """save_checkpoint(path, model) without an optimizer; the file's entry names; load_checkpoint into a new model."""
-    save, load = namespace["save_checkpoint"], namespace["load_checkpoint"]
-    path = os.path.join(folder, "model.ckpt")
-    reply = {"save": persist_raised(save, path, model)}
+def persist_written(save, path, folder, *objects):
+    """save(path, *objects), then what it left: whether the file exists, the folder's files and the archive's entry
+    names (or why NumPy could not read it); and whether the file could be read, so loading it can go on."""
+    reply = {"save": persist_raised(save, path, *objects)}
     if reply["save"]:
-        return reply
+        return reply, False
     reply["exists"] = os.path.exists(path)
     reply["written"] = sorted(os.listdir(folder))[:10]
     if not reply["exists"]:
-        return reply
+        return reply, False
     try:
         with np.load(path, allow_pickle=False) as archive:
             reply["files"] = [str(name) for name in archive.files][:200]
     except Exception as error:  # noqa: BLE001
         reply["unreadable"] = str(error)[:300]
+        return reply, False
+    return reply, True
+
+
+def persist_model_only(namespace, request, model, folder):
+    """save_checkpoint(path, model) without an optimizer; the file's entry names; load_checkpoint into a new model."""
+    path = os.path.join(folder, "model.ckpt")
+    reply, readable = persist_written(namespace["save_checkpoint"], path, folder, model)
+    if not readable:
         return reply
     clone = persist_net(namespace, request["sizes"], 8)
-    reply["load"] = persist_raised(load, path, clone)
+    reply["load"] = persist_raised(namespace["load_checkpoint"], path, clone)
     if not reply["load"]:
         reply["model"] = persist_arrays(clone, namespace)
     return reply
