@@ -203,6 +203,49 @@ def test_the_mean_of_batch_means_is_named(ns, check, patched):
     assert not verdict.passed and "mean of the batch means" in verdict.message
 
 
+def evaluate_summing_means(switch_back):
+    """An evaluate that adds up the batch means without weighing them by size (a wrong loss that is not the mean of
+    the means); in eval mode while measuring, and back in training mode afterwards when `switch_back`."""
+    def evaluate(self, loader):
+        self.model.eval()
+        total, right, seen = 0.0, 0, 0
+        for images, labels in loader:
+            logits = self.model(images)
+            total += self.loss_fn(logits, labels).item()
+            right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+            seen += len(labels)
+        if switch_back:
+            self.model.train()
+        return {"loss": total / seen, "accuracy": right / seen}
+    return evaluate
+
+
+@pytest.mark.parametrize("switch_back", [False, True])
+def test_the_training_mode_hint_needs_batches_that_went_through_dropout_in_training_mode(ns, check, patched,
+                                                                                       switch_back):
+    """A model put back in training mode after measuring in eval mode did not drop units: the hint names training
+    mode only when a batch went through the Dropout in it."""
+    patched("Trainer", "evaluate", evaluate_summing_means(switch_back))
+    verdict = check.evaluate()
+    assert not verdict.passed and "(the mean loss per sample)" in verdict.message
+    assert "training mode" not in verdict.message, verdict.message
+
+
+def test_an_evaluate_without_eval_mode_is_told_it_dropped_units(ns, check, patched):
+    def evaluate(self, loader):
+        total, right, seen = 0.0, 0, 0
+        for images, labels in loader:
+            logits = self.model(images)
+            total += self.loss_fn(logits, labels).item() * len(labels)
+            right += int((logits.numpy().argmax(axis=1) == labels.numpy()).sum())
+            seen += len(labels)
+        return {"loss": total / seen, "accuracy": right / seen}
+
+    patched("Trainer", "evaluate", evaluate)
+    verdict = check.evaluate()
+    assert not verdict.passed and "went through the model in training mode, so dropout dropped units" in verdict.message
+
+
 def test_an_early_stop_one_epoch_late_is_caught(ns, check, patched):
     original = ns["Trainer"].__dict__["keep_best"]
 

@@ -4,8 +4,9 @@ what its weights were), fit with stand-ins scripted from secret numbers (the jud
 
 Verdicts and messages are `autograder/student/checks/fitting.py`'s. Which calls fit made, with which objects (the
 progress bar given or not, the epochs `report` printed), whether an epoch's training started from other weights than
-the last one left, whether the model was left in training mode or with gradients, and the Python types of evaluate's
-values are the kernel's word (each can only fail a cell); every number is checked here.
+the last one left, whether a batch went through the Dropout in training mode (which only picks a hint), whether
+gradients were left, and the Python types of evaluate's values are the kernel's word (each can only fail a cell);
+every number is checked here.
 """
 import numpy as np
 

@@ -94,14 +94,28 @@ def check_evaluate(ns, samples=10, batch_size=4, seed=0):
     loader = ns["DataLoader"](ns["ArrayDataset"](x, y), batch_size=batch_size)
     trainer = ns["Trainer"](model, ns["SoftmaxLoss"](), ns["SGD"](model.parameters(), lr=0.1))
     before = [np.array(p.data) for p in model.parameters()]
+    modes = dropout_modes(model.modules[1])
     model.train()
     try:
         got = quiet(trainer.evaluate, loader)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Trainer", "evaluate", error))
     changed = any(not np.array_equal(np.asarray(p.data), b) for p, b in zip(model.parameters(), before))
-    return evaluate_verdict(samples, batch_size, evaluated(got), changed, model.training,
+    return evaluate_verdict(samples, batch_size, evaluated(got), changed, any(modes),
                             *evaluate_expected(x, y, weights, batch_size), gradients=has_gradients(model.parameters()))
+
+
+def dropout_modes(dropout):
+    """The list of the Dropout's `training` flag at each of its forward calls from now on: the evidence that the
+    batches went through it in training mode (the model's mode after evaluate says nothing of that)."""
+    modes, forward = [], dropout.forward
+
+    def recorded(*args, **kwargs):
+        modes.append(bool(getattr(dropout, "training", False)))
+        return forward(*args, **kwargs)
+
+    dropout.forward = recorded
+    return modes
 
 
 def has_gradients(params):
@@ -130,8 +144,8 @@ def type_label(value):
 
 
 def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_means, gradients=False):
-    """The verdict on `evaluated(...)` of evaluate's answer; `changed`: the weights moved; `training`: the model
-    was still in training mode afterwards; `gradients`: its parameters held gradients afterwards (none before)."""
+    """The verdict on `evaluated(...)` of evaluate's answer; `changed`: the weights moved; `training`: a batch went
+    through the model's Dropout in training mode; `gradients`: its parameters held gradients afterwards (none before)."""
     where = evaluate_where(samples, batch_size)
     if got["keys"] != ["accuracy", "loss"]:
         return failed(f"{where} returned {got['text']}; expected a dict with the keys 'loss' and 'accuracy'.")
@@ -151,7 +165,8 @@ def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_me
             hint = ("\n  That is the mean of the batch means: weigh each batch's mean loss by its size, and divide the "
                     "total by the number of samples.")
         elif training:
-            hint = "\n  Hint: the model is still in training mode, so dropout is dropping units: evaluate in evaluation mode."
+            hint = ("\n  Hint: the batches went through the model in training mode, so dropout dropped units: "
+                    "evaluation measures the model in evaluation mode, where dropout keeps every unit.")
         return failed(f"{where}: loss {loss:.6g}, expected {want['loss']:.6g} (the mean loss per sample).{hint}")
     if not np.isclose(acc, want["accuracy"], atol=1e-9):
         return failed(f"{where}: accuracy {acc:.6g}, expected {want['accuracy']:.6g} "

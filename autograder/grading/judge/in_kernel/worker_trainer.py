@@ -73,6 +73,14 @@ def trainer_evaluate(request, namespace):
         loader = namespace["DataLoader"](namespace["ArrayDataset"](request["x"].copy(), request["y"].copy()),
                                          batch_size=request["batch_size"])
         trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["SGD"](model.parameters(), lr=0.1))
+        dropout, modes = model.modules[1], []
+        dropout_forward = dropout.forward
+
+        def recorded(*args, **kwargs):           # the Dropout's mode at each forward call: the evidence of dropping
+            modes.append(bool(getattr(dropout, "training", False)))
+            return dropout_forward(*args, **kwargs)
+
+        dropout.forward = recorded
         model.train()
         got = in_headless(trainer.evaluate, loader)
     except Exception as error:  # noqa: BLE001
@@ -92,7 +100,7 @@ def trainer_evaluate(request, namespace):
                     for p in model.parameters())
     return {"keys": keys, "text": repr(got)[:300], "loss": values.get("loss"), "accuracy": values.get("accuracy"),
             "types": types, "gradients": gradients,
-            "training": bool(model.training), "params": [packed(np.asarray(p.data)) for p in params]}
+            "training": any(modes), "params": [packed(np.asarray(p.data)) for p in params]}
 
 
 def trainer_keep_best(request, namespace):
