@@ -736,7 +736,7 @@ class MSELoss(Module):
 verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.all(check.mse_loss((3, 4), seed=1), check.mse_loss((6,), seed=2))
+verdict = check.all(check.mse_loss((3, 4), seed=1), check.mse_loss((6,), seed=2), check.mse_loss((2, 3, 4), seed=4))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -824,7 +824,8 @@ verdict = check.all(check.logsumexp_forward(None, shape=(2, 3), seed=11),
                     check.logsumexp_forward(0, shape=(4, 2), domain="very_negative", seed=12),
                     check.logsumexp_forward((0, 2), shape=(2, 3, 4), domain="large", seed=13),
                     check.logsumexp_forward(-1, shape=(2, 5), seed=14),
-                    check.logsumexp_forward((1,), shape=(1, 6), seed=15))
+                    check.logsumexp_forward((1,), shape=(1, 6), seed=15),
+                    check.logsumexp_forward(-1, shape=(2, 4), domain="wide_rows", seed=16))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -838,7 +839,8 @@ verdict = check.all(check.backward(LogSumExp(), shapes=[(2, 3)], seed=21),
                     check.backward(LogSumExp(0), shapes=[(4, 2)], domains="very_negative", seed=22),
                     check.backward(LogSumExp((0, 2)), shapes=[(2, 3, 4)], domains="large", seed=23),
                     check.backward(LogSumExp(-1), shapes=[(2, 5)], seed=24),
-                    check.backward(LogSumExp((1,)), shapes=[(1, 6)], seed=25))
+                    check.backward(LogSumExp((1,)), shapes=[(1, 6)], seed=25),
+                    check.backward(LogSumExp(-1), shapes=[(2, 4)], domains="wide_rows", seed=26))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -906,7 +908,8 @@ assert verdict.passed, verdict.message
 verdict = check.all(check.softmax_forward(0, shape=(4, 3), domain="very_negative", seed=41),
                     check.softmax_forward(1, shape=(2, 3, 4), domain="large", seed=42),
                     check.softmax_forward(-1, shape=(6,), seed=43),
-                    check.softmax_forward(-1, shape=(5, 2), domain="rows_apart", seed=44))
+                    check.softmax_forward(-1, shape=(5, 2), domain="rows_apart", seed=44),
+                    check.softmax_forward(-1, shape=(3, 5), domain="wide_rows", seed=45))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -918,7 +921,8 @@ assert verdict.passed, verdict.message
 verdict = check.all(check.backward(Softmax(0), shapes=[(4, 3)], seed=51),
                     check.backward(Softmax(1), shapes=[(2, 3, 4)], seed=52),
                     check.backward(Softmax(), shapes=[(5,)], domains="very_negative", seed=53),
-                    check.backward(Softmax(axis=-1), shapes=[(4, 2)], domains="rows_apart", seed=54))
+                    check.backward(Softmax(axis=-1), shapes=[(4, 2)], domains="rows_apart", seed=54),
+                    check.backward(Softmax(), shapes=[(3, 5)], domains="wide_rows", seed=55))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

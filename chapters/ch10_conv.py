@@ -484,7 +484,9 @@ verdict = check.all(check.backward(Conv(2, 0), shapes=[(2, 3, 5, 5), (4, 3, 3, 3
                     check.backward(Conv(2, 0), shapes=[(1, 2, 6, 7), (3, 2, 2, 3)], seed=23, isolate=helpers),
                     check.backward(Conv(2, 0), shapes=[(2, 1, 4, 4), (2, 1, 1, 1)], seed=24, isolate=helpers),
                     check.backward(Conv(3, 1), shapes=[(1, 2, 7, 6), (2, 2, 3, 2)], seed=25, isolate=helpers),
-                    check.backward(Conv(1, 2), shapes=[(2, 1, 3, 4), (2, 1, 3, 3)], seed=26, isolate=helpers))
+                    check.backward(Conv(1, 2), shapes=[(2, 1, 3, 4), (2, 1, 3, 3)], seed=26, isolate=helpers),
+                    check.backward(Conv(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=27, isolate=helpers, constant=[0]),
+                    check.backward(Conv(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=28, isolate=helpers, constant=[1]))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

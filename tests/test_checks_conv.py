@@ -288,3 +288,42 @@ def test_conv2d_with_a_drawn_bias_is_caught(ns, check):
         assert words in verdict.message, verdict.message
     assert convolution.bias_init_problem("Conv2d(...)", np.zeros(3)) is None
     assert check.conv2d().passed
+
+
+@pytest.mark.parametrize("stride,padding,shapes", [(1, 0, [(1, 1, 4, 4), (1, 1, 2, 2)]), (2, 1, [(2, 2, 6, 5), (3, 2, 3, 2)]),
+                                                   (3, 2, [(1, 2, 7, 6), (2, 2, 3, 2)])])
+def test_the_conv_slip_predicts_the_weight_gradient(stride, padding, shapes):
+    """The slip behind the hint for zeros given to images that need a gradient predicts w's gradient exactly:
+    that of finite differences of the slow convolution."""
+    from autograder.student.checks import slips
+    rng = np.random.default_rng(stride + padding)
+    x, w = (rng.standard_normal(s) for s in shapes)
+    out = slow.conv(stride, padding)(x, w)
+    upstream = rng.standard_normal(out.shape)
+    numeric = gradcheck.central_differences([x, w], gradcheck.perturbed_outputs(slow.conv(stride, padding), [x, w]),
+                                            upstream)
+    case = slips.Case("Conv", {"stride": stride, "padding": padding}, [x, w], out, upstream)
+    zeros, grad_w = slips.SLIPS["Conv"][0].gradients(case)
+    assert not zeros.any() and zeros.shape == x.shape
+    assert np.allclose(grad_w, numeric[1], rtol=1e-6, atol=1e-7)
+
+
+def test_zeros_for_images_that_need_a_gradient_are_caught(ns):
+    """A backward testing w's requires_grad for the saving: right when both inputs need a gradient, caught (with
+    the hint) when only the filters are a constant."""
+    namespace, conv = dict(ns), ns["Conv"]
+
+    class FiltersTested(conv):
+        def backward(self, out_grad, node):
+            grads = conv.backward(self, out_grad, node)
+            if not node._inputs[1].requires_grad:
+                return ns["Tensor"](np.zeros(node._inputs[0].shape)), grads[1]
+            return grads
+
+    namespace["Conv"] = FiltersTested
+    check = Checker(namespace, verbose=False)
+    assert check.backward(FiltersTested(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=27).passed
+    verdict = check.backward(FiltersTested(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=28, constant=[1])
+    assert not verdict.passed
+    assert "(b is a constant: requires_grad=False)" in verdict.message
+    assert "your gradient for a, the images x, is all zeros" in verdict.message

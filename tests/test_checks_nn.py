@@ -498,3 +498,67 @@ def test_a_standard_normal_table_never_fails_the_spread():
     for seed in range(50):
         w = np.random.default_rng(seed).standard_normal(nn.EMBEDDING_SPREAD).astype(np.float32)
         assert nn.embedding_spread_problem(seed, w) is None
+
+
+@pytest.mark.parametrize("in_features", [1, 3, 10])
+def test_a_bias_from_a_second_generator_of_the_seed_is_caught(ns, check, monkeypatch, in_features):
+    """A second default_rng(seed) starts the same draws again: the bias repeats the weight's first row."""
+    Linear, Parameter = ns["Linear"], ns["Parameter"]
+
+    def two_generators(self, in_features, out_features, bias=True, *, seed=None):
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / np.sqrt(in_features)
+        self.weight = Parameter(np.random.default_rng(seed).uniform(-bound, bound, (in_features, out_features)))
+        self.bias = Parameter(np.random.default_rng(seed).uniform(-bound, bound, (1, out_features))) if bias else None
+    monkeypatch.setattr(Linear, "__init__", two_generators)
+    assert_fails(check.linear_init(in_features, 4), "repeats the weight's first row value for value",
+                 "two generators made with the same seed", "then the bias")
+
+
+def test_wide_rows_overflow_a_shift_by_the_mean_or_the_minimum(ns, check):
+    """Along the last axis two values near 800 and the rest near -800: only each row's maximum keeps exp finite."""
+    from autograder.student import gradcheck
+    from autograder.student.checks import formulas
+    for seed in range(20):
+        for shape in ((4,), (3, 5), (2, 3, 6)):
+            x = gradcheck.sample(shape, "wide_rows", np.random.default_rng(seed))
+            assert np.all((x > 797).sum(axis=-1) == 2) and np.all((x < -797).sum(axis=-1) == shape[-1] - 2)
+            for shift in (x.min(axis=-1, keepdims=True), x.mean(axis=-1, keepdims=True)):
+                assert np.max(x - shift) > 710
+
+    class MeanShift(ns["Softmax"]):
+        def forward(self, a):
+            e = np.exp(a - a.mean(axis=self.axis, keepdims=True))
+            return e / e.sum(axis=self.axis, keepdims=True)
+
+    class MinShift(ns["LogSumExp"]):
+        def forward(self, a):
+            shift = a.min(axis=self.axes, keepdims=True)
+            return np.squeeze(np.log(np.exp(a - shift).sum(axis=self.axes, keepdims=True)) + shift, axis=self.axes)
+
+    with np.errstate(all="ignore"):
+        for op, expected in [(MeanShift(-1), lambda a: formulas.softmax(a, -1)),
+                             (MinShift(-1), lambda a: formulas.logsumexp(a, -1))]:
+            assert_fails(check.forward(op, expected, shapes=[(3, 5)], domains="wide_rows"), "Subtract the maximum")
+            assert check.forward(op, expected, shapes=[(3, 5)], domains="large").passed   # a narrow row hides it
+    assert check.softmax_forward(-1, shape=(3, 5), domain="wide_rows").passed
+    assert check.backward(ns["Softmax"](), shapes=[(3, 5)], domains="wide_rows").passed
+    assert check.logsumexp_forward(-1, shape=(2, 4), domain="wide_rows").passed
+    assert check.backward(ns["LogSumExp"](-1), shapes=[(2, 4)], domains="wide_rows").passed
+
+
+def test_running_statistics_in_the_graph_are_caught(ns, check, monkeypatch):
+    """momentum * mean + (1 - momentum) * running, with the batch's mean Tensor: the running mean becomes a Tensor
+    that requires a gradient, chained to every earlier batch's graph."""
+    Tensor, right = ns["Tensor"], ns["BatchNorm1d"].forward
+
+    def from_tensors(self, x):
+        n, d = x.shape
+        out = right(self, x)
+        if self.training:
+            mean = x.sum((0,)) / n
+            self.running_mean = mean * 0.0 + Tensor(self.running_mean, requires_grad=False)   # right values
+        return out
+    monkeypatch.setattr(ns["BatchNorm1d"], "forward", from_tensors)
+    assert_fails(check.batchnorm_running(batch=6, dim=3), "running_mean is a Tensor that requires a gradient",
+                 "not from Tensors")

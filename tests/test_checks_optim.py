@@ -43,7 +43,7 @@ def test_two_sgd_mistakes_at_once_get_the_rule_not_a_wrong_name(ns, check, monke
         p.data -= self.lr * self.velocity[id(p)]
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", both))
     verdict = check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1)
-    assert_fails(verdict, "after step 1 of 3", "Hint: " + optim.SGD_RULE)
+    assert_fails(verdict, "after step 1 of 4", "Hint: " + optim.SGD_RULE)
     assert verdict.message.count("Hint") == 1
 
 
@@ -68,7 +68,7 @@ def test_ema_momentum_is_named(ns, check, monkeypatch):
         self.velocity[id(p)] = self.momentum * u + (1 - self.momentum) * p.grad
         p.data -= self.lr * self.velocity[id(p)]
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", ema))
-    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 1 of 3", "worst p0[", "the update rule gives",
+    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 1 of 4", "worst p0[", "the update rule gives",
                  "scales the gradient by (1 - momentum)", "u = momentum·u + g")
     assert check.sgd(lr=0.1).passed                     # without momentum the two rules agree
 
@@ -94,7 +94,7 @@ def test_weight_decay_added_after_the_velocity_is_named(ns, check, monkeypatch):
         self.velocity[id(p)] = u
         p.data -= self.lr * (u + self.weight_decay * p.data)
     monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", decay_outside))
-    assert_fails(check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3), "after step 2 of 3",
+    assert_fails(check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3), "after step 2 of 4",
                  "u = momentum·u + (g + weight_decay·p)")
     assert check.sgd(lr=0.1, weight_decay=0.1).passed and check.sgd(lr=0.1, momentum=0.9).passed   # alone, both agree
 
@@ -113,7 +113,7 @@ def test_adam_eps_slips_fail_when_eps_matters(ns, check, monkeypatch, denominato
         v_hat = v / (1 - self.beta2 ** self.t)
         p.data -= self.lr * (m / (1 - self.beta1 ** self.t)) / denominator(v_hat, self.eps)
     monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", step))
-    assert_fails(check.adam(lr=0.01, eps=0.1, seed=3), "after step 1 of 3", words)
+    assert_fails(check.adam(lr=0.01, eps=0.1, seed=3), "after step 1 of 4", words)
     assert check.adam(lr=0.01).passed                   # eps = 1e-8 against gradients of size 1: invisible
 
 
@@ -139,7 +139,7 @@ def test_adam_without_bias_correction_is_named(ns, check, monkeypatch):
         self.m[id(p)], self.v[id(p)] = m, v
         p.data -= self.lr * m / (np.sqrt(v) + self.eps)
     monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", uncorrected))
-    assert_fails(check.adam(lr=0.01), "after step 1 of 3", "without the bias correction", "with t = 1 at the first step")
+    assert_fails(check.adam(lr=0.01), "after step 1 of 4", "without the bias correction", "with t = 1 at the first step")
 
 
 def test_adam_counting_parameters_instead_of_steps_is_caught(ns, check, monkeypatch):
@@ -230,7 +230,7 @@ def test_optimizer_state_kept_by_position_among_the_parameters_with_a_gradient_i
             self.velocity[i] = g
             p.data -= self.lr * g
     monkeypatch.setitem(ns, "SGD", type("SGD", (ns["SGD"],), {"step": by_position}))
-    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 2 of 3, parameter 1")
+    assert_fails(check.sgd(lr=0.1, momentum=0.9), "after step 2 of 4, parameter 1")
 
 
 def test_train_step_may_clear_through_the_model(ns, monkeypatch):
@@ -273,3 +273,45 @@ def test_train_step_with_the_loss_arguments_swapped_is_named(ns, monkeypatch):
         return float(loss.data)
     verdict = train_step_variant(ns, monkeypatch, named)
     assert verdict.passed, verdict.message
+
+
+def test_a_zero_gradient_is_not_skipped(ns, check, monkeypatch):
+    """At step 4 the second parameter's gradient is all zeros: momentum, weight decay and Adam's m still move it.
+    Skipping it as if it were None is named; plain SGD without decay cannot tell (a zero step either way)."""
+    def skipping(base):
+        def step(self):
+            grads = [(p, p.grad) for p in self.params]
+            for p, g in grads:
+                if g is not None and not np.any(g):
+                    p.grad = None
+            base(self)
+            for p, g in grads:
+                p.grad = g
+        return step
+    for name, call in (("SGD", lambda: check.sgd(lr=0.1, momentum=0.9)),
+                       ("SGD", lambda: check.sgd(lr=0.1, weight_decay=0.1)),
+                       ("Adam", lambda: check.adam(lr=0.01))):
+        with monkeypatch.context() as patch:
+            patch.setitem(ns, name, type(name, (ns[name],), {"step": skipping(ns[name].step)}))
+            assert_fails(call(), "after step 4 of 4, parameter 1", "gradient at step 4 0)",
+                         "Only a .grad of None means")
+            if name == "SGD":
+                assert check.sgd(lr=0.1).passed
+
+
+def test_adam_t_that_skips_calls_without_gradients_is_named(ns, check, monkeypatch):
+    """Step 3 finds no gradient at all: t counts it anyway (the calls of step()), so step 4's correction uses t = 4."""
+    base = ns["Adam"].step
+
+    def step(self):
+        if all(p.grad is None for p in self.params):
+            return
+        base(self)
+    monkeypatch.setitem(ns, "Adam", type("Adam", (ns["Adam"],), {"step": step}))
+    assert_fails(check.adam(lr=0.01), "after step 4 of 4, parameter 0", "your t did not count step 3")
+
+
+def test_the_scenario_has_a_call_without_gradients_and_a_zero_gradient():
+    values, grads = optim.scenario(5)
+    assert len(grads) == 4 and grads[1][0] is None and grads[2] == [None, None, None]
+    assert not np.any(grads[3][1]) and grads[3][1].shape == values[1].shape and np.all(np.abs(grads[3][0]) >= 1)

@@ -123,3 +123,38 @@ def test_an_untrained_model_fails_the_mnist_check(ns):
     verdict = Checker(ns, verbose=False).trained_model(model, loader, minimum=0.9)
     assert not verdict.passed and "learned nothing scores about 10%" in verdict.message
     assert not Checker(ns, verbose=False).trained_model(None, loader, minimum=0.9).passed
+
+
+def test_long_epochs_tell_the_running_window_from_every_other():
+    """The kernel's long epoch and 200 of the judge's secret ones (55 to 79 batches, after a short epoch that
+    passed): the mean of the last 50 losses differs from the mean of the last w for every other w, all of them
+    among those, so a bar averaging another window shows."""
+    from autograder.grading.judge import training as judged
+    from autograder.grading.judge.probes import pack
+    from autograder.student.checks import training
+    assert training.windows_telling(training.LONG_EPOCH_LOSSES) and len(training.LONG_EPOCH_LOSSES) > training.RUNNING
+    for secret in range(200):
+        run = judged.train_epoch(np.random.default_rng(secret))
+        short = next(run)
+        losses = short["losses"]
+        long = run.send({"calls": [3, 3], "right_arguments": True, "training": True, "updates": 3,
+                         "result": pack(np.array(losses)), "shown": float(np.mean(losses))})
+        assert training.RUNNING < len(long["losses"]) == len(long["images"]) < 80
+        assert training.windows_telling(long["losses"]), secret
+
+
+def test_train_epoch_running_loss_over_all_batches_is_caught(ns):
+    """The bar showing the mean of every loss so far passes a 3-batch epoch; the 63-batch one tells, with a hint."""
+    namespace = dict(ns)
+    exec("def train_epoch(model, loader, loss_fn, optimizer, progress=None):\n"
+         "    model.train()\n    losses = []\n"
+         "    for images, labels in loader:\n"
+         "        losses.append(train_step(model, loss_fn, optimizer, images, labels))\n"
+         "        if progress is not None:\n"
+         "            progress.set_postfix(loss=sum(losses) / len(losses))\n"
+         "            progress.update(1)\n"
+         "    return losses\n", namespace)
+    verdict = Checker(namespace, verbose=False).train_epoch()
+    assert not verdict.passed
+    assert "loader of 63 batches" in verdict.message and "(batches 14 to 63)" in verdict.message
+    assert "that is the mean of all 63 batch losses so far" in verdict.message

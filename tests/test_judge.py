@@ -920,8 +920,72 @@ FOURTH_AUDIT_RIGHT = [
     ("ch09", "solution", "test_fit", lambda c: c.fit()),
     ("ch09", "fit_while_loop", "test_fit", lambda c: c.fit(epochs=4, stop_after=None, seed=1)),
 ]
-AUDITED_MISTAKES = SECOND_AUDIT + THIRD_AUDIT_CH02_CH03 + FOURTH_AUDIT
-AUDITED_RIGHT = THIRD_AUDIT_CH02_CH03_RIGHT + FOURTH_AUDIT_RIGHT
+
+# The wrong answers of the fifth audit that are caught now, as SECOND_AUDIT.
+FIFTH_AUDIT = [
+    # chapters 4 and 5
+    ("ch04", "linear_two_generators", "test_linear_init", lambda c: c.linear_init(3, 4),
+     ["repeats the weight's first row value for value", "two generators made with the same seed"]),
+    ("ch04", "batchnorm_running_from_tensors", "test_batchnorm_running", lambda c: c.batchnorm_running(batch=6, dim=3),
+     ["after 1 training batch(es), running_mean is a Tensor that requires a gradient", "not from Tensors"]),
+    ("ch04", "mse_rows_times_columns", "test_mse_loss", lambda c: c.mse_loss((2, 3, 4), seed=4),
+     ["MSELoss() on x of shape (2, 3, 4)", "over ALL elements"]),
+    ("ch04", "softmax_shift_mean", "test_softmax_forward",
+     lambda c: c.softmax_forward(-1, shape=(3, 5), domain="wide_rows", seed=45),
+     ["forward on inputs a(3, 5)", "= nan", "Subtract the maximum"]),
+    ("ch04", "logsumexp_shift_mean", "test_logsumexp_forward",
+     lambda c: c.logsumexp_forward(-1, shape=(2, 4), domain="wide_rows", seed=16),
+     ["forward on inputs a(2, 4)", "= inf", "Subtract the maximum"]),
+    ("ch05", "sgd_skips_zero_grad", "test_sgd_momentum", lambda c: c.sgd(lr=0.1, momentum=0.9),
+     ["after step 4 of 4, parameter 1", "gradient at step 4 0)", "Only a .grad of None means"]),
+    ("ch05", "adam_skips_zero_grad", "test_adam", lambda c: c.adam(lr=0.01),
+     ["after step 4 of 4, parameter 1", "gradient at step 4 0)", "Only a .grad of None means"]),
+    ("ch05", "adam_t_counts_steps_with_grads", "test_adam", lambda c: c.adam(lr=0.01),
+     ["after step 4 of 4, parameter 0", "your t did not count step 3", "t counts the calls to step()"]),
+    # chapters 7 and 10
+    ("ch07", "train_epoch_update_to_index", "test_train_epoch", lambda c: c.train_epoch(),
+     ["the progress bar was advanced", "expected one step per batch", "that is the sum of the batch numbers"]),
+    ("ch07", "train_epoch_running_mean_of_all", "test_train_epoch", lambda c: c.train_epoch(),
+     ["after the last batch the bar shows loss=", "the mean of the last 50 batch losses (batches ",
+      "Hint: that is the mean of all ", "batch losses so far. The running loss averages only the last 50"]),
+    ("ch07", "train_epoch_running_last_10", "test_train_epoch", lambda c: c.train_epoch(),
+     ["after the last batch the bar shows loss=", "the mean of the last 50 batch losses (batches "]),
+    ("ch10", "conv_backward_zeros_when_filters_constant", "test_conv_backward",
+     lambda c: c.backward(c.namespace["Conv"](2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=28, constant=[1]),
+     ["(b is a constant: requires_grad=False)", "the gradient for a is wrong", "your backward gives 0",
+      "your gradient for a, the images x, is all zeros", "only b is a constant"]),
+    ("ch10", "conv_backward_images_grad_w_transposed", "test_conv_backward",
+     lambda c: c.backward(c.namespace["Conv"](2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=27, constant=[0]),
+     ["(a is a constant: requires_grad=False)", "the gradient for b is wrong"]),
+]
+
+
+# Right answers near the fifth audit's checks, as THIRD_AUDIT_CH02_CH03_RIGHT.
+FIFTH_AUDIT_RIGHT = [
+    # chapters 4 and 5
+    ("ch04", "solution", "test_linear_init", lambda c: c.linear_init(1, 7)),
+    ("ch04", "solution", "test_mse_loss", lambda c: c.mse_loss((2, 3, 4), seed=4)),
+    ("ch04", "solution", "test_batchnorm_running", lambda c: c.batchnorm_running(batch=8, dim=4, seed=1)),
+    ("ch04", "mse_power", "test_mse_loss", lambda c: c.mse_loss((2, 3, 4), seed=4)),
+    ("ch04", "solution", "test_softmax_forward", lambda c: c.softmax_forward(-1, shape=(3, 5), domain="wide_rows", seed=45)),
+    ("ch04", "softmax_backward_recomputes", "test_softmax_backward",
+     lambda c: c.backward(c.namespace["Softmax"](), shapes=[(3, 5)], domains="wide_rows", seed=55)),
+    ("ch04", "logsumexp_backward_shifted_ratio", "test_logsumexp_backward",
+     lambda c: c.backward(c.namespace["LogSumExp"](-1), shapes=[(2, 4)], domains="wide_rows", seed=26)),
+    ("ch05", "solution", "test_adam", lambda c: c.adam(lr=0.1, beta1=0.5, beta2=0.9, seed=1)),
+    ("ch05", "adam_corrected_arrays", "test_adam", lambda c: c.adam(lr=0.01)),
+    ("ch05", "sgd_velocity_by_index", "test_sgd_momentum", lambda c: c.sgd(lr=0.1, momentum=0.9)),
+    ("ch05", "sgd_filters_none_first", "test_sgd_weight_decay", lambda c: c.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3)),
+    # chapters 7 and 10
+    ("ch07", "solution", "test_train_epoch", lambda c: c.train_epoch()),
+    ("ch07", "train_epoch_postfix_after_update", "test_train_epoch", lambda c: c.train_epoch()),
+    ("ch10", "solution", "test_conv_backward",
+     lambda c: c.backward(c.namespace["Conv"](2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=27, constant=[0])),
+    ("ch10", "conv_backward_full_convolution", "test_conv_backward",
+     lambda c: c.backward(c.namespace["Conv"](2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 2)], seed=28, constant=[1])),
+]
+AUDITED_MISTAKES = SECOND_AUDIT + THIRD_AUDIT_CH02_CH03 + FOURTH_AUDIT + FIFTH_AUDIT
+AUDITED_RIGHT = THIRD_AUDIT_CH02_CH03_RIGHT + FOURTH_AUDIT_RIGHT + FIFTH_AUDIT_RIGHT
 
 
 @pytest.mark.parametrize("chapter_id, mistake, grade_id, kernel_check, words", AUDITED_MISTAKES,
@@ -975,8 +1039,10 @@ def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
     plans = plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)
     assert {g for g, p in plans.items() if p.unjudged} == set()
-    hidden = plans["test_conv_backward"].calls[-1]
+    hidden = plans["test_conv_backward"].calls[-3]
     assert hidden.args[0] == OpSpec("Conv", (1, 2)) and hidden.kwargs["isolate"] == ["Flip", "Dilate"]
+    filters_constant = plans["test_conv_backward"].calls[-1]
+    assert filters_constant.args[0] == OpSpec("Conv", (2, 1)) and filters_constant.kwargs["constant"] == [1]
     assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward", "max_pool_ties"] + ["backward"] * 3 + ["max_pool_ties"] * 2
     expected = plans["test_flip_forward"].calls[0].args[1]
     assert expected(np.arange(4.0)).tolist() == [3, 2, 1, 0]

@@ -28,6 +28,8 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     `large` ([998, 1002]) and `very_negative` ([-1002, -998]): where exp() overflows or underflows;
     `rows_apart`: rows from -1000 to 1000, hundreds apart (each ± 2): one max for the whole array
     instead of one per row leaves the lower rows' exponentials at 0;
+    `wide_rows`: along the last axis (at least 4 long), two values near 800 and the rest near -800 (each ± 2):
+    a shift by the minimum or the mean, not the maximum, leaves an exponent above 709, which overflows;
     `with_zeros`: [-2, 2] with a third of the entries (at least one) exactly 0, in random places: where an op is
     smooth at 0 (a power a^n with n >= 1), a backward that divides by the input gives 0 / 0 = nan there;
     `distinct`: [-2, 2] with every two values at least 2/size apart, in random places (MaxPool): two values
@@ -52,6 +54,10 @@ def sample(shape: tuple[int, ...], domain: str, rng: np.random.Generator) -> np.
     elif domain == "rows_apart":
         offsets = rng.permutation(np.linspace(-1000.0, 1000.0, shape[0]))
         x = offsets.reshape((-1,) + (1,) * (len(shape) - 1)) + rng.uniform(-2.0, 2.0, size=shape)
+    elif domain == "wide_rows":
+        x = -800.0 + rng.uniform(-2.0, 2.0, size=shape)
+        for index in np.ndindex(shape[:-1]):
+            x[index][rng.permutation(shape[-1])[:2]] += 1600.0
     elif domain == "distinct":
         size = int(np.prod(shape))
         gap = 4.0 / max(size, 1)

@@ -220,6 +220,28 @@ MISTAKES = [
     wrong("embedding_uniform_init", "draws the vectors uniformly in [-1, 1] instead of from a standard normal",
           "embedding", "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
           "self.weight = Parameter(rng.uniform(-1, 1, (num_embeddings, dim)))", ["test_embedding"]),
+    # fifth audit: a second generator of the same seed starts the same draws again, so the bias is the weight's
+    # first row; MSE was only checked on one and two axes; every row's spread was a few units, so any shift worked
+    wrong("linear_two_generators", "draws the bias from a second generator made with the same seed", "linear",
+          "self.bias = Parameter(rng.uniform(", "self.bias = Parameter(np.random.default_rng(seed).uniform(",
+          ["test_linear_init"]),
+    wrong("mse_rows_times_columns", "divides by rows × columns: the element count for one or two axes only",
+          "mse_loss", "return (diff * diff).sum() / diff.size",
+          "return (diff * diff).sum() / (diff.shape[0] * diff.shape[-1] if len(diff.shape) > 1 else diff.shape[0])",
+          ["test_mse_loss"]),
+    wrong("softmax_shift_mean", "shifts by each row's mean, not its maximum: exp overflows when a row spans more "
+          "than about 709", "softmax", SOFTMAX_SHIFT, "e = np.exp(a - a.mean(axis=self.axis, keepdims=True))",
+          ["test_softmax_forward", "test_softmax_backward"]),
+    wrong("softmax_shift_min", "shifts by each row's minimum", "softmax", SOFTMAX_SHIFT,
+          "e = np.exp(a - a.min(axis=self.axis, keepdims=True))", ["test_softmax_forward", "test_softmax_backward"]),
+    wrong("batchnorm_running_from_tensors", "updates the running statistics from the batch's mean and variance "
+          "Tensors, Tensor first, not from their .data: the running statistics become Tensors in the graph",
+          "batchnorm", "self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * mean.data",
+          "self.running_mean = self.momentum * mean + (1 - self.momentum) * self.running_mean",
+          ["test_batchnorm_running"]),
+    wrong("logsumexp_shift_mean", "shifts by the mean of each reduced row, not its maximum", "logsumexp",
+          "shift = a.max(axis=self.axes, keepdims=True)", "shift = a.mean(axis=self.axes, keepdims=True)",
+          ["test_logsumexp_forward", "test_logsumexp_backward"]),
 ]
 
 ALTERNATIVES = [
@@ -269,6 +291,17 @@ ALTERNATIVES = [
           "return EmbeddingLookup(indices)(self.weight)",
           "picks = Tensor(np.eye(self.num_embeddings)[np.reshape(indices, -1)], requires_grad=False)\n"
           "        return (picks @ self.weight).reshape(np.shape(indices) + (self.dim,))"),
+    right("logsumexp_backward_shifted_ratio", "backward's softmax as exp(a - max) / its sum, along the reduced axes",
+          "logsumexp", LSE_SOFTMAX,
+          "e = np.exp(a.data - a.data.max(axis=tuple(reduced), keepdims=True))\n"
+          "        softmax = e / e.sum(axis=tuple(reduced), keepdims=True)"),
+    right("softmax_backward_recomputes", "backward recomputes the softmax from the input instead of reading node",
+          "softmax", "s, g = node.data, out_grad.data",
+          "a = node._inputs[0].data\n        e = np.exp(a - a.max(axis=self.axis, keepdims=True))\n"
+          "        s, g = e / e.sum(axis=self.axis, keepdims=True), out_grad.data"),
+    right("embedding_backward_unique", "a loop over the distinct ids, each row the sum of its positions' out_grad",
+          "embedding", EMBEDDING_ADD, "for r in np.unique(self.indices):\n"
+          "            grad[r] = out_grad.data[self.indices == r].sum(0)"),
     right("embedding_backward_loop", "a loop over the positions, adding each out_grad row", "embedding", EMBEDDING_ADD,
           "for position in np.ndindex(self.indices.shape):\n"
           "            grad[self.indices[position]] += out_grad.data[position]"),

@@ -136,6 +136,18 @@ MISTAKES = [
     # third audit: a squared error is symmetric, so only the recorded order of the arguments shows the swap
     wrong("train_step_loss_args_swapped", "calls the loss with the target first: loss_fn(y, model(x))", "train_step",
           "loss = loss_fn(model(x), y)", "loss = loss_fn(y, model(x))", ["test_train_step"]),
+    # fifth audit: no step of the scenario had a zero gradient, nor a call of step() that found no gradient at all
+    wrong("sgd_skips_zero_grad", "skips a parameter whose gradient is all zeros, as if it were None", "sgd",
+          "            if p.grad is None:\n                continue\n",
+          "            if p.grad is None or not np.any(p.grad):\n                continue\n",
+          ["test_sgd_momentum", "test_sgd_weight_decay"]),
+    wrong("adam_skips_zero_grad", "skips a parameter whose gradient is all zeros, as if it were None", "adam",
+          "            if p.grad is None:\n                continue\n",
+          "            if p.grad is None or not np.any(p.grad):\n                continue\n", ADAM_TESTS),
+    wrong("adam_t_counts_steps_with_grads", "counts t only when some parameter has a gradient, not at every call of "
+          "step()", "adam", "        self.t += 1\n        for p in self.params:",
+          "        if any(p.grad is not None for p in self.params):\n            self.t += 1\n"
+          "        for p in self.params:", ADAM_TESTS),
 ]
 
 ALTERNATIVES = [
@@ -157,6 +169,13 @@ ALTERNATIVES = [
           ADAM_CORRECTED_UPDATE, """            m_hat = m / (1 - self.beta1 ** self.t)
             v_hat = v / (1 - self.beta2 ** self.t)
             p.data -= self.lr * m_hat / (np.sqrt(v_hat) + self.eps)"""),
+    Mistake("sgd_velocity_by_index", "velocities keyed by the parameter's index in self.params",
+            (Edit("sgd", "for p in self.params:", "for i, p in enumerate(self.params):"),
+             Edit("sgd", "self.velocity.get(id(p))", "self.velocity.get(i)"),
+             Edit("sgd", "self.velocity[id(p)] = g", "self.velocity[i] = g")), ()),
+    right("sgd_filters_none_first", "loops over the parameters whose .grad is not None, filtered first", "sgd",
+          "        for p in self.params:\n            if p.grad is None:\n                continue\n",
+          "        for p in [q for q in self.params if q.grad is not None]:\n"),
     Mistake("adam_lists", "state in lists indexed like self.params, the bias correction folded into the step size",
             (Edit("adam", "        self.m, self.v = {}, {}",
                   "        self.m = [0.0] * len(self.params)\n        self.v = [0.0] * len(self.params)"),

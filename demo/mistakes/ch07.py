@@ -15,6 +15,9 @@ KU = "a = GAINS[nonlinearity] * np.sqrt(3.0 / fan_in)"
 KN = "std = GAINS[nonlinearity] / np.sqrt(fan_in)"
 KN_DRAW = "return Tensor(np.random.default_rng(seed).normal(0.0, std, (fan_in, fan_out)))"
 STEP = "losses.append(train_step(model, loss_fn, optimizer, images, labels))"
+LOOP = ("for images, labels in loader:\n        " + STEP + "\n        if progress is not None:\n"
+        "            recent = losses[-50:]\n"
+        "            progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)\n            progress.update(1)")
 COUNT = '''    right = total = 0
     for images, labels in loader:
         predicted = model(images).numpy().argmax(axis=1)
@@ -63,6 +66,14 @@ MISTAKES = [
           "progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)",
           "progress.set_postfix(loss=losses[-1], refresh=False)",
           ["test_train_epoch"]),
+    # fifth audit: every epoch the check ran had 3 batches, so a mean over all of them was the mean of the last 50
+    wrong("train_epoch_running_mean_of_all", "shows the mean of every batch loss so far, not of the last 50",
+          "train_epoch", "recent = losses[-50:]", "recent = losses", ["test_train_epoch"]),
+    wrong("train_epoch_running_last_10", "shows the mean of the last 10 batch losses", "train_epoch",
+          "recent = losses[-50:]", "recent = losses[-10:]", ["test_train_epoch"]),
+    wrong("train_epoch_update_to_index", "progress.update(i) with the batch's index, as if it set the bar's position",
+          "train_epoch", LOOP, LOOP.replace("for images, labels in loader:", "for i, (images, labels) in enumerate(loader):")
+          .replace("progress.update(1)", "progress.update(i)"), ["test_train_epoch"]),
     # accuracy
     wrong("accuracy_batch_average", "averages the per-batch accuracies", "accuracy", COUNT,
           '''    scores = [float((model(images).numpy().argmax(axis=1) == labels.numpy()).mean()) for images, labels in loader]

@@ -90,6 +90,14 @@ MISTAKES = [
           "grad_x = padded.transpose(3, 0, 1, 2)", ["test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_grad_w_transposed", "patches @ g.T instead of g @ patches.T", "conv", CONV_GRAD_W,
           "grad_w = (patches @ g.T).reshape(w.shape)", ["test_conv_backward", "test_capstone_cnn"]),
+    # fifth audit: every input of the checked Convs required a gradient, so the saving for a first layer never ran
+    wrong("conv_backward_zeros_when_filters_constant", "tests the filters' requires_grad for the saving, not the "
+          "images': zeros for x whenever w is a constant", "conv", "if not node._inputs[0].requires_grad:",
+          "if not node._inputs[1].requires_grad:", ["test_conv_backward"]),
+    wrong("conv_backward_images_grad_w_transposed", "in the branch for images that need no gradient, the weights' "
+          "gradient as patches @ g.T", "conv", "return Tensor(np.zeros_like(x)), Tensor(grad_w)",
+          "return Tensor(np.zeros_like(x)), Tensor((patches @ g.T).reshape(w.shape))",
+          ["test_conv_backward", "test_capstone_cnn"]),
     # MaxPool
     wrong("max_pool_backward_cropped", "returns the gradient of the cropped input: the wrong shape when H or W is "
           "not a multiple of k", "max_pool", "grad = np.zeros_like(a, dtype=out_grad.data.dtype)",

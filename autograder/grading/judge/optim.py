@@ -17,7 +17,7 @@ EVENTS = {"forward", "loss", "loss_swapped", "backward", "zero_grad", "step"}
 
 
 def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-    """Three SGD steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
+    """Four SGD steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
     verdict = yield from optimizer(rng, "SGD", settings, rules.sgd_label(lr, momentum, weight_decay),
                                    rules.sgd_rule(lr, momentum, weight_decay), rules.sgd_mistakes(lr, momentum, weight_decay))
@@ -25,7 +25,7 @@ def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
 
 
 def adam(rng, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
-    """Three Adam steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
+    """Four Adam steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps, "weight_decay": weight_decay}
     verdict = yield from optimizer(rng, "Adam", settings, rules.adam_label(lr, beta1, beta2, eps, weight_decay),
                                    rules.adam_rule(lr, beta1, beta2, eps, weight_decay),

@@ -169,6 +169,11 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
     if np.ptp(b) == 0 and (b.size > 1 or b.flat[0] == 0):    # never so for a right layer: drawn values differ
         return failed(f"{label}: every bias value is {b.flat[0]:.4g}. The bias is drawn too, from the same generator "
                       f"and the same range [-{bound:.4g}, {bound:.4g}] as the weight, after it.")
+    if np.array_equal(b.reshape(-1), w[0]):     # never so for a right layer: the bias takes the draws after the weight's
+        return failed(f"{label}: the bias {np.array2string(b.reshape(-1), precision=4)} repeats the weight's first row "
+                      "value for value: the two were drawn from two generators made with the same seed, so the second "
+                      "started the same draws again.\n  Hint: one generator, np.random.default_rng(seed), for the "
+                      "layer: the weight is drawn from it first, then the bias, which continues where the weight stopped.")
     if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
         return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: {SEEDED_HINT}")
     if other_weight is not None and np.array_equal(w, other_weight):
@@ -483,6 +488,13 @@ def running_stats_not_numbers(label, step, name, kind):
                   f"array of numbers (an array of Tensors, say).\n  Hint: {RUNNING_STATS_OUTSIDE_GRAPH}")
 
 
+def running_stats_in_graph(label, step, name):
+    """The verdict for a running statistic that is a Tensor requiring a gradient. Shared with the judge."""
+    return failed(f"{label}: after {step + 1} training batch(es), {name} is a Tensor that requires a gradient: it was "
+                  "computed from the batch's statistic as a Tensor, so it joins the graph, and every later batch "
+                  f"chains its graph to this one.\n  Hint: {RUNNING_STATS_OUTSIDE_GRAPH}")
+
+
 def running_stats_problem(label, step, name, got, want):
     if got.shape != want.shape or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
         return failed(f"{label}: after {step + 1} training batch(es), {name} = {np.round(got, 4).tolist()}, "
@@ -572,6 +584,8 @@ def check_batchnorm_running(ns, batch, dim, seed=0):
         mean = formulas.running_average(mean, x_values.mean(axis=0), momentum)
         var = formulas.running_average(var, x_values.var(axis=0), momentum)
         for name, want in (("running_mean", mean), ("running_var", var)):
+            if isinstance(getattr(layer, name), ns["Tensor"]) and getattr(getattr(layer, name), "requires_grad", False) is True:
+                return running_stats_in_graph(label, step, name)
             try:
                 got = array(getattr(layer, name))
             except (TypeError, ValueError):

@@ -62,9 +62,33 @@ def history(rule, values, grads_per_step):
     return steps
 
 
+def skipping_zero_gradients(rule):
+    """The slip of an optimizer that leaves a parameter alone when its gradient is all zeros, as if it were None."""
+    def update(value, grad, state, t):
+        return value if not np.any(grad) else rule(value, grad, state, t)
+    return update
+
+
+def counting_steps_with_gradients(rule):
+    """The slip of an Adam whose t counts only the calls of step() that found some gradient."""
+    seen = {"t": 0, "count": 0}
+
+    def update(value, grad, state, t):
+        if t < seen["t"]:                        # a new history: count again
+            seen["t"], seen["count"] = 0, 0
+        if t != seen["t"]:
+            seen["t"], seen["count"] = t, seen["count"] + 1
+        return rule(value, grad, state, seen["count"])
+    return update
+
+
+ZERO_GRADIENT_HINT = ("a parameter whose gradient is all zeros was left alone. Only a .grad of None means "
+                      "\"skip\"; a gradient of zeros is a gradient, and {what} still move{s} the weight.")
+
+
 # ── Running the student's optimizer ─────────────────────────────────────────────────────────────
 
-def scenario(seed, steps=3):
+def scenario(seed, steps=4):
     """Three parameters: two of the same shape with different gradients (so a buffer shared between
     parameters shows), and one that never gets a gradient (it must be skipped). The first misses its
     gradient at the second step: it is skipped then, and its state must stay its own (a step count kept
@@ -73,7 +97,12 @@ def scenario(seed, steps=3):
     Every gradient is 1 to 2 in size, either sign, and every value at most 1, so with weight decay up to 0.5
     no element's gradient comes near zero: Adam's eps (1e-8 by default) then moves no step by more than the
     tolerance, and a mistake about eps fails only the checks given a large eps, under every secret draw.
-    (From a standard normal, one secret draw in four or five had an element small enough to show it.)"""
+    (From a standard normal, one secret draw in four or five had an element small enough to show it.)
+
+    At the third step no parameter has a gradient: step() is still called, so Adam's t still counts it (t counts
+    the calls to step(), not the steps that found a gradient). At the fourth, the second parameter's gradient is
+    all zeros: a gradient, not None, so momentum, weight decay and Adam's averages still move it (an optimizer
+    that skips a zero gradient as if it were None shows)."""
     rng = np.random.default_rng(seed)
     values = [rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (3, 2)), rng.uniform(-1, 1, (4,))]
 
@@ -82,6 +111,9 @@ def scenario(seed, steps=3):
     grads = [[gradient((3, 2)), gradient((3, 2)), None] for _ in range(steps)]
     if steps > 2:
         grads[1][0] = None
+    if steps > 3:
+        grads[2] = [None, None, None]
+        grads[3][1] = np.zeros((3, 2))
     return values, grads
 
 
@@ -111,7 +143,7 @@ def first_difference(got_steps, want_steps):
     return None
 
 
-def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=3):
+def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=4):
     values, grads = scenario(seed, steps)
     try:
         got = run_student(ns, make, values, grads)
@@ -120,7 +152,8 @@ def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=3):
     return steps_verdict(label, rule, known_mistakes, values, grads, got)
 
 
-STEPS_CONTEXT = "\n  while running 3 steps on three float64 Parameters (the third has .grad = None: skip it)."
+STEPS_CONTEXT = ("\n  while running 4 steps on three float64 Parameters (the third has .grad = None: skip it; "
+                 "at step 3 none has a gradient; at step 4 the second's gradient is all zeros).")
 
 
 def steps_verdict(label, rule, known_mistakes, values, grads, got):
@@ -202,12 +235,14 @@ def sgd_mistakes(lr, momentum, weight_decay):
         (sgd_rule(lr, momentum, weight_decay, decay_after_momentum=True),
          "the velocity gathered the raw gradient and the decay was added to the step after it: weight decay is part "
          "of the gradient, so u = momentum·u + (g + weight_decay·p), and the step follows u alone."),
+        (skipping_zero_gradients(sgd_rule(lr, momentum, weight_decay)),
+         ZERO_GRADIENT_HINT.format(what="the velocity and the weight decay", s="")),
     ]
 
 
 @register("sgd")
 def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
-    """Three SGD steps against the NumPy update rule, to 1e-6."""
+    """Four SGD steps against the NumPy update rule, to 1e-6."""
     label = sgd_label(lr, momentum, weight_decay)
     make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
     verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
@@ -233,6 +268,11 @@ def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
         (adam_rule(lr, beta1, beta2, 0.0, weight_decay),
          f"your steps are those of eps = 0 (or of a tiny eps of your own), not of eps={eps:g}: the denominator is "
          "√v̂ + eps, with the eps given to Adam."),
+        (skipping_zero_gradients(adam_rule(lr, beta1, beta2, eps, weight_decay)),
+         ZERO_GRADIENT_HINT.format(what="its running average m", s="s")),
+        (counting_steps_with_gradients(adam_rule(lr, beta1, beta2, eps, weight_decay)),
+         "your t did not count step 3, where no parameter had a gradient: t counts the calls to step(), each one, "
+         "so the bias correction of the next step uses t = 4."),
     ]
 
 
@@ -252,7 +292,7 @@ def with_rule_hint(verdict, rule):
 
 @register("adam")
 def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
-    """Three Adam steps against the NumPy update rule, to 1e-6."""
+    """Four Adam steps against the NumPy update rule, to 1e-6."""
     label = adam_label(lr, beta1, beta2, eps, weight_decay)
     make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
                                      weight_decay=weight_decay)

@@ -239,6 +239,29 @@ SLIPS["GELU"] = [
 ]
 
 
+def conv_weight_gradient(c):
+    """Conv's gradient for w, for the case's inputs and out_grad: each filter tap (i, j) sums out_grad times the
+    padded input it was laid over, at every output position."""
+    x, w = c.arrays
+    s, p = c.params.get("stride", 1), c.params.get("padding", 0)        # Conv's defaults, for Conv() and Conv(2)
+    padded = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    rows, cols = c.upstream.shape[2:]
+    grad = np.zeros(w.shape)
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            laid = padded[:, :, i:i + s * (rows - 1) + 1:s, j:j + s * (cols - 1) + 1:s]
+            grad[:, :, i, j] = np.tensordot(c.upstream, laid, axes=([0, 2, 3], [0, 2, 3]))
+    return grad
+
+
+SLIPS["Conv"] = [
+    Slip("your gradient for a, the images x, is all zeros, and your gradient for b, the filters w, is right. Zeros "
+         "are the gradient only of images that require none (section 10.5's saving for a first layer, decided by the "
+         "images' own requires_grad); here a requires a gradient and only b is a constant, so a needs the folded one.",
+         lambda c: [np.zeros(c.arrays[0].shape), conv_weight_gradient(c)]),
+]
+
+
 def assigned_rows(c):
     """An EmbeddingLookup gradient made by buffered indexing: one repeat per row survives."""
     grad = np.zeros(c.arrays[0].shape)

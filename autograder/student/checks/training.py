@@ -48,6 +48,17 @@ class RecordingBar:
 
 TRAIN_EPOCH_LOSSES = [0.9, 0.5, 0.4]    # mean 0.6, last 0.4: a bar showing the last loss is told apart
 TRAIN_EPOCH_SIZES = [4, 4, 2]
+RUNNING = 50                            # the running loss: the mean of the last 50 batch losses (section text)
+# A longer epoch, of 63 one-sample batches, whose losses fall as training goes: the mean of the last 50 differs from
+# the mean of every other number of last losses (all 63 among them) by more than 0.005.
+LONG_EPOCH_LOSSES = [round(2.0 * 0.96 ** i + 0.05 * (i % 3), 4) for i in range(63)]
+
+
+def windows_telling(losses, gap=0.005):
+    """Whether the mean of the last RUNNING losses differs by more than `gap` from the mean of the last w, for every
+    other w: so that a running loss over another window (or over all the losses) shows."""
+    running = float(np.mean(losses[-RUNNING:]))
+    return all(abs(float(np.mean(losses[-w:])) - running) > gap for w in range(1, len(losses) + 1) if w != RUNNING)
 
 
 def run_train_epoch(namespace, batches, losses):
@@ -96,9 +107,14 @@ def check_train_epoch(namespace):
     Tensor = namespace["Tensor"]
     try:
         ran = run_train_epoch(namespace, probe_batches(Tensor, TRAIN_EPOCH_SIZES), TRAIN_EPOCH_LOSSES)
+        verdict = train_epoch_verdict(ran, TRAIN_EPOCH_LOSSES)
+        if not verdict.passed:
+            return verdict
+        # more batches than the running loss averages: it must be the mean of the last 50, not of them all
+        ran = run_train_epoch(namespace, probe_batches(Tensor, [1] * len(LONG_EPOCH_LOSSES), seed=1), LONG_EPOCH_LOSSES)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("train_epoch", "", error).replace(". ", " ", 1))
-    return train_epoch_verdict(ran, TRAIN_EPOCH_LOSSES)
+    return train_epoch_verdict(ran, LONG_EPOCH_LOSSES)
 
 
 def train_epoch_verdict(ran, losses):
@@ -116,17 +132,43 @@ def train_epoch_verdict(ran, losses):
                       "batch norm behave differently.")
     result = ran["result"]
     if not isinstance(result, list) or len(result) != n or not np.allclose(result, losses):
+        if n > 10 and isinstance(result, list):
+            return failed(f"{where} returned a list of {len(result)} numbers, expected the list of the {n} batch "
+                          "losses, in order.")
         return failed(f"{where} returned {result!r}, expected the list of the {n} batch losses {list(losses)}.")
     if ran["updates"] != n:
-        return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected one step per batch.")
+        # the batch numbers added up: update(i) advances the bar by i steps, it does not move it to step i
+        counted = ("\n  Hint: that is the sum of the batch numbers: progress.update(k) advances the bar by k steps "
+                   "(it does not set its position), so one batch is one step."
+                   if n > 3 and ran["updates"] in (n * (n - 1) // 2, n * (n + 1) // 2) else "")
+        return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected one step per "
+                      f"batch: {n}.{counted}")
     shown = ran["shown"]
     if shown is None:
         return failed(f"{where}: the progress bar shows no running loss; after each batch, its postfix named loss "
-                      "(the bar's set_postfix) shows the mean of the last 50 batch losses.")
-    if abs(shown - np.mean(losses)) > 1e-3:
-        return failed(f"{where}: after the last batch the bar shows loss={shown:.4g}; the running loss, the mean of the "
-                      f"last 50 batch losses (here all {n}: {list(losses)}), is {np.mean(losses):.4g}.")
+                      f"(the bar's set_postfix) shows the mean of the last {RUNNING} batch losses.")
+    running = float(np.mean(losses[-RUNNING:]))
+    if abs(shown - running) > 1e-3:
+        if n <= RUNNING:
+            return failed(f"{where}: after the last batch the bar shows loss={shown:.4g}; the running loss, the mean of "
+                          f"the last {RUNNING} batch losses (here all {n}: {list(losses)}), is {running:.4g}.")
+        return failed(f"{where}: after the last batch the bar shows loss={shown:.4g}; the running loss, the mean of "
+                      f"the last {RUNNING} batch losses (batches {n - RUNNING + 1} to {n}), is {running:.4g}."
+                      + window_hint(losses, shown))
     return passed("✔ train_epoch: one train_step per batch, in training mode, losses returned, progress advanced")
+
+
+def window_hint(losses, shown):
+    """A hint naming the window the bar averaged, when exactly one number of last losses has the mean `shown`."""
+    windows = [w for w in range(1, len(losses) + 1) if abs(float(np.mean(losses[-w:])) - shown) <= 1e-3]
+    if windows == [len(losses)]:
+        return (f"\n  Hint: that is the mean of all {len(losses)} batch losses so far. The running loss averages only "
+                f"the last {RUNNING}, so that it follows the loss as training lowers it; a mean since the first batch "
+                "lags further behind with every batch.")
+    if len(windows) == 1:
+        return (f"\n  Hint: that is the mean of the last {windows[0]} batch losses; the running loss is the mean of "
+                f"the last {RUNNING}.")
+    return ""
 
 
 def scorer_module(Module, Tensor):

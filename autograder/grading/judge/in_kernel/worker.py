@@ -376,7 +376,8 @@ def attribute(module, name, namespace):
         return {"missing": True}
     Parameter = namespace.get("Parameter")
     return {"value": report(value, namespace["Tensor"]),
-            "parameter": isinstance(Parameter, type) and isinstance(value, Parameter)}
+            "parameter": isinstance(Parameter, type) and isinstance(value, Parameter),
+            "requires_grad": isinstance(value, namespace["Tensor"]) and getattr(value, "requires_grad", False) is True}
 
 
 def argument(extra, Tensor):
