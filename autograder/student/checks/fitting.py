@@ -11,6 +11,7 @@ import tempfile
 
 import numpy as np
 
+from autograder.student.checks.kernel_facts import dropout_modes, has_gradients, number_report
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.progress_bars import ENV_VAR as HEADLESS
@@ -105,25 +106,6 @@ def check_evaluate(ns, samples=10, batch_size=4, seed=0):
                             *evaluate_expected(x, y, weights, batch_size), gradients=has_gradients(model.parameters()))
 
 
-def dropout_modes(dropout):
-    """The list of the Dropout's `training` flag at each of its forward calls from now on: the evidence that the
-    batches went through it in training mode (the model's mode after evaluate says nothing of that)."""
-    modes, forward = [], dropout.forward
-
-    def recorded(*args, **kwargs):
-        modes.append(bool(getattr(dropout, "training", False)))
-        return forward(*args, **kwargs)
-
-    dropout.forward = recorded
-    return modes
-
-
-def has_gradients(params):
-    """Whether any parameter holds a gradient that is not zero (they had none before evaluate): a backward ran.
-    Clearing gradients (None or zeros) is no harm and passes."""
-    return any(getattr(p, "grad", None) is not None and np.any(np.asarray(p.grad) != 0) for p in params)
-
-
 def evaluated(got):
     """What evaluate returned, as `evaluate_verdict` reads it: its keys, repr and numbers (None if not numbers)."""
     keys = sorted(map(str, got)) if isinstance(got, dict) else None
@@ -131,16 +113,11 @@ def evaluated(got):
         numbers = (float(got["loss"]), float(got["accuracy"])) if keys == ["accuracy", "loss"] else (None, None)
     except (TypeError, ValueError):
         numbers = (None, None)
-    types = {key: type_label(got[key]) for key in keys} if keys == ["accuracy", "loss"] else {}
-    floats = [key for key in types if isinstance(got[key], float)]
+    reports = {key: number_report(got[key]) for key in keys} if keys == ["accuracy", "loss"] else {}
+    types = {key: report["type_name"] for key, report in reports.items()}
+    floats = [key for key, report in reports.items() if report["float"]]
     return {"keys": keys, "text": repr(got)[:300], "loss": numbers[0], "accuracy": numbers[1], "types": types,
             "floats": floats}
-
-
-def type_label(value):
-    """A value's type as a learner reads it: `float`, `numpy.float32`, `Tensor`."""
-    cls = type(value)
-    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
 
 
 def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_means, gradients=False):

@@ -1,6 +1,7 @@
 """Facts a check gathers in the kernel, gathered the same way by the course's checks and the judge's worker: how
 deeply a call nests Python calls, which leaves a result's graph holds, what a backward call changed on its op,
-and whether a dataset holds given samples.
+whether a dataset holds given samples, a number's type, whether parameters hold gradients, and the mode a
+Dropout was in at each forward call.
 
 NumPy and the standard library only, no course imports: the judge ships this file as text to the kernel (as it
 ships `engine_graph.py`), so both sides gather with the very same code.
@@ -70,3 +71,31 @@ def holds_samples(dataset, images, labels, call):
     return len(items) == len(labels) and all(
         isinstance(item, tuple) and len(item) == 2 and np.array_equal(np.asarray(item[0]), image)
         and bool(np.asarray(item[1]) == label) for item, image, label in zip(items, images, labels))
+
+
+def number_report(value):
+    """A number as a verdict reads it: its type's name (`float`, `numpy.float32`), whether it is a Python int (not
+    a bool) or a Python float, and its text."""
+    cls = type(value)
+    return {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, float), "text": repr(value)[:60]}
+
+
+def has_gradients(params):
+    """Whether any parameter holds a gradient that is not zero: a backward ran. Cleared gradients (None or zeros)
+    do not count."""
+    return any(getattr(p, "grad", None) is not None and bool(np.any(np.asarray(p.grad) != 0)) for p in params)
+
+
+def dropout_modes(dropout):
+    """The list of `dropout`'s `training` flag at each of its forward calls from now on: the evidence that batches
+    went through it in training mode (the model's mode after the calls says nothing of that)."""
+    modes, forward = [], dropout.forward
+
+    def recorded(*args, **kwargs):
+        modes.append(bool(getattr(dropout, "training", False)))
+        return forward(*args, **kwargs)
+
+    dropout.forward = recorded
+    return modes

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.student.checks.kernel_facts import number_report
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -513,14 +514,6 @@ def change_settings(optimizer, kind):
 def number_kind(name):
     """The Python type a restored number must have: t counts steps (an int); the settings are floats."""
     return "int" if name == "t" else "float"
-
-
-def number_report(value):
-    """A restored number as the verdict reads it: its type's name, whether it is a Python int / float, its text."""
-    cls = type(value)
-    return {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
-            "int": isinstance(value, int) and not isinstance(value, bool),
-            "float": isinstance(value, float), "text": repr(value)[:60]}
 
 
 def dict_orders(optimizer, kind):

@@ -312,20 +312,12 @@ def persist_optimizer(request, namespace):
         except Exception as error:  # noqa: BLE001
             return dict(reply, load_error=error_report(error))
         reply["loaded"] = {k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"}
-        reply["numbers"] = {name: persist_number(value) for name, value in vars(fresh).items()
+        reply["numbers"] = {name: shipped("kernel_facts")["number_report"](value) for name, value in vars(fresh).items()
                             if not isinstance(value, (dict, list, tuple))}
         error = persist_steps(fresh, request["grads"])      # the restored optimizer steps on: the dict must stay as loaded
         if error:
             return dict(reply, fresh_steps_error=error)
         return dict(reply, after_fresh=persist_state_report(state))
-
-
-def persist_number(value):
-    """An attribute of the restored optimizer as data: its type's name, whether it is a Python int / float, its text."""
-    cls = type(value)
-    return {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
-            "int": isinstance(value, int) and not isinstance(value, bool),
-            "float": isinstance(value, float), "text": repr(value)[:60]}
 
 
 def persist_steps(optimizer, grads_per_step):

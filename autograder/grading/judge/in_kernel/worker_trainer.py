@@ -73,14 +73,7 @@ def trainer_evaluate(request, namespace):
         loader = namespace["DataLoader"](namespace["ArrayDataset"](request["x"].copy(), request["y"].copy()),
                                          batch_size=request["batch_size"])
         trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["SGD"](model.parameters(), lr=0.1))
-        dropout, modes = model.modules[1], []
-        dropout_forward = dropout.forward
-
-        def recorded(*args, **kwargs):           # the Dropout's mode at each forward call: the evidence of dropping
-            modes.append(bool(getattr(dropout, "training", False)))
-            return dropout_forward(*args, **kwargs)
-
-        dropout.forward = recorded
+        modes = shipped("kernel_facts")["dropout_modes"](model.modules[1])   # the evidence of dropping units
         model.train()
         got = in_headless(trainer.evaluate, loader)
     except Exception as error:  # noqa: BLE001
@@ -93,13 +86,9 @@ def trainer_evaluate(request, namespace):
                 values[key] = float(got[key])
             except (TypeError, ValueError):
                 values[key] = None
-            cls = type(got[key])
-            types[key] = {"type_name": f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__,
-                          "float": isinstance(got[key], float)}
-    gradients = any(getattr(p, "grad", None) is not None and bool(np.any(np.asarray(p.grad) != 0))
-                    for p in model.parameters())
+            types[key] = shipped("kernel_facts")["number_report"](got[key])
     return {"keys": keys, "text": repr(got)[:300], "loss": values.get("loss"), "accuracy": values.get("accuracy"),
-            "types": types, "gradients": gradients,
+            "types": types, "gradients": shipped("kernel_facts")["has_gradients"](model.parameters()),
             "training": any(modes), "params": [packed(np.asarray(p.data)) for p in params]}
 
 
