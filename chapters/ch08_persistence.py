@@ -365,7 +365,7 @@ assert verdict.passed, verdict.message
 #   optimizer.t              np.array(120)
 # ```
 #
-# Three details:
+# Four details:
 #
 # * `np.savez(path, ...)` **adds `.npz`** to a path that does not end with it, so
 #   `save_checkpoint("best.ckpt", ...)` would write `best.ckpt.npz`. Open the file yourself (binary,
@@ -381,6 +381,10 @@ assert verdict.passed, verdict.message
 #   read by unpickling it. With `allow_pickle=False`, NumPy refuses it with a `ValueError` when you read
 #   that entry, after `np.load` has opened the file: turn that into your `ValueError` too. A checkpoint never
 #   needs pickle, and loading with pickle allowed runs whatever code the file names.
+# * A real checkpoint of *another* model (its layers named or shaped differently) must be refused too, not
+#   half-loaded: load the model's entries strictly, as `load_state_dict` does by default (section 8.2), and
+#   let its `KeyError` or `ValueError` reach the caller. Loading part of a model on purpose is a job for
+#   `load_state_dict(..., strict=False)` itself, called by someone who knows which part they want.
 
 # %% provided export
 CHECKPOINT_MARK = "babygrad.checkpoint"
@@ -429,7 +433,7 @@ verdict = check.checkpoint("round_trip")
 assert verdict.passed, verdict.message
 
 # %% test id=test_checkpoint_refuses points=2
-verdict = check.checkpoint("refuses", "text", "npz", "pickled")
+verdict = check.checkpoint("refuses", "text", "npz", "pickled", "other_model")
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.checkpoint("refuses", "empty", "random", "zip", "npy")

@@ -22,7 +22,8 @@ def check(ns):
 def test_the_solution_passes_every_check(check):
     verdicts = [check.named_state(), check.named_state("nested"), check.state_dict(), check.load_state_dict("values"),
                 check.load_state_dict("errors"), check.optimizer_state("adam", "sgd", "adam_decay"),
-                check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz", "pickled"),
+                check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz", "pickled",
+                                                                  "other_model"),
                 check.resume_training("adam"), check.resume_training("sgd"), check.evaluate(),
                 check.keep_best("checkpoint"), check.keep_best("patience"), check.fit(), check.fit(validate=False)]
     assert [v.message for v in verdicts if not v.passed] == []
@@ -66,9 +67,10 @@ ANY_ERROR = (Exception,)
 NUMPYS_ERRORS = (ValueError, OSError, EOFError, zipfile.BadZipFile)
 
 
-def loader(ns, allow_pickle, catch, entries_guarded=True):
+def loader(ns, allow_pickle, catch, entries_guarded=True, strict=True, swallow=False):
     """A load_checkpoint as a student writes it: np.load with `allow_pickle`, its errors `catch`-ed into the
-    refusal, and (`entries_guarded`) the reading of the entries too."""
+    refusal, and (`entries_guarded`) the reading of the entries too; the model's entries loaded `strict`-ly, and
+    (`swallow`) load_state_dict's refusal caught and ignored."""
     entry_errors = catch if entries_guarded else ()
 
     def load_checkpoint(path, model, optimizer=None):
@@ -87,8 +89,12 @@ def loader(ns, allow_pickle, catch, entries_guarded=True):
                 arrays = {name: archive[name] for name in archive.files}
             except entry_errors as error:
                 raise ValueError(f"{path} is not a babygrad checkpoint: it is damaged ({error})") from None
-        model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
-                               if name.startswith("model.")})
+        try:
+            model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                                   if name.startswith("model.")}, strict=strict)
+        except KeyError:
+            if not swallow:
+                raise
     return load_checkpoint
 
 
@@ -141,10 +147,44 @@ def test_pickle_is_named_only_on_evidence_that_the_file_was_unpickled():
     """A refusal of the wrong type, or an unnamed one, says nothing of pickle unless NumPy unpickled the file."""
     for kind in persistence.NOT_CHECKPOINTS:
         for error_type, is_value_error in (("KeyError", False), ("OSError", False), ("ValueError", True)):
+            if kind == "other_model" and error_type != "OSError":
+                continue                            # load_state_dict's refusals: right for another model's checkpoint
             problem = persistence.refused_file_problem(kind, "x.ckpt", error_type, is_value_error, "bad")
             assert problem and persistence.PICKLE_RULE not in problem.message, (kind, error_type)
         accepted = persistence.refused_file_problem(kind, "x.ckpt", None, False, "")
         assert (persistence.PICKLE_RULE in accepted.message) == (kind == "pickled"), accepted.message
+
+
+def test_a_checkpoint_of_another_model_is_refused_by_a_strict_load_and_half_loaded_by_a_lenient_one(
+        ns, load_checkpoint_as):
+    """Section 8.4: the file is a real checkpoint whose last layer sits elsewhere. strict=False loads the layers
+    that fit and keeps the rest; the hint names that only when the model changed."""
+    def refuses(**how):
+        load_checkpoint_as(loader(ns, allow_pickle=False, catch=NUMPYS_ERRORS, **how))
+        return Checker(ns, verbose=False).checkpoint("refuses", "other_model")
+
+    strict = refuses()
+    assert strict.passed and "a checkpoint of another model, by load_state_dict's error" in strict.message
+    assert "ValueError that names the file" not in strict.message, strict.message
+    lenient, swallowed = refuses(strict=False), refuses(swallow=True)
+    for verdict in (lenient, swallowed):
+        assert not verdict.passed and "accepted a checkpoint of another model (other_model.ckpt)" in verdict.message
+        assert "modules.3.weight is modules.4.weight" in verdict.message, verdict.message
+    assert "half one network, half another" in lenient.message and "strictly" in lenient.message
+    assert "half one network" not in swallowed.message and "Hint" not in swallowed.message, swallowed.message
+
+
+def test_the_course_load_state_dict_a_check_stands_in_with_is_strict_and_all_or_nothing():
+    """kernel_facts.load_arrays, which both the checks and the judge's worker use for the course's load_state_dict."""
+    from autograder.student.checks.kernel_facts import load_arrays
+    arrays = [("w", np.zeros((2, 3))), ("b", np.zeros(3))]
+    with pytest.raises(KeyError, match="misses \\['b'\\]"):
+        load_arrays(arrays, {"w": np.ones((2, 3)), "x": np.ones(3)})
+    with pytest.raises(ValueError, match="b: the state dict has shape \\(1, 3\\)"):
+        load_arrays(arrays, {"w": np.ones((2, 3)), "b": np.ones((1, 3))})
+    assert all(not a.any() for _, a in arrays)                      # nothing changed by either refusal
+    load_arrays(arrays, {"w": np.ones((2, 3)), "x": np.ones(3)}, strict=False)
+    assert arrays[0][1].all() and not arrays[1][1].any()
 
 
 def test_a_checkpoint_written_under_another_name_names_savez_only_when_it_added_npz():

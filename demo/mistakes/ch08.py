@@ -176,6 +176,10 @@ MISTAKES = [
             else:
                 holder = np.array(state[name])''',
           ["test_load_state_dict", "test_load_state_dict_refuses", "test_resume_training"]),
+    # stop 40: section 8.4's fourth detail
+    wrong("load_checkpoint_not_strict", "loads the model's entries with strict=False: a checkpoint of another model is "
+          "half-loaded without an error", "checkpoint", '''if name.startswith("model.")})''',
+          '''if name.startswith("model.")}, strict=False)''', ["test_checkpoint_refuses"]),
 ]
 
 ALTERNATIVES = [
@@ -217,6 +221,13 @@ ALTERNATIVES = [
                                    if name.startswith("optimizer.")})
     model.load_state_dict({name.removeprefix("model."): value for name, value in arrays.items()
                            if name.startswith("model.")})'''),
+    right("load_checkpoint_wraps_refusal", "turns load_state_dict's refusal into a ValueError that names the file",
+          "checkpoint", '''    model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                           if name.startswith("model.")})''', '''    try:
+        model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                               if name.startswith("model.")})
+    except (KeyError, ValueError) as error:
+        raise ValueError(f"{path} is a checkpoint of another model: {error}") from None'''),
 ]
 
 DEMO_PARTIAL = ["named_state_parameters_only", "state_dict_aliases", "load_no_strict_checks", "load_no_try"]

@@ -324,9 +324,10 @@ def model_only(reply, values):
 
 
 def not_checkpoint(rng, kind, sizes):
-    """(kind, secret file name, secret bytes) of a file of `kind` that is not a checkpoint (for `pickled`, a
-    checkpoint of a small_net of `sizes`, secret values, a secret entry stored as an object array). The judge
-    only writes these bytes; the kernel's reply never holds anything but JSON."""
+    """(kind, secret file name, secret bytes) of a file of `kind` that is not a checkpoint of the model (for
+    `pickled`, a checkpoint of a small_net of `sizes`, secret values, a secret entry stored as an object array; for
+    `other_model`, one whose last layer sits at another position). The judge only writes these bytes; the kernel's
+    reply never holds anything but JSON."""
     name = rules.NOT_CHECKPOINTS[kind][1]
     stem, dot, extension = name.partition(".")
     name = f"{stem}_{int(rng.integers(100, 100000))}{dot}{extension}"
@@ -347,7 +348,10 @@ def not_checkpoint(rng, kind, sizes):
             np.savez(buffer, **{str(rng.choice(["weight", "bias", "scale", "values"])): array})
         else:
             state = net_values(rng, sizes)
-            rules.pickled_checkpoint(buffer, state, str(rng.choice(list(state))))
+            if kind == "other_model":
+                rules.other_model_checkpoint(buffer, state)
+            else:
+                rules.pickled_checkpoint(buffer, state, str(rng.choice(list(state))))
         data = buffer.getvalue()
     return kind, name, np.frombuffer(data, dtype=np.uint8).copy()
 
@@ -366,12 +370,14 @@ def refuses(rng, kinds):
         raise ProbeFailure(f"the reply does not hold {len(files)} results")
     for (kind, name, _), result in zip(files, results):
         error = raised(result.get("raised"))
-        problem = (rules.refused_file_problem(kind, name, None, False, "") if error is None else
-                   rules.refused_file_problem(kind, name, error[0].error_type, error[2], error[0].message))
+        holders = arrays(result, "holders", len(values))
+        changed = any(not np.array_equal(h, v) for h, v in zip(holders, values.values()))
+        problem = (rules.refused_file_problem(kind, name, None, False, "", changed=changed) if error is None else
+                   rules.refused_file_problem(kind, name, error[0].error_type, error[2], error[0].message,
+                                              error[1], changed))
         if problem:
             return problem
-        holders = arrays(result, "holders", len(values))
-        if any(not np.array_equal(h, v) for h, v in zip(holders, values.values())):
+        if changed:
             return failed(f"load_checkpoint refused {rules.NOT_CHECKPOINTS[kind][0]} but changed the model first.")
     return rules.refuses_passed([kind for kind, _, _ in files])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks.kernel_facts import number_report
+from autograder.student.checks.kernel_facts import load_arrays, number_report
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -53,8 +53,7 @@ def course_methods(ns, *names):
         return {name: np.array(values_of(h)) for name, h in net_state(self)}
 
     def load_state_dict(self, state, strict=True):
-        for name, holder in net_state(self):
-            np.copyto(values_of(holder), state[name], casting="unsafe")
+        load_arrays([(name, values_of(holder)) for name, holder in net_state(self)], state, strict)
 
     def optimizer_state_dict(self):
         return course_optimizer_state(self)
@@ -127,6 +126,7 @@ NOT_CHECKPOINTS = {
     "npy": ("a plain .npy array", "weights.npy"),
     "npz": ("an .npz archive without the babygrad.checkpoint entry", "arrays.npz"),
     "pickled": ("a checkpoint file whose entry needs pickle", "pickled.ckpt"),
+    "other_model": ("a checkpoint of another model", "other_model.ckpt"),
 }
 CHECKPOINT_MARK = "babygrad.checkpoint"
 PICKLE_RULE = "a checkpoint never needs pickle, and loading with pickle allowed runs whatever code the file names"
@@ -794,9 +794,21 @@ def pickled_checkpoint(file, state, entry):
     np.savez(file, **arrays)                             # np.savez pickles object arrays; loading one needs pickle
 
 
+# the checkpoint of another model: small_net's entries, but its last Linear at position 4 (say, after a Dropout)
+OTHER_MODEL_RENAMES = {"modules.3.weight": "modules.4.weight", "modules.3.bias": "modules.4.bias"}
+
+
+def other_model_checkpoint(file, state):
+    """Write to `file` a real checkpoint, mark and all, of a model like small_net whose last layer sits at another
+    position: its first layers fit, the last one's names do not. A strict load refuses it; a lenient one half-loads."""
+    arrays = {CHECKPOINT_MARK: np.array(1)}
+    arrays.update({f"model.{OTHER_MODEL_RENAMES.get(name, name)}": np.asarray(value) for name, value in state.items()})
+    np.savez(file, **arrays)
+
+
 def not_checkpoints(folder, kinds, state):
-    """(kind, path) of files that are not checkpoints, of the `kinds` asked for; `state`: the model state a
-    "pickled" file holds."""
+    """(kind, path) of files that are not checkpoints (of this model), of the `kinds` asked for; `state`: the model
+    state a "pickled" or "other_model" file holds."""
     files = []
 
     def write(name, data):
@@ -817,6 +829,9 @@ def not_checkpoints(folder, kinds, state):
         elif kind == "pickled":
             with open(path, "wb") as file:          # not the solution's own line: the published package has none
                 pickled_checkpoint(file, state, "modules.1.weight")
+        elif kind == "other_model":
+            with open(path, "wb") as file:
+                other_model_checkpoint(file, state)
         else:
             path = write(NOT_CHECKPOINTS[kind][1], contents[kind])
         files.append((kind, path))
@@ -833,21 +848,27 @@ def check_checkpoint_refuses(ns, kinds=("text", "npz")):
         files = not_checkpoints(folder, kinds, small_net(ns, seed=3).state_dict())
         for kind, path in files:
             error = raised_by(lambda: load(path, model))
+            changed = any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items())
             problem = refused_file_problem(kind, os.path.basename(path), error and type(error).__name__,
-                                           isinstance(error, ValueError), str(error)) \
-                or (any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items())
-                    and failed(f"load_checkpoint refused {NOT_CHECKPOINTS[kind][0]} but changed the model first."))
+                                           isinstance(error, ValueError), str(error),
+                                           isinstance(error, KeyError), changed) \
+                or (changed and failed(f"load_checkpoint refused {NOT_CHECKPOINTS[kind][0]} but changed the model first."))
             if problem:
                 return problem
     return refuses_passed([kind for kind, _ in files])
 
 
-def refused_file_problem(kind, name, error_type, is_value_error, text):
-    """load_checkpoint on a file of `kind` (NOT_CHECKPOINTS), named `name`, must raise a ValueError naming it.
-    error_type None: it returned. Pickle is named only on evidence that the file was unpickled."""
+def refused_file_problem(kind, name, error_type, is_value_error, text, is_key_error=False, changed=False):
+    """load_checkpoint on a file of `kind` (NOT_CHECKPOINTS), named `name`, must raise a ValueError naming it; a
+    checkpoint of another model, load_state_dict's KeyError or ValueError. error_type None: it returned (`changed`:
+    and the model changed). Pickle is named only on evidence that the file was unpickled."""
     description = NOT_CHECKPOINTS[kind][0]
     if error_type is None:
-        return failed(accepted_file_message(kind, name))
+        return failed(accepted_file_message(kind, name, changed))
+    if kind == "other_model":
+        return None if is_key_error or is_value_error else failed(
+            f"load_checkpoint on {description} ({name}) raised {error_type}: {text}\n"
+            "  Expected the model's load_state_dict to refuse it, with its KeyError for names that do not fit.")
     if not is_value_error:
         return failed(f"load_checkpoint on {description} ({name}) raised {error_type}: {text}\n"
                       "  Expected a ValueError that says the file is not a babygrad checkpoint. "
@@ -868,9 +889,18 @@ UNPICKLED_HINT = (f"NumPy tried to read the file as a pickle, so it was loaded w
                   "loaded without it, NumPy refuses such a file with a ValueError.")
 
 
-def accepted_file_message(kind, name):
-    """What load_checkpoint did wrong when it returned on a file of `kind` that is not a checkpoint."""
+def accepted_file_message(kind, name, changed=False):
+    """What load_checkpoint did wrong when it returned on a file of `kind` that is not a checkpoint (of this model);
+    `changed`: the model changed. Half-loading is named only when the model changed."""
     description = NOT_CHECKPOINTS[kind][0]
+    if kind == "other_model":
+        renamed = ", ".join(f"{old} is {new}" for old, new in OTHER_MODEL_RENAMES.items())
+        return (f"load_checkpoint accepted {description} ({name}) without an error: the file has the {CHECKPOINT_MARK} "
+                f"entry, but its model's last layer sits elsewhere ({renamed}), so two of the model's entries are "
+                "missing from it and two of its entries are not the model's. It must be refused."
+                + ("\n  It loaded the entries that fit and kept the others: the model is now half one network, half "
+                   "another, and nothing says so.\n  Hint: section 8.4: load the model's entries strictly, as "
+                   "load_state_dict does by default, so that its KeyError reaches the caller." if changed else ""))
     if kind == "pickled":
         return (f"load_checkpoint accepted {description} ({name}): the file has the {CHECKPOINT_MARK} entry, but "
                 "one of its entries is an object array, which NumPy reads only by unpickling it.\n"
@@ -879,9 +909,11 @@ def accepted_file_message(kind, name):
 
 
 def refuses_passed(kinds):
-    *others, last = [NOT_CHECKPOINTS[kind][0] for kind in kinds]
+    *others, last = [NOT_CHECKPOINTS[kind][0] for kind in kinds if kind != "other_model"] or [None]
     described = f"{', '.join(others)} and {last}" if others else last
-    return passed(f"✔ load_checkpoint refuses {described}, each with a ValueError that names the file")
+    files = f"{described}, each with a ValueError that names the file" if last else ""
+    other = "a checkpoint of another model, by load_state_dict's error" if "other_model" in kinds else ""
+    return passed(f"✔ load_checkpoint refuses {'; and '.join(part for part in (files, other) if part)}")
 
 
 # ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
