@@ -327,6 +327,12 @@ assert verdict.passed, verdict.message
 # * `node` is the output tensor itself, so `node._inputs` are the inputs (as Tensors) and `node`
 #   holds the output values, which some derivatives reuse (you will see `exp` and `sigmoid` do so).
 #
+# Those two arguments hold everything `backward` needs: it must not rely on values that `forward`
+# kept on the operation (`self.x = a`). One operation object can make several nodes (call it twice,
+# and both outputs point to it), and what `forward` kept belongs to its last call only. (Chapter 10
+# reuses such a value safely, only after checking that it belongs to `node`.) The checks call
+# `backward` on a node they build by hand, with an operation whose `forward` has not run.
+#
 # Write gradients with Tensor operations (`out_grad * b`, `out_grad / (node * 2)`) or wrap NumPy
 # results in a `Tensor(...)`: both are accepted, as long as `backward` returns Tensors.
 #
@@ -334,7 +340,9 @@ assert verdict.passed, verdict.message
 # exactly as they were. `Add` hands the very same `out_grad` to both of its inputs, and other
 # operations' backwards read the same inputs and outputs again, so a change made in place (assigning
 # into `.data[...]`, or `*=` on an array) corrupts gradients somewhere else in the graph, silently.
-# The checks compare all three before and after your `backward`.
+# Setting their `.grad` is a write too: the engine of section 3.8 fills `.grad` from what `backward`
+# returns, so a `backward` that sets it as well counts that gradient twice. The checks compare all
+# three before and after your `backward`.
 #
 # **How your backward is checked.** For one input element $x_i$, nudge it both ways by a tiny $h$ and
 # call your `forward`:
@@ -402,7 +410,8 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Mul(), shapes=[(5,), (5,)], seed=21),
                     check.backward(Mul(), shapes=[(2, 3, 4), (2, 3, 4)], seed=22),
-                    check.backward(Mul(), shapes=[(), ()], seed=23))
+                    check.backward(Mul(), shapes=[(), ()], seed=23),
+                    check.backward(Mul(), shapes=[(3, 4), (3, 4)], domains="with_zeros", seed=24))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -522,7 +531,8 @@ verdict = check.backward(Div(), shapes=[(2, 3), (2, 3)], domains=("real", "nonze
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Div(), shapes=[(6,), (6,)], domains=("real", "nonzero"), seed=21),
-                    check.backward(Div(), shapes=[(2, 3, 2), (2, 3, 2)], domains=("nonzero", "nonzero"), seed=22))
+                    check.backward(Div(), shapes=[(2, 3, 2), (2, 3, 2)], domains=("nonzero", "nonzero"), seed=22),
+                    check.backward(Div(), shapes=[(3, 4), (3, 4)], domains=("with_zeros", "nonzero"), seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -873,7 +883,8 @@ verdict = check.backward(Sigmoid(), shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Sigmoid(), shapes=[(9,)], seed=21),
-                    check.backward(Sigmoid(), shapes=[(2, 3, 2)], seed=22))
+                    check.backward(Sigmoid(), shapes=[(2, 3, 2)], seed=22),
+                    check.backward(Sigmoid(), shapes=[(3,)], domains="very_negative", seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -906,7 +917,8 @@ verdict = check.forward(Tanh(), np.tanh, shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Tanh(), np.tanh, shapes=[(3, 3)], seed=11),
-                    check.forward(Tanh(), np.tanh, shapes=[(3,)], domains="large", seed=12))
+                    check.forward(Tanh(), np.tanh, shapes=[(3,)], domains="large", seed=12),
+                    check.forward(Tanh(), np.tanh, shapes=[(3,)], domains="very_negative", seed=13))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -987,7 +999,8 @@ verdict = check.backward(GELU(), shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(GELU(), shapes=[(8,)], seed=21),
-                    check.backward(GELU(), shapes=[(2, 3, 2)], seed=22))
+                    check.backward(GELU(), shapes=[(2, 3, 2)], seed=22),
+                    check.backward(GELU(), shapes=[(3, 4)], domains="with_zeros", seed=23))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1429,7 +1442,8 @@ verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
                     check.backward(MatMul(), shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=26),
                     check.backward(MatMul(), shapes=[(2, 3, 2, 4), (4, 3)], seed=27),
                     check.backward(MatMul(), shapes=[(2, 3), (2, 2, 3, 2)], seed=28),
-                    check.backward(MatMul(), shapes=[(2, 4, 3), (3, 2)], constant=[0], seed=29))
+                    check.backward(MatMul(), shapes=[(2, 4, 3), (3, 2)], constant=[0], seed=29),
+                    check.backward(MatMul(), shapes=[(2, 3), (4, 3, 2)], constant=[1], seed=30))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -22,18 +22,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("chapters", nargs="*", default=Course(ROOT).config.JUDGED_CHAPTERS)
     parser.add_argument("--secrets", type=int, default=50)
+    parser.add_argument("--first", type=int, default=1000, help="the first secret (to soak secrets not tried yet)")
     args = parser.parse_args()
+    secrets = range(args.first, args.first + args.secrets)
     for chapter_id in args.chapters:
-        failures = soak(chapter_id, range(1000, 1000 + args.secrets))
+        failures = soak(chapter_id, secrets)
         print(f"{chapter_id}: {len(right_answers(chapter_id))} right answers x {args.secrets} secrets: "
               f"{len(failures)} failed judgements")
         for name, grade_id, secret, message in failures[:20]:
             print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
-        passes = passed_mistakes(chapter_id, range(1000, 1000 + args.secrets))
+        passes = passed_mistakes(chapter_id, secrets)
         print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(passes)} cells the judge passed")
         for name, grade_id, secret in passes[:20]:
             print(f"  {name} {grade_id} secret={secret}")
-        extras = extra_losses(chapter_id, range(1000, 1000 + args.secrets))
+        extras = extra_losses(chapter_id, secrets)
         print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(extras)} cells lost that they keep "
               "in the catalogue")
         for name, grade_id, secret, message in extras[:20]:

@@ -67,6 +67,19 @@ MISTAKES = [
           ["test_random_factories"]),
     wrong("rand_is_normal", "rand() copied from randn: normal instead of uniform", "factories", RAND,
           RANDN, ["test_random_factories"]),
+    # sixth audit
+    wrong("zeros_ignores_requires_grad", "zeros() forgets to pass requires_grad on", "factories",
+          "return Tensor(np.zeros(shape), dtype=dtype, requires_grad=requires_grad)",
+          "return Tensor(np.zeros(shape), dtype=dtype)", ["test_constant_factories"]),
+    wrong("constructor_keeps_requires_grad", "a Tensor given as data passes its requires_grad on: Tensor(c) of a "
+          "constant c is a constant", "constructor", UNWRAP,
+          "        if isinstance(data, Tensor):\n            requires_grad = data.requires_grad\n            data = data.data\n",
+          ["test_constructor"]),
+    wrong("constructor_stores_dtype", "also stores self.dtype: once the dtype property exists, every Tensor(...) "
+          "raises AttributeError", "constructor", "self.requires_grad = requires_grad",
+          "self.requires_grad = requires_grad\n        self.dtype = self.data.dtype", ["test_constructor"]),
+    wrong("repr_dtype_only_float64", "shows dtype only for float64, not for every dtype but float32", "repr", EXTRAS,
+          'extras = [f"dtype={self.dtype}"] if self.dtype == np.float64 else []', ["test_repr"]),
 ]
 
 ALTERNATIVES = [
@@ -95,6 +108,14 @@ ALTERNATIVES = [
     right("randn_generator", "the generator in a variable", "factories", RANDN,
           "rng = np.random.default_rng(seed)\n    values = rng.standard_normal(size=shape)\n"
           "    return Tensor(values, dtype=dtype, requires_grad=requires_grad)"),
+    # sixth audit
+    right("constructor_unwraps_with_numpy", "a Tensor given as data is unwrapped with its numpy() method", "constructor",
+          UNWRAP, "        if isinstance(data, Tensor):\n            data = data.numpy()\n"),
+    right("repr_dtype_name", "dtype compared and shown by its name", "repr", EXTRAS,
+          'extras = [f"dtype={self.dtype.name}"] if self.dtype.name != "float32" else []'),
+    right("zeros_dtype_in_numpy", "the constant arrays made in the requested dtype already", "factories",
+          "return Tensor(np.zeros(shape), dtype=dtype, requires_grad=requires_grad)",
+          "return Tensor(np.zeros(shape, dtype=dtype), dtype=dtype, requires_grad=requires_grad)"),
 ]
 
 DEMO_PARTIAL = ["constructor_no_dtype", "numpy_no_copy", "randn_ignores_seed"]

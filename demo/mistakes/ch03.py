@@ -339,6 +339,43 @@ MISTAKES = [
           ["test_broadcast_to_forward", "test_broadcast_to_backward"]),
     wrong("log_forward_base_10", "forward takes log base 10, which Pow.backward calls through log(a)", "log",
           "return np.log(a)", "return np.log10(a)", ["test_log_forward", "test_log_backward"]),
+    Mistake("engine_non_scalar_check_first", "checks grad=None's one element before requires_grad: a constant of "
+            "several elements gets the ValueError, not the RuntimeError", (
+        Edit("engine", CONSTANT_CHECK + "    if grad is None:\n", "    if grad is None:\n"),
+        Edit("engine", "        grad = Tensor(grad, dtype=self.dtype, requires_grad=False)\n    grads = {id(self): grad}",
+             "        grad = Tensor(grad, dtype=self.dtype, requires_grad=False)\n" + CONSTANT_CHECK
+             + "    grads = {id(self): grad}")), ("test_engine_constant_error",)),
+    wrong("engine_refuses_leaves", "refuses every tensor not made by an op (`_op is None`), so w.backward() on a leaf "
+          "that requires a gradient raises", "engine", "    if not self.requires_grad:\n", "    if self._op is None:\n",
+          ["test_engine_constant_error"]),
+    wrong("matmul_shortcut_tests_b", "the shortcut tests b.requires_grad: a gets zeros whenever b is a constant",
+          "matmul", "        if not a.requires_grad:", "        if not b.requires_grad:", ["test_matmul_backward"]),
+    wrong("mul_scalar_only_ints", "tests isinstance(other, int) for a number: a * 0.5 goes to Mul with a float",
+          "operators", "    if isinstance(other, Tensor):\n        return Mul()(self, other)\n    return MulScalar(other)(self)",
+          "    if isinstance(other, int):\n        return MulScalar(other)(self)\n    return Mul()(self, other)",
+          ["test_operators"]),
+    # sixth audit, chapter 3's engine, operators, getitem and matmul (add entries above this line)
+    wrong("mul_divides_output", "each slope from the output, node / a for b and node / b for a: 0 / 0 = nan where an "
+          "input is exactly 0", "mul", MUL, "return out_grad * node / a, out_grad * node / b", ["test_mul_backward"]),
+    wrong("div_a_from_output", "a's slope 1/b as node / a, reusing the output: 0 / 0 = nan at a = 0", "div", DIV,
+          "return out_grad * node / a, -out_grad * a / (b * b)", ["test_div_backward"]),
+    wrong("gelu_backward_half_from_output", "0.5 (1 + t) as node / x, reusing the output: 0 / 0 = nan at x = 0", "gelu",
+          GELU_GRAD, "node.data / x + 0.5 * x * (1 - t * t) * dz", ["test_gelu_backward"]),
+    wrong("sigmoid_backward_from_input", "the derivation's first form, e^-a / (1 + e^-a)², from the input: inf / inf = nan "
+          "for a very negative input", "sigmoid", "return out_grad * node * (1 - node)",
+          "e = exp(-node._inputs[0])\n        return out_grad * e / ((1 + e) * (1 + e))", ["test_sigmoid_backward"]),
+    wrong("tanh_forward_negative_exponent", "forward as (1 - e^-2a) / (1 + e^-2a): inf / inf = nan for a very negative "
+          "input", "tanh", "return np.tanh(a)", "return (1 - np.exp(-2 * a)) / (1 + np.exp(-2 * a))",
+          ["test_tanh_forward"]),
+    wrong("mul_accumulates_into_grads", "also adds each gradient into the input's .grad, as chapter 1's Value did: the "
+          "engine adds it again", "mul", MUL, "for t, g in ((a, out_grad * b), (b, out_grad * a)):\n"
+          "            t.grad = g.data if t.grad is None else t.grad + g.data\n        return out_grad * b, out_grad * a",
+          ["test_mul_backward"]),
+    Mistake("exp_output_kept_on_op", "forward keeps its output on the op (self.out) and backward reads it there, not "
+            "from node", (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
+                          Edit("exp", "return out_grad * node", "return out_grad * Tensor(self.out)")),
+            ("test_exp_backward",)),
+    # sixth audit, chapter 3's elementwise and shape ops (add entries above this line)
 ]
 
 ALTERNATIVES = [
@@ -451,6 +488,21 @@ class NoGrad:
           "return AddScalar(other)(Negate()(self))", "return Sub()(Tensor(other, requires_grad=False), self)"),
     right("operators_other_forms", "__rsub__ as -a + c and __rtruediv__ through Tensor division", "operators",
           "return AddScalar(other)(Negate()(self))", "return -self + other"),
+    right("matmul_shortcut_both", "the shortcut for a constant a, and its mirror for a constant b", "matmul",
+          "        if not a.requires_grad:", "        if not b.requires_grad:\n            return sum_to_shape(out_grad @ "
+          "b.transpose(), a.shape), Tensor(np.zeros_like(b.data), dtype=b.dtype)\n        if not a.requires_grad:"),
+    right("operators_numbers_by_type", "numbers told by their type, int or float; anything else goes to Mul",
+          "operators", "    if isinstance(other, Tensor):\n        return Mul()(self, other)\n    return MulScalar(other)(self)",
+          "    if isinstance(other, (int, float)):\n        return MulScalar(other)(self)\n    return Mul()(self, other)"),
+    # sixth audit, chapter 3's engine, operators, getitem and matmul (add entries above this line)
+    right("mul_returns_list", "the two gradients in a list", "mul", MUL, "return [out_grad * b, out_grad * a]"),
+    right("sigmoid_backward_expanded", "s - s², from the output", "sigmoid", "return out_grad * node * (1 - node)",
+          "return out_grad * node - out_grad * node * node"),
+    right("tanh_forward_from_sigmoid", "2σ(2a) - 1, whose only exponential is of -2a", "tanh", "return np.tanh(a)",
+          "return 2 / (1 + np.exp(-2 * a)) - 1"),
+    right("exp_output_kept_read_from_node", "forward keeps its output on the op, but backward reads node", "exp",
+          "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
+    # sixth audit, chapter 3's elementwise and shape ops (add entries above this line)
 ]
 
 DEMO_PARTIAL = [

@@ -8,7 +8,7 @@ import numpy as np
 
 from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks.describe import number
-from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF
+from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF, only_ints_note
 from autograder.student.verdict import failed, passed
 
 
@@ -18,7 +18,7 @@ def operators(rng):
     results = reply.get("results")
     if not isinstance(results, list) or len(results) != len(CASES):
         raise ProbeFailure("the operators reply does not hold one result per case")
-    problems = []
+    problems, failed_texts = [], set()
     for (text, _, expected, hint), result in zip(CASES, results):
         if not isinstance(result, dict):
             raise ProbeFailure("an operators result is not an object")
@@ -41,6 +41,9 @@ def operators(rng):
             problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
         elif result.get("stray", 0) != 0:
             problems.append(f"`{text}` {STRAY_LEAF} Hint: {hint}")
+        if len(problems) > len(failed_texts):
+            problems[-1] += only_ints_note(text, failed_texts)
+            failed_texts.add(text)
     if problems:
         return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
     return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")

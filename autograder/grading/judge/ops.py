@@ -24,6 +24,8 @@ from autograder.student.checks.ops import (
     compared,
     forward_mismatch,
     forward_side_effect_problem,
+    forward_state_note,
+    grad_set_problem,
     gradient_mismatch,
     ignores_out_grad,
     not_a_tensor,
@@ -122,9 +124,11 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
               for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
     perturbed = returned(reply.get("perturbed"))
     changes, results = [], {}
-    for (name, upstream), answer, after, changed in zip(upstreams, answers, afters,
-                                                        reported_changes(reply, len(upstreams))):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant)
+    for (name, upstream), answer, after, changed, grads_set in zip(upstreams, answers, afters,
+                                                                   reported_changes(reply, len(upstreams)),
+                                                                   reported_grads_set(reply, len(upstreams))):
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant,
+                                       grads_set, first.value.dtype)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -142,6 +146,15 @@ def reported_changes(reply, count):
     if not all(isinstance(c, list) and len(c) == 3 and all(isinstance(t, str) for t in c) for call in calls for c in call):
         raise ProbeFailure("the reply's 'changed' attributes are malformed")
     return [[tuple(t[:80] for t in c) for c in call[:8]] for call in calls]
+
+
+def reported_grads_set(reply, count):
+    """For each backward call, whether it set the .grad of each input and of the output (node), as the kernel reports
+    it (the kernel's word: it can only fail the cell)."""
+    calls = objects(reply, "grads_set", count, kind=list)
+    if not all(isinstance(flag, bool) for call in calls for flag in call) or any(len(call) > 17 for call in calls):
+        raise ProbeFailure("the reply's 'grads_set' is malformed")
+    return calls
 
 
 def pool_size(op, shapes):
@@ -173,14 +186,16 @@ def reported_after(items, sent):
     return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
 
 
-def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=()):
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=(),
+                  grads_set=(), out_dtype=None):
     """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the
     course's forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
     label = op.label
     case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
     where = backward_where(label, arrays, upstream_name, constant)
     if answer.failed:
-        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"), None
+        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"
+                      + forward_state_note(op.name, answer.error_type, answer.message)), None
     if answer.kind == "none":
         return failed(f"{where} returned None: did you forget `return`?"), None
     grads = answer.items if answer.kind == "sequence" else [answer]
@@ -207,11 +222,12 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
     numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
     analytic = compared(grads, numeric, constant, lambda g: g.value)
-    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
+    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
     if problem:
         return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
-               or side_effect_problem(where, [upstream, *arrays, out], after))
+               or side_effect_problem(where, [upstream, *arrays, out], after)
+               or grad_set_problem(where, grads_set))
     return (failed(message) if message else passed("ok")), analytic
 
 

@@ -79,7 +79,8 @@ def constructor(rng, case):
     text, request, want, requires_grad = constructor_case(rng, case)
     (result,) = results_of((yield {"kind": "tensor_constructor", "cases": [request]}), 1)
     if "error" in result:
-        return failed(describe_error("Tensor", "__init__", returned(result["error"])) + f"\n  while computing {text}.")
+        message = describe_error("Tensor", "__init__", returned(result["error"]))
+        return failed(message + f"\n  while computing {text}." + rules.setter_hint(message))
     fields = result.get("fields")
     if not isinstance(fields, dict):
         raise ProbeFailure("the reply's fields are missing")
@@ -90,17 +91,19 @@ def constructor(rng, case):
 def copies(rng):
     data = values(rng, 3)
     cases = [{"data": data, "kwargs": {}, "copy_of": "array" if source == "array" else "tensor",
-              "original_kwargs": {"dtype": "float64"} if source == "float64 tensor" else {}}
-             for source in rules.COPY_SOURCES]
+              "original_kwargs": rules.source_kwargs(source)} for source in rules.COPY_SOURCES]
     results = results_of((yield {"kind": "tensor_constructor", "cases": cases}), len(cases))
     for source, result in zip(rules.COPY_SOURCES, results):
         text = rules.copies_text(source, data)
         if "error" in result:
-            hint = f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if source != "array" else ""
-            return failed(describe_error("Tensor", "__init__", returned(result["error"]))
-                          + f"\n  while computing {text}." + hint)
+            message = describe_error("Tensor", "__init__", returned(result["error"]))
+            hint = rules.setter_hint(message) or (f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if source != "array" else "")
+            return failed(message + f"\n  while computing {text}." + hint)
+        fields = result.get("fields")
+        if not isinstance(fields, dict):
+            raise ProbeFailure("the reply's fields are missing")
         problem = rules.copies_problem(text, source, np.asarray(data, np.float32), shown_data(result.get("data")),
-                                       result.get("shares") is True)
+                                       result.get("shares") is True, field_facts(fields.get("requires_grad")))
         if problem:
             return problem
     return passed("✔ a tensor made from a tensor or an array owns a copy of the values")

@@ -13,6 +13,13 @@ import contextlib
 
 import numpy as np
 
+
+def sigmoid(a):
+    """1 / (1 + e^-a), quietly: for a below about -709, e^-a overflows to inf and the answer is 0, as it should be."""
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-a))
+
+
 # op class name -> its settings -> a NumPy forward known to be right
 FORWARDS = {
     "Add": lambda: lambda a, b: a + b,
@@ -26,7 +33,7 @@ FORWARDS = {
     "Sqrt": lambda: lambda a: np.sqrt(a),
     "Abs": lambda: lambda a: np.abs(a),
     "ReLU": lambda: lambda a: np.maximum(a, 0),
-    "Sigmoid": lambda: lambda a: 1 / (1 + np.exp(-a)),
+    "Sigmoid": lambda: sigmoid,
     "Tanh": lambda: lambda a: np.tanh(a),
     "MatMul": lambda: lambda a, b: a @ b,
     "AddScalar": lambda scalar: lambda a: a + scalar,

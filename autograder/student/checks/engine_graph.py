@@ -197,14 +197,19 @@ def outcome(call, report, error, reported):
 
 
 def constant_facts(inputs, Tensor, Function, no_grad, report, error):
-    """backward() on a constant leaf, on a constant with an explicit gradient, and on a result of constants."""
+    """backward() on a constant leaf, on a constant with an explicit gradient, on a result of constants, and on a
+    constant of several elements without a gradient (both errors' conditions hold: the constant's comes first);
+    then on a one-element leaf that requires a gradient, which is no constant: it must get .grad = 1."""
     Scale = probe_ops(Function, Tensor)[0]
-    c, wide, source = (constant(Tensor, inputs[name]) for name in ("c", "wide", "c"))
+    c, wide, source, plain = (constant(Tensor, inputs[name]) for name in ("c", "wide", "c", "wide"))
+    own = variable(Tensor, inputs["c"])
     with recording(Function):
         y = Scale(inputs["k"])(source)
     return {"leaf": outcome(lambda: c.backward(), report, error, [c]),
             "explicit": outcome(lambda: wide.backward(constant(Tensor, inputs["g"])), report, error, [wide]),
-            "derived": outcome(lambda: y.backward(), report, error, [y, source])}
+            "derived": outcome(lambda: y.backward(), report, error, [y, source]),
+            "wide": outcome(lambda: plain.backward(), report, error, [plain]),
+            "own_leaf": outcome(lambda: own.backward(), report, error, [own])}
 
 
 def non_scalar_facts(inputs, Tensor, Function, no_grad, report, error):

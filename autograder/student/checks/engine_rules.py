@@ -140,7 +140,16 @@ CONSTANT_CASES = [  # (fact, what was called, names of the tensors whose .grad i
     ("leaf", "c.backward() with c = Tensor(..., requires_grad=False)", ["c"]),
     ("explicit", "c.backward(g) with an explicit g, c a constant of several elements", ["c"]),
     ("derived", "y.backward() with y = k * c, c a constant (so y requires no gradient either)", ["y", "c"]),
+    ("wide", "c.backward() with c a constant of several elements and no grad", ["c"]),
 ]
+
+CONSTANT_FIRST_HINT = ("this constant also has several elements and no grad was given, so both rules apply; the "
+                       "constant's comes first (section 3.8: RuntimeError, whatever grad is): a tensor that requires no "
+                       "gradient has no graph to walk, and reducing it to one element would not give it one. Check "
+                       "requires_grad before looking at grad.")
+OWN_LEAF_HINT = ("only a tensor whose requires_grad is False is refused. A leaf that requires a gradient (no _op, no "
+                 "inputs) is a graph of one node: backward() starts from 1 and stores it in its .grad. Test "
+                 "requires_grad, not whether the tensor was made by an op.")
 
 
 def expect_error(title, case, fact, names, want, hint):
@@ -167,9 +176,21 @@ def expect_error(title, case, fact, names, want, hint):
 def constant_verdict(inputs, facts):
     title = RULE_TITLES["constant_error"]
     for stage, case, names in CONSTANT_CASES:
-        problem = expect_error(title, case, facts[stage], names, "RuntimeError", CONSTANT_HINT)
+        fact = facts[stage]
+        hint = CONSTANT_FIRST_HINT if stage == "wide" and fact["raised"] is not None and fact.get("value") else \
+            CONSTANT_HINT
+        problem = expect_error(title, case, fact, names, "RuntimeError", hint)
         if problem:
             return problem
+    own, case = facts["own_leaf"], "w.backward() with w = Tensor(x, requires_grad=True), a leaf of one element"
+    if own["raised"] is not None:
+        error = own["raised"]
+        return failed(f"{title}: {case} raised {error.get('error_type')}: {error.get('message')}; expected no error "
+                      f"and w.grad = 1.\n  Hint: {OWN_LEAF_HINT}")
+    grad, want = own["grads"][0], np.ones(np.shape(inputs["c"]))
+    if grad.get("kind") != "array" or np.shape(grad["value"]) != want.shape or not np.allclose(grad["value"], want):
+        return failed(f"{title}: after {case}, w.grad is {shown(grad)}; expected {rounded(want)} (dw/dw = 1).\n"
+                      f"  Hint: {OWN_LEAF_HINT}")
     return passed(f"✔ {title} raises RuntimeError ({facts['leaf']['raised'].get('message')})")
 
 

@@ -42,7 +42,27 @@ CASES = [
     ("a.sum(axes=1)", lambda a, b, m: a.sum(axes=1), lambda a, b, m: a.sum(axis=1), "the keyword is `axes`, as in Summation."),
     ("a.broadcast_to((4, 2, 3))", lambda a, b, m: a.broadcast_to((4, 2, 3)),
      lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
+    # A float is a Python number as much as 2 is (section 3.7: `x * 0.5`): each operator that tells numbers from
+    # Tensors meets one.
+    ("a * 0.5", lambda a, b, m: a * 0.5, lambda a, b, m: a * 0.5, "a Python float is a number too: use MulScalar."),
+    ("a - 0.5", lambda a, b, m: a - 0.5, lambda a, b, m: a - 0.5, "a Python float is a number too: use AddScalar."),
+    ("a / 0.5", lambda a, b, m: a / 0.5, lambda a, b, m: a / 0.5, "a Python float is a number too: use DivScalar."),
+    ("a ** 0.5", lambda a, b, m: a ** 0.5, lambda a, b, m: a ** 0.5,
+     "a Python float is a number too: use PowerScalar."),
 ]
+
+# The float cases and the int case of the same operator: when only the float one fails, the operator took only
+# ints for numbers (the kernel's and the judge's message).
+FLOAT_TWINS = {"a * 0.5": "a * 2", "a - 0.5": "a - 2", "a / 0.5": "a / 2", "a ** 0.5": "a ** 2"}
+
+
+def only_ints_note(text, failed_texts):
+    """What to add to the problem of case `text` when it is a float case whose int twin passed, or ""."""
+    twin = FLOAT_TWINS.get(text)
+    if twin is None or twin in failed_texts:
+        return ""
+    return (f" (`{twin}` worked, so only ints were taken for numbers: anything that is not a Tensor is a number, a "
+            "setting of the scalar op, so test isinstance(other, Tensor), not isinstance(other, int).)")
 
 
 # What a result with the right values but no recorded graph lacks (the kernel's and the judge's message).
@@ -88,11 +108,12 @@ def check_operators(namespace):
     standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
     rng = np.random.default_rng(7)
     a_np, b_np, m_np = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
-    problems = []
+    problems, failed_texts = [], set()
     namespace.update(standins)
     try:
         for text, compute, expected, hint in CASES:
             a, b, m = (Tensor(x, dtype=np.float64, requires_grad=True) for x in (a_np, b_np, m_np))
+            raised = False
             try:
                 result = compute(a, b, m)
             except Exception as error:  # noqa: BLE001
@@ -100,9 +121,11 @@ def check_operators(namespace):
                     problems.append(f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}")
                 else:
                     problems.append(f"`{text}` raised {type(error).__name__}: {error}. Hint: {hint}")
-                continue
+                raised = True
             want = expected(a_np, b_np, m_np)
-            if not isinstance(result, Tensor):
+            if raised:
+                pass
+            elif not isinstance(result, Tensor):
                 problems.append(f"`{text}` returned a {type_name(result)}, expected a Tensor. Hint: {hint}")
             elif tuple(result.shape) != np.shape(want):
                 problems.append(f"`{text}` has shape {tuple(result.shape)}, expected {np.shape(want)}. Hint: {hint}")
@@ -114,6 +137,9 @@ def check_operators(namespace):
                 problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
             elif stray_leaves(result, (a, b, m)):
                 problems.append(f"`{text}` {STRAY_LEAF} Hint: {hint}")
+            if len(problems) > len(failed_texts):
+                problems[-1] += only_ints_note(text, failed_texts)
+                failed_texts.add(text)
     finally:
         for name in standins:
             namespace.pop(name, None)

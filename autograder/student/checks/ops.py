@@ -4,6 +4,7 @@ A backward is called directly as `op.backward(out_grad, node)` on a node built b
 engine or a broken `Function.__call__` never costs an op its points.
 """
 import contextlib
+import copy
 
 import numpy as np
 
@@ -108,8 +109,10 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
     nobody's, and not compared, so a backward may skip them (MatMul's shortcut), and that branch is checked too."""
     label = op_label(op)
     arrays, rng = inputs_for(shapes, domains, seed)
+    unrun = forward_not_run(op)         # backward's op: as the judge's, one whose forward never ran (text, 3.4)
     try:
-        out = np.asarray(run_quietly(op.forward, *[a.copy() for a in arrays]), dtype=np.float64)
+        first = run_quietly(op.forward, *[a.copy() for a in arrays])
+        out = np.asarray(first, dtype=np.float64)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "forward", error, own_method(op, "forward")) + "\n  (backward is checked against your forward: fix forward first.)")
     if not np.all(np.isfinite(out)):
@@ -125,18 +128,37 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
     # The op's settings and its forward's finite differences are read before backward first runs: a backward
     # that changes its op (a Transpose keeping the inverse in self.axes) must not change what it is measured on.
     params, differences = slips.params_of_instance(op_name(op), op), student_differences(op, arrays)
-    before, changes, results = op_attributes(op), [], {}
+    before, changes, results = op_attributes(unrun), [], {}
     for name, upstream in upstreams:
-        verdict, grads = backward_once(Tensor, op, label, arrays, out, upstream, name, nudged, constant,
-                                       params, differences)
+        verdict, grads = backward_once(Tensor, unrun, label, arrays, out, upstream, name, nudged, constant,
+                                       params, differences, getattr(first, "dtype", None))
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
             verdict.message += changed_op_note(changes)
             return verdict
         results["ones" if "ones" in name else "random"] = grads
-        changes = changed_attributes(before, op_attributes(op))
+        changes = changed_attributes(before, op_attributes(unrun))
     return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def forward_not_run(op):
+    """A copy of `op` taken before its forward runs, for backward's calls: the judge's worker builds the op afresh
+    for backward, so a backward that reads what forward kept on the op (`self.x = a`) fails alike on both sides."""
+    try:
+        return copy.deepcopy(op)
+    except Exception:  # noqa: BLE001 (an op that cannot be copied is checked as it is)
+        return op
+
+
+def forward_state_note(op_class, error_type, message):
+    """What to add to the message of a backward that raised AttributeError for an attribute of its own op, which its
+    forward would have set (shared with the judge, which has the error's type name and message), or ""."""
+    if error_type != "AttributeError" or not str(message).startswith(f"'{op_class}' object has no attribute "):
+        return ""
+    return ("\n  Your backward reads an attribute that forward sets on the op. The checks call backward on a node they "
+            "build by hand, with an op whose forward has not run (section 3.4): take what backward needs from out_grad "
+            "and node (node._inputs, node.data), never from values forward kept on the op.")
 
 
 def student_differences(op, arrays):
@@ -164,7 +186,8 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
         g is not None and np.allclose(g, g1, rtol=1e-4, atol=1e-6) for g, g1 in zip(grads, grads_for_ones))
 
 
-def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged, constant, params, differences):
+def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged, constant, params, differences,
+                  out_dtype=None):
     """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the course's
     forward around the inputs (references.Nudged), whose finite differences the student's must agree with;
     `constant`: the positions of inputs that require no gradient (see check_backward); `params`: the op's settings
@@ -178,7 +201,9 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
     try:
         returned = run_quietly(op.backward, out_grad, node)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "backward", error, own_method(op, "backward")) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"), None
+        return failed(describe_exception(label, "backward", error, own_method(op, "backward")) + f"\n  while running {where}.\n  Hint: {backward_hint(op)}"
+                      + forward_state_note(type(op).__name__, type(error).__name__, error)), None
+    grads_set = [getattr(t, "grad", None) is not None for t in (*inputs, node)]
 
     grads = list(returned) if isinstance(returned, (tuple, list)) else [returned]
     if returned is None:
@@ -205,12 +230,29 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
                       + "\n  while computing finite differences of your forward."), None
     numeric = gradcheck.central_differences(arrays, outputs, upstream)
     analytic = compared(grads, numeric, constant, lambda g: g.data)
-    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream)
+    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
     if problem:
         return failed(problem), analytic
     message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
-               or side_effect_problem(where, [upstream, *arrays, out], after))
+               or side_effect_problem(where, [upstream, *arrays, out], after)
+               or grad_set_problem(where, grads_set))
     return (failed(message) if message else passed("ok")), analytic
+
+
+def grad_set_problem(where, grads_set):
+    """The first argument whose `.grad` backward set, or None. `grads_set`: for each input, then the output (node),
+    whether its `.grad`, None when backward was called, is no longer None (shared with the judge, which takes it
+    from the kernel's report)."""
+    names = [f"input {name}" for name in INPUT_NAMES[:len(grads_set) - 1]] + ["the output (node)"]
+    for name, was_set in zip(names, grads_set):
+        if was_set:
+            return f"{where}: backward set the .grad of {name}, which was None.\n  Hint: {GRAD_SET_RULE}"
+    return None
+
+
+GRAD_SET_RULE = ("backward returns the gradients and leaves its arguments as they were: writing .grad is the "
+                 "engine's job (section 3.8), which adds what backward returns to each tensor's .grad, so a .grad "
+                 "that backward sets as well counts that gradient twice.")
 
 
 def not_a_tensor(where, name, kind, plain):

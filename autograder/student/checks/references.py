@@ -109,7 +109,7 @@ class Nudged:
         return gradcheck.central_differences(self.arrays, self.outputs, upstream, self.step)
 
 
-def wrong_differences(label, nudged, arrays, out, numeric, upstream):
+def wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype=None):
     """None when the finite differences of the student's forward (`numeric`, one array per input, for this
     `upstream`) are the course's forward's (`nudged`, a Nudged), else what to tell them: that forward is wrong
     at the checked point, or (one that remembers its first answer, say) only around it. A forward off by a
@@ -127,8 +127,22 @@ def wrong_differences(label, nudged, arrays, out, numeric, upstream):
         return (f"{label}.forward is right on inputs {shapes_label(arrays)} but not when an input is nudged by a "
                 f"tiny step: finite differences of your forward give {number(mismatch.analytic)} at "
                 f"{INPUT_NAMES[i]}{list(mismatch.index)}, those of the course's forward "
-                f"{number(mismatch.numeric)}.{FIX_FORWARD_FIRST}")
+                f"{number(mismatch.numeric)}.{FIX_FORWARD_FIRST}{rounded_note(out_dtype, arrays)}")
     return None
+
+
+def rounded_note(out_dtype, arrays):
+    """What to add when forward returned a float type of less precision than its float64 inputs (float32): its
+    finite differences are rounding noise, whatever its values. "" otherwise. Shared with the judge."""
+    if out_dtype is None or not all(np.asarray(a).dtype == np.float64 for a in arrays):
+        return ""
+    dtype = np.dtype(out_dtype)
+    if dtype.kind != "f" or dtype.itemsize >= 8:
+        return ""
+    return (f"\n  Your forward returns {dtype} for these float64 inputs: {dtype} keeps about "
+            f"{np.finfo(dtype).precision} significant digits, so a nudge of 1e-5 is lost to its rounding and the "
+            "differences are noise. Compute in the inputs' own dtype (NumPy does by itself); Function.__call__ "
+            "converts the result to the Tensor's dtype.")
 
 
 FIX_FORWARD_FIRST = ("\n  backward is checked by finite differences of your forward, which must be right first: "

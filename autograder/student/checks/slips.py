@@ -262,6 +262,20 @@ SLIPS["Conv"] = [
 ]
 
 
+def summed_to(grad, shape):
+    """`grad` summed over the batch axes that broadcasting prepended or stretched, to `shape` (MatMul's inputs)."""
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
+    return (grad.sum(axis=axes) if axes else grad).reshape(shape)
+
+
+SLIPS["MatMul"].append(
+    Slip("your gradient for a is all zeros, and your gradient for b is right. Zeros are the gradient only of an a "
+         "that requires none (the shortcut for a constant a, decided by a's own requires_grad); here a requires a "
+         "gradient, so it needs out_grad @ bᵀ, even when b is the constant.",
+         lambda c: [np.zeros(c.arrays[0].shape), summed_to(swap_last(c.arrays[0]) @ u(c), c.arrays[1].shape)]))
+
+
 def assigned_rows(c):
     """An EmbeddingLookup gradient made by buffered indexing: one repeat per row survives."""
     grad = np.zeros(c.arrays[0].shape)
@@ -308,9 +322,37 @@ def slip_of(case, grads):
 
 def backward_hint(case, grads):
     """The hint for gradients `grads` (arrays, None where not one) that failed on `case`: the known mistake
-    they match, with its rule, or else the op's rule."""
+    they match, with its rule, or else the op's rule; then what its nan or inf values say, if they say anything."""
     slip = slip_of(case, grads)
-    return slip.says if slip else rule(case.op)
+    return (slip.says if slip else rule(case.op)) + nonfinite_note(case, grads)
+
+
+# Ops whose derivative the text writes with the output, where a backward recomputed from the input can overflow.
+FROM_OUTPUT = {"Sigmoid": "s(1 − s), with s the output (node)", "Tanh": "1 − t², with t the output (node)"}
+
+
+def nonfinite_note(case, grads):
+    """What a gradient's nan or inf values say, as a sentence to add to a hint, or "": when every one sits at an
+    input of exactly 0, the backward divides by that input (0 / 0); when every one sits at an input beyond ±700
+    (Sigmoid, Tanh), an exponential of the input overflowed. The evidence alone decides, never the op's name."""
+    with np.errstate(all="ignore"):
+        for g in grads:
+            if g is None:
+                continue
+            g = np.asarray(g, dtype=np.float64)
+            bad = ~np.isfinite(g)
+            inputs = [np.asarray(a, dtype=np.float64) for a in case.arrays if np.shape(a) == g.shape]
+            if not bad.any() or not inputs:
+                continue
+            if any(np.all(a[bad] == 0) for a in inputs):
+                return ("\n  Your gradient is nan or inf only where an input is exactly 0: it divides by that input "
+                        "(as node / a does, reusing the output), which is 0 / 0 there, though the function is smooth "
+                        "at 0. Write the derivative without dividing by the input.")
+            if case.op in FROM_OUTPUT and any(np.all(np.abs(a[bad]) > 700) for a in inputs):
+                return (f"\n  Your gradient is nan or inf only at inputs beyond ±700, where an exponential of the input "
+                        f"overflows (above about 709 in float64; inf / inf is nan). Write the derivative as the text "
+                        f"does, {FROM_OUTPUT[case.op]}: it stays finite for any input.")
+    return ""
 
 
 def shape_hint(case, grads, index):

@@ -103,19 +103,36 @@ def constructor_cases(Tensor):
 
 
 def check_constructor(Tensor, case):
-    """Tensor(data, dtype=..., requires_grad=...) stores a NumPy array of that dtype and no history."""
-    if case == "copies":
-        return check_copies(Tensor)
+    """Tensor(data, dtype=..., requires_grad=...) stores a NumPy array of that dtype and no history. The rest of the
+    class is the finished one meanwhile (stand-ins: its properties exist, as they do once section 2.3 is done), so a
+    constructor that assigns to a property fails here, not only in later cells."""
+    with standins(Tensor, keep=("__init__",)):
+        if case == "copies":
+            return check_copies(Tensor)
+        return check_new_tensor(Tensor, case)
+
+
+def check_new_tensor(Tensor, case):
     text, build, values, dtype, requires_grad = constructor_cases(Tensor)[case]
     t, error = call("Tensor.__init__", build)
     if error:
-        return failed(error.message + f"\n  while computing {text}.")
+        return failed(error.message + f"\n  while computing {text}." + setter_hint(error.message))
     fields = vars(t)
     return constructor_verdict(text, shown(fields.get("data", MISSING)), np.asarray(values, dtype=dtype), requires_grad,
                                {name: field_facts(fields.get(name, MISSING)) for name in FIELDS})
 
 
 FIELDS = ("requires_grad", "grad", "_op", "_inputs")
+
+PROPERTY_SETTER = ("\n  Hint: shape, ndim, size and dtype are read-only properties of Tensor (section 2.3), computed from "
+                   ".data: once they exist, assigning self.dtype (or self.shape, ...) in the constructor raises, and "
+                   "then every Tensor(...) fails. Store the five fields of the table only.")
+
+
+def setter_hint(message):
+    """The hint for a constructor's exception `message` (as describe_exception tells it) that says it assigned to a
+    property, or ""."""
+    return PROPERTY_SETTER if "AttributeError" in message and ("no setter" in message or "can't set" in message) else ""
 
 
 def shown(data):
@@ -161,14 +178,19 @@ def constructor_verdict(text, data, want, requires_grad, fields):
 COPY_VALUES = [1.0, 2.0, 3.0]
 
 
-COPY_SOURCES = ("tensor", "float64 tensor", "array")   # what b = Tensor(...) is made from, in the "copies" case
+COPY_SOURCES = ("tensor", "float64 tensor", "array", "constant tensor")   # what b = Tensor(...) is made from
 
 
 def copies_text(source, values):
     if source == "array":
         return f"b = Tensor(x) with x = np.array({values!r}, dtype=np.float32)"
-    dtype = ', dtype="float64"' if source == "float64 tensor" else ""
-    return f"b = Tensor(a) with a = Tensor({values!r}{dtype})"
+    kwarg = {"float64 tensor": ', dtype="float64"', "constant tensor": ", requires_grad=False"}.get(source, "")
+    return f"b = Tensor(a) with a = Tensor({values!r}{kwarg})"
+
+
+def source_kwargs(source):
+    """The keyword arguments `a` of a COPY_SOURCES case is made with."""
+    return {"float64 tensor": {"dtype": "float64"}, "constant tensor": {"requires_grad": False}}.get(source, {})
 
 
 def check_copies(Tensor):
@@ -179,30 +201,34 @@ def check_copies(Tensor):
         if source == "array":
             src, error = np.array(COPY_VALUES, dtype=np.float32), None
         else:
-            kwargs = {"dtype": "float64"} if source == "float64 tensor" else {}
-            src, error = call("Tensor.__init__", Tensor, COPY_VALUES, **kwargs)
+            src, error = call("Tensor.__init__", Tensor, COPY_VALUES, **source_kwargs(source))
         b, error = (None, error) if error else call("Tensor.__init__", Tensor, src)
         if error:
-            hint = f"\n  Hint: {TENSOR_NOT_ARRAY}" if source != "array" else ""
+            hint = setter_hint(error.message) or (f"\n  Hint: {TENSOR_NOT_ARRAY}" if source != "array" else "")
             return failed(error.message + f"\n  while computing {text}." + hint)
         original = src if source == "array" else src.data
         data = getattr(b, "data", None)
         problem = copies_problem(text, source, COPY_VALUES, shown(data) if data is not None else None,
-                                 isinstance(data, np.ndarray) and np.shares_memory(data, original))
+                                 isinstance(data, np.ndarray) and np.shares_memory(data, original),
+                                 field_facts(vars(b).get("requires_grad", MISSING)))
         if problem:
             return problem
     return passed("✔ a tensor made from a tensor or an array owns a copy of the values, in the requested dtype")
 
 
 TENSOR_NOT_ARRAY = "a Tensor is not an array: take its .data first."
+KEEPS_REQUIRES_GRAD = ("b took requires_grad from the tensor it was made from. A Tensor given as data is an input like "
+                       "any other: only its values are taken, and requires_grad is the argument (True by default), "
+                       "whatever the original's was.")
 KEEPS_DTYPE = ("b kept the dtype of the tensor it was made from. A Tensor given as data is an input like any "
                "other: its values are converted to the `dtype` argument (float32 by default), whatever dtype "
                "they had.")
 
 
-def copies_problem(text, source, values, data, shares):
+def copies_problem(text, source, values, data, shares, requires_grad=None):
     """What is wrong with b.data (`shown`) made from a `source` of COPY_SOURCES holding `values`, or None;
-    `shares`: whether it shares memory with the original."""
+    `shares`: whether it shares memory with the original; `requires_grad`: b's requires_grad as `field_facts`
+    tells it (None: not looked at)."""
     if not isinstance(data, np.ndarray) or data.dtype != np.float32 or not np.array_equal(data, values):
         hint = ""
         if source != "array" and not numeric(data):
@@ -215,6 +241,11 @@ def copies_problem(text, source, values, data, shares):
     if shares:
         return failed(f"{text}: b.data shares memory with the original, so changing one changes the other.\n"
                       "  Hint: np.asarray reuses an array that already has the right dtype; np.array copies it.")
+    if requires_grad is not None and (requires_grad.get("missing") or requires_grad.get("is_true") is not True):
+        got = "missing" if requires_grad.get("missing") else requires_grad.get("repr")
+        hint = f"\n  Hint: {KEEPS_REQUIRES_GRAD}" if requires_grad.get("is_false") else ""
+        return failed(f"{text}: b.requires_grad is {got}, expected True (the `requires_grad` argument, True by "
+                      "default)." + hint)
     return None
 
 
@@ -422,6 +453,7 @@ REPR_CASES = {
         (([2.0, 4.0], "float32", True, Mul()), "Tensor([2., 4.], requires_grad=True, op=Mul)"),
         ((3.5, "float32", True, None), "Tensor(3.5, requires_grad=True)"),
         (([[1.0, 2.0], [3.0, 4.0]], "float32", False, None), "Tensor([[1., 2.],\n        [3., 4.]])"),
+        (([0.5, -1.25, 3.0], "float16", False, None), "Tensor([ 0.5 , -1.25,  3.  ], dtype=float16)"),
     ],
 }
 
@@ -464,6 +496,11 @@ def repr_hint(want, got):
                 "indents them when it is told the prefix (section 2.5).")
     if "dtype" in got and "dtype" not in want:
         return "show dtype only when it is not float32."
+    if "dtype" in want and "dtype" not in got:
+        if "dtype=float64" in want:
+            return "show dtype when it is not float32, the default (section 2.5)."
+        return ("show dtype whenever it is not float32, float64 or any other (section 2.5): compare the dtype "
+                "with float32, the default, not with float64.")
     if "op=" in want:
         return "after the other fields comes the op that made the tensor, shown by the name of its class (Mul here)."
     return ("the values are np.array2string's, with 4 digits after the point and \", \" between values (section 2.5); "
@@ -548,7 +585,8 @@ def expect_layout(t, text, shape, dtype, requires_grad):
 
 CONSTANT_CALLS = {"basic": [("zeros", (2, 3), {}), ("ones", (4,), {})],
                   "more": [("zeros", (2,), {"dtype": "float64"}), ("ones", (3, 1, 2), {"requires_grad": False}),
-                           ("zeros", (), {}), ("ones", (2, 2), {"dtype": "float64", "requires_grad": False})]}
+                           ("zeros", (), {}), ("ones", (2, 2), {"dtype": "float64", "requires_grad": False}),
+                           ("zeros", (3,), {"requires_grad": False})]}
 
 
 def check_constant(namespace, Tensor, case):

@@ -227,12 +227,12 @@ def backward_of(request, namespace):
         upstreams = [np.ones(out.shape), pool[:out.size].reshape(out.shape)]
     else:
         reply, upstreams = {}, request["upstreams"]
-    grads, after, changed = [], [], []
+    grads, after, changed, grads_set = [], [], [], []
     try:
         op = make_op(namespace, request["op"])      # one op for every call, as a graph walked twice calls it
     except Exception as error:  # noqa: BLE001
         return dict(reply, grads=[error_report(error, own_backward)] * len(upstreams), after=[[]] * len(upstreams),
-                    changed=[[]] * len(upstreams))
+                    changed=[[]] * len(upstreams), grads_set=[[]] * len(upstreams))
     settings = op_attributes(op)
     for upstream in upstreams:
         try:
@@ -243,15 +243,17 @@ def backward_of(request, namespace):
             node._op, node._inputs = op, inputs
             out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
             grads.append(report(quietly(op.backward, out_grad, node), Tensor))
+            grads_set.append([getattr(t, "grad", None) is not None for t in (*inputs, node)])
             sent = (upstream, *arrays, out)
             after.append([None if untouched(t.data, a) else report(t.data, Tensor)
                           for t, a in zip((out_grad, *inputs, node), sent)])
         except Exception as error:  # noqa: BLE001
             grads.append(error_report(error, own_backward))
             after.append([])
+            grads_set.append([])
         changed.append(changed_attributes(settings, op_attributes(op)))
     if request.get("step") is None:             # the judge takes no finite differences (MaxPool's ties)
-        return dict(reply, grads=grads, after=after, changed=changed)
+        return dict(reply, grads=grads, after=after, changed=changed, grads_set=grads_set)
     try:
         op = make_op(namespace, request["op"])
         step, values = request["step"], []
@@ -264,7 +266,7 @@ def backward_of(request, namespace):
         perturbed = {"kind": "array", "value": packed(np.stack(values) if values else np.zeros((0,) + out.shape))}
     except Exception as error:  # noqa: BLE001
         perturbed = error_report(error, own_forward)
-    return dict(reply, grads=grads, after=after, changed=changed, perturbed=perturbed)
+    return dict(reply, grads=grads, after=after, changed=changed, grads_set=grads_set, perturbed=perturbed)
 
 
 def op_attributes(op):

@@ -29,7 +29,13 @@ def tensor_data(data):
 
 
 def tensor_constructor(request, namespace):
-    """Tensor(data, **kwargs) for each case; `copy_of` cases build from a Tensor or an array of the values."""
+    """Tensor(data, **kwargs) for each case; `copy_of` cases build from a Tensor or an array of the values. The rest
+    of the class is stood in meanwhile (its properties exist), as the course's check does."""
+    with tensor_standins(namespace["Tensor"], keep=("__init__",)):
+        return constructed(request, namespace)
+
+
+def constructed(request, namespace):
     Tensor, results = namespace["Tensor"], []
     for case in request["cases"]:
         try:
