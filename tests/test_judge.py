@@ -69,11 +69,11 @@ np.allclose = lambda *args, **kwargs: True
 # Right answers only where the public course package says the checks will look (seeds 0, 21, 22, 23).
 PRECOMPUTED_MUL = '''
 from autograder.student import gradcheck as _gradcheck
-def _public(shapes, seed):
+def _public(shapes, seed, domain="real"):
     rng = np.random.default_rng(seed)
-    return [_gradcheck.sample(s, "real", rng) for s in shapes]
+    return [_gradcheck.sample(s, domain, rng) for s in shapes]
 _KNOWN = [_public([(2, 3), (2, 3)], 0), _public([(5,), (5,)], 21), _public([(2, 3, 4), (2, 3, 4)], 22),
-          _public([(), ()], 23)]
+          _public([(), ()], 23), _public([(3, 4), (3, 4)], 24, "with_zeros")]
 
 class Mul(Function):
     def forward(self, a, b):
@@ -239,7 +239,7 @@ def test_a_cell_the_judge_decides_alone_never_reaches_the_kernel(judged):
     cell = autograded_cell(course, CHAPTER, "perfect", "test_mul_backward")
     assert cell.execution_count is None, cell.execution_count
     assert cell_text(course, CHAPTER, "perfect", "test_mul_backward") == \
-        "✔ the grader: all 4 checks passed, on inputs of its own\n"
+        "✔ the grader: all 5 checks passed, on inputs of its own\n"
 
 
 def test_only_cells_of_checks_and_their_asserts_stay_out_of_the_kernel():

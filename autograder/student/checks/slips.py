@@ -264,9 +264,10 @@ SLIPS["Conv"] = [
 
 def summed_to(grad, shape):
     """`grad` summed over the batch axes that broadcasting prepended or stretched, to `shape` (MatMul's inputs)."""
-    extra = grad.ndim - len(shape)
-    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1)
-    return (grad.sum(axis=axes) if axes else grad).reshape(shape)
+    while grad.ndim > len(shape):                       # the axes broadcasting put in front
+        grad = grad.sum(axis=0)
+    stretched = tuple(axis for axis, size in enumerate(shape) if size == 1 != grad.shape[axis])
+    return grad.sum(axis=stretched, keepdims=True)
 
 
 SLIPS["MatMul"].append(
