@@ -8,8 +8,7 @@ import numpy as np
 
 from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks.describe import number
-from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF, only_ints_note
-from autograder.student.verdict import failed, passed
+from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF, operators_verdict
 
 
 def operators(rng):
@@ -18,32 +17,29 @@ def operators(rng):
     results = reply.get("results")
     if not isinstance(results, list) or len(results) != len(CASES):
         raise ProbeFailure("the operators reply does not hold one result per case")
-    problems, failed_texts = [], set()
-    for (text, _, expected, hint), result in zip(CASES, results):
-        if not isinstance(result, dict):
-            raise ProbeFailure("an operators result is not an object")
-        got = returned(result.get("returned"))
-        want = np.asarray(expected(a, b, m))
-        if got.failed:
-            if got.error_type == "NotImplementedError":
-                problems.append(f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}")
-            else:
-                problems.append(f"`{text}` raised {got.error_type}: {got.message}. Hint: {hint}")
-        elif got.kind != "tensor":
-            problems.append(f"`{text}` returned a {got.type_name or got.kind}, expected a Tensor. Hint: {hint}")
-        elif got.value.shape != want.shape:
-            problems.append(f"`{text}` has shape {got.value.shape}, expected {want.shape}. Hint: {hint}")
-        elif not np.allclose(got.value, want, rtol=1e-5, atol=1e-6):
-            worst = np.unravel_index(np.argmax(np.abs(got.value - want)), want.shape) if want.ndim else ()
-            problems.append(f"`{text}` gives {number(float(got.value[worst]))} at {list(worst)}, "
-                            f"expected {number(float(want[worst]))}. Hint: {hint}")
-        elif result.get("standin") is not True or result.get("reaches") is not True:
-            problems.append(f"`{text}` {NO_GRAPH} Hint: {hint}")
-        elif result.get("stray", 0) != 0:
-            problems.append(f"`{text}` {STRAY_LEAF} Hint: {hint}")
-        if len(problems) > len(failed_texts):
-            problems[-1] += only_ints_note(text, failed_texts)
-            failed_texts.add(text)
-    if problems:
-        return failed(f"{len(problems)} of {len(CASES)} Tensor operators are not wired right:\n  - " + "\n  - ".join(problems))
-    return passed(f"✔ all {len(CASES)} Tensor operators call the right Function")
+    if not all(isinstance(result, dict) for result in results):
+        raise ProbeFailure("an operators result is not an object")
+    return operators_verdict([(text, case_problem(text, np.asarray(expected(a, b, m)), hint, result))
+                              for (text, _, expected, hint), result in zip(CASES, results)])
+
+
+def case_problem(text, want, hint, result):
+    """What is wrong with the kernel's `result` for the case `text`, or None."""
+    got = returned(result.get("returned"))
+    if got.failed:
+        if got.error_type == "NotImplementedError":
+            return f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}"
+        return f"`{text}` raised {got.error_type}: {got.message}. Hint: {hint}"
+    if got.kind != "tensor":
+        return f"`{text}` returned a {got.type_name or got.kind}, expected a Tensor. Hint: {hint}"
+    if got.value.shape != want.shape:
+        return f"`{text}` has shape {got.value.shape}, expected {want.shape}. Hint: {hint}"
+    if not np.allclose(got.value, want, rtol=1e-5, atol=1e-6):
+        worst = np.unravel_index(np.argmax(np.abs(got.value - want)), want.shape) if want.ndim else ()
+        return (f"`{text}` gives {number(float(got.value[worst]))} at {list(worst)}, "
+                f"expected {number(float(want[worst]))}. Hint: {hint}")
+    if result.get("standin") is not True or result.get("reaches") is not True:
+        return f"`{text}` {NO_GRAPH} Hint: {hint}"
+    if result.get("stray", 0) != 0:
+        return f"`{text}` {STRAY_LEAF} Hint: {hint}"
+    return None

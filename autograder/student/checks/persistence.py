@@ -848,7 +848,8 @@ def check_checkpoint_refuses(ns, kinds=("text", "npz")):
         files = not_checkpoints(folder, kinds, small_net(ns, seed=3).state_dict())
         for kind, path in files:
             error = raised_by(lambda: load(path, model))
-            changed = any(not np.array_equal(model.state_dict()[k], v) for k, v in before.items())
+            after = model.state_dict()
+            changed = any(not np.array_equal(after[k], v) for k, v in before.items())
             problem = refused_file_problem(kind, os.path.basename(path), error and type(error).__name__,
                                            isinstance(error, ValueError), str(error),
                                            isinstance(error, KeyError), changed) \
@@ -909,11 +910,15 @@ def accepted_file_message(kind, name, changed=False):
 
 
 def refuses_passed(kinds):
-    *others, last = [NOT_CHECKPOINTS[kind][0] for kind in kinds if kind != "other_model"] or [None]
-    described = f"{', '.join(others)} and {last}" if others else last
-    files = f"{described}, each with a ValueError that names the file" if last else ""
-    other = "a checkpoint of another model, by load_state_dict's error" if "other_model" in kinds else ""
-    return passed(f"✔ load_checkpoint refuses {'; and '.join(part for part in (files, other) if part)}")
+    """The pass message for the refused `kinds`: files that are not checkpoints, then another model's checkpoint."""
+    files, parts = [NOT_CHECKPOINTS[kind][0] for kind in kinds if kind != "other_model"], []
+    if files:
+        *others, last = files
+        listed = f"{', '.join(others)} and {last}" if others else last
+        parts.append(f"{listed}, each with a ValueError that names the file")
+    if "other_model" in kinds:
+        parts.append("a checkpoint of another model, by load_state_dict's error")
+    return passed(f"✔ load_checkpoint refuses {'; and '.join(parts)}")
 
 
 # ── 8.5 resuming ──────────────────────────────────────────────────────────────────────────────
