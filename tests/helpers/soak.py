@@ -42,24 +42,26 @@ def alternative_namespace(chapter_id, name):
     return notebook_namespace(chapter_id, right_answers(chapter_id)[name], training=False)
 
 
-def judged_cells(chapter_id, replace, secrets):
-    """(grade cell, secret, judgement) of every judged cell that needs no training run, the chapter's solution
-    edited by `replace` ({cell: [(old, new)]}, or None), under each secret."""
+def judged_cells(chapter_id, replace, secrets, cells=None):
+    """(grade cell, secret, judgement) of every judged cell that needs no training run (or of `cells` only), the
+    chapter's solution edited by `replace` ({cell: [(old, new)]}, or None), under each secret."""
     course = Course(ROOT)
     source = course.notebook(course.config.SOURCE_DIR, course.chapter(chapter_id))
     run_probe = in_process(notebook_namespace(chapter_id, replace, training=False))
     for secret in secrets:
         judge = Judge.from_source(source, secret=secret)
         for grade_id in judge.judged_cells:
-            if not any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
+            if (cells is None or grade_id in cells) and \
+                    not any(call.name in NEEDS_TRAINING for call in judge.plans[grade_id].calls):
                 yield grade_id, secret, judge.judge_cell(grade_id, run_probe)
 
 
-def soak(chapter_id, secrets):
-    """[(answer, grade cell, secret, message)] of every judged cell a right answer failed."""
+def soak(chapter_id, secrets, answers=None, cells=None):
+    """[(answer, grade cell, secret, message)] of every judged cell (or of `cells`) that a right answer (or one of
+    `answers`, by name) failed."""
     return [(name, grade_id, secret, judgement.message)
-            for name, replace in right_answers(chapter_id).items()
-            for grade_id, secret, judgement in judged_cells(chapter_id, replace, secrets)
+            for name, replace in right_answers(chapter_id).items() if answers is None or name in answers
+            for grade_id, secret, judgement in judged_cells(chapter_id, replace, secrets, cells)
             if not judgement.passed]
 
 
@@ -84,11 +86,12 @@ def judged_mistakes(chapter_id, secrets, cells):
                 yield mistake, grade_id, secret, judgement
 
 
-def passed_mistakes(chapter_id, secrets):
-    """[(mistake, grade cell, secret)] of every cell a catalogued mistake must lose that the judge passed, or
-    failed only because its probe could not be read (then with the judge's message)."""
+def passed_mistakes(chapter_id, secrets, cells=None):
+    """[(mistake, grade cell, secret)] of every cell (or of `cells`) a catalogued mistake must lose that the judge
+    passed, or failed only because its probe could not be read (then with the judge's message)."""
     passes = []
-    for mistake, grade_id, secret, judgement in judged_mistakes(chapter_id, secrets, lambda m, _: m.loses):
+    for mistake, grade_id, secret, judgement in judged_mistakes(
+            chapter_id, secrets, lambda m, _: [g for g in m.loses if cells is None or g in cells]):
         if judgement.passed:
             passes.append((mistake.name, grade_id, secret))
         elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
@@ -96,13 +99,15 @@ def passed_mistakes(chapter_id, secrets):
     return passes
 
 
-def extra_losses(chapter_id, secrets):
-    """[(mistake, grade cell, secret, message)] of every cell a catalogued mistake must keep that the judge failed:
+def extra_losses(chapter_id, secrets, cells=None):
+    """[(mistake, grade cell, secret, message)] of every cell (or of `cells`) a catalogued mistake must keep that
+    the judge failed:
     the catalogue grades each mistake under one secret and expects exactly its cells lost, so a cell that a
     mistake loses under some secrets only would fail the suite at random."""
     return [(mistake.name, grade_id, secret, judgement.message)
             for mistake, grade_id, secret, judgement in judged_mistakes(
-                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells if g not in m.loses])
+                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells
+                                                       if g not in m.loses and (cells is None or g in cells)])
             if not judgement.passed]
 
 

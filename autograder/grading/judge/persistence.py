@@ -18,11 +18,16 @@ from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import persistence as rules
 from autograder.student.verdict import failed, passed
 
-ADAM_ILL_CONDITIONED = {"modules.0.bias", "modules.1.running_mean"}
-# BatchNorm removes the first Linear's bias from the loss, so its gradient is rounding noise (~1e-8 in float32),
-# which Adam divides by its own size: the kernel's float32 run moves that bias by up to lr per step in a direction
-# no float64 computation predicts, and running_mean (a mean of x @ W + b) with it. The judge compares the rest.
 OWN_RTOL, OWN_ATOL = 1e-5, 1e-5     # float32 training (the kernel) against float64 (the judge) over 7 steps: ~3e-7 apart
+FLOAT32_ROUNDING = np.finfo(np.float32).eps / 2
+NOISY_RUNS = 8
+# Some elements of the trained net are not pinned down by float32 arithmetic. BatchNorm removes the first Linear's
+# bias from the loss, so its gradient is rounding noise, which Adam divides by its own size: the bias (and
+# running_mean, a mean of x @ W + b) takes steps of up to lr in a direction no float64 run predicts. Now and then a
+# weight's gradient cancels to within rounding at some step too, or a ReLU input sits within rounding of 0. The
+# judge finds them by training NOISY_RUNS more times with every intermediate array perturbed by float32's rounding,
+# and compares only the elements that all stay within a tenth of the tolerance (over 40,000 recorded kernel runs,
+# a correct kernel's worst compared element was 0.14 of the tolerance: docs/judge.md).
 
 
 def secret(rng, shape, low=-1.0, high=1.0):
@@ -409,21 +414,37 @@ def resume_training(rng, optimizer="adam", seed=0):
         return verdict
     shapes = rules.net_shapes(sizes)
     final = dict(zip(shapes, arrays(reply, "holders", len(shapes))))
-    want = train_small_net(values, data, cls, dict(rules.OPTIMIZER_DEFAULTS[cls], **settings))
-    skip = ADAM_ILL_CONDITIONED if cls == "Adam" else set()
+    settings = dict(rules.OPTIMIZER_DEFAULTS[cls], **settings)
+    want = train_small_net(values, data, cls, settings)
+    determined = float32_determined(values, data, cls, settings, want)
     for name, value in want.items():
-        if name not in skip and (final[name].shape != value.shape
-                                 or not np.allclose(final[name], value, rtol=OWN_RTOL, atol=OWN_ATOL)):
-            return failed(f"resuming from a checkpoint: the uninterrupted run in your kernel is not the judge's own "
-                          f"training of the same network on the same batches: {name} differs by "
-                          f"{float(np.abs(final[name] - value).max()) if final[name].shape == value.shape else 'shape'}.\n"
-                          "  Hint: chapters 4 and 5's Linear, BatchNorm1d, SoftmaxLoss and optimizers must stay as "
-                          "provided.")
+        if final[name].shape != value.shape:
+            return failed(own_training_differs(name, "shape"))
+        off = np.abs(final[name] - value)[determined[name]]
+        if not np.all(off <= OWN_ATOL + OWN_RTOL * np.abs(value[determined[name]])):     # nan fails too
+            return failed(own_training_differs(name, float(off.max())))
     return verdict
 
 
-def train_small_net(values, data, cls, settings, eps=1e-5, momentum=0.1):
-    """Linear → BatchNorm1d → ReLU → Linear trained with SoftmaxLoss and the course's SGD or Adam, in float64."""
+def own_training_differs(name, by):
+    return (f"resuming from a checkpoint: the uninterrupted run in your kernel is not the judge's own training of the "
+            f"same network on the same batches: {name} differs by {by}.\n"
+            "  Hint: chapters 4 and 5's Linear, BatchNorm1d, SoftmaxLoss and optimizers must stay as provided.")
+
+
+def float32_determined(values, data, cls, settings, want):
+    """{name: mask} of the elements that float32 rounding cannot move by a tenth of the tolerance (see NOISY_RUNS)."""
+    noise = np.random.default_rng(0)
+    runs = [train_small_net(values, data, cls, settings, noise) for _ in range(NOISY_RUNS)]
+    return {name: np.max([np.abs(run[name] - value) for run in runs], axis=0)
+            <= (OWN_ATOL + OWN_RTOL * np.abs(value)) / 10 for name, value in want.items()}
+
+
+def train_small_net(values, data, cls, settings, noise=None, eps=1e-5, momentum=0.1):
+    """Linear → BatchNorm1d → ReLU → Linear trained with SoftmaxLoss and the course's SGD or Adam, in float64;
+    with a `noise` generator, every intermediate array is perturbed by float32's relative rounding."""
+    def r(array):
+        return array if noise is None else array * (1 + FLOAT32_ROUNDING * noise.standard_normal(np.shape(array)))
     state = {name: np.array(value, dtype=np.float64) for name, value in values.items()}
     names = [n for n in state if "running" not in n]
     slots = {name: {} for name in names}
@@ -431,26 +452,25 @@ def train_small_net(values, data, cls, settings, eps=1e-5, momentum=0.1):
     for x, y in data:
         w1, b1, g, beta, w2, b2 = (state[n] for n in names)
         x = x.astype(np.float64)
-        h = x @ w1 + b1
-        mean = h.mean(axis=0)
-        centred = h - mean
-        var = (centred * centred).mean(axis=0)
+        h = r(x @ w1 + b1)
+        mean = r(h.mean(axis=0))
+        centred = r(h - mean)
+        var = r((centred * centred).mean(axis=0))
         state["modules.1.running_mean"] = (1 - momentum) * state["modules.1.running_mean"] + momentum * mean
         state["modules.1.running_var"] = (1 - momentum) * state["modules.1.running_var"] + momentum * var
-        std = np.sqrt(var + eps)
-        normal = centred / std
-        z = normal * g + beta
-        r = np.maximum(z, 0)
-        logits = r @ w2 + b2
+        std = r(np.sqrt(var + eps))
+        normal = r(centred / std)
+        z = r(normal * g + beta)
+        relu = np.maximum(z, 0)
+        logits = r(relu @ w2 + b2)
         soft = np.exp(logits - logits.max(axis=1, keepdims=True))
-        soft /= soft.sum(axis=1, keepdims=True)
-        dlogits = (soft - np.eye(logits.shape[1])[y]) / len(y)
-        dr = dlogits @ w2.T
-        dz = dr * (z > 0)
-        dnormal = dz * g
-        dh = (dnormal - dnormal.mean(axis=0) - normal * (dnormal * normal).mean(axis=0)) / std
-        grads = [x.T @ dh, dh.sum(axis=0, keepdims=True), (dz * normal).sum(axis=0), dz.sum(axis=0),
-                 r.T @ dlogits, dlogits.sum(axis=0, keepdims=True)]
+        soft = r(soft / soft.sum(axis=1, keepdims=True))
+        dlogits = r((soft - np.eye(logits.shape[1])[y]) / len(y))
+        dz = r(dlogits @ w2.T) * (z > 0)
+        dnormal = r(dz * g)
+        dh = r((dnormal - dnormal.mean(axis=0) - normal * (dnormal * normal).mean(axis=0)) / std)
+        grads = [r(x.T @ dh), r(dh.sum(axis=0, keepdims=True)), r((dz * normal).sum(axis=0)), r(dz.sum(axis=0)),
+                 r(relu.T @ dlogits), r(dlogits.sum(axis=0, keepdims=True))]
         t += 1
         for name, grad in zip(names, grads):
             p, slot = state[name], slots[name]
