@@ -355,6 +355,9 @@ assert verdict.passed, verdict.message
 # The differences are only as good as the `forward` they nudge, so they must first agree with those of
 # the course's own forward: a `forward` with the wrong slopes or the wrong output shape fails the
 # `backward` check too, with a message that says to fix `forward` first (its own check says how).
+# They are only as fine as its arithmetic, too: compute in the inputs' own dtype, as NumPy does unless
+# told otherwise. A float32 result for float64 inputs keeps about 7 digits and rounds a nudge of
+# $10^{-5}$ away, so its differences are noise and the `backward` check fails, however right `backward` is.
 #
 # **Each operation is graded on its own.** A `backward` written with Tensor operations (`out_grad * b`,
 # `1 - node`, `log(a)`, `.broadcast_to(...)`) calls other exercises. While an operation's checks run,
