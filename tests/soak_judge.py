@@ -31,6 +31,7 @@ def main():
     parser.add_argument("--answer", action="append",
                         help="judge only this right answer, by catalogue name or 'solution' (repeatable); "
                              "the catalogued mistakes are then left out")
+    parser.add_argument("--right-only", action="store_true", help="leave the catalogued mistakes out")
     args = parser.parse_args()
     secrets = range(args.first, args.first + args.secrets)
     for chapter_id in args.chapters:
@@ -41,7 +42,7 @@ def main():
               f"{len(failures)} failed judgements")
         for name, grade_id, secret, message in failures[:20]:
             print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
-        if args.answer:
+        if args.answer or args.right_only:
             continue
         passes = passed_mistakes(chapter_id, secrets, args.cell)
         print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(passes)} cells the judge passed")
