@@ -447,8 +447,9 @@ assert verdict.passed, verdict.message
 # train on. Then build **new** objects from the same code with a different seed, load the checkpoint
 # into them, and train on with the same batches. If everything that matters was saved and restored,
 # the two runs are the same computation, and their weights agree **to the last bit**, not just
-# approximately. (A model with `Dropout` would also need its random generator's state to repeat its
-# masks; the model here has none.)
+# approximately; so do the two optimizers' state dicts, moments, step count and settings alike. (A
+# model with `Dropout` would also need its random generator's state to repeat its masks; the model
+# here has none.)
 
 # %% test id=test_resume_training points=3
 verdict = check.resume_training("adam")

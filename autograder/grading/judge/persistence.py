@@ -401,14 +401,14 @@ def resume_training(rng, optimizer="adam", seed=0):
                    "first": data[:3], "second": data[3:]}
     if "error" in reply:
         return failed("resuming from a checkpoint: " + describe_error("training", "step", returned(reply["error"])))
-    ours, theirs = entries(reply.get("original")), entries(reply.get("resumed"))
-    if isinstance(ours, str) or isinstance(theirs, str):
-        return failed(f"resuming from a checkpoint: state_dict() returned a {ours if isinstance(ours, str) else theirs}.")
-    pairs = [((a, x if x is not None else np.array(np.nan)), (b, y if y is not None else np.array(-np.nan)))
-             for (a, _, x), (b, _, y) in zip(ours, theirs)]
-    if len(ours) != len(theirs):
-        pairs.append((("the number of entries", np.array(len(ours))), ("", np.array(len(theirs)))))
-    verdict = rules.resume_verdict(label, pairs, decode_array(reply.get("original_out")),
+    states = [entries(reply.get(key)) for key in ("original", "original_optimizer", "resumed", "resumed_optimizer")]
+    for state in states:
+        if isinstance(state, str):
+            return failed(f"resuming from a checkpoint: state_dict() returned a {state}.")
+    ours, theirs = (rules.both_states(*({key: value if value is not None else np.array(np.nan)
+                                         for key, _, value in state} for state in pair))
+                    for pair in (states[:2], states[2:]))
+    verdict = rules.resume_verdict(label, ours, theirs, decode_array(reply.get("original_out")),
                                    decode_array(reply.get("resumed_out")))
     if not verdict.passed:
         return verdict

@@ -946,20 +946,40 @@ def check_resume_training(ns, optimizer="adam"):
             run_quietly(train, ns, clone, resumed, second)
             clone.eval()
             resumed_out = np.array(clone(x).data)
-            pairs = list(zip(run_quietly(model.state_dict).items(), run_quietly(clone.state_dict).items()))
+            ours = both_states(run_quietly(model.state_dict), run_quietly(optimizer.state_dict))
+            theirs = both_states(run_quietly(clone.state_dict), run_quietly(resumed.state_dict))
         except Exception as error:  # noqa: BLE001
             return failed("resuming from a checkpoint: " + describe_exception("training", "step", error))
-    return resume_verdict(label, pairs, original_out, resumed_out)
+    return resume_verdict(label, ours, theirs, original_out, resumed_out)
 
 
-def resume_verdict(label, pairs, original_out, resumed_out):
-    """pairs: [((name, uninterrupted), (name, resumed))] of the two models' state dicts; the eval-mode predictions."""
-    for (name, a), (_, b) in pairs:
+def both_states(model_state, optimizer_state):
+    """One run's state, by name: the model's state_dict(), then the optimizer's, its keys as `optimizer.<key>`."""
+    return {**model_state, **{f"optimizer.{key}": value for key, value in optimizer_state.items()}}
+
+
+RESUME_HINT = ("  Hint: every piece of state must round-trip: parameters, BatchNorm's running statistics, the "
+               "optimizer's running averages, its step count and its settings, each put back as what it was.")
+
+
+def resume_verdict(label, ours, theirs, original_out, resumed_out):
+    """ours, theirs: {name: array} of the uninterrupted and the resumed run's state (both_states), after the same
+    steps; by name, since a loaded optimizer may list its per-parameter entries in another order. The eval-mode
+    predictions. What is missing or misshapen is told before values that differ: it is usually their cause."""
+    names = dict.fromkeys([*ours, *theirs])
+    for name in names:
+        if name not in ours or name not in theirs:
+            return failed(f"resumed training differs from uninterrupted training: after 4 more {label} steps, "
+                          f"{name} is in the {'uninterrupted' if name in ours else 'resumed'} run's state dict only "
+                          f"(state_dict() after the run).\n" + RESUME_HINT)
+        if np.shape(ours[name]) != np.shape(theirs[name]):
+            return failed(f"resumed training differs from uninterrupted training: {name} has shape "
+                          f"{np.shape(theirs[name])} after resuming, {np.shape(ours[name])} without.\n" + RESUME_HINT)
+    for name in names:
+        a, b = np.asarray(ours[name]), np.asarray(theirs[name])
         if not np.array_equal(a, b):
             return failed(f"resumed training differs from uninterrupted training: {name} is off by "
-                          f"{float(np.abs(a - b).max()):.3g} after 4 more {label} steps.\n"
-                          "  Hint: every piece of state must round-trip: parameters, BatchNorm's running statistics, "
-                          "the optimizer's running averages and step count.")
+                          f"{float(np.abs(a - b).max()):.3g} after 4 more {label} steps.\n" + RESUME_HINT)
     if not np.array_equal(original_out, resumed_out):
         return failed("resumed training gives different predictions in eval() mode: are the running statistics restored?")
     return passed(f"✔ training with {label} resumed from a checkpoint matches uninterrupted training bit for bit")

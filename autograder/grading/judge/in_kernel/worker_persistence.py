@@ -425,8 +425,8 @@ def persist_train(namespace, model, optimizer, batches):
 
 def persist_resume(request, namespace):
     """Train from the judge's values on its first batches, save, train on; new objects from other values load the
-    checkpoint and train on the same batches. Both runs' state (the student's state_dict and the course's walk) and
-    eval-mode predictions."""
+    checkpoint and train on the same batches. Both runs' state (the student's model and optimizer state_dict, and
+    the course's walk) and eval-mode predictions."""
     save, load, Tensor = namespace["save_checkpoint"], namespace["load_checkpoint"], namespace["Tensor"]
     first, second = request["first"], request["second"]
     with tempfile.TemporaryDirectory() as folder:
@@ -449,8 +449,11 @@ def persist_resume(request, namespace):
             clone.eval()
             resumed_out = np.array(quietly(clone, x).data)
             ours, theirs = quietly(model.state_dict), quietly(clone.state_dict)
+            ours_optimizer, theirs_optimizer = quietly(optimizer.state_dict), quietly(resumed.state_dict)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
     return {"original": persist_state_report(ours), "resumed": persist_state_report(theirs),
+            "original_optimizer": persist_state_report(ours_optimizer),
+            "resumed_optimizer": persist_state_report(theirs_optimizer),
             "original_out": packed(original_out), "resumed_out": packed(resumed_out),
             "holders": persist_arrays(model, namespace)}
