@@ -443,7 +443,7 @@ def float32_determined(values, data, cls, settings, want):
 def train_small_net(values, data, cls, settings, noise=None, eps=1e-5, momentum=0.1):
     """Linear → BatchNorm1d → ReLU → Linear trained with SoftmaxLoss and the course's SGD or Adam, in float64;
     with a `noise` generator, every intermediate array is perturbed by float32's relative rounding."""
-    def r(array):
+    def rounded(array):
         return array if noise is None else array * (1 + FLOAT32_ROUNDING * noise.standard_normal(np.shape(array)))
     state = {name: np.array(value, dtype=np.float64) for name, value in values.items()}
     names = [n for n in state if "running" not in n]
@@ -452,25 +452,25 @@ def train_small_net(values, data, cls, settings, noise=None, eps=1e-5, momentum=
     for x, y in data:
         w1, b1, g, beta, w2, b2 = (state[n] for n in names)
         x = x.astype(np.float64)
-        h = r(x @ w1 + b1)
-        mean = r(h.mean(axis=0))
-        centred = r(h - mean)
-        var = r((centred * centred).mean(axis=0))
+        h = rounded(x @ w1 + b1)
+        mean = rounded(h.mean(axis=0))
+        centred = rounded(h - mean)
+        var = rounded((centred * centred).mean(axis=0))
         state["modules.1.running_mean"] = (1 - momentum) * state["modules.1.running_mean"] + momentum * mean
         state["modules.1.running_var"] = (1 - momentum) * state["modules.1.running_var"] + momentum * var
-        std = r(np.sqrt(var + eps))
-        normal = r(centred / std)
-        z = r(normal * g + beta)
+        std = rounded(np.sqrt(var + eps))
+        normal = rounded(centred / std)
+        z = rounded(normal * g + beta)
         relu = np.maximum(z, 0)
-        logits = r(relu @ w2 + b2)
+        logits = rounded(relu @ w2 + b2)
         soft = np.exp(logits - logits.max(axis=1, keepdims=True))
-        soft = r(soft / soft.sum(axis=1, keepdims=True))
-        dlogits = r((soft - np.eye(logits.shape[1])[y]) / len(y))
-        dz = r(dlogits @ w2.T) * (z > 0)
-        dnormal = r(dz * g)
-        dh = r((dnormal - dnormal.mean(axis=0) - normal * (dnormal * normal).mean(axis=0)) / std)
-        grads = [r(x.T @ dh), r(dh.sum(axis=0, keepdims=True)), r((dz * normal).sum(axis=0)), r(dz.sum(axis=0)),
-                 r(relu.T @ dlogits), r(dlogits.sum(axis=0, keepdims=True))]
+        soft = rounded(soft / soft.sum(axis=1, keepdims=True))
+        dlogits = rounded((soft - np.eye(logits.shape[1])[y]) / len(y))
+        dz = rounded(dlogits @ w2.T) * (z > 0)
+        dnormal = rounded(dz * g)
+        dh = rounded((dnormal - dnormal.mean(axis=0) - normal * (dnormal * normal).mean(axis=0)) / std)
+        grads = [rounded(grad) for grad in (x.T @ dh, dh.sum(axis=0, keepdims=True), (dz * normal).sum(axis=0),
+                                            dz.sum(axis=0), relu.T @ dlogits, dlogits.sum(axis=0, keepdims=True))]
         t += 1
         for name, grad in zip(names, grads):
             p, slot = state[name], slots[name]
