@@ -65,9 +65,9 @@ def soak(chapter_id, secrets, answers=None, cells=None):
             if not judgement.passed]
 
 
-def judged_mistakes(chapter_id, secrets, cells):
+def judged_mistakes(chapter_id, secrets, cells, only=None):
     """(mistake, grade cell, secret, judgement) for every catalogued mistake and secret, on each judged cell of
-    `cells(mistake, judge)` that needs no training run."""
+    `cells(mistake, judge)` (and of `only`, when given) that needs no training run."""
     course = Course(ROOT)
     chapter = course.chapter(chapter_id)
     source = course.notebook(course.config.SOURCE_DIR, chapter)
@@ -79,7 +79,8 @@ def judged_mistakes(chapter_id, secrets, cells):
             judge = Judge.from_source(source, secret=secret)
             for grade_id in cells(mistake, judge):
                 plan = judge.plans.get(grade_id)
-                if plan is None or any(call.name in NEEDS_TRAINING for call in plan.calls):
+                if plan is None or (only is not None and grade_id not in only) \
+                        or any(call.name in NEEDS_TRAINING for call in plan.calls):
                     continue
                 with recursion_limit_kept():
                     judgement = judge.judge_cell(grade_id, run_probe)
@@ -90,8 +91,7 @@ def passed_mistakes(chapter_id, secrets, cells=None):
     """[(mistake, grade cell, secret)] of every cell (or of `cells`) a catalogued mistake must lose that the judge
     passed, or failed only because its probe could not be read (then with the judge's message)."""
     passes = []
-    for mistake, grade_id, secret, judgement in judged_mistakes(
-            chapter_id, secrets, lambda m, _: [g for g in m.loses if cells is None or g in cells]):
+    for mistake, grade_id, secret, judgement in judged_mistakes(chapter_id, secrets, lambda m, _: m.loses, cells):
         if judgement.passed:
             passes.append((mistake.name, grade_id, secret))
         elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
@@ -101,13 +101,11 @@ def passed_mistakes(chapter_id, secrets, cells=None):
 
 def extra_losses(chapter_id, secrets, cells=None):
     """[(mistake, grade cell, secret, message)] of every cell (or of `cells`) a catalogued mistake must keep that
-    the judge failed:
-    the catalogue grades each mistake under one secret and expects exactly its cells lost, so a cell that a
-    mistake loses under some secrets only would fail the suite at random."""
+    the judge failed: the catalogue grades each mistake under one secret and expects exactly its cells lost, so a
+    cell that a mistake loses under some secrets only would fail the suite at random."""
     return [(mistake.name, grade_id, secret, judgement.message)
             for mistake, grade_id, secret, judgement in judged_mistakes(
-                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells
-                                                       if g not in m.loses and (cells is None or g in cells)])
+                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells if g not in m.loses], cells)
             if not judgement.passed]
 
 

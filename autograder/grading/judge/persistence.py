@@ -405,9 +405,9 @@ def resume_training(rng, optimizer="adam", seed=0):
     for state in states:
         if isinstance(state, str):
             return failed(f"resuming from a checkpoint: state_dict() returned a {state}.")
-    ours, theirs = (rules.both_states(*({key: value if value is not None else np.array(np.nan)
-                                         for key, _, value in state} for state in pair))
-                    for pair in (states[:2], states[2:]))
+    model_state, optimizer_state, clone_state, resumed_state = (
+        {key: value if value is not None else np.array(np.nan) for key, _, value in state} for state in states)
+    ours, theirs = rules.both_states(model_state, optimizer_state), rules.both_states(clone_state, resumed_state)
     verdict = rules.resume_verdict(label, ours, theirs, decode_array(reply.get("original_out")),
                                    decode_array(reply.get("resumed_out")))
     if not verdict.passed:
