@@ -28,7 +28,6 @@ def parse_args():
     return parser.parse_args()
 
 
-ARGS = parse_args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = "1"                   # before NumPy loads its BLAS, as train_mnist.py
 os.environ["BABYGRAD_HEADLESS"] = "1"
@@ -112,11 +111,12 @@ def matrix_products():
 
 
 def main():
+    args = parse_args()
     bg = capstone_mine.library(ROOT)[0]
-    images, labels = (array[:ARGS.images] for array in mnist("train", RECIPE.image_shape))
+    images, labels = (array[:args.images] for array in mnist("train", RECIPE.image_shape))
     steps = -(-len(images) // RECIPE.batch_size)
     best = {}
-    for _ in range(ARGS.repeats):                       # taking turns; the fastest pass of each
+    for _ in range(args.repeats):                       # taking turns; the fastest pass of each
         for library, timer in (("babygrad", lambda: babygrad_phases(bg, images, labels)),
                                ("NumPy floor", lambda: floor_phases(images, labels))):
             phases = timer()
@@ -124,7 +124,7 @@ def main():
                 best[library] = phases
     products = matrix_products()
     print(f"the capstone MLP, {steps} steps of {RECIPE.batch_size} images; microseconds per step, "
-          f"each library's fastest of {ARGS.repeats} passes (taking turns); one BLAS thread")
+          f"each library's fastest of {args.repeats} passes (taking turns); one BLAS thread")
     for library, phases in best.items():
         per_step = {name: seconds / steps * 1e6 for name, seconds in phases.items()}
         print(f"{library}: " + ", ".join(f"{name} {us:.0f}" for name, us in per_step.items())

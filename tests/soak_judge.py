@@ -9,6 +9,11 @@ The suite soaks a few secrets per chapter (tests/test_judge.py); after changing 
 A rare failure of one right answer in one cell needs tens of thousands of secrets; soak just those:
 
     .venv/bin/python tests/soak_judge.py ch08 --cell test_resume_training --answer solution --secrets 40000
+
+and a rare pass of a wrong answer, the catalogued mistakes alone:
+
+    .venv/bin/python tests/soak_judge.py ch05 --mistakes-only --secrets 1000 --first 500000
+    .venv/bin/python tests/soak_judge.py ch08 --mistake optimizer_load_numbers_as_floats --secrets 5000
 """
 import argparse
 import sys
@@ -32,25 +37,31 @@ def main():
                         help="judge only this right answer, by catalogue name or 'solution' (repeatable); "
                              "the catalogued mistakes are then left out")
     parser.add_argument("--right-only", action="store_true", help="leave the catalogued mistakes out")
+    parser.add_argument("--mistakes-only", action="store_true", help="leave the right answers out")
+    parser.add_argument("--mistake", action="append",
+                        help="judge only this catalogued mistake, by name (repeatable); the right answers are then left out")
     args = parser.parse_args()
     secrets = range(args.first, args.first + args.secrets)
     for chapter_id in args.chapters:
-        answers = args.answer or right_answers(chapter_id)
-        failures = soak(chapter_id, secrets, answers, args.cell)
-        print(f"{chapter_id}: {len(answers)} right answers x {args.secrets} secrets "
-              f"({'cells ' + ', '.join(args.cell) if args.cell else 'every judged cell'}): "
-              f"{len(failures)} failed judgements")
-        for name, grade_id, secret, message in failures[:20]:
-            print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
+        if not (args.mistakes_only or args.mistake):
+            answers = args.answer or right_answers(chapter_id)
+            failures = soak(chapter_id, secrets, answers, args.cell)
+            print(f"{chapter_id}: {len(answers)} right answers x {args.secrets} secrets "
+                  f"({'cells ' + ', '.join(args.cell) if args.cell else 'every judged cell'}): "
+                  f"{len(failures)} failed judgements", flush=True)
+            for name, grade_id, secret, message in failures[:20]:
+                print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
         if args.answer or args.right_only:
             continue
-        passes = passed_mistakes(chapter_id, secrets, args.cell)
-        print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(passes)} cells the judge passed")
-        for name, grade_id, secret in passes[:20]:
-            print(f"  {name} {grade_id} secret={secret}")
-        extras = extra_losses(chapter_id, secrets, args.cell)
-        print(f"{chapter_id}: catalogued mistakes x {args.secrets} secrets: {len(extras)} cells lost that they keep "
-              "in the catalogue")
+        mistakes = ", ".join(args.mistake) if args.mistake else "catalogued mistakes"
+        passes = passed_mistakes(chapter_id, secrets, args.cell, args.mistake)
+        print(f"{chapter_id}: {mistakes} x {args.secrets} secrets: {len(passes)} cells the judge passed",
+              flush=True)
+        for name, grade_id, secret, *unread in passes[:20]:      # a probe that could not be read comes with why
+            print(f"  {name} {grade_id} secret={secret}" + (f": {unread[0].splitlines()[0]}" if unread else ""))
+        extras = extra_losses(chapter_id, secrets, args.cell, args.mistake)
+        print(f"{chapter_id}: {mistakes} x {args.secrets} secrets: {len(extras)} cells lost that they keep "
+              "in the catalogue", flush=True)
         for name, grade_id, secret, message in extras[:20]:
             print(f"  {name} {grade_id} secret={secret}: {message.splitlines()[0]}")
 

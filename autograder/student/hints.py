@@ -59,6 +59,12 @@ BACKWARD = {
                "s_i([i = k] − s_k), with s the OUTPUT (node); the gradient of a_k adds out_grad_i times that over "
                "every output i of its row along the axis, which gives a diagonal term and one that involves the "
                "whole row of out_grad and s.",
+    "Affine": "the three gradients are those of the MatMul and of the broadcast bias it fuses: each has its input's "
+              "shape, which decides which factor meets out_grad and on which side, transposed; the bias row served "
+              "every row of the batch, so its gradient adds up out_grad's rows and keeps the leading axis of size 1.",
+    "SoftmaxCrossEntropy": "the gradient of each logit is softmax minus the one-hot label, divided by the batch size "
+                           "N because the loss is a mean, and multiplied by out_grad; the softmax is computed from the "
+                           "logits with each row's maximum shifted out, so it stays finite for logits near 1000.",
     "EmbeddingLookup": "a lookup copies row r of the weight to every position whose index is r, so row r's gradient "
                        "is the SUM of out_grad over all those positions (0 for rows never looked up), in the weight's "
                        "shape.",

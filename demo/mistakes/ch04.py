@@ -41,6 +41,22 @@ SOFTMAX_SHIFT = "e = np.exp(a - a.max(axis=self.axis, keepdims=True))"
 SOFTMAX_GRAD = "grad = s * (g - (g * s).sum(axis=self.axis, keepdims=True))"
 BCE = "losses = relu(logits) - logits * targets + log(exp(-absolute(logits)) + 1)"
 EMBEDDING_ADD = "np.add.at(grad, self.indices, out_grad.data)"
+AFFINE_BIAS_GRAD = "g.sum(axis=0, keepdims=True)"
+AFFINE_X_GRAD = """        if x.requires_grad:
+            grad_x = g @ weight.data.T
+        else:                       # a batch of data: no one uses its gradient, so skip its product
+            grad_x = np.zeros_like(x.data)
+"""
+AFFINE_GRADS = """        grads = (grad_x, x.data.T @ g, g.sum(axis=0, keepdims=True))
+        return tuple(Tensor(grad, dtype=t.dtype, requires_grad=False) for grad, t in zip(grads, node._inputs))"""
+CE_SHIFTED = "shifted = logits - logits.max(axis=1, keepdims=True)"
+CE_FORWARD = """        shifted = logits - logits.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=1))
+        picked = shifted[np.arange(len(logits)), self.labels]
+        return np.asarray((lse - picked).mean(), dtype=logits.dtype)"""
+CE_SOFTMAX = "e = np.exp(z - z.max(axis=1, keepdims=True))"
+CE_MINUS_ONE = "        grad[np.arange(len(z)), self.labels] -= 1\n"
+CE_SCALE = "grad *= out_grad.data / len(z)"
 
 MISTAKES = [
     # Module
@@ -242,6 +258,43 @@ MISTAKES = [
     wrong("logsumexp_shift_mean", "shifts by the mean of each reduced row, not its maximum", "logsumexp",
           "shift = a.max(axis=self.axes, keepdims=True)", "shift = a.mean(axis=self.axes, keepdims=True)",
           ["test_logsumexp_forward", "test_logsumexp_backward"]),
+    # Affine (fused)
+    wrong("affine_bias_grad_not_summed", "hands the bias out_grad itself, one row per sample, instead of their sum",
+          "affine", AFFINE_BIAS_GRAD, "g", ["test_affine_backward"]),
+    wrong("affine_bias_grad_no_keepdims", "sums out_grad's rows into shape (out,), not the bias's (1, out)", "affine",
+          AFFINE_BIAS_GRAD, "g.sum(axis=0)", ["test_affine_backward"]),
+    wrong("affine_bias_grad_mean", "averages out_grad's rows for the bias instead of adding them up", "affine",
+          AFFINE_BIAS_GRAD, "g.mean(axis=0, keepdims=True)", ["test_affine_backward"]),
+    wrong("affine_weight_grad_transposed", "the weight's gradient as Gᵀ X, the transpose of Xᵀ G", "affine",
+          "x.data.T @ g", "g.T @ x.data", ["test_affine_backward"]),
+    wrong("affine_ignores_out_grad", "gradients of an all-ones out_grad, whatever out_grad is", "affine",
+          "g = out_grad.data", "g = np.ones_like(out_grad.data)", ["test_affine_backward"]),
+    wrong("affine_x_grad_always_zeros", "takes MatMul's shortcut for every x, also one that needs its gradient",
+          "affine", AFFINE_X_GRAD, "        grad_x = np.zeros_like(x.data)\n", ["test_affine_backward"]),
+    wrong("affine_forward_no_bias", "forward leaves the bias out", "affine", "return x @ weight + bias",
+          "return x @ weight", ["test_affine_forward", "test_affine_backward"]),
+    # SoftmaxCrossEntropy (fused)
+    wrong("cross_entropy_sum", "sums the per-sample losses, and their gradients, instead of averaging",
+          "softmax_cross_entropy", "return np.asarray((lse - picked).mean(), dtype=logits.dtype)",
+          "return np.asarray((lse - picked).sum(), dtype=logits.dtype)", ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_backward_no_mean", "the gradient of a sum: softmax minus one-hot, not divided by N",
+          "softmax_cross_entropy", CE_SCALE, "grad *= out_grad.data", ["test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_ignores_out_grad", "divides by N but never multiplies by out_grad",
+          "softmax_cross_entropy", CE_SCALE, "grad /= len(z)", ["test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_backward_forgets_label", "the gradient is the softmax alone: the one-hot label is never "
+          "subtracted", "softmax_cross_entropy", CE_MINUS_ONE, "", ["test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_no_shift", "exponentials of the logits themselves, which overflow near 1000",
+          "softmax_cross_entropy", CE_SHIFTED, "shifted = logits", ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_backward_no_shift", "the backward's softmax from exp(z) itself: nan for logits near 1000",
+          "softmax_cross_entropy", CE_SOFTMAX, "e = np.exp(z)", ["test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_global_max", "shifts by the largest logit of the whole batch, not each row's",
+          "softmax_cross_entropy", CE_SHIFTED, "shifted = logits - logits.max()", ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    wrong("cross_entropy_log_of_softmax", "the log of the label's softmax probability, which is 0 (and its log "
+          "-inf) when the label's logit lies far below the row's maximum", "softmax_cross_entropy", CE_FORWARD,
+          """        e = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs = e / e.sum(axis=1, keepdims=True)
+        return np.asarray(-np.log(probs[np.arange(len(logits)), self.labels]).mean(), dtype=logits.dtype)""",
+          ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
 ]
 
 ALTERNATIVES = [
@@ -305,6 +358,18 @@ ALTERNATIVES = [
     right("embedding_backward_loop", "a loop over the positions, adding each out_grad row", "embedding", EMBEDDING_ADD,
           "for position in np.ndindex(self.indices.shape):\n"
           "            grad[self.indices[position]] += out_grad.data[position]"),
+    right("affine_tensor_ops", "backward written with Tensor operations, the bias's gradient summed and reshaped",
+          "affine", AFFINE_X_GRAD + AFFINE_GRADS, """        return (out_grad @ weight.transpose(), x.transpose() @ out_grad,
+                out_grad.sum((0,)).reshape(bias.shape))"""),
+    right("affine_no_shortcut", "always computes x's gradient", "affine", AFFINE_X_GRAD,
+          "        grad_x = g @ weight.data.T\n"),
+    right("cross_entropy_one_hot", "the label's logit and the gradient through a one-hot matrix",
+          "softmax_cross_entropy", CE_FORWARD, """        shifted = logits - logits.max(axis=1, keepdims=True)
+        one_hot = np.eye(logits.shape[1])[self.labels]
+        per_row = np.log(np.exp(shifted).sum(axis=1)) - (shifted * one_hot).sum(axis=1)
+        return np.asarray(per_row.mean(), dtype=logits.dtype)"""),
+    right("cross_entropy_backward_one_hot", "subtracts a one-hot matrix from the softmax", "softmax_cross_entropy",
+          CE_MINUS_ONE, "        grad = grad - np.eye(z.shape[1])[self.labels]\n"),
 ]
 
 DEMO_PARTIAL = [

@@ -1025,6 +1025,70 @@ class BCEWithLogitsLoss(Module):
         return losses.sum() / losses.size
 
 
+# ── cell 'affine' ──
+class Affine(Function):
+    """x @ weight + bias as one operation, its three gradients written out."""
+
+    def forward(self, x, weight, bias):
+        return x @ weight + bias
+
+    def backward(self, out_grad, node):
+        x, weight, bias = node._inputs
+        g = out_grad.data
+        if x.requires_grad:
+            grad_x = g @ weight.data.T
+        else:                       # a batch of data: no one uses its gradient, so skip its product
+            grad_x = np.zeros_like(x.data)
+        grads = (grad_x, x.data.T @ g, g.sum(axis=0, keepdims=True))
+        return tuple(Tensor(grad, dtype=t.dtype, requires_grad=False) for grad, t in zip(grads, node._inputs))
+
+
+def affine(x, weight, bias):
+    return Affine()(x, weight, bias)
+
+
+# ── cell 'softmax_cross_entropy' ──
+class SoftmaxCrossEntropy(Function):
+    """Mean cross-entropy of the logits for integer labels, one operation: SoftmaxLoss in a single node."""
+
+    def __init__(self, labels):
+        self.labels = np.asarray(getattr(labels, "data", labels)).astype(int).reshape(-1)
+
+    def forward(self, logits):
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(shifted).sum(axis=1))
+        picked = shifted[np.arange(len(logits)), self.labels]
+        return np.asarray((lse - picked).mean(), dtype=logits.dtype)
+
+    def backward(self, out_grad, node):
+        z = node._inputs[0].data
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        grad = e / e.sum(axis=1, keepdims=True)
+        grad[np.arange(len(z)), self.labels] -= 1
+        grad *= out_grad.data / len(z)
+        return Tensor(grad, dtype=node._inputs[0].dtype, requires_grad=False)
+
+
+# ── cell 'cell-078' ──
+ComposedLinear, ComposedSoftmaxLoss = Linear, SoftmaxLoss
+
+
+class Linear(ComposedLinear):
+    """Section 4.2's layer, its forward one Affine node (one MatMul without a bias)."""
+
+    def forward(self, x):
+        if self.bias is None:
+            return x @ self.weight
+        return affine(x, self.weight, self.bias)
+
+
+class SoftmaxLoss(ComposedSoftmaxLoss):
+    """Section 4.8's loss as one SoftmaxCrossEntropy node."""
+
+    def forward(self, logits, labels):
+        return SoftmaxCrossEntropy(labels)(logits)
+
+
 
 # ════ ch05_optimizer ════
 

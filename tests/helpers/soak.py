@@ -65,13 +65,19 @@ def soak(chapter_id, secrets, answers=None, cells=None):
             if not judgement.passed]
 
 
-def judged_mistakes(chapter_id, secrets, cells, only=None):
-    """(mistake, grade cell, secret, judgement) for every catalogued mistake and secret, on each judged cell of
-    `cells(mistake, judge)` (and of `only`, when given) that needs no training run."""
+def judged_mistakes(chapter_id, secrets, cells, only=None, names=None):
+    """(mistake, grade cell, secret, judgement) for every catalogued mistake (or each of `names`) and secret, on
+    each judged cell of `cells(mistake, judge)` (and of `only`, when given) that needs no training run."""
     course = Course(ROOT)
     chapter = course.chapter(chapter_id)
     source = course.notebook(course.config.SOURCE_DIR, chapter)
-    for mistake in submissions.load_catalog(course, chapter).MISTAKES:
+    mistakes = submissions.load_catalog(course, chapter).MISTAKES
+    unknown = set(names or ()) - {mistake.name for mistake in mistakes}
+    if unknown:
+        raise ValueError(f"{chapter_id} catalogues no mistake named {', '.join(sorted(unknown))}")
+    for mistake in mistakes:
+        if names is not None and mistake.name not in names:
+            continue
         run_probe = in_process(notebook_namespace(chapter_id, replacements(mistake), training=False))
         for secret in secrets:
             # A judge per mistake: a judge installs its worker in the first namespace it probes and remembers
@@ -87,11 +93,12 @@ def judged_mistakes(chapter_id, secrets, cells, only=None):
                 yield mistake, grade_id, secret, judgement
 
 
-def passed_mistakes(chapter_id, secrets, cells=None):
-    """[(mistake, grade cell, secret)] of every cell (or of `cells`) a catalogued mistake must lose that the judge
-    passed, or failed only because its probe could not be read (then with the judge's message)."""
+def passed_mistakes(chapter_id, secrets, cells=None, names=None):
+    """[(mistake, grade cell, secret)] of every cell (or of `cells`) a catalogued mistake (or one of `names`) must
+    lose that the judge passed, or failed only because its probe could not be read (then with the judge's message)."""
     passes = []
-    for mistake, grade_id, secret, judgement in judged_mistakes(chapter_id, secrets, lambda m, _: m.loses, cells):
+    for mistake, grade_id, secret, judgement in judged_mistakes(chapter_id, secrets, lambda m, _: m.loses, cells,
+                                                                names):
         if judgement.passed:
             passes.append((mistake.name, grade_id, secret))
         elif any(words in judgement.message for words in NOT_A_VERDICT):    # failed, but not for the mistake
@@ -99,13 +106,13 @@ def passed_mistakes(chapter_id, secrets, cells=None):
     return passes
 
 
-def extra_losses(chapter_id, secrets, cells=None):
-    """[(mistake, grade cell, secret, message)] of every cell (or of `cells`) a catalogued mistake must keep that
-    the judge failed: the catalogue grades each mistake under one secret and expects exactly its cells lost, so a
+def extra_losses(chapter_id, secrets, cells=None, names=None):
+    """[(mistake, grade cell, secret, message)] of every cell (or of `cells`) a catalogued mistake (or one of
+    `names`) must keep that the judge failed: the catalogue grades each mistake under one secret and expects exactly its cells lost, so a
     cell that a mistake loses under some secrets only would fail the suite at random."""
     return [(mistake.name, grade_id, secret, judgement.message)
             for mistake, grade_id, secret, judgement in judged_mistakes(
-                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells if g not in m.loses], cells)
+                chapter_id, secrets, lambda m, judge: [g for g in judge.judged_cells if g not in m.loses], cells, names)
             if not judgement.passed]
 
 

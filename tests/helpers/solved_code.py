@@ -46,22 +46,26 @@ def compiled_exports(script):
 
 
 @functools.cache
-def code_cells(chapter_id):
-    """(grade_id, tags, solved source) of each code cell of a chapter's notebook that is not a test cell,
-    parsed once per test process."""
+def code_cells(chapter_id, whole=False):
+    """(grade_id, tags, solved source) of each code cell of a chapter's notebook that is not a test cell, up to
+    its last test cell unless `whole`, parsed once per test process. Judging needs no more: nothing graded runs
+    after the last test cell, and what runs after it may rebind what the checks read (chapter 4's last provided
+    cell makes `Linear` and `SoftmaxLoss` the fused versions, which the checks of sections 4.2 and 4.8, run in
+    notebook order when grading, never see)."""
     script = next((ROOT / "chapters").glob(f"{chapter_id}_*.py"))
+    cells = [cell for cell in authoring.notebook_from_script(script.read_text()).cells if cell.cell_type == "code"]
+    end = len(cells) if whole else max(i for i, cell in enumerate(cells) if cell_marks.is_test_cell(cell))
     return tuple((cell_marks.grade_id(cell), tuple(cell.metadata.get("tags", [])),
                   cell_marks.without_solution_markers(cell.source))
-                 for cell in authoring.notebook_from_script(script.read_text()).cells
-                 if cell.cell_type == "code" and not cell_marks.is_test_cell(cell))
+                 for cell in cells[:end] if not cell_marks.is_test_cell(cell))
 
 
-def solved_cells(chapter_id, replace=None, training=True):
-    """The solved code of a chapter's provided and exercise cells, with `replace` = {cell id: (old, new)}
-    applied to the exercise cells: a student's answer, right or wrong. Without `training`, the cells
-    tagged numeric-output (the MNIST training runs and what they plot) are left out."""
+def solved_cells(chapter_id, replace=None, training=True, whole=False):
+    """The solved code of a chapter's provided and exercise cells (up to its last check, unless `whole`), with
+    `replace` = {cell id: (old, new)} applied to the exercise cells: a student's answer, right or wrong. Without
+    `training`, the cells tagged numeric-output (the MNIST training runs and what they plot) are left out."""
     parts = []
-    for grade_id, tags, source in code_cells(chapter_id):
+    for grade_id, tags, source in code_cells(chapter_id, whole):
         if not training and NUMERIC_TAG in tags:
             continue
         for old, new in (replace or {}).get(grade_id, []):
@@ -71,9 +75,9 @@ def solved_cells(chapter_id, replace=None, training=True):
     return parts
 
 
-def notebook_namespace(chapter_id, replace=None, training=True):
-    """A chapter's notebook run up to its end, check cells left out (their output is swallowed), and
-    its training runs too unless told not to."""
+def notebook_namespace(chapter_id, replace=None, training=True, whole=False):
+    """A chapter's notebook run up to its last check cell (to its end with `whole`: the closing examples), check
+    cells left out (their output is swallowed), and its training runs too unless told not to."""
     namespace = solved_namespace(chapter_id, before=True)
     namespace["display"] = IPython.display.display     # a notebook's builtin
     release = str(ROOT / "release" / chapter_id)       # where the notebook's `import earlier_chapters` looks
@@ -81,7 +85,7 @@ def notebook_namespace(chapter_id, replace=None, training=True):
     sys.modules.pop("earlier_chapters", None)
     try:
         with contextlib.redirect_stdout(io.StringIO()), figures_not_drawn(), gzip_files_inflated_once():
-            for source in solved_cells(chapter_id, replace, training):
+            for source in solved_cells(chapter_id, replace, training, whole):
                 try:
                     exec(compiled_cell(source, chapter_id), namespace)
                 except Exception:  # noqa: BLE001

@@ -67,6 +67,8 @@ JUDGED_CHECKS = {
     "softmax_loss": nn.softmax_loss,
     "logsumexp_forward": nn.logsumexp_forward,
     "softmax_forward": nn.softmax_forward,
+    "cross_entropy_forward": nn.cross_entropy_forward,
+    "cross_entropy_backward": nn.cross_entropy_backward,
     "bce_loss": nn.bce_loss,
     "embedding": nn.embedding,
     "value_graph": scalar.value_graph,

@@ -402,6 +402,22 @@ def logsumexp_forward(rng, axes, shape, domain="real", seed=0):
 
 
 
+def cross_entropy_op(rng, batch, classes):
+    """SoftmaxCrossEntropy with secret labels, as the op the kernel builds."""
+    labels = nn.cross_entropy_labels(batch, classes, rng)
+    return OpSpec("SoftmaxCrossEntropy", (tuple(int(y) for y in labels),)), labels
+
+
+def cross_entropy_forward(rng, batch=5, classes=4, domain="real", seed=0):
+    op, labels = cross_entropy_op(rng, batch, classes)
+    return (yield from ops.forward(rng, op, lambda z: formulas.softmax_loss(z, labels), [(batch, classes)], domain))
+
+
+def cross_entropy_backward(rng, batch=5, classes=4, domain="real", seed=0):
+    op, _ = cross_entropy_op(rng, batch, classes)
+    return (yield from ops.backward(rng, op, [(batch, classes)], domain))
+
+
 def softmax_forward(rng, axis, shape, domain="real", seed=0):
     return (yield from ops.forward(rng, OpSpec("Softmax", (axis,)), lambda a: formulas.softmax(a, axis),
                                    [tuple(shape)], domain))

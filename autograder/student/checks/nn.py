@@ -13,7 +13,7 @@ from autograder.student import gradcheck
 from autograder.student.checks import formulas, init
 from autograder.student.checks.describe import index_label, number, type_name
 from autograder.student.checks.module_tree import reference_parameters
-from autograder.student.checks.ops import check_forward
+from autograder.student.checks.ops import backward_check, check_forward, forward_check
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -952,6 +952,26 @@ def softmax_loss_check(namespace, batch=5, classes=4, offset=0.0, labels_as="arr
 def logsumexp_forward_check(namespace, axes, shape, domain="real", seed=0):
     """LogSumExp(axes).forward against a stable NumPy log-sum-exp."""
     return check_logsumexp_forward(namespace, axes, tuple(shape), domain, seed)
+
+
+def cross_entropy_labels(batch, classes, rng):
+    """The integer labels of a SoftmaxCrossEntropy check, drawn before its logits (the judge draws them secretly)."""
+    return rng.integers(0, classes, batch)
+
+
+@register("cross_entropy_forward")
+def cross_entropy_forward_check(namespace, batch=5, classes=4, domain="real", seed=0):
+    """SoftmaxCrossEntropy(labels).forward against the float64 mean cross-entropy, labels drawn from the seed."""
+    labels = cross_entropy_labels(batch, classes, np.random.default_rng([seed, 1]))
+    op = namespace["SoftmaxCrossEntropy"](labels)
+    return forward_check(namespace, op, lambda z: formulas.softmax_loss(z, labels), [(batch, classes)], domain, seed)
+
+
+@register("cross_entropy_backward")
+def cross_entropy_backward_check(namespace, batch=5, classes=4, domain="real", seed=0):
+    """SoftmaxCrossEntropy(labels).backward against finite differences of its forward, labels drawn from the seed."""
+    labels = cross_entropy_labels(batch, classes, np.random.default_rng([seed, 1]))
+    return backward_check(namespace, namespace["SoftmaxCrossEntropy"](labels), [(batch, classes)], domain, seed)
 
 
 @register("softmax_forward")

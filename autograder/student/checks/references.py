@@ -18,6 +18,7 @@ SETTINGS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",
             "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
             "PowerScalar": ("scalar",), "GetItem": ("index",),
             "EmbeddingLookup": ("indices",), "LogSumExp": ("axes",), "Softmax": ("axis",),
+            "SoftmaxCrossEntropy": ("labels",),
             "Flip": ("axes",), "Dilate": ("axes", "dilation"), "Undilate": ("axes", "dilation"),
             "Conv": ("stride", "padding"), "MaxPool": ("kernel_size",)}
 
@@ -68,6 +69,8 @@ FORWARDS = {
     "EmbeddingLookup": lambda indices: lambda weight: formulas.embedding(weight, indices),
     "LogSumExp": lambda axes=None: lambda a: formulas.logsumexp(a, axes),
     "Softmax": lambda axis=-1: lambda a: formulas.softmax(a, axis),
+    "Affine": lambda: lambda x, w, b: x @ w + b,
+    "SoftmaxCrossEntropy": lambda labels: lambda z: formulas.softmax_loss(z, np.asarray(labels, dtype=int)),
     "Flip": flip, "Dilate": dilate, "Undilate": undilate, "MaxPool": max_pool, "Conv": conv,
 }
 SLOW = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate, "MaxPool": slow.max_pool, "Conv": slow.conv}
