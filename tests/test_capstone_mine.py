@@ -1,7 +1,8 @@
 """`python -m autograder capstone mlp --mine`: the capstone recipe on a student's own exported library.
 
 The library is every chapter's solved student notebook exported to mybabygrad/, as a student who
-finished the course would have it; one copy has chapter 3's Summation.backward wrong.
+finished the course would have it; one copy has chapter 4's Affine.backward wrong (the op the MLP's layers
+run on since section 4.10).
 """
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from autograder.build import capstone_mine
 from autograder.student.checks.capstone import MLP_ACCURACY
 
 from helpers.course_paths import ROOT
-from helpers.my_library import WRONG_SUMMATION, exported_library
+from helpers.my_library import WRONG_AFFINE, exported_library
 
 
 def batch(kind="mlp", size=64):
@@ -33,32 +34,31 @@ def test_the_whole_library_comes_from_the_package(repo_course, tmp_path):
     assert mine == tuple(sorted(p.stem for p in package.glob("ch*.py"))) and course == ("ch10_conv",)
 
 
-def test_a_wrong_summation_is_named_as_the_op_to_look_at(repo_course, tmp_path, course_library):
-    package = exported_library(repo_course, tmp_path, {"ch03": [WRONG_SUMMATION]})
+def test_a_wrong_affine_is_named_as_the_op_to_look_at(repo_course, tmp_path, course_library):
+    package = exported_library(repo_course, tmp_path, {"ch04": [WRONG_AFFINE]})
     mine, _, _ = capstone_mine.library(ROOT, package)
     found, failure = capstone_mine.audit(mine, course_library, "mlp", *batch())
-    assert failure and "ValueError" in failure      # this one breaks the training step's backward
+    assert failure and "ValueError" in failure      # the backward runs; the optimizer's step cannot apply it
     reports = {r.name: r for r in found}
     wrong = [name for name, r in reports.items() if r.problem]
-    assert wrong == ["Summation"], reports
-    assert reports["Summation"].problem.startswith("its backward raised ValueError")
+    assert wrong == ["Affine"], reports
+    assert reports["Affine"].problem.startswith("backward, gradient of input 1: shape (128, 784), the course's (784, 128)"), reports["Affine"]
     lines = []
     capstone_mine.run(ROOT, "mlp", package, images=640, out=lines.append)
-    assert any(line.startswith("  look at Summation:") for line in lines), lines
+    assert any(line.startswith("  look at Affine:") for line in lines), lines
 
 
-def test_a_subtly_wrong_summation_that_still_trains_is_named_with_its_worst_element(repo_course, tmp_path):
-    """A backward 1% too large: no error anywhere, only the op-by-op comparison can tell (a short epoch
+def test_a_subtly_wrong_affine_that_still_trains_is_named_with_its_worst_element(repo_course, tmp_path):
+    """A weight gradient 1% too large: no error anywhere, only the op-by-op comparison can tell (a short epoch
     of 640 images, through the command a student runs)."""
-    scaled = Edit("summation", "return out_grad.reshape(kept).broadcast_to(shape)",
-                  "return (out_grad * 1.01).reshape(kept).broadcast_to(shape)")
-    package = exported_library(repo_course, tmp_path, {"ch03": [scaled]})
+    scaled = Edit("affine", "x.data.T @ g", "1.01 * (x.data.T @ g)")
+    package = exported_library(repo_course, tmp_path, {"ch04": [scaled]})
     done = subprocess.run([sys.executable, "-m", "autograder", "capstone", "mlp", "--mine", "--from",
                            str(package.parent), "--images", "640"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     look = [line for line in done.stdout.splitlines() if line.startswith("  look at")]
-    assert len(look) == 1 and look[0].startswith("  look at Summation: on the same inputs it differs"), done.stdout
-    assert "backward, gradient of input 0: worst element" in look[0] and "relative error 0.01" in look[0]
+    assert len(look) == 1 and look[0].startswith("  look at Affine: on the same inputs it differs"), done.stdout
+    assert "backward, gradient of input 1: worst element" in look[0] and "relative error 0.01" in look[0]
     assert "of the 10,000 test digits" in done.stdout
 
 
@@ -69,5 +69,5 @@ def test_the_solved_library_agrees_op_by_op_and_reaches_the_mlp_threshold(repo_c
     accuracy, per_epoch, reports = capstone_mine.run(ROOT, "mlp", package, out=lines.append)
     assert accuracy >= MLP_ACCURACY, lines
     assert reports and not any(r.problem for r in reports), lines
-    assert {"MatMul", "Summation", "BroadcastTo"} <= {r.name for r in reports}
+    assert {"Affine", "ReLU", "SoftmaxCrossEntropy"} <= {r.name for r in reports}
     assert "every op agrees with the course's" in lines[-1] or any("is slow" in line for line in lines)

@@ -1,7 +1,7 @@
 """The bonus assignment capstone_mine, graded by the real `nbgrader autograde` in the sandbox, with the judge.
 
 Three submissions in one run: the notebook with a mybabygrad/ exported from the solved chapters (full
-bonus), the same with a wrong Summation.backward in chapter 3's module (0, and a message that sends the
+bonus), the same with a wrong Affine.backward in chapter 4's module (0, and a message that sends the
 student to the library), and the notebook alone (0, and a message that says what to hand in). The first
 trains the whole recipe, one epoch over 60,000 digits; the whole run takes about 20 s.
 """
@@ -19,7 +19,7 @@ from autograder.student.export import PACKAGE
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
-from helpers.my_library import WRONG_SUMMATION, exported_library
+from helpers.my_library import WRONG_AFFINE, exported_library
 
 BONUS = "capstone_mine"
 CELL = "test_my_capstone"
@@ -59,7 +59,7 @@ def graded_bonus(tmp_path_factory):
     def make(folder):
         course = bonus_course(folder / "course")
         hand_in(course, "own-library", exported_library(Course(ROOT), folder / "right"))
-        hand_in(course, "wrong-summation", exported_library(Course(ROOT), folder / "wrong", {"ch03": [WRONG_SUMMATION]}))
+        hand_in(course, "wrong-affine", exported_library(Course(ROOT), folder / "wrong", {"ch04": [WRONG_AFFINE]}))
         hand_in(course, "no-library")
         done = run_nbgrader(course.root, "autograde", BONUS, "--force", check=False)
         scores = grading.scores(course, course.chapter(BONUS))
@@ -74,10 +74,10 @@ def test_the_solved_library_earns_the_whole_bonus(graded_bonus):
     assert scores["own-library"] == {CELL: (5, 5)}, messages["own-library"]
 
 
-def test_a_wrong_summation_fails_the_bonus_and_sends_the_student_to_the_library(graded_bonus):
+def test_a_wrong_affine_fails_the_bonus_and_sends_the_student_to_the_library(graded_bonus):
     scores, messages, _ = graded_bonus
-    assert scores["wrong-summation"] == {CELL: (0, 5)}
-    message = messages["wrong-summation"]
+    assert scores["wrong-affine"] == {CELL: (0, 5)}
+    message = messages["wrong-affine"]
     assert message.startswith("AssertionError: the MLP capstone: training raised an error"), message
     assert "your own library, mybabygrad/" in message and "USE_MY_LIBRARY = True" in message
     assert "python -m autograder capstone mlp --mine" in message

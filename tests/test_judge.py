@@ -615,14 +615,16 @@ CH04_JUDGED = {"test_module_parameters", "test_module_children", "test_module_tr
                "test_flatten", "test_dropout", "test_dropout_eval", "test_batchnorm", "test_batchnorm_running",
                "test_layernorm", "test_mse_loss", "test_logsumexp_forward", "test_logsumexp_backward",
                "test_softmax_loss", "test_softmax_forward", "test_softmax_backward", "test_bce_loss", "test_embedding",
-               "test_embedding_backward"}
+               "test_embedding_backward", "test_affine_forward", "test_affine_backward",
+               "test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"}
 
 
 def test_chapter_4_layers_and_losses_are_judged_from_the_source():
     plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
     assert set(plans) == CH04_JUDGED and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
-    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 102          # five hidden calls of the fifth audit (MSE 3-D, wide_rows softmax and log-sum-exp)
+    # five hidden calls of the fifth audit (MSE 3-D, wide_rows softmax and log-sum-exp); 19 of section 4.10's fused ops
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 121
 
 
 def in_process_judgement(namespace, grade_id, secret=7):

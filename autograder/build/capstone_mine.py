@@ -51,8 +51,9 @@ def library(root, package=None):
 
 
 def recorded_ops(ns, kind, images, labels):
-    """{op class name: (the op, its input arrays)}: the first call of each op in one training step, and
-    what the step raised, if it failed (the ops it reached are still worth comparing: one of them is why)."""
+    """{op class name: (the op, its input arrays)}: the first call of each op in one training step (forward,
+    backward and the optimizer's step, where a gradient of the wrong shape fails), and what the step raised, if
+    it failed (the ops it reached are still worth comparing: one of them is why)."""
     function, seen = ns["Function"], {}
     original = function.__call__
 
@@ -67,6 +68,7 @@ def recorded_ops(ns, kind, images, labels):
         x = ns["Tensor"](images, requires_grad=False)
         y = ns["Tensor"](labels, dtype=np.int64, requires_grad=False)
         ns["SoftmaxLoss"]()(model(x), y).backward()
+        ns["Adam"](model.parameters(), lr=RECIPES[kind].lr).step()
     except Exception as error:  # noqa: BLE001 (the student's library failing is the finding)
         failure = f"{type(error).__name__}: {error}"
     finally:

@@ -14,6 +14,11 @@ from helpers.course_paths import ROOT
 WRONG_SUMMATION = submissions.Edit("summation", "return out_grad.reshape(kept).broadcast_to(shape)",
                                    "return out_grad.broadcast_to(shape)")
 
+# demo/mistakes/ch04.py: "affine_weight_grad_transposed", the weight's gradient as Gᵀ X. Since section 4.10 the
+# capstone MLP's step goes through Affine, not chapter 3's MatMul and Summation; the optimizer's step cannot apply
+# a gradient of the transposed shape.
+WRONG_AFFINE = submissions.Edit("affine", "x.data.T @ g", "g.T @ x.data")
+
 MLP_CHAPTERS = ["ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09"]     # what the capstone MLP needs
 
 
