@@ -1141,7 +1141,7 @@ print("after zero_grad(): gradients", [p.grad for p in model.parameters()])
 # `Function`, whose backward is a formula derived once by hand instead of a chain of small rules that the
 # engine walks at every step. PyTorch's `nn.functional.linear` and `nn.functional.cross_entropy` are
 # such operations. You write two, and from the end of this section `Linear` and `SoftmaxLoss` use them:
-# the same numbers, 5 operation calls a step instead of 39, and a training step about a fifth shorter.
+# the same numbers, 5 operation calls a step instead of 39, and a training step about a sixth shorter.
 #
 # **`Affine`: `x @ weight + bias` as one node.** Its inputs are $X$ (N, in), $W$ (in, out) and
 # $b$ (1, out), and its output $Y = XW + b$, NumPy broadcasting the bias row over the batch. With

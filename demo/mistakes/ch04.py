@@ -368,6 +368,9 @@ ALTERNATIVES = [
         one_hot = np.eye(logits.shape[1])[self.labels]
         per_row = np.log(np.exp(shifted).sum(axis=1)) - (shifted * one_hot).sum(axis=1)
         return np.asarray(per_row.mean(), dtype=logits.dtype)"""),
+    right("cross_entropy_numpy_scalar", "returns the mean as NumPy gives it, a float64 scalar, not a 0-d array",
+          "softmax_cross_entropy", "return np.asarray((lse - picked).mean(), dtype=logits.dtype)",
+          "return (lse - picked).mean()"),
     right("cross_entropy_backward_one_hot", "subtracts a one-hot matrix from the softmax", "softmax_cross_entropy",
           CE_MINUS_ONE, "        grad = grad - np.eye(z.shape[1])[self.labels]\n"),
 ]
