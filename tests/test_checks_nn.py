@@ -562,3 +562,47 @@ def test_running_statistics_in_the_graph_are_caught(ns, check, monkeypatch):
     monkeypatch.setattr(ns["BatchNorm1d"], "forward", from_tensors)
     assert_fails(check.batchnorm_running(batch=6, dim=3), "running_mean is a Tensor that requires a gradient",
                  "not from Tensors")
+
+
+FUSED_DOMAINS = ("real", "large", "very_negative", "rows_apart", "wide_rows")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_correct_fused_ops_never_fail(ns, check, seed):
+    """Section 4.10's Affine and SoftmaxCrossEntropy, solved, pass every check on every seed."""
+    Affine = ns["Affine"]
+    verdicts = [check.forward(Affine(), lambda x, w, b: x @ w + b, [(4, 3), (3, 2), (1, 2)], seed=seed),
+                check.backward(Affine(), [(4, 3), (3, 2), (1, 2)], seed=seed),
+                check.backward(Affine(), [(1, 5), (5, 1), (1, 1)], seed=seed),
+                check.backward(Affine(), [(5, 3), (3, 4), (1, 4)], constant=[0], seed=seed),
+                *(check.cross_entropy_forward(batch=6, classes=5, domain=domain, seed=seed) for domain in FUSED_DOMAINS),
+                *(check.cross_entropy_backward(batch=6, classes=5, domain=domain, seed=seed) for domain in FUSED_DOMAINS)]
+    for verdict in verdicts:
+        assert verdict.passed, verdict.message
+
+
+# Catalogued mistakes of section 4.10 whose gradients a known slip computes: the hint names the slip.
+FUSED_SLIPS = [("affine_bias_grad_mean", "is the mean of out_grad's rows"),
+               ("affine_bias_grad_not_summed", "is out_grad itself, one row per sample"),
+               ("affine_bias_grad_no_keepdims", "with the leading axis dropped"),
+               ("affine_weight_grad_transposed", "your weight gradient is Gᵀ X"),
+               ("cross_entropy_backward_no_mean", "N times the finite differences"),
+               ("cross_entropy_backward_forgets_label", "the softmax alone")]
+
+
+@pytest.mark.parametrize("mistake, words", FUSED_SLIPS)
+def test_a_fused_ops_known_slip_is_named(mistake, words):
+    from helpers.solved_code import notebook_namespace
+    from helpers.soak import replacements
+
+    from autograder.build import submissions
+    from autograder.course import Course
+    from helpers.course_paths import ROOT
+
+    course = Course(ROOT)
+    entry = next(m for m in submissions.load_catalog(course, course.chapter("ch04")).MISTAKES if m.name == mistake)
+    namespace = notebook_namespace("ch04", replacements(entry), training=False)
+    check = Checker(namespace, verbose=False)
+    verdict = check.backward(namespace["Affine"](), [(4, 3), (3, 2), (1, 2)]) if mistake.startswith("affine") \
+        else check.cross_entropy_backward(batch=5, classes=4)
+    assert_fails(verdict, words)

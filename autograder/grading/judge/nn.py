@@ -405,7 +405,7 @@ def logsumexp_forward(rng, axes, shape, domain="real", seed=0):
 def cross_entropy_op(rng, batch, classes):
     """SoftmaxCrossEntropy with secret labels, as the op the kernel builds."""
     labels = nn.cross_entropy_labels(batch, classes, rng)
-    return OpSpec("SoftmaxCrossEntropy", (tuple(int(y) for y in labels),)), labels
+    return OpSpec("SoftmaxCrossEntropy", (), (("labels", tuple(int(y) for y in labels)),)), labels
 
 
 def cross_entropy_forward(rng, batch=5, classes=4, domain="real", seed=0):

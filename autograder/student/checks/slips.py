@@ -67,6 +67,16 @@ def u(c):
     return c.upstream
 
 
+def softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def one_hot_rows(c):
+    """SoftmaxCrossEntropy's labels as one-hot rows of its logits' shape."""
+    return np.eye(c.arrays[0].shape[1])[np.asarray(c.params["labels"], dtype=int)]
+
+
 SLIPS = {
     "Mul": [
         Slip("each input's gradient is out_grad times that same input; with the other input held constant, "
@@ -175,6 +185,28 @@ SLIPS = {
              "the upstream gradient.", lambda c: [c.out * (1 - c.out)]),
         Slip("your sum of out_grad·s runs over every axis; it belongs along the softmax's own axis only, one sum "
              "per row.", lambda c: [c.out * (u(c) - (u(c) * c.out).sum())] if c.out.ndim > 1 else None),
+    ],
+    "Affine": [
+        Slip("your bias gradient is the mean of out_grad's rows; the one bias row was used by every row of the "
+             "batch, so its gradient is their sum.",
+             lambda c: [u(c) @ c.arrays[1].T, c.arrays[0].T @ u(c), u(c).mean(axis=0, keepdims=True)]),
+        Slip("your bias gradient is out_grad itself, one row per sample; the one bias row was used by every row of "
+             "the batch, so its gradient adds those rows up, in the bias's shape (1, out).",
+             lambda c: [u(c) @ c.arrays[1].T, c.arrays[0].T @ u(c), u(c)]),
+        Slip("your bias gradient is the sum of out_grad's rows with the leading axis dropped; a gradient has its "
+             "input's shape, here (1, out).",
+             lambda c: [u(c) @ c.arrays[1].T, c.arrays[0].T @ u(c), u(c).sum(axis=0)]),
+        Slip("your weight gradient is Gᵀ X, of shape (out, in); a gradient has its input's shape, the weight's "
+             "(in, out), which decides which factor is transposed and on which side out_grad goes.",
+             lambda c: [u(c) @ c.arrays[1].T, u(c).T @ c.arrays[0], u(c).sum(axis=0, keepdims=True)]),
+    ],
+    "SoftmaxCrossEntropy": [
+        Slip("your gradient is N times the finite differences: the loss is the mean over the batch's N rows, so "
+             "every row's gradient is divided by N.",
+             lambda c: [(softmax_rows(c.arrays[0]) - one_hot_rows(c)) * u(c)]),
+        Slip("your gradient is the softmax alone (over N, times out_grad): the label's logit also enters the loss "
+             "on its own, with a minus sign, so its one-hot row is subtracted from the softmax.",
+             lambda c: [softmax_rows(c.arrays[0]) / len(c.arrays[0]) * u(c)]),
     ],
     "EmbeddingLookup": [
         Slip("your gradient keeps one contribution per row where an index repeats: an assignment through an "
