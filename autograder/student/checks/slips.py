@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from autograder.student.checks import formulas
 from autograder.student.checks.references import SETTINGS
 from autograder.student.hints import rule
 
@@ -65,11 +66,6 @@ class Slip:
 
 def u(c):
     return c.upstream
-
-
-def softmax_rows(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
 
 
 def one_hot_rows(c):
@@ -203,10 +199,10 @@ SLIPS = {
     "SoftmaxCrossEntropy": [
         Slip("your gradient is N times the finite differences: the loss is the mean over the batch's N rows, so "
              "every row's gradient is divided by N.",
-             lambda c: [(softmax_rows(c.arrays[0]) - one_hot_rows(c)) * u(c)]),
+             lambda c: [(formulas.softmax(c.arrays[0], 1) - one_hot_rows(c)) * u(c)]),
         Slip("your gradient is the softmax alone (over N, times out_grad): the label's logit also enters the loss "
              "on its own, with a minus sign, so its one-hot row is subtracted from the softmax.",
-             lambda c: [softmax_rows(c.arrays[0]) / len(c.arrays[0]) * u(c)]),
+             lambda c: [formulas.softmax(c.arrays[0], 1) / len(c.arrays[0]) * u(c)]),
     ],
     "EmbeddingLookup": [
         Slip("your gradient keeps one contribution per row where an index repeats: an assignment through an "
