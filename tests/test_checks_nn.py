@@ -4,7 +4,8 @@ import pytest
 
 from autograder.student.checks import Checker
 
-from helpers.solved_code import assert_fails, solved_namespace
+from helpers.soak import catalogue_edits
+from helpers.solved_code import assert_fails, notebook_namespace, solved_namespace
 
 
 @pytest.fixture(scope="module")
@@ -592,16 +593,7 @@ FUSED_SLIPS = [("affine_bias_grad_mean", "is the mean of out_grad's rows"),
 
 @pytest.mark.parametrize("mistake, words", FUSED_SLIPS)
 def test_a_fused_ops_known_slip_is_named(mistake, words):
-    from helpers.solved_code import notebook_namespace
-    from helpers.soak import replacements
-
-    from autograder.build import submissions
-    from autograder.course import Course
-    from helpers.course_paths import ROOT
-
-    course = Course(ROOT)
-    entry = next(m for m in submissions.load_catalog(course, course.chapter("ch04")).MISTAKES if m.name == mistake)
-    namespace = notebook_namespace("ch04", replacements(entry), training=False)
+    namespace = notebook_namespace("ch04", catalogue_edits("ch04", mistake), training=False)
     check = Checker(namespace, verbose=False)
     verdict = check.backward(namespace["Affine"](), [(4, 3), (3, 2), (1, 2)]) if mistake.startswith("affine") \
         else check.cross_entropy_backward(batch=5, classes=4)

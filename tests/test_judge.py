@@ -35,7 +35,7 @@ from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
 from helpers.forgeries import FORGED, FORGE_CHECKER, FORGE_VERDICT, forged_notebook
-from helpers.soak import extra_losses, passed_mistakes, soak
+from helpers.soak import catalogue_edits, extra_losses, passed_mistakes, soak
 from helpers.solved_code import in_process
 
 CHAPTER = "ch03"
@@ -696,16 +696,6 @@ def test_the_judge_names_a_slip_from_the_same_evidence_as_the_kernel(exercise, o
 def judge_errors(course, chapter_id, student, grade_id):
     """The error outputs of one grade cell of an autograded notebook."""
     return [o for o in autograded_cell(course, chapter_id, student, grade_id).outputs if o.output_type == "error"]
-
-
-def catalogue_edits(chapter_id, name):
-    """{cell: [(old, new)]} of one catalogued mistake: a wrong answer for the in-process namespaces."""
-    course = Course(ROOT)
-    mistake = next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES if m.name == name)
-    replace = {}
-    for edit in mistake.edits:
-        replace.setdefault(edit.cell, []).append((edit.old, edit.new))
-    return replace
 
 
 @pytest.mark.parametrize("chapter_id", ["ch01", "ch05"])

@@ -28,6 +28,13 @@ def replacements(entry):
     return replace
 
 
+def catalogue_edits(chapter_id, name):
+    """{cell: [(old, new)]} of one catalogued mistake: a wrong answer for the in-process namespaces."""
+    course = Course(ROOT)
+    return replacements(next(m for m in submissions.load_catalog(course, course.chapter(chapter_id)).MISTAKES
+                             if m.name == name))
+
+
 def right_answers(chapter_id):
     """{name: replacements}: the solution (None), and each catalogued right alternative's edits."""
     course = Course(ROOT)

@@ -401,7 +401,6 @@ def logsumexp_forward(rng, axes, shape, domain="real", seed=0):
                                    [tuple(shape)], domain))
 
 
-
 def cross_entropy_op(rng, batch, classes):
     """SoftmaxCrossEntropy with secret labels, as the op the kernel builds."""
     labels = nn.cross_entropy_labels(batch, classes, rng)
