@@ -1,9 +1,10 @@
 """A folder as bytes and back: how submissions go to a grading worker and results come back, so that
 the workers of a cluster need no filesystem shared with the instructor's machine.
 
-Unpacking keeps only regular files and folders inside the target, with tarfile's "data" filter
-(no links, devices, absolute paths or setuid bits), because a result holds what a student's notebook
-wrote.
+Unpacking writes only regular files and folders, each inside the target, with plain modes (no links,
+devices, absolute paths or setuid bits), because a result holds what a student's notebook wrote. It
+writes them itself rather than through tarfile's "data" filter, which Python 3.11 has only from 3.11.4
+on (Debian 12's is 3.11.2).
 """
 import io
 import tarfile
@@ -29,7 +30,17 @@ def unpack(data: bytes, folder: str | Path) -> Path:
     """Write what `pack` made into `folder` (created); return the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    root = folder.resolve()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
-        archive.extractall(folder, members=[m for m in archive.getmembers() if m.isfile() or m.isdir()],
-                           filter="data")
+        for member in archive:
+            target = (root / member.name).resolve()
+            if not (member.isfile() or member.isdir()) or not target.is_relative_to(root) or target == root:
+                continue
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.extractfile(member) as source, open(target, "wb") as handle:
+                handle.write(source.read())
+            target.chmod(0o644)
     return folder
