@@ -212,7 +212,7 @@ def configure_nbgrader(c) -> None:
     # Student code runs only in the sandbox (SandboxedExecute, autograder/grading/sandbox.py), and its
     # verdicts are decided outside it: after each grade cell, the judge re-runs the cell's checks from
     # source/ in this process, with secret inputs, and fails the cell if the kernel's numbers are wrong
-    # (autograder/grading/judge, docs/judge.md). JudgedExecute is a SandboxedExecute; the list is
+    # (autograder/grading/judge, docs/grading-correctness.md). JudgedExecute is a SandboxedExecute; the list is
     # nbgrader's default with it in Execute's place, and it reads the c.Execute settings above.
     c.SandboxedExecute.limits = SandboxLimits.from_config(globals())
     c.SandboxedExecute.notebook_timeout = NOTEBOOK_TIMEOUT_SECONDS

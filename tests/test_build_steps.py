@@ -60,8 +60,8 @@ def test_demo_submissions_ask_for_the_build_first(tmp_path):
 @pytest.mark.parametrize("command", [["build", "ch3"], ["demo-submissions", "ch02", "ch99"], ["grade", "chapter3"],
                                      ["gradescope", "ch3"]])
 def test_a_misspelt_chapter_is_refused_with_the_known_ones(command):
-    """`demo-submissions ch3` used to write nothing and say nothing; every command that takes chapter ids
-    stops before doing anything, naming the ids it knows."""
+    """A misspelt id (`demo-submissions ch3`) must not write nothing and say nothing: every command that takes
+    chapter ids stops before doing anything, naming the ids it knows."""
     from autograder.__main__ import main
     with pytest.raises(SystemExit, match=rf"{command[0]}: no chapter {command[-1]} in course_config.py; known: ch01, ch02"):
         main(["--root", str(ROOT), *command])

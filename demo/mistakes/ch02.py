@@ -67,7 +67,7 @@ MISTAKES = [
           ["test_random_factories"]),
     wrong("rand_is_normal", "rand() copied from randn: normal instead of uniform", "factories", RAND,
           RANDN, ["test_random_factories"]),
-    # sixth audit
+    # what a factory passes on, and the constructor's and repr's fields
     wrong("zeros_ignores_requires_grad", "zeros() forgets to pass requires_grad on", "factories",
           "return Tensor(np.zeros(shape), dtype=dtype, requires_grad=requires_grad)",
           "return Tensor(np.zeros(shape), dtype=dtype)", ["test_constant_factories"]),
@@ -108,7 +108,7 @@ ALTERNATIVES = [
     right("randn_generator", "the generator in a variable", "factories", RANDN,
           "rng = np.random.default_rng(seed)\n    values = rng.standard_normal(size=shape)\n"
           "    return Tensor(values, dtype=dtype, requires_grad=requires_grad)"),
-    # sixth audit
+    # right answers near those checks
     right("constructor_unwraps_with_numpy", "a Tensor given as data is unwrapped with its numpy() method", "constructor",
           UNWRAP, "        if isinstance(data, Tensor):\n            data = data.numpy()\n"),
     right("repr_dtype_name", "dtype compared and shown by its name", "repr", EXTRAS,

@@ -354,7 +354,7 @@ MISTAKES = [
           "operators", "    if isinstance(other, Tensor):\n        return Mul()(self, other)\n    return MulScalar(other)(self)",
           "    if isinstance(other, int):\n        return MulScalar(other)(self)\n    return Mul()(self, other)",
           ["test_operators"]),
-    # sixth audit, chapter 3's engine, operators, getitem and matmul (add entries above this line)
+    # elementwise ops at an input of exactly 0 or beyond ±700, and .grad and forward's values left to the engine
     wrong("mul_divides_output", "each slope from the output, node / a for b and node / b for a: 0 / 0 = nan where an "
           "input is exactly 0", "mul", MUL, "return out_grad * node / a, out_grad * node / b", ["test_mul_backward"]),
     wrong("div_a_from_output", "a's slope 1/b as node / a, reusing the output: 0 / 0 = nan at a = 0", "div", DIV,
@@ -375,7 +375,6 @@ MISTAKES = [
             "from node", (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
                           Edit("exp", "return out_grad * node", "return out_grad * Tensor(self.out)")),
             ("test_exp_backward",)),
-    # sixth audit, chapter 3's elementwise and shape ops (add entries above this line)
 ]
 
 ALTERNATIVES = [
@@ -494,7 +493,7 @@ class NoGrad:
     right("operators_numbers_by_type", "numbers told by their type, int or float; anything else goes to Mul",
           "operators", "    if isinstance(other, Tensor):\n        return Mul()(self, other)\n    return MulScalar(other)(self)",
           "    if isinstance(other, (int, float)):\n        return MulScalar(other)(self)\n    return Mul()(self, other)"),
-    # sixth audit, chapter 3's engine, operators, getitem and matmul (add entries above this line)
+    # right answers near the elementwise ops' edges
     right("mul_returns_list", "the two gradients in a list", "mul", MUL, "return [out_grad * b, out_grad * a]"),
     right("sigmoid_backward_expanded", "s - s², from the output", "sigmoid", "return out_grad * node * (1 - node)",
           "return out_grad * node - out_grad * node * node"),
@@ -502,7 +501,6 @@ class NoGrad:
           "return 2 / (1 + np.exp(-2 * a)) - 1"),
     right("exp_output_kept_read_from_node", "forward keeps its output on the op, but backward reads node", "exp",
           "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
-    # sixth audit, chapter 3's elementwise and shape ops (add entries above this line)
 ]
 
 DEMO_PARTIAL = [

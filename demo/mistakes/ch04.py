@@ -230,14 +230,14 @@ MISTAKES = [
     wrong("logsumexp_squeeze_all", "squeezes every size-1 axis of the result, not only the reduced ones: a batch of "
           "one row loses its batch axis", "logsumexp", LSE_FORWARD, "return np.squeeze(np.log(total) + shift)",
           ["test_logsumexp_forward", "test_logsumexp_backward"]),
-    # third audit: a few weights cannot tell a bound slightly too small, nor a normal from a uniform; wide layers can
+    # a few weights cannot tell a bound slightly too small, nor a normal from a uniform; wide layers can
     wrong("linear_bound_no_sqrt", "bounds the weights by 1/in_features, without the square root", "linear",
           "bound = 1 / np.sqrt(in_features)", "bound = 1 / in_features", ["test_linear_init"]),
     wrong("embedding_uniform_init", "draws the vectors uniformly in [-1, 1] instead of from a standard normal",
           "embedding", "self.weight = Parameter(rng.standard_normal((num_embeddings, dim)))",
           "self.weight = Parameter(rng.uniform(-1, 1, (num_embeddings, dim)))", ["test_embedding"]),
-    # fifth audit: a second generator of the same seed starts the same draws again, so the bias is the weight's
-    # first row; MSE was only checked on one and two axes; every row's spread was a few units, so any shift worked
+    # a second generator of the same seed starts the same draws again, so the bias is the weight's first
+    # row; MSE over three axes; rows spread so wide that only a shift by the maximum keeps the softmax finite
     wrong("linear_two_generators", "draws the bias from a second generator made with the same seed", "linear",
           "self.bias = Parameter(rng.uniform(", "self.bias = Parameter(np.random.default_rng(seed).uniform(",
           ["test_linear_init"]),

@@ -133,10 +133,10 @@ MISTAKES = [
           "np.sqrt(v / (1 - self.beta2 ** self.t)) + 1e-8", ["test_adam"]),
     wrong("adam_ignores_weight_decay", "forgets weight decay", "adam",
           "g = p.grad + self.weight_decay * p.data", "g = p.grad", ["test_adam_weight_decay"]),
-    # third audit: a squared error is symmetric, so only the recorded order of the arguments shows the swap
+    # a squared error is symmetric, so only the recorded order of the arguments shows the swap
     wrong("train_step_loss_args_swapped", "calls the loss with the target first: loss_fn(y, model(x))", "train_step",
           "loss = loss_fn(model(x), y)", "loss = loss_fn(y, model(x))", ["test_train_step"]),
-    # fifth audit: no step of the scenario had a zero gradient, nor a call of step() that found no gradient at all
+    # a step whose gradient is all zeros is not a step without a gradient: the scenario has both
     wrong("sgd_skips_zero_grad", "skips a parameter whose gradient is all zeros, as if it were None", "sgd",
           "            if p.grad is None:\n                continue\n",
           "            if p.grad is None or not np.any(p.grad):\n                continue\n",

@@ -66,7 +66,7 @@ MISTAKES = [
           "progress.set_postfix(loss=sum(recent) / len(recent), refresh=False)",
           "progress.set_postfix(loss=losses[-1], refresh=False)",
           ["test_train_epoch"]),
-    # fifth audit: every epoch the check ran had 3 batches, so a mean over all of them was the mean of the last 50
+    # a mean over every batch is the mean of the last 50 only while an epoch has 50 batches or fewer
     wrong("train_epoch_running_mean_of_all", "shows the mean of every batch loss so far, not of the last 50",
           "train_epoch", "recent = losses[-50:]", "recent = losses", ["test_train_epoch"]),
     wrong("train_epoch_running_last_10", "shows the mean of the last 10 batch losses", "train_epoch",

@@ -148,7 +148,7 @@ MISTAKES = [
                 holder.data = state[name]
             else:
                 holder[...] = state[name]""", ["test_load_state_dict"]),
-    # the fourth audit (stop 39)
+    # optimizer state and its settings, checkpoints without an optimizer, buffers loaded in place
     wrong("optimizer_state_dict_order", "numbers per-parameter arrays by their order in the dict keyed by id(p), not by "
           "the parameter's position in self.params: wrong once a parameter got its first gradient later",
           "optimizer_state", '''            for key, array in value.items():
@@ -176,7 +176,7 @@ MISTAKES = [
             else:
                 holder = np.array(state[name])''',
           ["test_load_state_dict", "test_load_state_dict_refuses", "test_resume_training"]),
-    # stop 40: section 8.4's fourth detail
+    # section 8.4's fourth detail: a checkpoint of another model is refused
     wrong("load_checkpoint_not_strict", "loads the model's entries with strict=False: a checkpoint of another model is "
           "half-loaded without an error", "checkpoint", '''if name.startswith("model.")})''',
           '''if name.startswith("model.")}, strict=False)''', ["test_checkpoint_refuses"]),

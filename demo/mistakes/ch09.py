@@ -75,7 +75,7 @@ MISTAKES = [
     wrong("mlp_no_activation", "two Linear layers without a ReLU between them: still a linear model", "build_mlp",
           "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
           "return Sequential(Linear(784, 128, seed=1), Linear(128, 10, seed=2))", ["test_capstone_mlp"]),
-    # the fourth audit (stop 39)
+    # evaluate, keep_best and fit: what each must leave as it found it
     wrong("evaluate_runs_backward", "runs loss.backward() on each batch, as in training (no step): gradients pile up",
           "evaluate", EVAL_SUM, "        loss = self.loss_fn(logits, labels)\n        loss.backward()\n"
           "        total_loss += loss.item() * n", ["test_evaluate"]),

@@ -90,7 +90,7 @@ MISTAKES = [
           "grad_x = padded.transpose(3, 0, 1, 2)", ["test_conv_backward", "test_capstone_cnn"]),
     wrong("conv_backward_grad_w_transposed", "patches @ g.T instead of g @ patches.T", "conv", CONV_GRAD_W,
           "grad_w = (patches @ g.T).reshape(w.shape)", ["test_conv_backward", "test_capstone_cnn"]),
-    # fifth audit: every input of the checked Convs required a gradient, so the saving for a first layer never ran
+    # a Conv whose images (a first layer) or whose filters are constants: the saving must keep the other gradient
     wrong("conv_backward_zeros_when_filters_constant", "tests the filters' requires_grad for the saving, not the "
           "images': zeros for x whenever w is a constant", "conv", "if not node._inputs[0].requires_grad:",
           "if not node._inputs[1].requires_grad:", ["test_conv_backward"]),
@@ -141,7 +141,7 @@ MISTAKES = [
     # The capstone
     wrong("cnn_flatten_size", "a Linear sized for the image before pooling", "build_cnn", "Linear(16 * 7 * 7, 10, seed=3)",
           "Linear(16 * 14 * 14, 10, seed=3)", ["test_capstone_cnn"]),
-    # third audit: the check set its own bias before running forward, so the drawn one never showed
+    # the drawn bias shows only where the check leaves the bias as the layer made it
     wrong("conv2d_bias_drawn", "draws the bias as PyTorch does, uniform in ±1/sqrt(fan_in), instead of zeros",
           "conv2d", "self.bias = Parameter(np.zeros(out_channels)) if bias else None",
           "self.bias = Parameter(np.random.default_rng(seed).uniform(-1, 1, out_channels) / np.sqrt(fan_in)) "

@@ -114,7 +114,7 @@ JUDGED_CHECKS = {
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
 # None is left: chapter 10's check.vectorized, a count of the Python lines the kernel runs that only the
-# kernel could report, is a lesson in an ungraded cell (docs/judge.md), and a test keeps every grade cell of
+# kernel could report, is a lesson in an ungraded cell (docs/grading-correctness.md), and a test keeps every grade cell of
 # every chapter judged.
 KERNEL_DECIDES = {}
 

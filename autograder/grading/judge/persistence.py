@@ -27,7 +27,7 @@ NOISY_RUNS = 8
 # weight's gradient cancels to within rounding at some step too, or a ReLU input sits within rounding of 0. The
 # judge finds them by training NOISY_RUNS more times with every intermediate array perturbed by float32's rounding,
 # and compares only the elements that all stay within a tenth of the tolerance (over 40,000 recorded kernel runs,
-# a correct kernel's worst compared element was 0.14 of the tolerance: docs/judge.md).
+# a correct kernel's worst compared element was 0.14 of the tolerance: docs/grading-correctness.md).
 
 
 def secret(rng, shape, low=-1.0, high=1.0):
