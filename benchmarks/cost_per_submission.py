@@ -279,6 +279,8 @@ def print_breakdown(chapter, startup, api_seconds, runs):
           f"every submission: {' '.join(f'{t:.2f}' for t, _, _ in runs)}")
     print(f"once per worker: interpreter + nbgrader + grading imports {startup:.2f} s, NbGraderAPI {api_seconds:.2f} s "
           f"= {once:.2f} s; amortized over {len(runs)} submissions {once / len(runs):.2f} s, over 100: {once / 100:.3f} s")
+    return {"rows": {**rows, "unaccounted (total - rows)": total - accounted}, "total": total, "probes": probes,
+            "once_per_process": once}
 
 
 HIDDEN_MARK = "### BEGIN HIDDEN TESTS"
@@ -320,7 +322,7 @@ def main():
     parser.add_argument("--chapters", nargs="+", default=None, help="default: every chapter")
     parser.add_argument("--submissions", type=int, default=4, help="graded in a row per chapter (>= 2)")
     parser.add_argument("--breakdown", nargs="+", default=["ch03"], help="chapters whose rows are printed")
-    parser.add_argument("--json", type=Path, help="also write seconds per submission to this file (benchmarks/scale.py)")
+    parser.add_argument("--json", type=Path, help="also write seconds per submission and the breakdowns to this file (benchmarks/scale.py)")
     args = parser.parse_args()
 
     from autograder.course import Course
@@ -333,12 +335,12 @@ def main():
     startup = statistics.median(startup_seconds() for _ in range(3))
     watch = Stopwatch()
     instrument(watch)
-    summary = []
+    summary, breakdowns = [], {}
     with tempfile.TemporaryDirectory(prefix="bg-cost-") as scratch:
         for chapter in chapters:
             api_seconds, runs = grade_chapter(watch, chapter, args.submissions, Path(scratch) / chapter.id)
             if chapter.id in args.breakdown:
-                print_breakdown(chapter, startup, api_seconds, runs)
+                breakdowns[chapter.id] = print_breakdown(chapter, startup, api_seconds, runs)
                 split = split_checks(watch, chapter, Path(scratch))
                 print(f"test cells cut at the hidden-tests marker, run apart (sandboxed kernel, no judge): visible "
                       f"checks {split.get('visible checks', 0):.3f} s, hidden checks {split.get('hidden checks', 0):.3f} s")
@@ -355,7 +357,8 @@ def main():
               f"{rows[TEST_CELLS]:11.2f}", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"seconds_per_submission": {
-            chapter.id: statistics.mean(t for t, _, _ in (runs[1:] or runs)) for chapter, runs in summary}}))
+            chapter.id: statistics.mean(t for t, _, _ in (runs[1:] or runs)) for chapter, runs in summary},
+            "breakdown": breakdowns}))
 
 
 if __name__ == "__main__":

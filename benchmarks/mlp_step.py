@@ -12,6 +12,7 @@ exactly those, so what is left of each library's forward, loss and backward is i
 them. The libraries take turns, and each one's fastest pass is reported (the least disturbed).
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -25,6 +26,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--images", type=int, default=30_000, help="training images per pass (default 30,000)")
     parser.add_argument("--repeats", type=int, default=4, help="passes per library, the fastest reported")
+    parser.add_argument("--json", type=Path, help="also write the phases to this file (benchmarks/scale.py reads it)")
     return parser.parse_args()
 
 
@@ -135,6 +137,14 @@ def main():
     print(f"forward, loss and backward beyond the products: babygrad {(bg_graph - products) * 1e6:.0f}, "
           f"the floor {(floor_graph - products) * 1e6:.0f}")
     print(f"babygrad / floor: the whole step {sum(best['babygrad'].values()) / sum(best['NumPy floor'].values()):.2f}x")
+    if args.json:
+        graph = ("forward", "loss", "backward")
+        babygrad = {"batch": best["babygrad"]["batch"], "forward, loss and backward": sum(best["babygrad"][n] for n in graph),
+                    "optimizer step": best["babygrad"]["optimizer step"]}
+        args.json.write_text(json.dumps({"steps": steps, "products_us": round(products * 1e6),
+                                         "phases_us": {library: {name: round(seconds / steps * 1e6) for name, seconds in phases.items()}
+                                                       for library, phases in (("babygrad", babygrad),
+                                                                               ("NumPy floor", best["NumPy floor"]))}}))
 
 
 if __name__ == "__main__":

@@ -199,3 +199,33 @@ def test_every_doc_a_tracked_file_names_exists():
     named = {(path, doc) for path, text in tracked_text_files() for doc in re.findall(r"\bdocs/[\w-]+\.md\b", text)}
     missing = sorted(f"{path}: {doc}" for path, doc in named if not (ROOT / doc).exists())
     assert not missing, "\n".join(missing)
+
+
+# ── the performance tables ──
+
+def scale_module():
+    """benchmarks/scale.py, which writes docs/performance.md's tables (benchmarks/ is no package)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("scale", ROOT / "benchmarks" / "scale.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_performance_tables_are_the_recorded_runs():
+    """docs/performance.md shows one run's figures, as `scale.py --results benchmarks/latest_run.json` writes them."""
+    import json
+    scale = scale_module()
+    recorded = json.loads((ROOT / "benchmarks" / "latest_run.json").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert scale.rewrite_region(text, scale.render(recorded)) == text, \
+        "docs/performance.md's tables differ from benchmarks/latest_run.json: run " \
+        "`benchmarks/scale.py --results benchmarks/latest_run.json --markdown docs/performance.md`"
+
+
+def test_scale_rewrites_only_its_region():
+    scale = scale_module()
+    text = f"# Title\n\nreading\n\n{scale.BEGIN}\nold tables\n{scale.END}\n\nmore reading\n"
+    assert scale.rewrite_region(text, "new") == f"# Title\n\nreading\n\n{scale.BEGIN}\nnew\n{scale.END}\n\nmore reading\n"
+    with pytest.raises(ValueError, match="no <!-- scale:begin -->"):
+        scale.rewrite_region("# no marks\n", "new")
