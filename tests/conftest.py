@@ -41,7 +41,7 @@ ELSEWHERE = {"PYTHONHASHSEED": "random", "OMP_NUM_THREADS": "2", "LC_ALL": "POSI
 def pytest_configure(config):
     """One BLAS thread in every process the tests start (nbgrader runs, notebooks the tests execute),
     as course_config.KERNEL_ENVIRONMENT gives grading kernels: two workers share two cores, and a
-    threaded BLAS beside another busy process only spins. The configuration no longer writes os.environ,
+    threaded BLAS beside another busy process only spins. The configuration does not write os.environ,
     so the test session says it for itself."""
     for name, value in Course(ROOT).config.KERNEL_ENVIRONMENT.items():
         if name.endswith("_NUM_THREADS"):

@@ -109,7 +109,7 @@ def test_a_page_that_would_show_a_secret_is_withheld(graded, student):
     assert rows[student]["cell"] == "cell 4" and rows[student]["line"] in SECRETS.hidden | SECRETS.solution
 
 
-def test_marker_text_in_a_student_cell_no_longer_stops_feedback(graded):
+def test_marker_text_in_a_student_cell_does_not_stop_feedback(graded):
     page, done = feedback(graded, "marker", *GUARD_OFF, check=False)
     assert not page.exists() and re.search("No end hidden tests statement found|Hidden test region detected",
                                            done.stdout + done.stderr)
