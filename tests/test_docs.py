@@ -37,12 +37,42 @@ ALLOWED = [
 NOT_SCANNED = {"tests/test_docs.py"}
 
 
+def ignored(relative, is_dir, patterns):
+    """Whether .gitignore's simple patterns (`name`, `/name`, `name/`, `*.ext`) leave out `relative`."""
+    for pattern in patterns:
+        if pattern.endswith("/") and not is_dir:
+            continue
+        pattern = pattern.rstrip("/")
+        if pattern.startswith("/"):
+            if fnmatch.fnmatch(relative, pattern[1:]):
+                return True
+        elif fnmatch.fnmatch(relative.rsplit("/", 1)[-1], pattern):
+            return True
+    return False
+
+
+def course_files(root=ROOT):
+    """The course's files: `git ls-files` in a checkout; in a copy without .git (`git archive`, as
+    .ci/reproduce-elsewhere makes), every file .gitignore does not leave out."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
+    if not listed.returncode:
+        return sorted(p for p in listed.stdout.decode().split("\0") if p)
+    gitignore = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    patterns = [line.strip() for line in gitignore if line.strip() and not line.startswith("#")] + [".git/"]
+    found, folders = [], [root]
+    while folders:
+        for entry in sorted(folders.pop().iterdir()):
+            relative = entry.relative_to(root).as_posix()
+            if not ignored(relative, entry.is_dir(), patterns):
+                (folders if entry.is_dir() else found).append(entry if entry.is_dir() else relative)
+    return sorted(found)
+
+
 def tracked_text_files():
-    """(path, text) of every tracked text file; binary files (images, data) are left out."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True)
-    if listed.returncode:
-        pytest.skip("not a git checkout (git ls-files failed): the scan reads the tracked files")
-    for path in sorted(p for p in listed.stdout.decode().split("\0") if p and p not in NOT_SCANNED):
+    """(path, text) of every course text file; binary files (images, data) are left out."""
+    for path in course_files():
+        if path in NOT_SCANNED:
+            continue
         data = (ROOT / path).read_bytes() if (ROOT / path).is_file() else b""
         if b"\0" in data:
             continue
@@ -68,6 +98,20 @@ def process_words(path, text):
                 if not allowed(path, line):
                     found.append(f"{path}:{number}: {name}: {match.group(0)!r} in {line.strip()[:120]!r}")
     return found
+
+
+def test_a_copy_without_git_lists_what_git_tracks(tmp_path):
+    """What the scan reads in a `git archive` copy is what `git ls-tree` lists, without what grading leaves."""
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
+    tracked = subprocess.run(["git", "ls-tree", "-r", "-z", "--name-only", "HEAD"], cwd=ROOT, capture_output=True,
+                             check=True).stdout.decode().split("\0")
+    (tmp_path / "gradebook.db").write_bytes(b"")
+    (tmp_path / "submitted" / "ada").mkdir(parents=True)
+    (tmp_path / "submitted" / "ada" / "notes.txt").write_text("what she wrote", encoding="utf-8")
+    (tmp_path / "tests" / "__pycache__").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "__pycache__" / "x.pyc").write_bytes(b"")
+    assert course_files(tmp_path) == sorted(p for p in tracked if p)
 
 
 @pytest.mark.parametrize("sentence", [
