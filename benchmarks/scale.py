@@ -1,8 +1,8 @@
 """Every figure of docs/performance.md's tables, in one run, and what they project to.
 
     .venv/bin/python benchmarks/scale.py [--students 40] [--torch-python PATH] [--cores 8] \\
-        --record benchmarks/latest_run.json --markdown docs/performance.md
-    .venv/bin/python benchmarks/scale.py --results benchmarks/latest_run.json --markdown docs/performance.md
+        --record benchmarks/latest_run.json --markdown docs/performance.md --summary README.md
+    .venv/bin/python benchmarks/scale.py --results benchmarks/latest_run.json --markdown docs/performance.md --summary README.md
 
 One after another, so that none loads the machine while another measures:
 1. `autograde_parallel.py`: serial `nbgrader autograde` against `python -m autograder grade` (Dask,
@@ -17,7 +17,7 @@ One after another, so that none loads the machine while another measures:
 
 `--record FILE` keeps the run's figures (JSON) with its command, commit, date, machine and load;
 `--markdown FILE` rewrites the tables between the `<!-- scale:begin -->` and `<!-- scale:end -->` marks of
-that file from them. `--results FILE` renders a recorded run again without measuring anything, so the
+that file from them, and `--summary FILE` the README's few figures between its `<!-- scale-summary:... -->` marks. `--results FILE` renders a recorded run again without measuring anything, so the
 document always shows one run's figures, and a test checks it does (tests/test_docs.py).
 
 The model behind the projection: a Dask thread grades one submission after another in one grading
@@ -47,6 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
+SUMMARY = ("<!-- scale-summary:begin -->", "<!-- scale-summary:end -->")     # the README's figures
 
 
 def run(script, *args, python=sys.executable, env=None):
@@ -172,11 +173,29 @@ def render(results):
     return "\n\n".join(parts)
 
 
-def rewrite_region(text, tables):
-    """`text` with what stands between the scale marks replaced by `tables`."""
-    if BEGIN not in text or END not in text:
-        raise ValueError(f"no {BEGIN} ... {END} region to rewrite")
-    return re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{tables}\n{END}", text, flags=re.S)
+def summary(results):
+    """The figures a reader decides on (seconds per submission per chapter, what a term costs), with their
+    command, date and machine: what `--summary` writes between the README's summary marks."""
+    run, rates = results["run"], results["cost"]["seconds_per_submission"]
+    e = efficiency(results["cluster"])
+    term, cores = results.get("term", 10_000), results.get("cores", 8)
+    hours = projection(rates, min(e, 1.0), cores, term)
+    chapters = list(rates)
+    return "\n".join([
+        f"Seconds per solved submission on one core, sandbox and judge on, and what a term of {term // len(rates):,} "
+        f"students × {len(rates)} chapters takes on {cores} cores (`{run['command']}`, {run['date']}, "
+        f"{run['machine']}, with nothing else running):", "",
+        table(["chapter", *(c.removeprefix("ch").lstrip("0") for c in chapters), "one student, every chapter",
+               f"{term:,} submissions, {cores} cores"],
+              [["seconds", *(f"{rates[c]:.2f}" for c in chapters), f"{sum(rates.values()):.1f} s", f"{hours:.2f} h"]])])
+
+
+def rewrite_region(text, tables, marks=(BEGIN, END)):
+    """`text` with what stands between the `marks` replaced by `tables`."""
+    begin, end = marks
+    if begin not in text or end not in text:
+        raise ValueError(f"no {begin} ... {end} region to rewrite")
+    return re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: f"{begin}\n{tables}\n{end}", text, flags=re.S)
 
 
 def main():
@@ -188,6 +207,7 @@ def main():
     parser.add_argument("--record", type=Path, help="write the run's figures to this JSON file")
     parser.add_argument("--results", type=Path, help="measure nothing: render this recorded run")
     parser.add_argument("--markdown", type=Path, help="rewrite the tables between this file's scale marks")
+    parser.add_argument("--summary", type=Path, help="rewrite the figures between this file's scale-summary marks")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     results = json.loads(args.results.read_text()) if args.results else measure(args)
@@ -204,6 +224,10 @@ def main():
         args.markdown.write_text(rewrite_region(args.markdown.read_text(encoding="utf-8"), render(results)),
                                  encoding="utf-8")
         print(f"tables written into {args.markdown}")
+    if args.summary:
+        args.summary.write_text(rewrite_region(args.summary.read_text(encoding="utf-8"), summary(results), SUMMARY),
+                                encoding="utf-8")
+        print(f"figures written into {args.summary}")
 
 
 if __name__ == "__main__":

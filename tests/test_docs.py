@@ -256,15 +256,18 @@ def scale_module():
     return module
 
 
-def test_the_performance_tables_are_the_recorded_runs():
-    """docs/performance.md shows one run's figures, as `scale.py --results benchmarks/latest_run.json` writes them."""
+def test_the_performance_figures_are_the_recorded_runs():
+    """docs/performance.md's tables and the README's figures are one run's, as
+    `scale.py --results benchmarks/latest_run.json` writes them."""
     import json
     scale = scale_module()
     recorded = json.loads((ROOT / "benchmarks" / "latest_run.json").read_text(encoding="utf-8"))
-    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
-    assert scale.rewrite_region(text, scale.render(recorded)) == text, \
-        "docs/performance.md's tables differ from benchmarks/latest_run.json: run " \
-        "`benchmarks/scale.py --results benchmarks/latest_run.json --markdown docs/performance.md`"
+    tables, readme = ((ROOT / name).read_text(encoding="utf-8") for name in ("docs/performance.md", "README.md"))
+    again = "run `benchmarks/scale.py --results benchmarks/latest_run.json --markdown docs/performance.md --summary README.md`"
+    assert scale.rewrite_region(tables, scale.render(recorded)) == tables, \
+        f"docs/performance.md's tables differ from benchmarks/latest_run.json: {again}"
+    assert scale.rewrite_region(readme, scale.summary(recorded), scale.SUMMARY) == readme, \
+        f"README.md's figures differ from benchmarks/latest_run.json: {again}"
 
 
 def test_scale_rewrites_only_its_region():
