@@ -32,7 +32,7 @@ demo: $(VENV)/.installed    ## build, then autograde the demo submissions and pr
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15
 
-test-fast: $(VENV)/.installed  ## the unit layer: checks, judges' rules, build pieces, in process (well under a minute)
+test-fast: $(VENV)/.installed  ## tests/unit/: checks, judges' rules, build pieces, in process (well under a minute)
 	$(BIN)/python -m pytest -n $(JOBS) -m unit
 
 lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml

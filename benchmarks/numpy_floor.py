@@ -7,7 +7,7 @@ bookkeeping, so its time per epoch divided by this one is the overhead of being 
 
 The networks are the capstones' exactly: the same layers, the same initial weights (the same seeded
 draws as `Linear`, `Conv2d` and `kaiming_uniform`), the same loss (mean softmax cross-entropy), the same
-Adam, in the same dtype as the inputs. `tests/test_numpy_floor.py` checks the gradients against
+Adam, in the same dtype as the inputs. `tests/unit/test_numpy_floor.py` checks the gradients against
 babygrad's on the same weights and batch.
 
 The CNN keeps its activations batch-last, (C, H, W, N): there each of im2col's kh·kw strided copies

@@ -18,7 +18,7 @@ One after another, so that none loads the machine while another measures:
 `--record FILE` keeps the run's figures (JSON) with its command, commit, date, machine and load;
 `--markdown FILE` rewrites the tables between the `<!-- scale:begin -->` and `<!-- scale:end -->` marks of
 that file from them, and `--summary FILE` the README's few figures between its `<!-- scale-summary:... -->` marks. `--results FILE` renders a recorded run again without measuring anything, so the
-document always shows one run's figures, and a test checks it does (tests/test_docs.py).
+document always shows one run's figures, and a test checks it does (tests/unit/test_docs.py).
 
 The model behind the projection: a Dask thread grades one submission after another in one grading
 process, as step 2 measures, so a chapter's per-core rate is step 2's seconds per submission. Many

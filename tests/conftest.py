@@ -28,7 +28,7 @@ def repo_course():
     return Course(ROOT)
 
 
-# The generated folders, which tests/test_generated_files.py proves to be what the build makes.
+# The generated folders, which tests/pipeline/test_generated_files.py proves to be what the build makes.
 GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
 
 
@@ -127,14 +127,10 @@ def graded_class(built_course, tmp_path_factory):
     return grade
 
 
-# Modules whose tests run in process only (checks, judges' rules, pictures, the build's pieces): the
-# `unit` layer, `make test-fast`. Every other module starts kernels, nbgrader, servers or clusters.
-UNIT_MODULES = {
-    "test_allocator", "test_architecture", "test_checks", "test_checks_conv", "test_checks_nn", "test_checks_optim", "test_checks_persistence",
-    "test_data_checks", "test_docs", "test_file_bundle", "test_forged_forwards", "test_frame", "test_judge_backward", "test_graph", "test_init_checks", "test_numpy_floor", "test_pictures",
-    "test_points", "test_preprocessors", "test_progress", "test_safe_html", "test_scalar_checks", "test_subnormals",
-    "test_tensor_checks",
-}
+# A test's layer is its folder: unit/ runs in process only (checks, judges' rules, pictures, the build's
+# pieces; `make test-fast`), pipeline/ runs notebooks through nbgrader and the sandbox, system/ starts
+# real servers, browsers, databases, clusters or fresh environments.
+LAYERS = ("unit", "pipeline", "system")
 
 
 # `make test` runs two xdist workers with `--dist worksteal`: each starts on its own half of the list
@@ -146,12 +142,14 @@ OPENING_EACH_HALF = ("test_sandbox", "test_dask_cluster")
 
 
 def pytest_collection_modifyitems(items):
-    """Each test gets its layer (`unit` or `pipeline`). Stale generated files are the commonest reason a
+    """Each test gets its layer's marker (`unit`, `pipeline` or `system`, from its folder). Stale generated files are the commonest reason a
     run fails: the fast check of them goes first; then test_sandbox; test_dask_cluster opens the second half."""
     def module(item):
         return item.module.__name__.rsplit(".", 1)[-1]
     for item in items:
-        item.add_marker(getattr(pytest.mark, "unit" if module(item) in UNIT_MODULES else "pipeline"))
+        layer = item.path.parent.name
+        assert layer in LAYERS, f"{item.path}: a test module lives in one of tests/{'/, tests/'.join(LAYERS)}/"
+        item.add_marker(getattr(pytest.mark, layer))
     fast = ("test_source_notebooks_are_current", "test_student_and_solution_versions_are_current",
             "test_student_nbgrader_configs_are_current")
     first = [item for item in items if item.originalname in fast]

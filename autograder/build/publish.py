@@ -28,7 +28,7 @@ CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 # Check modules written for one chapter. Most hold the course's own version of what their chapter asks,
 # swapped in so that each exercise is graded alone (tensor's stand-ins for chapter 2's Tensor methods,
 # persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
-# 10's forwards), written so as not to be the chapter's solution (tests/test_publish.py scans every release
+# 10's forwards), written so as not to be the chapter's solution (tests/system/test_publish.py scans every release
 # point), but still the chapter's material: until their chapter is released they are published as
 # WITHHELD_CHECKS, a module that checks/__init__ still imports, whose every name refuses. Chapter 1 is
 # always released; chapter 3's course_ops and operators are shared with later chapters' checks.

@@ -46,7 +46,7 @@ def judge_error(message, line=0):
 def judge_pass(message):
     """The output under a cell the judge passed: what it found. Built as a plain node, as judge_error is:
     nbformat's new_output validates each output against the schema (half a millisecond, for ~50 cells a
-    notebook), and these two are the course's own, valid by construction (tests/test_judge.py)."""
+    notebook), and these two are the course's own, valid by construction (tests/pipeline/test_judge.py)."""
     return nbformat.from_dict({"output_type": "stream", "name": "stdout",
                                "text": f"✔ the grader: {message}, on inputs of its own\n"})
 

@@ -7,7 +7,7 @@ from autograder.course import Course
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What `python -m autograder build` reads: no demo/, no README.md (tests/test_build_steps.py holds it to that).
+# What `python -m autograder build` reads: no demo/, no README.md (tests/pipeline/test_build_steps.py holds it to that).
 BUILD_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "data"]
 # What an instructor's clone needs to make every generated file from scratch: the demo students'
 # mistakes, and the README whose chapter table is generated.

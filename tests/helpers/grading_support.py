@@ -34,7 +34,7 @@ def grade_all(course, chapter):
     """Write perfect, untouched, demo, every catalog submission and the chapter's forged one
     (helpers/forgeries.py), autograde them on all cores, return scores.
 
-    The parallel command runs the real nbgrader autograde on each submission (tests/test_parallel_grading.py
+    The parallel command runs the real nbgrader autograde on each submission (tests/pipeline/test_parallel_grading.py
     proves its gradebook equal to serial `nbgrader autograde`'s), in half the time on two cores.
 
     Returns (scores by student, expected lost cells by student).

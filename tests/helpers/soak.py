@@ -7,7 +7,7 @@ While grading, the kernel leaves the judged checks to the judge (verdict.JUDGED_
 judge alone must catch every mistake, under every secret: a secret draw that happens to hide a mistake
 (a loader's partial batch that never comes) would hand its points back.
 
-tests/test_judge.py soaks a few secrets per chapter; tests/soak_judge.py soaks many, by hand."""
+tests/pipeline/test_judge.py soaks a few secrets per chapter; tools/soak_judge.py soaks many, by hand."""
 from autograder.build import submissions
 from autograder.course import Course
 from autograder.grading.judge import Judge
@@ -16,7 +16,7 @@ from helpers.course_paths import ROOT
 from helpers.solved_code import in_process, notebook_namespace, recursion_limit_kept
 
 # The trained models' cells need the training runs, and their judgement draws nothing from the secret unless
-# the model cannot be walked: tests/test_judge.py judges them on trained models.
+# the model cannot be walked: tests/pipeline/test_judge.py judges them on trained models.
 NEEDS_TRAINING = {"trained_model", "capstone"}
 
 

@@ -24,7 +24,7 @@ SETTINGS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",
 
 
 # Chapter 10's ops, as slow.py's loops define them, written with NumPy's own indexing: the same numbers, fast
-# enough to run at every nudged input of a backward check (tests/test_forged_forwards.py compares them).
+# enough to run at every nudged input of a backward check (tests/unit/test_forged_forwards.py compares them).
 
 def conv(stride=1, padding=0):
     def forward(x, w):

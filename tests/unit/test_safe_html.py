@@ -1,5 +1,5 @@
 """grading/safe_html.py: what a student can write in HTML or markdown comes out inert, and what markdown
-and the course's pages need comes out intact. (tests/test_formgrader_safety.py opens the real pages.)"""
+and the course's pages need comes out intact. (tests/system/test_formgrader_safety.py opens the real pages.)"""
 from html.parser import HTMLParser
 
 import nbformat

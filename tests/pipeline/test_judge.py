@@ -282,7 +282,7 @@ def test_parallel_grading_workers_judge_too(judged, tmp_path):
 
 def test_catalogue_scores_exactly_as_before_through_the_judge(graded):
     """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks.
-    The catalogue is the one tests/test_pipeline.py grades (once per run), with the course's configuration."""
+    The catalogue is the one tests/pipeline/test_pipeline.py grades (once per run), with the course's configuration."""
     course, scores, expected = graded(CHAPTER)
     assert CHAPTER in course.config.JUDGED_CHAPTERS
     assert "JudgedExecute" in (course.root / "course_config.py").read_text(encoding="utf-8")
@@ -1201,8 +1201,8 @@ def test_the_judge_fails_a_wrong_layer_with_the_checks_message(mistake, grade_id
 
 # ── right code, under secrets the fixed-seed checks never drew ──
 
-MISTAKE_SECRETS = 2    # per chapter and mistake in the suite (fixed: a regression check; the pipeline grades each under its own too); `tests/soak_judge.py --secrets 200` soaks more
-SOAK_SECRETS = 1       # per chapter in the suite (the pipeline grades every catalogued right answer under its own secret too); `tests/soak_judge.py --secrets 200` after changing a judged check
+MISTAKE_SECRETS = 2    # per chapter and mistake in the suite (fixed: a regression check; the pipeline grades each under its own too); `tools/soak_judge.py --secrets 200` soaks more
+SOAK_SECRETS = 1       # per chapter in the suite (the pipeline grades every catalogued right answer under its own secret too); `tools/soak_judge.py --secrets 200` after changing a judged check
 
 
 @pytest.mark.parametrize("chapter_id", Course(ROOT).config.JUDGED_CHAPTERS)
@@ -1229,7 +1229,7 @@ def test_every_catalogued_mistake_fails_the_judge_alone_under_secret_seeds(chapt
 def test_chapter_5s_mistakes_lose_no_cell_the_catalogue_keeps_under_secret_seeds():
     """A mistake that loses a cell under some secrets only fails the catalogue's grading at random: Adam's eps
     inside the root lost test_adam_weight_decay under one secret in four or five, until the scenario's gradients
-    kept away from zero. `tests/soak_judge.py` checks every chapter so, by hand (all clean at 6 secrets)."""
+    kept away from zero. `tools/soak_judge.py` checks every chapter so, by hand (all clean at 6 secrets)."""
     extras = extra_losses("ch05", range(MISTAKE_SECRETS * 2))
     assert extras == [], extras[:3]
 
@@ -1552,7 +1552,7 @@ def test_resume_training_checks_the_uninterrupted_run_against_the_judges_own_tra
 
 
 # Each failed the solution before the judge left out what float32 rounding decides: a weight whose gradient
-# cancels to within rounding at some Adam step (1 secret in about 3,000; found by tests/soak_judge.py).
+# cancels to within rounding at some Adam step (1 secret in about 3,000; found by tools/soak_judge.py).
 FLOAT32_UNDETERMINED_SECRETS = [11809059084248476202, 14657906454680421339, 2774458604395181841, 1396434578164791715,
                                 2925299899902097275, 1351167912341377525, 5363865500450375973, 5521532409363271977]
 

@@ -158,7 +158,7 @@ def test_a_cluster_grades_like_serial_nbgrader_even_when_a_worker_dies(repo_cour
 def test_the_slurm_job_script_starts_a_worker_that_grades(built_course, tmp_path):
     """deploy/slurm's settings give dask-jobqueue a valid batch script; run as Slurm would run it (its
     #SBATCH lines are comments to bash), it starts a worker that grades a chapter's demo class."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "slurm"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "deploy" / "slurm"))
     from helpers.class_support import demo_class
     from start_cluster import slurm_cluster
 

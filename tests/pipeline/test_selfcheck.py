@@ -36,7 +36,7 @@ def check_command(path):
 
 
 # Two chapters through the command: every chapter's untouched notebook fails every check, in the table
-# selfcheck reads, in tests/test_binder.py, which executes each release notebook anyway.
+# selfcheck reads, in tests/system/test_binder.py, which executes each release notebook anyway.
 @pytest.mark.parametrize("chapter_id", ["ch01", "ch03"])
 def test_untouched_notebook_fails_every_check_and_exits_1(tmp_path, chapter_id):
     chapter = COURSE.chapter(chapter_id)

@@ -2,24 +2,25 @@
 
 What a soak judges, and why in process, is in tests/helpers/soak.py.
 
-The suite soaks a few secrets per chapter (tests/test_judge.py); after changing a judged check, soak more:
+The suite soaks a few secrets per chapter (tests/pipeline/test_judge.py); after changing a judged check, soak more:
 
-    .venv/bin/python tests/soak_judge.py --secrets 200 [ch04 ch10 ...]
+    .venv/bin/python tools/soak_judge.py --secrets 200 [ch04 ch10 ...]
 
 A rare failure of one right answer in one cell needs tens of thousands of secrets; soak just those:
 
-    .venv/bin/python tests/soak_judge.py ch08 --cell test_resume_training --answer solution --secrets 40000
+    .venv/bin/python tools/soak_judge.py ch08 --cell test_resume_training --answer solution --secrets 40000
 
 and a rare pass of a wrong answer, the catalogued mistakes alone:
 
-    .venv/bin/python tests/soak_judge.py ch05 --mistakes-only --secrets 1000 --first 500000
-    .venv/bin/python tests/soak_judge.py ch08 --mistake optimizer_load_numbers_as_floats --secrets 5000
+    .venv/bin/python tools/soak_judge.py ch05 --mistakes-only --secrets 1000 --first 500000
+    .venv/bin/python tools/soak_judge.py ch08 --mistake optimizer_load_numbers_as_floats --secrets 5000
 """
 import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # autograder/, when run from anywhere
+HERE = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(HERE), str(HERE / "tests")]     # autograder/ and the tests' helpers, when run from anywhere
 
 from autograder.course import Course  # noqa: E402
 

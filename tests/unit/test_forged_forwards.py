@@ -3,7 +3,7 @@ must not buy a backward's points: with every op's forward computing nothing (a c
 is zero) and every backward returning zeros, or with forwards right only where not nudged, the judge
 fails every backward cell of chapters 3, 4 and 10, in process (no kernel, as tests/helpers/soak.py).
 Before references.py, the constant forwards took all 22 backward cells of chapter 3 (49 of 87 points).
-The solved chapters keep every backward cell: tests/test_judge.py soaks them under many secrets."""
+The solved chapters keep every backward cell: tests/pipeline/test_judge.py soaks them under many secrets."""
 import numpy as np
 import pytest
 

@@ -3,8 +3,8 @@
 For an author hunting for wrong answers the hidden tests miss (docs/grading-correctness.md, "Known gaps"), before
 writing one into demo/mistakes/:
 
-    .venv/bin/python tests/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0"
-    .venv/bin/python tests/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0" --secrets 20
+    .venv/bin/python tools/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0"
+    .venv/bin/python tools/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0" --secrets 20
 
 `cell` is the exercise cell's id (`# %% solution id=...` in chapters/), `old` must occur in its solved code.
 No cell lost means the judge passes the edit under every secret tried: either the edit is right, or a gap.
@@ -14,7 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))     # autograder/, when run from anywhere
+HERE = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(HERE), str(HERE / "tests")]     # autograder/ and the tests' helpers, when run from anywhere
 
 from helpers.soak import judged_cells  # noqa: E402
 
