@@ -12,7 +12,7 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("build", help="chapters/*.py → source/, release/, solutions/ (needs no demo/)")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("demo-submissions", help="the built release notebooks and demo/mistakes/ → "
+    p = commands.add_parser("demo-submissions", help="the built release notebooks and catalogue/ → "
                                                      "demo/submitted/ (perfect, partial, untouched)")
     p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
     commands.add_parser("readme", help="README.md's chapter table, from course_config.py and the built source notebooks")

@@ -63,6 +63,10 @@ class Course:
     def script(self, chapter: Chapter) -> Path:
         return self.root / "chapters" / f"{chapter.id}_{chapter.notebook}.py"
 
+    def catalogue(self, chapter: Chapter) -> Path:
+        """The chapter's catalogue of realistic wrong and right answers, named as its script is."""
+        return self.root / "catalogue" / f"{chapter.id}_{chapter.notebook}.py"
+
     def notebook(self, folder: str, chapter: Chapter, student: str | None = None) -> Path:
         """`source/ch03/autodiff.ipynb`, or `submitted/ada/ch03/autodiff.ipynb` with a student."""
         base = self.root / folder

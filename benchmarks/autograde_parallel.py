@@ -30,7 +30,7 @@ from autograder.build import submissions  # noqa: E402
 from autograder.course import Course  # noqa: E402
 from autograder.grading.nbgrader_cli import nbgrader_env, run_nbgrader  # noqa: E402
 
-COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo/mistakes", "source", "release"]
+COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "catalogue", "source", "release"]
 
 
 def variants(course, chapter):

@@ -1,7 +1,7 @@
 """Judge one ad-hoc edit of a chapter's solution in process, as the grader's judge would: which cells it loses.
 
 For an author hunting for wrong answers the hidden tests miss (docs/grading-correctness.md, "Known gaps"), before
-writing one into demo/mistakes/:
+writing one into catalogue/:
 
     .venv/bin/python tools/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0"
     .venv/bin/python tools/judge_edit.py ch03 relu "a.data > 0" "a.data >= 0" --secrets 20

@@ -72,9 +72,9 @@ def filled(release_notebook, answers):
 
 
 def load_catalog(course, chapter):
-    """demo/mistakes/<chapter>.py: the chapter's typical mistakes (MISTAKES, DEMO_PARTIAL) and
+    """catalogue/<chapter>_<notebook>.py: the chapter's typical mistakes (MISTAKES, DEMO_PARTIAL) and
     correct alternatives (ALTERNATIVES)."""
-    path = course.root / "demo" / "mistakes" / f"{chapter.id}.py"
+    path = course.catalogue(chapter)
     spec = importlib.util.spec_from_file_location(f"mistakes_{chapter.id}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

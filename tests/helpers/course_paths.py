@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD_INPUTS = ["course_config.py", "nbgrader_config.py", "chapters", "data"]
 # What an instructor's clone needs to make every generated file from scratch: the demo students'
 # mistakes, and the README whose chapter table is generated.
-COURSE_INPUTS = BUILD_INPUTS + ["demo/mistakes", "README.md"]
+COURSE_INPUTS = BUILD_INPUTS + ["catalogue", "README.md"]
 
 
 def copy_course_inputs(target, names=COURSE_INPUTS):

@@ -10,11 +10,11 @@ from autograder.student.export import PACKAGE, export_notebook
 
 from helpers.course_paths import ROOT
 
-# demo/mistakes/ch03.py: "summation_no_reshape", a backward that loses the summed axes' places.
+# catalogue/ch03_autodiff.py: "summation_no_reshape", a backward that loses the summed axes' places.
 WRONG_SUMMATION = submissions.Edit("summation", "return out_grad.reshape(kept).broadcast_to(shape)",
                                    "return out_grad.broadcast_to(shape)")
 
-# demo/mistakes/ch04.py: "affine_weight_grad_transposed", the weight's gradient as Gᵀ X. Since section 4.10 the
+# catalogue/ch04_nn.py: "affine_weight_grad_transposed", the weight's gradient as Gᵀ X. Since section 4.10 the
 # capstone MLP's step goes through Affine, not chapter 3's MatMul and Summation; the optimizer's step cannot apply
 # a gradient of the transposed shape.
 WRONG_AFFINE = submissions.Edit("affine", "x.data.T @ g", "g.T @ x.data")

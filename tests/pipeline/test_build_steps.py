@@ -52,7 +52,7 @@ def test_readme_rewrites_a_stale_table_and_leaves_a_current_readme_untouched(tmp
 
 
 def test_demo_submissions_ask_for_the_build_first(tmp_path):
-    course = copy_course_inputs(tmp_path, BUILD_INPUTS + ["demo/mistakes"])
+    course = copy_course_inputs(tmp_path, BUILD_INPUTS + ["catalogue"])
     with pytest.raises(SystemExit, match=rf"python -m autograder build {CHAPTER}"):
         submissions.write_all_demo_submissions(course, [CHAPTER], log=lambda message: None)
 

@@ -113,8 +113,8 @@ def committed_course(target, judged=True, chapter=CHAPTER):
         shutil.copy2(ROOT / name, target / name)
     for folder in ("source", "release", "demo/submitted/partial", "demo/submitted/perfect", "demo/submitted/untouched"):
         shutil.copytree(ROOT / folder / chapter, target / folder / chapter)
-    (target / "demo" / "mistakes").mkdir(parents=True)
-    shutil.copy2(ROOT / "demo" / "mistakes" / f"{chapter}.py", target / "demo" / "mistakes")
+    (target / "catalogue").mkdir(parents=True)
+    shutil.copy2(Course(ROOT).catalogue(Course(ROOT).chapter(chapter)), target / "catalogue")
     if not judged:
         config = (target / "course_config.py").read_text(encoding="utf-8")
         config, count = re.subn(r"\bJudgedExecute, IgnorePattern", "EnvironmentExecute, IgnorePattern", config)
@@ -281,7 +281,7 @@ def test_parallel_grading_workers_judge_too(judged, tmp_path):
 
 
 def test_catalogue_scores_exactly_as_before_through_the_judge(graded):
-    """demo/mistakes/ch03.py: each mistake loses exactly its cells, each alternative keeps full marks.
+    """catalogue/ch03_autodiff.py: each mistake loses exactly its cells, each alternative keeps full marks.
     The catalogue is the one tests/pipeline/test_pipeline.py grades (once per run), with the course's configuration."""
     course, scores, expected = graded(CHAPTER)
     assert CHAPTER in course.config.JUDGED_CHAPTERS

@@ -124,7 +124,7 @@ def test_backward_checks_grade_backward_alone():
 
 
 def catalogued(name):
-    """A constant of chapter 1's catalogue of mistakes (demo/mistakes/ch01.py): the code a student wrote."""
+    """A constant of chapter 1's catalogue of mistakes (catalogue/ch01_scalar.py): the code a student wrote."""
     course = Course(ROOT)
     return getattr(load_catalog(course, course.chapter("ch01")), name)
 
