@@ -3,6 +3,8 @@
 Everything that builds or grades the course reads this file: the `autograder`
 commands import it, and `nbgrader_config.py` hands it to plain `nbgrader`.
 """
+import types
+from pathlib import Path
 from typing import NamedTuple
 
 from autograder import __version__
@@ -164,7 +166,7 @@ def configure_nbgrader(c) -> None:
         GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteKernelspec,
     )
 
-    from autograder.build.student_config import kernel_arguments
+    from autograder.build.student_config import after_generate_assignment, kernel_arguments
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
@@ -195,6 +197,10 @@ def configure_nbgrader(c) -> None:
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.record_timing = False      # no timestamps: executed solutions/ rebuild byte for byte
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    # release/<chapter>/ gets the students' nbgrader_config.py from nbgrader itself, so a plain
+    # `nbgrader generate_assignment --force` keeps it (autograder/build/student_config.py).
+    c.GenerateAssignment.post_convert_hook = after_generate_assignment(
+        types.SimpleNamespace(configure_nbgrader=configure_nbgrader), Path(__file__).parent / RELEASE_DIR)
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
     # Before nbgrader sanitizes a submission, rebuild it on the source notebook's skeleton: duplicated,
