@@ -237,6 +237,9 @@ def configure_nbgrader(c) -> None:
     # the course's Execute steps need no such line.
     c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
     c.EnvironmentExecute.extra_arguments = []
+    # nbgrader's submit leaves submission folders 0777 and its collect keeps the mode: the course's collect
+    # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py).
+    c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests
