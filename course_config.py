@@ -240,6 +240,9 @@ def configure_nbgrader(c) -> None:
     # nbgrader's submit leaves submission folders 0777 and its collect keeps the mode: the course's collect
     # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py).
     c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
+    # A chapter released through the exchange before an earlier one is due carries none of its solution
+    # (autograder/build/exchange_release.py: the gradebook's due dates say which chapters are open).
+    c.ExchangeFactory.release_assignment = "autograder.build.exchange_release.CourseReleaseAssignment"
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests

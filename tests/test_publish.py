@@ -176,7 +176,8 @@ def test_publish_refuses_a_chapter_whose_earlier_chapters_are_unreleased(tmp_pat
     assert not (tmp_path / "tree").exists()
 
 
-@pytest.mark.parametrize("solved", [["ch01", "ch02"], ["ch01"]], ids=["ch03-open", "ch02-and-ch03-open"])
+@pytest.mark.parametrize("solved", [["ch01", "ch02"], ["ch01"], []], ids=["ch03-open", "ch02-and-ch03-open",
+                                                                       "all-open"])
 def test_a_chapter_released_while_earlier_ones_are_open_ships_none_of_their_solutions(solved, tmp_path):
     """Overlapping deadlines: chapter 4 out while chapter 3 (and 2) are open. No line of an open chapter's
     solution is published; each open chapter's section of earlier_chapters.py says so, the others are kept."""

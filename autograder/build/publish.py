@@ -84,7 +84,7 @@ def withhold_open_chapters(text, open_modules):
     ends = [m.start() for m in marks[1:]] + [text.index("\n# ════ what ", marks[-1].end()) if marks else len(text)]
     pieces, last = [], 0
     for mark, end in zip(marks, ends):
-        if mark.group(1) in open_modules:
+        if mark.group(1) in open_modules and text[mark.end():end].strip():     # chapter 1 exports no code
             pieces += [text[last:mark.end()], "\n" + open_section(mark.group(1)) + "\n"]
             last = end
     return "".join(pieces) + text[last:]
