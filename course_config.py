@@ -172,6 +172,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.safe_html import FILTERS as SAFE_HTML_FILTERS
     from autograder.grading.sandbox import SandboxLimits
+    from autograder.grading.submission_modes import before_autograde
     from autograder.grading.preprocessors import (
         CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, SaveAutoGradesAtOnce,
         ShortTracebacks, UseCourseChapters,
@@ -238,8 +239,10 @@ def configure_nbgrader(c) -> None:
     c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
     c.EnvironmentExecute.extra_arguments = []
     # nbgrader's submit leaves submission folders 0777 and its collect keeps the mode: the course's collect
-    # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py).
+    # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py),
+    # and autograde flags a submission others could have changed, or unlike the exchange's copy.
     c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
+    c.Autograde.pre_convert_hook = before_autograde(Path(__file__).parent)
     # A chapter released through the exchange before an earlier one is due carries none of its solution
     # (autograder/build/exchange_release.py: the gradebook's due dates say which chapters are open).
     c.ExchangeFactory.release_assignment = "autograder.build.exchange_release.CourseReleaseAssignment"

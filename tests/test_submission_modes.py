@@ -121,3 +121,21 @@ def test_parallel_grading_writes_the_doubt_into_the_problems_ledger(collected):
     assert ".: group and others can change it (mode 0777)" in run.problems[student].reason
     with open(run.problems_csv, encoding="utf-8") as handle:
         assert [(row["student"], row["kind"]) for row in csv.DictReader(handle)] == [(student, "submission files")]
+
+
+def test_plain_nbgrader_autograde_writes_the_doubt_into_the_problems_ledger(collected):
+    """Plain `nbgrader autograde` (formgrader's button too) checks through Autograde's pre-convert hook."""
+    course, exchange, submitted = collected
+    submitted.chmod(0o777)
+    with open(course.root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write(f"\nget_config().Exchange.root = {str(exchange)!r}\n")
+    db = f"--CourseDirectory.db_url=sqlite:///{course.root.parent / 'gradebook.db'}"
+    run_nbgrader(course.root, "generate_assignment", CHAPTER, "--force", db)
+    done = run_nbgrader(course.root, "autograde", CHAPTER, db)
+    student = getpass.getuser()
+    assert f"[submission files] {student} {CHAPTER}: its files may not be what the student submitted" in done.stderr
+    assert (course.root / "autograded" / student / CHAPTER / "autodiff.ipynb").is_file()
+    with open(course.root / "grading_ledger" / f"{CHAPTER}_problems.csv", encoding="utf-8") as handle:
+        [row] = list(csv.DictReader(handle))
+    assert (row["student"], row["kind"]) == (student, "submission files")
+    assert ".: group and others can change it (mode 0777)" in row["reason"]

@@ -10,9 +10,12 @@ submitted/ (a readable home folder), they can replace her notebook before it is 
   but the instructor or owned by someone else, and the same bytes as the exchange's inbound copy when there
   is one. A finding flags the submission (the flags report, the problems ledger) and changes no grade: to
   refuse it would let whoever tampered zero someone else's work; the instructor collects it again instead.
+  `python -m autograder grade` checks before it hands submissions out; plain `nbgrader autograde` (and
+  formgrader's Autograde button) through Autograde's pre-convert hook (`before_autograde`).
 """
 import hashlib
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,3 +140,27 @@ def describe(findings):
     """One sentence for the problems ledger."""
     return ("its files may not be what the student submitted: " + "; ".join(map(str, findings))
             + ". Collect it again (the course's collect leaves it the instructor's alone) and regrade.")
+
+
+def before_autograde(course_root):
+    """Autograde's pre_convert_hook (course_config): check the submission nbgrader is about to grade, say
+    what is wrong on stderr and in the problems ledger. nbgrader calls it with the submitted notebooks."""
+    def check_before_grading(assignment, student, notebooks):
+        from autograder.course import Course
+        from autograder.grading.ledger import Ledger
+        from autograder.grading.permissions import configured_exchange
+
+        if not notebooks:
+            return
+        submitted = Path(notebooks[0]).parent
+        course = Course(course_root)
+        chapter, student_id = course.chapter(submitted.name), submitted.parent.name
+        inbound = exchange_copy(configured_exchange(course), course.config.COURSE_ID, student_id, chapter.id,
+                                submitted)
+        findings = check_submission(submitted, course.root.stat().st_uid, inbound)
+        ledger = Ledger(course, chapter)
+        ledger.note_submission(student_id, describe(findings) if findings else None)
+        ledger.write_problems()
+        if findings:
+            print(f"[{KIND}] {student_id} {chapter.id}: {describe(findings)}", file=sys.stderr)
+    return check_before_grading
