@@ -151,6 +151,9 @@ def test_the_expected_modes_are_the_ones_nbgrader_release_assignment_sets(tmp_pa
     assert [(p.path, p.fix) for p in problems] == [(exchange, f"chmod +t {exchange}")]
     exchange.chmod(0o1777)
     assert permissions.check(course, exchange)[0] == []
+    run_nbgrader(course.root, "release_assignment", "ch03", "--force", f"--Exchange.root={exchange}",
+                 f"--CourseDirectory.db_url=sqlite:///{tmp_path / 'release.db'}")
+    assert oct(exchange.stat().st_mode & 0o7777) == oct(0o1777), "nbgrader's next release dropped the sticky bit"
 
 
 def test_the_exchange_comes_from_nbgraders_configuration(tmp_path):
