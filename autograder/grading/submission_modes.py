@@ -12,6 +12,9 @@ submitted/ (a readable home folder), they can replace her notebook before it is 
   refuse it would let whoever tampered zero someone else's work; the instructor collects it again instead.
   `python -m autograder grade` checks before it hands submissions out; plain `nbgrader autograde` (and
   formgrader's Autograde button) through Autograde's pre-convert hook (`before_autograde`).
+
+Not handled yet: a groupshared course (nbgrader's CourseDirectory.groupshared, several instructors in one
+Unix group) gets 2770/660 from the collect, and the check flags its group-writable files all the same.
 """
 import hashlib
 import stat
@@ -28,24 +31,32 @@ IGNORED = {".ipynb_checkpoints", "__pycache__"}
 KIND = SUBMISSION_KIND              # the problems ledger's kind and the flags report's category
 
 
-def make_private(folder):
-    """Every folder and file under `folder` (and `folder`) the owner's alone; symlinks are left as they are."""
+# nbgrader's groupshared course (several instructors in one Unix group): the group keeps what the owner has.
+SHARED_FOLDER, SHARED_FILE = 0o2770, 0o660
+
+
+def make_private(folder, groupshared=False):
+    """Every folder and file under `folder` (and `folder`) the owner's alone (and the group's, for a
+    groupshared course); symlinks are left as they are."""
     folder = Path(folder)
+    folder_mode, file_mode = (SHARED_FOLDER, SHARED_FILE) if groupshared else (PRIVATE_FOLDER, PRIVATE_FILE)
     for path in [folder, *folder.rglob("*")]:
         if path.is_symlink():
             continue
-        path.chmod(PRIVATE_FOLDER if path.is_dir() else PRIVATE_FILE)
+        path.chmod(folder_mode if path.is_dir() else file_mode)
 
 
 class PrivateCollect(ExchangeCollect):
-    """nbgrader's collect, whose copies in submitted/ only the instructor can read or change."""
+    """nbgrader's collect, whose copies in submitted/ only the instructor (or, groupshared, the
+    instructors' group) can read or change."""
 
     def do_copy(self, src, dest, log=None):
         super().do_copy(src, dest, log)
-        make_private(dest)
+        shared = self.coursedir.groupshared
+        make_private(dest, shared)
         student = Path(dest).parent                     # submitted/<student>/, made by nbgrader's os.makedirs
         if not student.is_symlink():
-            student.chmod(PRIVATE_FOLDER)
+            student.chmod(SHARED_FOLDER if shared else PRIVATE_FOLDER)
 
 
 @dataclass(frozen=True)
