@@ -3,6 +3,8 @@
 Everything that builds or grades the course reads this file: the `autograder`
 commands import it, and `nbgrader_config.py` hands it to plain `nbgrader`.
 """
+import types
+from pathlib import Path
 from typing import NamedTuple
 
 from autograder import __version__
@@ -164,12 +166,13 @@ def configure_nbgrader(c) -> None:
         GetGrades, IgnorePattern, IncludeHeaderFooter, LimitOutput, LockCells, OverwriteKernelspec,
     )
 
-    from autograder.build.student_config import kernel_arguments
+    from autograder.build.student_config import after_generate_assignment, kernel_arguments
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.safe_html import FILTERS as SAFE_HTML_FILTERS
     from autograder.grading.sandbox import SandboxLimits
+    from autograder.grading.submission_modes import before_autograde
     from autograder.grading.preprocessors import (
         CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, SaveAutoGradesAtOnce,
         ShortTracebacks, UseCourseChapters,
@@ -195,6 +198,10 @@ def configure_nbgrader(c) -> None:
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.record_timing = False      # no timestamps: executed solutions/ rebuild byte for byte
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    # release/<chapter>/ gets the students' nbgrader_config.py from nbgrader itself, so a plain
+    # `nbgrader generate_assignment --force` keeps it (autograder/build/student_config.py).
+    c.GenerateAssignment.post_convert_hook = after_generate_assignment(
+        types.SimpleNamespace(configure_nbgrader=configure_nbgrader), Path(__file__).parent / RELEASE_DIR)
     c.OverwriteCells.add_missing_cells = ADD_MISSING_CELLS
     c.Autograde.create_student = True
     # Before nbgrader sanitizes a submission, rebuild it on the source notebook's skeleton: duplicated,
@@ -231,6 +238,14 @@ def configure_nbgrader(c) -> None:
     # the course's Execute steps need no such line.
     c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
     c.EnvironmentExecute.extra_arguments = []
+    # nbgrader's submit leaves submission folders 0777 and its collect keeps the mode: the course's collect
+    # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py),
+    # and autograde flags a submission others could have changed, or unlike the exchange's copy.
+    c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
+    c.Autograde.pre_convert_hook = before_autograde(Path(__file__).parent)
+    # A chapter released through the exchange before an earlier one is due carries none of its solution
+    # (autograder/build/exchange_release.py: the gradebook's due dates say which chapters are open).
+    c.ExchangeFactory.release_assignment = "autograder.build.exchange_release.CourseReleaseAssignment"
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests

@@ -1,5 +1,5 @@
 """The course's commands: `python -m autograder build | demo-submissions | readme | demo | grade | collect
-| gradescope | report | flags | check | export | capstone | publish`."""
+| gradescope | report | flags | permissions | check | export | capstone | publish`."""
 import argparse
 import importlib.util
 import sys
@@ -41,6 +41,12 @@ def main(argv=None):
     p = commands.add_parser("flags", help="list code in submitted/ that touches the checker, builtins, files, "
                                           "sockets, ... in exports/<chapter>_flags.csv (a report, not a penalty)")
     p.add_argument("chapter")
+    p = commands.add_parser("permissions", help="warn where other users of this machine can read or change the "
+                                                "course's answers, submissions or grades, and check nbgrader's "
+                                                "exchange (exit code 0 only when nothing is found)")
+    p.add_argument("--exchange", default=None, metavar="DIR",
+                   help="nbgrader's exchange folder (default: Exchange.root from nbgrader's configuration)")
+    p.add_argument("--fix", action="store_true", help="apply each fix (chmod) that a path's owner can apply")
     p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
                                           "(exit code 0 only when all pass)")
     p.add_argument("notebook")
@@ -106,6 +112,15 @@ def main(argv=None):
         except PublishError as error:
             sys.exit(f"publish: {error}")
         return
+    if args.command == "permissions":
+        from autograder.grading import permissions
+        problems, exchange = permissions.check(course, args.exchange)
+        if args.fix and problems:
+            left = permissions.fix(problems)
+            print(f"fixed {len(problems) - len(left)} of {len(problems)}")
+            problems, exchange = permissions.check(course, args.exchange)
+        print(permissions.report(problems, exchange))
+        sys.exit(1 if problems else 0)
     if args.command == "build":
         pipeline.build(course, args.chapters)
     elif args.command == "demo-submissions":

@@ -119,8 +119,11 @@ def build_chapter(course, chapter, log=print):
         run_nbgrader(course.root, "generate_solution", chapter.id, "--force", build_db, env=environment)
     for folder in (cfg.RELEASE_DIR, cfg.SOLUTIONS_DIR):
         shutil.rmtree(course.root / folder / chapter.id / "__pycache__", ignore_errors=True)
-    # where a student runs `nbgrader validate` or `jupyter lab` (see student_config)
-    student_config.write(course, course.root / cfg.RELEASE_DIR / chapter.id)
+    # where a student runs `nbgrader validate` or `jupyter lab`: generate_assignment's hook wrote it (student_config)
+    written = course.root / cfg.RELEASE_DIR / chapter.id / student_config.FILE_NAME
+    if not written.is_file():
+        raise RuntimeError(f"nbgrader generate_assignment {chapter.id} wrote no {written}: is "
+                           f"GenerateAssignment.post_convert_hook set (course_config.configure_nbgrader)?")
 
 
 def build(course, chapter_ids=None, log=print):

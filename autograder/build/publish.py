@@ -6,6 +6,11 @@ the student side of the course package (what release notebooks, `check` and `exp
 the checks of unreleased chapters), the files that install it (pyproject.toml, requirements.txt,
 runtime.txt for Binder) and a README written for students. Never chapters/, source/, demo/ or the
 grading side (the judge restates solutions).
+
+Terms overlap: chapter N+1 comes out while chapter N is open. Each chapter folder's earlier_chapters.py
+holds the solved code of every earlier chapter, so the published copy has an open chapter's section
+replaced (export.open_section): the notebook then runs on the student's own export of it
+(student/my_library.py) and its set-up cell says so. Grading keeps source/'s copy, every chapter solved.
 """
 import re
 import shutil
@@ -13,6 +18,8 @@ import tomllib
 from pathlib import Path
 
 from autograder.build import frame, readme
+from autograder.build.pipeline import PROVIDED_MODULE
+from autograder.student.export import SECTION, open_section
 
 # The student side of the package: autograder/student/ whole, and the neutral modules it reads (the CLI
 # facade, nbgrader's cell marks, written questions). build/ and grading/ (with the judge's kernel side that
@@ -55,8 +62,8 @@ class PublishError(Exception):
 
 
 def check_deadlines(course, released, solved):
-    """Chapter N's earlier_chapters.py holds the solutions of every chapter before N, so releasing N
-    publishes them: every chapter before the newest released one must be named in `solved`."""
+    """Solutions only of released chapters; every chapter before the newest released one released too (a
+    chapter builds on all before it). Released chapters not in `solved` are open: see withhold_open_chapters."""
     order = [c.id for c in course.chapters]
     if not released:
         raise PublishError("name at least one chapter to release (--chapters)")
@@ -64,11 +71,32 @@ def check_deadlines(course, released, solved):
     if unreleased:
         raise PublishError(f"solutions of unreleased chapters: {', '.join(unreleased)}")
     newest = max(order.index(c.id) for c in released)
-    open_earlier = [cid for cid in order[:newest] if cid not in {c.id for c in solved}]
-    if open_earlier:
-        raise PublishError(f"{order[newest]}'s earlier_chapters.py holds the solutions of every chapter before it: "
-                           f"release it only once {', '.join(open_earlier)} are past their deadline, and name "
-                           f"them in --solutions")
+    skipped = [cid for cid in order[:newest] if cid not in {c.id for c in released}]
+    if skipped:
+        raise PublishError(f"{order[newest]} builds on every chapter before it: release {', '.join(skipped)} too "
+                           f"(open chapters come from each student's own exported code)")
+
+
+def withhold_open_chapters(text, open_modules):
+    """earlier_chapters.py's text with the section of each open chapter (`ch03_autodiff`) replaced by
+    export.open_section: no line of an open chapter's solution leaves the course."""
+    marks = list(SECTION.finditer(text))
+    ends = [m.start() for m in marks[1:]] + [text.index("\n# ════ what ", marks[-1].end()) if marks else len(text)]
+    pieces, last = [], 0
+    for mark, end in zip(marks, ends):
+        if mark.group(1) in open_modules and text[mark.end():end].strip():     # chapter 1 exports no code
+            pieces += [text[last:mark.end()], "\n" + open_section(mark.group(1)) + "\n"]
+            last = end
+    return "".join(pieces) + text[last:]
+
+
+def write_open_chapters(course, released, solved, dest):
+    """Each released chapter's earlier_chapters.py in `dest`, its open earlier chapters withheld."""
+    open_modules = {f"{c.id}_{c.notebook}" for c in released if c not in solved}
+    for chapter in released:
+        path = dest / course.config.RELEASE_DIR / chapter.id / PROVIDED_MODULE
+        if path.is_file() and open_modules:
+            path.write_text(withhold_open_chapters(path.read_text(encoding="utf-8"), open_modules), encoding="utf-8")
 
 
 def prepare(dest, replace):
@@ -160,6 +188,7 @@ def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
     prepare(dest, replace)
     cfg = course.config
     copy_chapters(course, cfg.RELEASE_DIR, released, dest)
+    write_open_chapters(course, released, solved, dest)
     bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
     copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
     copy_release_settings(course, dest)

@@ -6,7 +6,14 @@ in and from Jupyter's config folders, never from a parent folder; JupyterLab's V
 the folder the server was started in (nbgrader's validate handler, `load_config`). So the build writes
 this file into release/ and into each chapter folder. Grading-only settings (sandbox, judge, gradebook)
 stay out: a student needs neither bubblewrap nor the instructor's secrets.
+
+nbgrader's own `generate_assignment --force` empties release/<chapter>/ first, so the chapter folder's copy
+is written by nbgrader itself, through GenerateAssignment's post-convert hook (course_config sets
+`after_generate_assignment`): plain nbgrader, formgrader's Generate button and the course's build alike
+leave it in place.
 """
+from pathlib import Path
+
 from traitlets.config import Config
 
 FILE_NAME = "nbgrader_config.py"
@@ -48,3 +55,17 @@ def write(course, folder):
     path = folder / FILE_NAME
     path.write_text(text(course.config), encoding="utf-8")
     return path
+
+
+def after_generate_assignment(course_config, release_folder):
+    """GenerateAssignment's post_convert_hook: the file into each chapter folder nbgrader has just written.
+
+    nbgrader calls it with the source notebooks of one assignment, after their release versions are
+    written; their folder's name is the chapter's. nbgrader logs a failing hook and goes on, so the
+    build checks the file is there (pipeline.build_chapter)."""
+    def write_beside_release(assignment, student, notebooks):
+        for chapter_id in sorted({Path(notebook).parent.name for notebook in notebooks}):
+            folder = Path(release_folder) / chapter_id
+            if folder.is_dir():
+                (folder / FILE_NAME).write_text(text(course_config), encoding="utf-8")
+    return write_beside_release

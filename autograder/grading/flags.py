@@ -1,6 +1,7 @@
 """The flag report: code a student wrote that reaches for the grading machinery or outside its folder
 (the checker, builtins, sys.modules, gc, frames, files, sockets, sqlite3, subprocesses, ctypes,
-importlib, exec/eval), listed by cell and line for the instructor to read.
+importlib, exec/eval), listed by cell and line for the instructor to read; and submissions whose files
+others could have changed or that differ from the exchange's copy (grading/submission_modes.py).
 
 It is a report, not a penalty: nothing here changes a grade, and most flags in an honest class are
 curiosity. Only what the student wrote is scanned (solution cells, and cells nbgrader does not know),
@@ -266,6 +267,15 @@ def scan_chapter(course, chapter):
     return flags, unreadable
 
 
+def submission_flags(course, chapter):
+    """A flag per path of a submission that others could have changed, or that differs from the exchange's
+    copy (grading/submission_modes.py): what was graded may not be what the student submitted."""
+    from autograder.grading import submission_modes
+
+    return [Flag(student, "submitted files", 0, str(finding), submission_modes.KIND)
+            for student, findings in submission_modes.check_chapter(course, chapter).items() for finding in findings]
+
+
 def flags_csv(course, chapter):
     return course.root / course.config.EXPORT_DIR / f"{chapter.id}_flags.csv"
 
@@ -273,6 +283,7 @@ def flags_csv(course, chapter):
 def write_flags(course, chapter):
     """exports/<chapter>_flags.csv, one row per Flag; returns (path, flags, unreadable students)."""
     flags, unreadable = scan_chapter(course, chapter)
+    flags += submission_flags(course, chapter)
     path = flags_csv(course, chapter)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as handle:

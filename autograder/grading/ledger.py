@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from course_config import Chapter
 
 PROBLEM_FIELDS = ["student", "kind", "reason"]
+SUBMISSION_KIND = "submission files"      # grading/submission_modes.py: files others could have changed
 
 
 def fingerprint(folder: str | Path) -> str:
@@ -51,15 +52,35 @@ class Ledger:
         if problem:
             entry["kind"], entry["reason"] = problem
         self.entries[student] = entry
+        self.save()
+
+    def note_submission(self, student: str, reason: str | None) -> None:
+        """Say (or, with None, unsay) that a student's submitted files may not be theirs as submitted
+        (grading/submission_modes.py): kept beside the grading's own problem, checked again each run."""
+        entry = self.entries.setdefault(student, {})
+        if reason:
+            entry["submission"] = reason
+        elif entry.pop("submission", None) is None:
+            return
+        self.save()
+
+    def save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_suffix(".json.partial")
         partial.write_text(json.dumps(self.entries, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(partial, self.path)          # a run killed here leaves the previous ledger intact
 
     def problems(self, students: set[str] | None = None) -> dict[str, Problem]:
-        """The graded students whose submission had a problem, and the problem."""
-        return {s: Problem(e["kind"], e["reason"]) for s, e in sorted(self.entries.items())
-                if "kind" in e and (students is None or s in students)}
+        """The graded students whose submission had a problem, and the problem (a doubt about the submitted
+        files, when there is one, is added to the reason)."""
+        found = {}
+        for student, entry in sorted(self.entries.items()):
+            if students is not None and student not in students:
+                continue
+            reasons = [entry[key] for key in ("reason", "submission") if key in entry]
+            if reasons:
+                found[student] = Problem(entry.get("kind", SUBMISSION_KIND), "; ".join(reasons))
+        return found
 
     def write_problems(self, students: set[str] | None = None) -> Path:
         """The problems as a CSV an instructor can open; returns its path."""

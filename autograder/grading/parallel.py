@@ -37,6 +37,7 @@ from autograder.grading.gradebook_merge import (
     submitted_timestamp,
 )
 from autograder.grading.kit import KIT_GRADEBOOK, chapter_kit
+from autograder.grading import submission_modes
 from autograder.grading.ledger import Ledger, fingerprint
 from autograder.grading.nbgrader_cli import nbgrader_env
 from autograder.grading.protocol import GradingKit, GradingResult, Problem, Submission
@@ -82,6 +83,7 @@ def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, for
     students = submitted_students(course, chapter)
     submitted = {s: course.root / cfg.SUBMITTED_DIR / s / chapter.id for s in students}
     prints = {s: fingerprint(submitted[s]) for s in students}
+    doubts = submission_modes.check_chapter(course, chapter)     # the files as they are graded
     run = GradingRun()
     register(course, chapter)                # the chapter's cells, in the course gradebook
     with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as gradebook:
@@ -108,6 +110,9 @@ def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, for
                         bar.set_postfix(problems=len(ledger.problems(set(run.graded))))
                 finally:
                     bar.close()
+    for student in students:
+        if student in doubts or "submission" in ledger.entries.get(student, {}):
+            ledger.note_submission(student, submission_modes.describe(doubts[student]) if student in doubts else None)
     run.problems = ledger.problems(set(students))
     run.problems_csv = ledger.write_problems(set(students))
     return run

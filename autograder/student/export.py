@@ -86,6 +86,24 @@ def course_sections(text):
     return sections
 
 
+# A chapter before its deadline, in a published earlier_chapters.py: its section holds this instead of the
+# course's code (autograder/build/publish.py), and the notebook runs on the student's own export of it.
+OPEN_MARK = "# still open: "
+
+
+def open_section(name):
+    """The section that stands for chapter `name` (`ch03_autodiff`) while it is open."""
+    chapter = name.split("_")[0]
+    return (f"{OPEN_MARK}{chapter} is not past its deadline, so the course does not hand out its code yet.\n"
+            f"# This notebook runs on your own {chapter}: export it (the \"Keep your library\" cell at its end).\n"
+            f"raise ImportError(\"{chapter} is still open: export your {chapter} notebook to mybabygrad/ first\")\n")
+
+
+def open_chapters(text):
+    """The chapters of an earlier_chapters.py text that are still open (their code withheld)."""
+    return tuple(name for name, code in course_sections(text).items() if code.strip().startswith(OPEN_MARK))
+
+
 def earlier_modules(folder):
     """The chapters a notebook in `folder` builds on, read from the earlier_chapters.py next to it."""
     provided = Path(folder) / COURSE_PROVIDED

@@ -143,3 +143,55 @@ def test_the_keep_your_library_cell_exports_the_notebook_jupyter_names_or_says_w
     result = export_my_chapter("ch03_autodiff", out=said.append)
     assert result.module == release / PACKAGE / "ch03_autodiff.py" and result.unfinished == ()
     assert said[-1].startswith(f"Wrote {result.module}")
+
+
+@pytest.fixture(scope="module")
+def published_with_ch03_open(tmp_path_factory):
+    """The published tree with chapters 1 to 4 out and chapter 3 open (solutions of 1 and 2 only)."""
+    from autograder.build import publish
+    from autograder.course import Course
+
+    return publish.publish(Course(ROOT), tmp_path_factory.mktemp("open") / "tree", ["ch01", "ch02", "ch03", "ch04"],
+                           ["ch01", "ch02"]) / "release"
+
+
+def exported_ch03(repo_course, release):
+    path = release / "ch03" / "autodiff.ipynb"
+    nbformat.write(student_notebook(repo_course, "ch03"), path)
+    export_notebook(path)
+    return release / PACKAGE
+
+
+def test_an_open_chapter_comes_from_the_students_package_whatever_the_switch(repo_course, published_with_ch03_open,
+                                                                             tmp_path):
+    from autograder.student import my_library
+
+    release = tmp_path / "release"
+    for chapter_id in ("ch03", "ch04"):
+        shutil.copytree(published_with_ch03_open / chapter_id, release / chapter_id)
+    said = []
+    with pytest.raises(my_library.OpenChapterMissing, match=r"ch03 is not past the deadline yet.*Export your ch03"):
+        my_library.choose_earlier_chapters(False, release / "ch04", out=said.append)
+    package = exported_ch03(repo_course, release)
+    try:
+        module = my_library.choose_earlier_chapters(False, release / "ch04", out=said.append)
+        assert module.__dict__[my_library.MINE] == (("ch03_autodiff",), ("ch02_tensor",))
+        assert said == [f"Earlier chapters, yours ({package}): ch03 (ch03 still open: yours whatever "
+                        f"USE_MY_LIBRARY says); the course's: ch02"]
+        assert "Tensor" in module.__all__ and "Summation" in module.__all__
+    finally:
+        sys.modules.pop(my_library.MODULE, None)
+
+
+def test_chapter_4_published_with_chapter_3_open_runs_on_the_students_chapter_3(repo_course, published_with_ch03_open,
+                                                                                 tmp_path):
+    """The published chapter 4, solved, switch off: its set-up cell says chapter 3 is the student's, and every
+    check passes on the student's exported chapter 3."""
+    release = tmp_path / "release"
+    for chapter_id in ("ch03", "ch04"):
+        shutil.copytree(published_with_ch03_open / chapter_id, release / chapter_id)
+    package = exported_ch03(repo_course, release)
+    text, checks = run_chapter_4(repo_course, release, use_mine=False)
+    assert f"Earlier chapters, yours ({package}): ch03 (ch03 still open" in text
+    assert "the course's: ch02" in text
+    assert checks and all(error is None for error in checks.values()), checks

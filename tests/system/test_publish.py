@@ -13,7 +13,7 @@ import pytest
 
 from autograder.build import frame, publish
 from autograder.course import Course
-from autograder.student import support
+from autograder.student import export, support
 
 from helpers import fresh_env
 from helpers.across_workers import once_per_run
@@ -168,12 +168,32 @@ def test_each_release_point(newest, tmp_path):
     assert all((b.title in (tree / "README.md").read_text()) == (newest == ORDER[-1]) for b in COURSE.bonus)
 
 
-def test_publish_refuses_a_chapter_whose_earlier_chapters_are_open(tmp_path):
-    with pytest.raises(publish.PublishError, match="ch02"):
-        publish.publish(COURSE, tmp_path / "tree", ["ch01", "ch02", "ch03"], ["ch01"])
+def test_publish_refuses_a_chapter_whose_earlier_chapters_are_unreleased(tmp_path):
+    with pytest.raises(publish.PublishError, match="release ch02 too"):
+        publish.publish(COURSE, tmp_path / "tree", ["ch01", "ch03"], ["ch01"])
     with pytest.raises(publish.PublishError, match="unreleased"):
         publish.publish(COURSE, tmp_path / "tree", ["ch01"], ["ch01", "ch02"])
     assert not (tmp_path / "tree").exists()
+
+
+@pytest.mark.parametrize("solved", [["ch01", "ch02"], ["ch01"], []], ids=["ch03-open", "ch02-and-ch03-open",
+                                                                       "all-open"])
+def test_a_chapter_released_while_earlier_ones_are_open_ships_none_of_their_solutions(solved, tmp_path):
+    """Overlapping deadlines: chapter 4 out while chapter 3 (and 2) are open. No line of an open chapter's
+    solution is published; each open chapter's section of earlier_chapters.py says so, the others are kept."""
+    released = ["ch01", "ch02", "ch03", "ch04"]
+    tree = publish.publish(COURSE, tmp_path / "tree", released, solved)
+    hit = first_hit(tree, forbidden_lines(COURSE, released, solved))
+    assert not hit, hit
+    assert later_chapters_support(tree, released) == []
+    provided = (tree / "release" / "ch04" / "earlier_chapters.py").read_text(encoding="utf-8")
+    opened = [c for c in released[1:3] if c not in solved]
+    assert export.open_chapters(provided) == tuple(f"{c}_{COURSE.chapter(c).notebook}" for c in opened)
+    course_copy = (ROOT / "release" / "ch04" / "earlier_chapters.py").read_text(encoding="utf-8")
+    kept = {name: code for name, code in export.course_sections(course_copy).items()
+            if name.split("_")[0] in solved}
+    assert {name: export.course_sections(provided)[name] for name in kept} == kept
+    assert (ROOT / "release" / "ch04" / "earlier_chapters.py").read_text(encoding="utf-8") == course_copy
 
 
 def test_readme_names_only_what_is_published(published):
