@@ -385,13 +385,33 @@ def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
 
 
 def test_a_short_capstone_names_the_cause_its_accuracy_points_at():
+    """Chance level names a gradient that does not flow; above it a cause is named only from the model's layers
+    (two linear layers in a row); otherwise the hint states the rule, whatever the accuracy."""
     from autograder.student.checks.capstone import capstone_verdict
 
     chance, near, between = (capstone_verdict("mlp", a).message for a in (0.098, 0.93, 0.6))
     assert "what guessing scores" in chance and "too small" not in chance, chance
-    assert "a few points short" in near and "backward" not in near, near
-    assert "about 10% means" in between and "a few points short means" in between, between
+    for message in (near, between):
+        assert "cannot say why" in message and "too small" not in message and "nonlinearity" not in message, message
+    stacked = capstone_verdict("mlp", 0.904, names=["Linear", "Linear"]).message
+    assert "layer 0 (Linear) feeds layer 1 (Linear) with no nonlinearity" in stacked, stacked
+    relu = capstone_verdict("mlp", 0.904, names=["Linear", "ReLU", "Linear"]).message
+    assert "nonlinearity" not in relu, relu
+    assert "Training took 12 s" in capstone_verdict("mlp", 0.9, seconds=12.3).message
     assert capstone_verdict("mlp", 0.96).passed
+
+
+def test_a_capstone_build_must_return_a_fresh_seeded_model_each_call(ns, check):
+    """build() is called twice: one shared model, or layers without seeds, fail before any training."""
+    Sequential, Linear, ReLU = ns["Sequential"], ns["Linear"], ns["ReLU"]
+    shared = Sequential(Linear(784, 10, seed=0))
+    verdict = check.capstone("mlp", lambda: shared)
+    assert not verdict.passed and "the same model object" in verdict.message, verdict.message
+    verdict = check.capstone("mlp", lambda: Sequential(Linear(784, 16), ReLU(), Linear(16, 10)))
+    assert not verdict.passed and "different weights" in verdict.message and "seed" in verdict.message, verdict.message
+    layer = Linear(784, 10, seed=0)
+    verdict = check.capstone("mlp", lambda: Sequential(layer))
+    assert not verdict.passed and "share 2 parameter(s)" in verdict.message, verdict.message
 
 
 def test_probe_model_names_are_unique(ns):

@@ -440,6 +440,11 @@ def train_loss_hint(got, batch_losses):
     return "\n  train_loss holds the mean of each epoch's batch losses."
 
 
+NO_VALIDATION_HINT = ("\n  Hint: fit was called without a val_loader (val_loader=None, as the capstone calls it): "
+                      "there is nothing to validate on, so no epoch calls evaluate or keep_best, and the validation "
+                      "lists stay empty.")
+
+
 def missing_epochs_hint(got, values, ran):
     """The hint for a history list that is right but short of its last epochs, or ""."""
     if not isinstance(got, list) or not 0 < len(values) - len(got) < len(values) or \
@@ -477,7 +482,8 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         if not isinstance(got, list) or len(got) != len(values) or not np.allclose(np.asarray(got, dtype=float), values, rtol=1e-6):
             return failed(f"{where}: history[{key!r}] is {got if isinstance(got, str) else fmt(got)}, expected {fmt(values)}."
                           + (missing_epochs_hint(got, values, ran) or
-                             (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else "")))
+                             (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else
+                              NO_VALIDATION_HINT if not validate else "")))
     reports = record.get("reports")
     if reports is not None and list(reports) != list(range(1, ran + 1)):
         return failed(f"{where}: report(...) printed the lines of epochs {reports}, expected one line for each epoch "
