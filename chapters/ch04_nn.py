@@ -735,7 +735,7 @@ class MSELoss(Module):
         ### END SOLUTION
 
 # %% test id=test_mse_loss points=2
-verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3))
+verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3), check.mse_loss((4, 2), seed=5, target_as="array"))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.mse_loss((3, 4), seed=1), check.mse_loss((6,), seed=2), check.mse_loss((2, 3, 4), seed=4))

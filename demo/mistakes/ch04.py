@@ -295,6 +295,12 @@ MISTAKES = [
         probs = e / e.sum(axis=1, keepdims=True)
         return np.asarray(-np.log(probs[np.arange(len(logits)), self.labels]).mean(), dtype=logits.dtype)""",
           ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    # What a loss leaves behind besides .grad: data wrapped as tensors that require a gradient
+    wrong("mse_target_requires_grad", "wraps a NumPy target as Tensor(target), which requires a gradient by default: "
+          "the value and pred's gradient are right, and backward computes a gradient for the data too", "mse_loss",
+          "target = Tensor(target, requires_grad=False)", "target = Tensor(target)", ["test_mse_loss"]),
+    wrong("bce_targets_require_grad", "wraps NumPy targets as Tensor(targets), which require a gradient by default",
+          "bce_loss", "targets = Tensor(targets, requires_grad=False)", "targets = Tensor(targets)", ["test_bce_loss"]),
 ]
 
 ALTERNATIVES = [

@@ -301,8 +301,9 @@ def engine(request, namespace):
     Tensor = namespace["Tensor"]
     graph = request["graph"]
     try:
+        handed = []                             # [dtype, requires_grad] of each out_grad a private op was given
         nodes = shipped("engine_graph")["build"](graph["leaves"], graph.get("constants", []), graph["ops"],
-                                                 Tensor, namespace["Function"])
+                                                 Tensor, namespace["Function"], handed)
     except Exception as error:  # noqa: BLE001
         return {"built": False, "error": error_report(error)}
     plain = set(graph.get("plain", []))         # calls whose gradient is passed as a NumPy array
@@ -319,7 +320,7 @@ def engine(request, namespace):
             return {"built": True, "error": error_report(error)}
     grads = [nodes[i].grad for i in graph["report"]]
     own = shipped("engine_graph")["ownership"](grads) if graph.get("own") else None
-    return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own}
+    return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own, "handed": handed}
 
 
 def engine_rule(request, namespace):
@@ -420,6 +421,8 @@ def run_forward(module, call, namespace):
     except Exception as error:  # noqa: BLE001
         return {"output": error_report(error)}
     reply = {"output": report(out, Tensor)}
+    if isinstance(out, Tensor):
+        reply["stray"] = stray_leaves(out, ([] if indices else [x]) + params)
     if call.get("upstream") is None or not isinstance(out, Tensor):
         return reply
     try:
