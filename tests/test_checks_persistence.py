@@ -295,7 +295,41 @@ def test_an_early_stop_one_epoch_late_is_caught(ns, check, patched):
 
     patched("Trainer", "keep_best", late)
     verdict = check.keep_best("patience")
-    assert not verdict.passed and "returned False at epoch 4, expected True" in verdict.message
+    assert not verdict.passed and "returned False at epoch 6, expected True" in verdict.message
+    assert "a loss that is not strictly lower than the best is a stale epoch" in verdict.message, verdict.message
+
+
+def test_a_stale_count_that_an_improvement_does_not_reset_is_named(ns, check, patched):
+    """The visible losses have a new best between stale epochs, and the hint names the slip from the returns."""
+    original = ns["Trainer"].__dict__["keep_best"]
+
+    def unreset(self, epoch, val_loss):
+        stale = self.stale_epochs
+        flag = original(self, epoch, val_loss)
+        if self.stale_epochs == 0 and epoch > 1:          # an improvement: the count goes on as it was
+            self.stale_epochs = stale
+            return self.patience is not None and self.stale_epochs >= self.patience
+        return flag
+
+    patched("Trainer", "keep_best", unreset)
+    verdict = check.keep_best("patience")
+    assert not verdict.passed and "a count of stale epochs that a new best does not reset" in verdict.message, \
+        verdict.message
+
+
+def test_a_history_short_of_the_stopping_epoch_is_told_so(ns, check, patched):
+    original = ns["Trainer"].__dict__["fit"]
+
+    def stops_first(self, train_loader, val_loader=None, epochs=1):
+        history = original(self, train_loader, val_loader, epochs)
+        if val_loader is not None and len(history["val_loss"]) < epochs:      # as if it broke before recording
+            history["val_loss"], history["val_accuracy"] = history["val_loss"][:-1], history["val_accuracy"][:-1]
+        return history
+
+    patched("Trainer", "fit", stops_first)
+    verdict = check.fit()
+    assert not verdict.passed and "the last epoch is missing" in verdict.message, verdict.message
+    assert "batch losses" not in verdict.message, verdict.message
 
 
 def test_a_best_taken_against_the_epoch_before_is_caught(ns, check, patched):
@@ -377,6 +411,10 @@ def test_expected_keep_best_sequence():
     flags, best = fitting.expected_keep_best((0.9, 0.7, 0.8, 0.75, 0.6), patience=2)
     assert flags == [False, False, False, True, False] and best == [1, 2, 2, 2, 5]
     assert fitting.expected_keep_best((0.5, 0.5, 0.5), patience=2)[0] == [False, False, True]
+    losses = (0.9, 0.7, 0.8, 0.6, 0.75, 0.7)
+    assert fitting.expected_keep_best(losses, 2)[0] == [False] * 5 + [True]
+    assert fitting.expected_keep_best(losses, 2, "no_reset")[0] == [False] * 4 + [True, True]
+    assert fitting.expected_keep_best((0.5, 0.5, 0.5), 2, "ties")[0] == [False, False, False]
 
 
 def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
