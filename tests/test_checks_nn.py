@@ -616,3 +616,16 @@ def test_a_numpy_target_wrapped_so_it_requires_a_gradient_fails_the_loss_checks(
     monkeypatch.undo()
     assert check.mse_loss((4, 2), seed=5, target_as="array").passed
     assert check.bce_loss((6,)).passed
+
+
+def test_an_eval_that_flips_the_flag_fails_when_called_twice(ns, check, monkeypatch):
+    """A switch entered when it is already off: eval() on a module already in evaluation leaves it there."""
+    def flips(self):
+        self.training = not self.training
+        for child in self.children():
+            child.eval()
+        return self
+    monkeypatch.setattr(ns["Module"], "eval", flips)
+    assert_fails(check.module("train_eval"), "after tree.eval() twice in a row", "not a switch that flips")
+    monkeypatch.undo()
+    assert check.module("train_eval").passed

@@ -295,6 +295,10 @@ MISTAKES = [
         probs = e / e.sum(axis=1, keepdims=True)
         return np.asarray(-np.log(probs[np.arange(len(logits)), self.labels]).mean(), dtype=logits.dtype)""",
           ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    # A switch entered when it is already off
+    wrong("module_eval_flips", "eval() flips the training flag instead of setting it to False: a second eval() "
+          "switches training back on", "module", "        self.training = False", "        self.training = not self.training",
+          ["test_module_train_eval"]),
     # What a loss leaves behind besides .grad: data wrapped as tensors that require a gradient
     wrong("mse_target_requires_grad", "wraps a NumPy target as Tensor(target), which requires a gradient by default: "
           "the value and pred's gradient are right, and backward computes a gradient for the data too", "mse_loss",
