@@ -386,6 +386,12 @@ MISTAKES = [
             "from node", (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
                           Edit("exp", "return out_grad * node", "return out_grad * Tensor(self.out)")),
             ("test_exp_backward",)),
+    Mistake("exp_output_kept_on_op_or_node", "forward keeps its output on the op (self.out), and backward reads it "
+            "there whenever a forward has run, node's otherwise: after a second forward, the wrong output",
+            (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
+             Edit("exp", "return out_grad * node",
+                  'return out_grad * Tensor(getattr(self, "out", node.data), requires_grad=False)')),
+            ("test_exp_backward",)),
     # sixth audit, chapter 3's elementwise and shape ops (add entries above this line)
 ]
 
