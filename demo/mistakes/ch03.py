@@ -386,6 +386,10 @@ MISTAKES = [
             "from node", (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
                           Edit("exp", "return out_grad * node", "return out_grad * Tensor(self.out)")),
             ("test_exp_backward",)),
+    # A setting of 0 where the code tests truthiness
+    wrong("summation_axes_zero_as_none", "tests `not self.axes` for a sum over every axis: axes=0 is falsy, so "
+          "Summation(0) is taken for a sum of everything", "summation", "        if self.axes is None:",
+          "        if not self.axes:", ["test_summation_backward"]),
     Mistake("exp_output_kept_on_op_or_node", "forward keeps its output on the op (self.out), and backward reads it "
             "there whenever a forward has run, node's otherwise: after a second forward, the wrong output",
             (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
