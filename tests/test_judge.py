@@ -1880,3 +1880,37 @@ def test_chapter_7s_model_is_the_notebooks_global(capstone_ch09):
     del namespace["model"]
     judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
     assert not judgement.passed and "there is no trained model" in judgement.message
+
+
+def test_the_judge_calls_a_capstone_build_twice_and_names_a_shared_or_unseeded_model():
+    """judge/capstone.fresh_builds against the worker's capstone_builds, in process: the solution's seeded, fresh
+    models pass; one model returned twice, or layers without seeds, fail with the course's messages."""
+    import json
+
+    from autograder.grading.judge import capstone as judged
+    from autograder.grading.judge.probes import WORKER_SOURCE, encode
+    from helpers.solved_code import solved_namespace
+
+    scope = {"__name__": "worker"}
+    exec(compile(WORKER_SOURCE, "worker", "exec"), scope)  # noqa: S102 (the course's own worker)
+    namespace = solved_namespace("ch09")
+
+    def judged_build(build):
+        namespace["build_mlp"] = build
+        steps = judged.fresh_builds("mlp", NotebookName("build_mlp"))
+        request = next(steps)
+        reply = json.loads(json.dumps(scope["capstone_builds"](scope["decode"](json.loads(json.dumps(encode(request)))),
+                                                               namespace)))
+        try:
+            steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        raise AssertionError("fresh_builds asked for more than one probe")
+
+    Sequential, Linear, ReLU = namespace["Sequential"], namespace["Linear"], namespace["ReLU"]
+    assert judged_build(lambda: Sequential(Linear(784, 16, seed=1), ReLU(), Linear(16, 10, seed=2))) is None
+    shared = Sequential(Linear(784, 10, seed=0))
+    verdict = judged_build(lambda: shared)
+    assert not verdict.passed and "the same model object" in verdict.message
+    verdict = judged_build(lambda: Sequential(Linear(784, 16), ReLU(), Linear(16, 10)))
+    assert not verdict.passed and "different weights" in verdict.message
