@@ -924,7 +924,8 @@ verdict = check.all(check.backward(Softmax(0), shapes=[(4, 3)], seed=51),
                     check.backward(Softmax(1), shapes=[(2, 3, 4)], seed=52),
                     check.backward(Softmax(), shapes=[(5,)], domains="very_negative", seed=53),
                     check.backward(Softmax(axis=-1), shapes=[(4, 2)], domains="rows_apart", seed=54),
-                    check.backward(Softmax(), shapes=[(3, 5)], domains="wide_rows", seed=55))
+                    check.backward(Softmax(), shapes=[(3, 5)], domains="wide_rows", seed=55),
+                    check.backward(Softmax(), shapes=[(3, 4)], seed=56, other_forward=True))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -5,7 +5,7 @@ with the test cells it must lose (`loses`; empty for a correct alternative). The
 with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
 "partial" student makes the mistakes named in DEMO_PARTIAL.
 """
-from autograder.build.submissions import right, wrong
+from autograder.build.submissions import Edit, Mistake, right, wrong
 
 
 
@@ -299,6 +299,14 @@ MISTAKES = [
     wrong("module_eval_flips", "eval() flips the training flag instead of setting it to False: a second eval() "
           "switches training back on", "module", "        self.training = False", "        self.training = not self.training",
           ["test_module_train_eval"]),
+    # State carried between calls: an op whose forward ran twice before one backward
+    Mistake("softmax_output_kept_on_op", "forward keeps its output on the op (self.out), and backward reads it there "
+            "whenever a forward has run: after a second forward, another input's softmax",
+            (Edit("softmax", "        return e / e.sum(axis=self.axis, keepdims=True)",
+                  "        self.out = e / e.sum(axis=self.axis, keepdims=True)\n        return self.out"),
+             Edit("softmax", "        s, g = node.data, out_grad.data",
+                  '        s, g = getattr(self, "out", node.data), out_grad.data')),
+            ("test_softmax_backward",)),
     # What a loss leaves behind besides .grad: data wrapped as tensors that require a gradient
     wrong("mse_target_requires_grad", "wraps a NumPy target as Tensor(target), which requires a gradient by default: "
           "the value and pred's gradient are right, and backward computes a gradient for the data too", "mse_loss",
