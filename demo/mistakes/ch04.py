@@ -295,6 +295,11 @@ MISTAKES = [
         probs = e / e.sum(axis=1, keepdims=True)
         return np.asarray(-np.log(probs[np.arange(len(logits)), self.labels]).mean(), dtype=logits.dtype)""",
           ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    # A setting of False where the code tests for None
+    wrong("linear_bias_even_when_false", "tests `bias is not None`: bias=False still draws a bias", "linear",
+          "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias else None",
+          "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias is not None else None",
+          ["test_linear"]),
     # A switch entered when it is already off
     wrong("module_eval_flips", "eval() flips the training flag instead of setting it to False: a second eval() "
           "switches training back on", "module", "        self.training = False", "        self.training = not self.training",
