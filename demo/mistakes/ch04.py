@@ -299,7 +299,7 @@ MISTAKES = [
     wrong("linear_bias_even_when_false", "tests `bias is not None`: bias=False still draws a bias", "linear",
           "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias else None",
           "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias is not None else None",
-          ["test_linear"]),
+          ["test_linear_init", "test_linear"]),
     # A switch entered when it is already off
     wrong("module_eval_flips", "eval() flips the training flag instead of setting it to False: a second eval() "
           "switches training back on", "module", "        self.training = False", "        self.training = not self.training",
