@@ -1915,3 +1915,26 @@ def test_the_judge_calls_a_capstone_build_twice_and_names_a_shared_or_unseeded_m
     assert not verdict.passed and "the same model object" in verdict.message
     verdict = judged_build(lambda: Sequential(Linear(784, 16), ReLU(), Linear(16, 10)))
     assert not verdict.passed and "different weights" in verdict.message
+
+
+@pytest.mark.parametrize("mistake", [None, "conv_backward_grad_w_doubled"])
+def test_a_capstone_short_of_its_threshold_names_wrong_gradients_only_when_they_are_wrong(monkeypatch, mistake):
+    """Below the threshold (raised past reach here) the judge still compares the trained model's gradients: a
+    library whose gradients are wrong is told so, with the layer; a right one gets the rule, and no cause."""
+    import dataclasses
+
+    from autograder.student.checks import capstone as course
+    from helpers.solved_code import notebook_namespace
+
+    namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
+    model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=1.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
+    judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell("test_capstone_cnn",
+                                                                                  in_process(namespace))
+    assert judgement.judged and not judgement.passed, judgement.message
+    if mistake is None:
+        assert "cannot say why" in judgement.message and "does not compute" not in judgement.message, judgement.message
+    else:
+        assert "Your library does not compute its gradients. For layer " in judgement.message, judgement.message
+        assert "cannot say why" not in judgement.message, judgement.message
