@@ -46,6 +46,7 @@ ENGINE_TOPO = '''    order, visited = [], set()
 
 ENGINE_TESTS = ["test_engine_product", "test_engine_diamond", "test_engine_reuse",
                 "test_engine_accumulation", "test_engine_explicit_grad", "test_engine_long_chain"]
+ENGINE_ONES_TESTS = [t for t in ENGINE_TESTS if t != "test_engine_explicit_grad"]     # the graphs that start from ones
 GETITEM = "np.add.at(grad, self.index, out_grad.data)"
 GETITEM_BODY = ("        a = node._inputs[0]\n        grad = np.zeros(a.shape, dtype=np.float64)\n        " + GETITEM
                 + "\n        return Tensor(grad, dtype=a.dtype)")
@@ -316,6 +317,16 @@ MISTAKES = [
     wrong("engine_not_reversed", "walks the topological order forwards, leaves first", "engine",
           "for node in reversed(topological_order(self)):", "for node in topological_order(self):",
           ENGINE_TESTS + ["test_engine_non_scalar_error"]),
+    # What an engine rule leaves behind besides .grad
+    wrong("engine_explicit_grad_requires_grad", "wraps a NumPy grad in a Tensor that requires a gradient (the "
+          "default): the values are right, and every backward records a graph of the gradients", "engine",
+          "grad = Tensor(grad, dtype=self.dtype, requires_grad=False)", "grad = Tensor(grad, dtype=self.dtype)",
+          ["test_engine_explicit_grad"]),
+    wrong("engine_ones_require_grad", "starts from ones in a Tensor that requires a gradient", "engine",
+          "grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
+          "grad = Tensor(np.ones_like(self.data), dtype=self.dtype)", ENGINE_ONES_TESTS),
+    wrong("zero_grad_detaches", "forgets the graph as well as the gradient", "engine", "    self.grad = None\n",
+          "    self.grad = None\n    self._op, self._inputs = None, ()\n", ["test_engine_zero_grad"]),
     # Operators
     wrong("rsub_backwards", "2 - a computed as a - 2", "operators",
           "return AddScalar(other)(Negate()(self))", "return AddScalar(-other)(self)",
@@ -374,6 +385,16 @@ MISTAKES = [
     Mistake("exp_output_kept_on_op", "forward keeps its output on the op (self.out) and backward reads it there, not "
             "from node", (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
                           Edit("exp", "return out_grad * node", "return out_grad * Tensor(self.out)")),
+            ("test_exp_backward",)),
+    # A setting of 0 where the code tests truthiness
+    wrong("summation_axes_zero_as_none", "tests `not self.axes` for a sum over every axis: axes=0 is falsy, so "
+          "Summation(0) is taken for a sum of everything", "summation", "        if self.axes is None:",
+          "        if not self.axes:", ["test_summation_backward"]),
+    Mistake("exp_output_kept_on_op_or_node", "forward keeps its output on the op (self.out), and backward reads it "
+            "there whenever a forward has run, node's otherwise: after a second forward, the wrong output",
+            (Edit("exp", "return np.exp(a)", "self.out = np.exp(a)\n        return self.out"),
+             Edit("exp", "return out_grad * node",
+                  'return out_grad * Tensor(getattr(self, "out", node.data), requires_grad=False)')),
             ("test_exp_backward",)),
 ]
 

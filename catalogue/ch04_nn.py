@@ -5,7 +5,7 @@ with the test cells it must lose (`loses`; empty for a correct alternative). The
 with the real `nbgrader autograde` and require exactly those cells to lose their points. The demo's
 "partial" student makes the mistakes named in DEMO_PARTIAL.
 """
-from autograder.build.submissions import right, wrong
+from autograder.build.submissions import Edit, Mistake, right, wrong
 
 
 
@@ -295,6 +295,29 @@ MISTAKES = [
         probs = e / e.sum(axis=1, keepdims=True)
         return np.asarray(-np.log(probs[np.arange(len(logits)), self.labels]).mean(), dtype=logits.dtype)""",
           ["test_softmax_cross_entropy_forward", "test_softmax_cross_entropy_backward"]),
+    # A setting of False where the code tests for None
+    wrong("linear_bias_even_when_false", "tests `bias is not None`: bias=False still draws a bias", "linear",
+          "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias else None",
+          "self.bias = Parameter(rng.uniform(-bound, bound, (1, out_features))) if bias is not None else None",
+          ["test_linear_init", "test_linear"]),
+    # A switch entered when it is already off
+    wrong("module_eval_flips", "eval() flips the training flag instead of setting it to False: a second eval() "
+          "switches training back on", "module", "        self.training = False", "        self.training = not self.training",
+          ["test_module_train_eval"]),
+    # State carried between calls: an op whose forward ran twice before one backward
+    Mistake("softmax_output_kept_on_op", "forward keeps its output on the op (self.out), and backward reads it there "
+            "whenever a forward has run: after a second forward, another input's softmax",
+            (Edit("softmax", "        return e / e.sum(axis=self.axis, keepdims=True)",
+                  "        self.out = e / e.sum(axis=self.axis, keepdims=True)\n        return self.out"),
+             Edit("softmax", "        s, g = node.data, out_grad.data",
+                  '        s, g = getattr(self, "out", node.data), out_grad.data')),
+            ("test_softmax_backward",)),
+    # What a loss leaves behind besides .grad: data wrapped as tensors that require a gradient
+    wrong("mse_target_requires_grad", "wraps a NumPy target as Tensor(target), which requires a gradient by default: "
+          "the value and pred's gradient are right, and backward computes a gradient for the data too", "mse_loss",
+          "target = Tensor(target, requires_grad=False)", "target = Tensor(target)", ["test_mse_loss"]),
+    wrong("bce_targets_require_grad", "wraps NumPy targets as Tensor(targets), which require a gradient by default",
+          "bce_loss", "targets = Tensor(targets, requires_grad=False)", "targets = Tensor(targets)", ["test_bce_loss"]),
 ]
 
 ALTERNATIVES = [

@@ -68,7 +68,31 @@ MISTAKES = [
     wrong("fit_no_training", "evaluates every epoch but never calls train_epoch", "fit",
           "            losses = train_epoch(self.model, train_loader, self.loss_fn, self.optimizer, bar)",
           "            losses = [0.0]", ["test_fit", "test_capstone_mlp"]),
+    wrong("fit_validates_without_val_loader", "evaluates and asks keep_best every epoch, with or without a "
+          "val_loader", "fit", '''        if val_loader is None:
+            report(epoch, history["train_loss"][-1])
+            continue
+''', "", ["test_fit", "test_capstone_mlp"]),         # the capstone's fit has no val_loader: evaluate(None) raises
+    wrong("fit_stops_before_recording", "asks keep_best before recording the epoch: the epoch that stops is "
+          "missing from the history", "fit", '''        history["val_loss"].append(val["loss"])
+        history["val_accuracy"].append(val["accuracy"])
+        report(epoch, history["train_loss"][-1], val)
+        if self.keep_best(epoch, val["loss"]):
+            break''', '''        if self.keep_best(epoch, val["loss"]):
+            break
+        history["val_loss"].append(val["loss"])
+        history["val_accuracy"].append(val["accuracy"])
+        report(epoch, history["train_loss"][-1], val)''', ["test_fit"]),
     # the capstone
+    wrong("mlp_unseeded", "layers without seeds: every call of build_mlp a different model", "build_mlp",
+          "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
+          "return Sequential(Linear(784, 128), ReLU(), Linear(128, 10))", ["test_capstone_mlp"]),
+    wrong("mlp_shared_model", "builds the model once, outside the function, and returns that one at every call",
+          "build_mlp", "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
+          '''global MLP_MODEL
+    if "MLP_MODEL" not in globals():
+        MLP_MODEL = Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))
+    return MLP_MODEL''', ["test_capstone_mlp"]),
     wrong("mlp_no_hidden_layer", "a linear model, no hidden layer: about 92%", "build_mlp",
           "return Sequential(Linear(784, 128, seed=1), ReLU(), Linear(128, 10, seed=2))",
           "return Sequential(Linear(784, 10, seed=1))", ["test_capstone_mlp"]),

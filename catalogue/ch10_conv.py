@@ -34,6 +34,20 @@ POOL_FORWARD = '''        out = np.copy(a[:, :, 0:rows:k, 0:cols:k])         # i
             for j in range(k):
                 np.maximum(out, a[:, :, i:rows:k, j:cols:k], out=out)
         return out'''
+POOL_BACKWARD = """        k = self.kernel_size
+        a, out = node._inputs[0].data, node.data
+        rows, cols = a.shape[2] // k * k, a.shape[3] // k * k
+        grad = np.zeros_like(a, dtype=out_grad.data.dtype)
+        unclaimed = np.ones_like(out, dtype=bool)          # tiles whose maximum has not had its gradient yet
+        g = np.empty_like(out, dtype=out_grad.data.dtype)  # out_grad in out's memory order
+        g[...] = out_grad.data
+        for i in range(k):
+            for j in range(k):
+                is_max = a[:, :, i:rows:k, j:cols:k] == out
+                is_max &= unclaimed
+                np.multiply(is_max, g, out=grad[:, :, i:rows:k, j:cols:k])
+                unclaimed ^= is_max                        # is_max is inside unclaimed: this removes it
+        return Tensor(grad)"""
 CONV2D_BIAS = "return out + self.bias.reshape((1, -1, 1, 1)).broadcast_to(out.shape)"
 CONV2D_INIT = '''        fan_in = in_channels * kernel_size * kernel_size
         w = kaiming_uniform(fan_in, out_channels, seed=seed).data'''
@@ -138,7 +152,65 @@ MISTAKES = [
           "negative ones: Flip((-1,)) hands out_grad back unflipped", "flip", FLIP_BACKWARD,
           "return Tensor(out_grad.data[tuple(slice(None, None, -1) if i in self.axes else slice(None) "
           "for i in range(out_grad.ndim))].copy())", ["test_flip_backward"]),
+    # Rules the text states, each with a visible case where the mistake shows
+    wrong("flip_forward_view", "returns NumPy's view of the input, not the copy the text asks for", "flip",
+          "return np.flip(a, self.axes).copy()", "return np.flip(a, self.axes)", ["test_flip_forward"]),
+    wrong("conv_backward_fold_sized_from_output", "sizes the fold's buffer from the output, (H_out - 1)·s + kh: "
+          "too short when the stride does not divide H + 2p - kh", "conv",
+          "padded = np.zeros((channels, height + 2 * p, width + 2 * p, n), dtype=cols.dtype)",
+          "padded = np.zeros((channels, s * (out_h - 1) + kh, s * (out_w - 1) + kw, n), dtype=cols.dtype)",
+          ["test_conv_backward"]),       # the CNN's only such layer is the first, whose images need no gradient
+    wrong("conv2d_weight_untransposed", "reshapes the (fan_in, out_channels) draw to the weight's shape without "
+          "the transpose", "conv2d", "Parameter(w.T.reshape(out_channels, in_channels, kernel_size, kernel_size))",
+          "Parameter(w.reshape(out_channels, in_channels, kernel_size, kernel_size))", ["test_conv2d"]),
+    wrong("conv2d_bias_not_broadcast", "adds the bias shaped (1, out_channels, 1, 1) without broadcast_to: the "
+          "forward is right, the bias's gradient has the output's shape", "conv2d", CONV2D_BIAS,
+          "return out + self.bias.reshape((1, -1, 1, 1))", ["test_conv2d", "test_capstone_cnn"]),
+    wrong("conv_forward_flipped_filters", "lays each filter over its patch rotated by half a turn (the textbook's "
+          "true convolution)", "conv", "out = w.reshape(n_out, -1) @ patches",
+          "out = w[:, :, ::-1, ::-1].reshape(n_out, -1) @ patches",
+          ["test_conv_forward", "test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_backward_unflipped_transposed", "folds each patch-gradient row into the mirrored offset: the "
+          "transposed convolution without the flip", "conv", CONV_FOLD,
+          "padded[:, i:i + s * out_h:s, j:j + s * out_w:s] += cols[:, kh - 1 - i, kw - 1 - j]",
+          ["test_conv_backward", "test_capstone_cnn"]),
+    wrong("conv_backward_grad_w_doubled", "the filters' gradient twice too large: the CNN still trains, the grader's "
+          "gradient comparison does not pass it", "conv", CONV_GRAD_W, "grad_w = 2 * (g @ patches.T).reshape(w.shape)",
+          ["test_conv_backward", "test_capstone_cnn"]),
+    # State carried between calls: an op whose forward ran twice before one backward
+    wrong("conv_backward_reuses_last_patches", "reuses the patches its last forward kept whenever there are some, "
+          "not only when node's input is that forward's", "conv", "if seen is not x:",
+          "if seen is None:", ["test_conv_backward"]),
+    # Memory layout: inputs that are views of batch-last memory, as a Conv hands them on
+    wrong("max_pool_backward_writes_through_planes", "writes the gradient through grad.reshape(N·C, H, W): a view "
+          "of C-ordered memory, a copy (and the writes lost) when the input is batch-last in memory, as a Conv "
+          "hands it on", "max_pool", POOL_BACKWARD,
+          """        k = self.kernel_size
+        a, out = node._inputs[0].data, node.data
+        n, c, h, w = a.shape
+        rows, cols = h // k * k, w // k * k
+        grad = np.zeros_like(a, dtype=out_grad.data.dtype)
+        planes = grad.reshape(n * c, h, w)                   # every channel of every image as one plane
+        g = out_grad.data.reshape(n * c, rows // k, cols // k)
+        maxima = out.reshape(n * c, rows // k, cols // k)
+        unclaimed = np.ones_like(maxima, dtype=bool)
+        for i in range(k):
+            for j in range(k):
+                is_max = (a.reshape(n * c, h, w)[:, i:rows:k, j:cols:k] == maxima) & unclaimed
+                planes[:, i:rows:k, j:cols:k] = is_max * g
+                unclaimed &= ~is_max
+        return Tensor(grad)""", ["test_max_pool_backward", "test_capstone_cnn"]),
     # The capstone
+    wrong("cnn_unseeded", "builds the layers without seeds: every call a different model", "build_cnn", CNN,
+          CNN.replace(", seed=1)", ")").replace(", seed=2)", ")").replace(", seed=3)", ")"), ["test_capstone_cnn"]),
+    wrong("cnn_shared_model", "builds the model once and returns that same object at every call", "build_cnn", CNN,
+          """    global CNN_MODEL
+    if "CNN_MODEL" not in globals():
+        CNN_MODEL = Sequential(
+            Conv2d(1, 8, 3, stride=2, padding=1, seed=1), ReLU(),
+            Conv2d(8, 16, 3, padding=1, seed=2), ReLU(), MaxPool2d(2),
+            Flatten(), Linear(16 * 7 * 7, 10, seed=3))
+    return CNN_MODEL""", ["test_capstone_cnn"]),
     wrong("cnn_flatten_size", "a Linear sized for the image before pooling", "build_cnn", "Linear(16 * 7 * 7, 10, seed=3)",
           "Linear(16 * 14 * 14, 10, seed=3)", ["test_capstone_cnn"]),
     # the drawn bias shows only where the check leaves the bias as the layer made it
@@ -180,6 +252,23 @@ ALTERNATIVES = [
           POOL_CLAIM, "                is_max = a[:, :, i:rows:k, j:cols:k] == out\n"
                       "                ties = sum(a[:, :, p:rows:k, q:cols:k] == out for p in range(k) for q in range(k))\n"
                       "                grad[:, :, i:rows:k, j:cols:k] = is_max * g / ties"),
+    right("max_pool_backward_tile_view", "writes the gradient through a reshape that only splits axes into tiles: "
+          "a view in any memory order", "max_pool", POOL_BACKWARD,
+          """        k = self.kernel_size
+        a, out = node._inputs[0].data, node.data
+        n, c = a.shape[:2]
+        rows, cols = a.shape[2] // k * k, a.shape[3] // k * k
+        region = np.zeros_like(a[:, :, :rows, :cols], dtype=out_grad.data.dtype)   # in a's memory order
+        tiles = region.reshape(n, c, rows // k, k, cols // k, k)                     # tile (y, x), offset (i, j)
+        unclaimed = np.ones_like(out, dtype=bool)
+        for i in range(k):
+            for j in range(k):
+                is_max = (a[:, :, i:rows:k, j:cols:k] == out) & unclaimed
+                tiles[:, :, :, i, :, j] = is_max * out_grad.data
+                unclaimed &= ~is_max
+        grad = np.zeros_like(a, dtype=out_grad.data.dtype)
+        grad[:, :, :rows, :cols] = region
+        return Tensor(grad)"""),
     right("cnn_bias_free_first_layer", "a first convolution without bias", "build_cnn", CNN,
           CNN.replace("Conv2d(1, 8, 3, stride=2, padding=1, seed=1)", "Conv2d(1, 8, 3, stride=2, padding=1, bias=False, seed=1)")),
 ]

@@ -657,7 +657,8 @@ verdict = check.backward(Exp(), shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Exp(), shapes=[(6,)], seed=21),
-                    check.backward(Exp(), shapes=[(2, 1, 3)], seed=22))
+                    check.backward(Exp(), shapes=[(2, 1, 3)], seed=22),
+                    check.backward(Exp(), shapes=[(3, 2)], seed=23, other_forward=True))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -887,7 +888,8 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Sigmoid(), shapes=[(9,)], seed=21),
                     check.backward(Sigmoid(), shapes=[(2, 3, 2)], seed=22),
-                    check.backward(Sigmoid(), shapes=[(3,)], domains="very_negative", seed=23))
+                    check.backward(Sigmoid(), shapes=[(3,)], domains="very_negative", seed=23),
+                    check.backward(Sigmoid(), shapes=[(2, 3)], seed=24, other_forward=True))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -930,7 +932,8 @@ verdict = check.backward(Tanh(), shapes=[(2, 3)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Tanh(), shapes=[(7,)], seed=21),
-                    check.backward(Tanh(), shapes=[(2, 2, 2)], seed=22))
+                    check.backward(Tanh(), shapes=[(2, 2, 2)], seed=22),
+                    check.backward(Tanh(), shapes=[(3, 2)], seed=23, other_forward=True))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

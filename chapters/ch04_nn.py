@@ -735,7 +735,7 @@ class MSELoss(Module):
         ### END SOLUTION
 
 # %% test id=test_mse_loss points=2
-verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3))
+verdict = check.all(check.mse_loss((5, 1)), check.mse_loss((5, 3), seed=3), check.mse_loss((4, 2), seed=5, target_as="array"))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.mse_loss((3, 4), seed=1), check.mse_loss((6,), seed=2), check.mse_loss((2, 3, 4), seed=4))
@@ -924,7 +924,8 @@ verdict = check.all(check.backward(Softmax(0), shapes=[(4, 3)], seed=51),
                     check.backward(Softmax(1), shapes=[(2, 3, 4)], seed=52),
                     check.backward(Softmax(), shapes=[(5,)], domains="very_negative", seed=53),
                     check.backward(Softmax(axis=-1), shapes=[(4, 2)], domains="rows_apart", seed=54),
-                    check.backward(Softmax(), shapes=[(3, 5)], domains="wide_rows", seed=55))
+                    check.backward(Softmax(), shapes=[(3, 5)], domains="wide_rows", seed=55),
+                    check.backward(Softmax(), shapes=[(3, 4)], seed=56, other_forward=True))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

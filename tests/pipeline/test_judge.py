@@ -623,8 +623,9 @@ def test_chapter_4_layers_and_losses_are_judged_from_the_source():
     plans = plan_notebook(source_notebook("ch04"), JUDGED_CHECKS)
     assert set(plans) == CH04_JUDGED and all(not p.unjudged for p in plans.values()), \
         {g: p.unjudged for g, p in plans.items() if p.unjudged}
-    # five hidden calls for MSE in 3-D and softmax and log-sum-exp on wide rows; 19 of section 4.10's fused ops
-    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 121
+    # five hidden calls for MSE in 3-D and softmax and log-sum-exp on wide rows; 19 of section 4.10's fused ops;
+    # MSE with a NumPy target, Softmax's backward after two forwards
+    assert sum(len(plans[g].calls) for g in CH04_JUDGED) == 123
 
 
 def in_process_judgement(namespace, grade_id, secret=7):
@@ -1840,3 +1841,60 @@ def test_chapter_7s_model_is_the_notebooks_global(capstone_ch09):
     del namespace["model"]
     judgement = judge.judge_cell("test_mnist_training", in_process(namespace))
     assert not judgement.passed and "there is no trained model" in judgement.message
+
+
+def test_the_judge_calls_a_capstone_build_twice_and_names_a_shared_or_unseeded_model():
+    """judge/capstone.fresh_builds against the worker's capstone_builds, in process: the solution's seeded, fresh
+    models pass; one model returned twice, or layers without seeds, fail with the course's messages."""
+    import json
+
+    from autograder.grading.judge import capstone as judged
+    from autograder.grading.judge.probes import WORKER_SOURCE, encode
+    from helpers.solved_code import solved_namespace
+
+    scope = {"__name__": "worker"}
+    exec(compile(WORKER_SOURCE, "worker", "exec"), scope)  # noqa: S102 (the course's own worker)
+    namespace = solved_namespace("ch09")
+
+    def judged_build(build):
+        namespace["build_mlp"] = build
+        steps = judged.fresh_builds("mlp", NotebookName("build_mlp"))
+        request = next(steps)
+        reply = json.loads(json.dumps(scope["capstone_builds"](scope["decode"](json.loads(json.dumps(encode(request)))),
+                                                               namespace)))
+        try:
+            steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        raise AssertionError("fresh_builds asked for more than one probe")
+
+    Sequential, Linear, ReLU = namespace["Sequential"], namespace["Linear"], namespace["ReLU"]
+    assert judged_build(lambda: Sequential(Linear(784, 16, seed=1), ReLU(), Linear(16, 10, seed=2))) is None
+    shared = Sequential(Linear(784, 10, seed=0))
+    verdict = judged_build(lambda: shared)
+    assert not verdict.passed and "the same model object" in verdict.message
+    verdict = judged_build(lambda: Sequential(Linear(784, 16), ReLU(), Linear(16, 10)))
+    assert not verdict.passed and "different weights" in verdict.message
+
+
+@pytest.mark.parametrize("mistake", [None, "conv_backward_grad_w_doubled"])
+def test_a_capstone_short_of_its_threshold_names_wrong_gradients_only_when_they_are_wrong(monkeypatch, mistake):
+    """Below the threshold (raised past reach here) the judge still compares the trained model's gradients: a
+    library whose gradients are wrong is told so, with the layer; a right one gets the rule, and no cause."""
+    import dataclasses
+
+    from autograder.student.checks import capstone as course
+    from helpers.solved_code import notebook_namespace
+
+    namespace = notebook_namespace(CH10, training=False) if mistake is None else solved_with(CH10, mistake)
+    model = trained_briefly(namespace, namespace["build_cnn"](), (1, 28, 28), 640)
+    monkeypatch.setitem(course.RECIPES, "cnn", dataclasses.replace(course.RECIPES["cnn"], threshold=1.0))
+    monkeypatch.setattr(course, "TRAINED", {"cnn": {"model": model}})
+    judgement = Judge.from_source(ROOT / "source" / CH10 / "conv.ipynb").judge_cell("test_capstone_cnn",
+                                                                                  in_process(namespace))
+    assert judgement.judged and not judgement.passed, judgement.message
+    if mistake is None:
+        assert "cannot say why" in judgement.message and "does not compute" not in judgement.message, judgement.message
+    else:
+        assert "Your library does not compute its gradients. For layer " in judgement.message, judgement.message
+        assert "cannot say why" not in judgement.message, judgement.message

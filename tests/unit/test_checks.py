@@ -643,3 +643,29 @@ def test_a_type_from_another_module_is_named_so_that_its_article_reads_right():
     for name in (type_name, worker.type_name):
         assert name(Tensor()) == "Tensor (from earlier_chapters)"
         assert name(np.zeros(1)) == "numpy.ndarray" and name(np.float32(1)) == "numpy.float32" and name(1) == "int"
+
+
+def test_a_gradient_that_requires_a_gradient_fails_the_engine_checks(ns, monkeypatch):
+    """The gradient backward() starts from is a constant: ones or a NumPy grad wrapped with the default
+    requires_grad make every op's backward record a graph of the gradients, which the values never show."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def variable_seed(self, grad=None):
+        if grad is None:
+            grad = Tensor(np.ones_like(self.data), dtype=self.dtype)          # requires_grad: the default, True
+        elif not isinstance(grad, Tensor):
+            grad = Tensor(grad, dtype=self.dtype)
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", variable_seed)
+    for name in ("product", "explicit_grad"):
+        verdict = Checker(ns, verbose=False).engine(name)
+        assert not verdict.passed and "handed an out_grad that requires a gradient" in verdict.message, verdict.message
+
+
+def test_a_zero_grad_that_drops_the_graph_fails(ns, monkeypatch):
+    def detaching(self):
+        self.grad, self._op, self._inputs = None, None, ()
+    monkeypatch.setattr(ns["Tensor"], "zero_grad", detaching)
+    verdict = Checker(ns, verbose=False).engine_rule("zero_grad")
+    assert not verdict.passed and "zero_grad forgets the gradient and nothing else" in verdict.message, verdict.message

@@ -327,3 +327,127 @@ def test_zeros_for_images_that_need_a_gradient_are_caught(ns):
     assert not verdict.passed
     assert "(b is a constant: requires_grad=False)" in verdict.message
     assert "your gradient for a, the images x, is all zeros" in verdict.message
+
+
+def swapped_class(ns, name, **methods):
+    """The notebook's class `name` with `methods` replaced: a student's variant, for one check."""
+    namespace = dict(ns)
+    namespace[name] = type(name, (ns[name],), methods)
+    return namespace, namespace[name]
+
+
+def test_a_flip_that_returns_numpys_view_fails_only_where_the_text_asks_for_a_copy(ns, check):
+    namespace, Flip = swapped_class(ns, "Flip", forward=lambda self, a: np.flip(a, self.axes))
+    student = Checker(namespace, verbose=False)
+    assert student.forward(Flip((0,)), slow.flip((0,)), shapes=[(4,)]).passed
+    verdict = student.forward(Flip((0,)), slow.flip((0,)), shapes=[(4,)], owns_memory=True)
+    assert not verdict.passed and "shares its memory with input a" in verdict.message, verdict.message
+    assert check.forward(ns["Flip"]((0,)), slow.flip((0,)), shapes=[(4,)], owns_memory=True).passed
+
+
+def test_conv2d_names_an_untransposed_draw_and_a_bias_added_without_broadcast(ns, check):
+    Parameter, kaiming_uniform = ns["Parameter"], ns["kaiming_uniform"]
+
+    def untransposed(self, in_channels, out_channels, kernel_size, stride=1, padding=0, bias=True, *, seed=None):
+        ns["Conv2d"].__init__(self, in_channels, out_channels, kernel_size, stride, padding, bias, seed=seed)
+        draw = kaiming_uniform(in_channels * kernel_size ** 2, out_channels, seed=seed).data
+        self.weight = Parameter(draw.reshape(out_channels, in_channels, kernel_size, kernel_size))
+
+    namespace, _ = swapped_class(ns, "Conv2d", __init__=untransposed)
+    verdict = Checker(namespace, verbose=False).conv2d()
+    assert not verdict.passed and "without the transpose" in verdict.message, verdict.message
+
+    def unbroadcast(self, x):
+        return ns["conv"](x, self.weight, self.stride, self.padding) + self.bias.reshape((1, -1, 1, 1))
+
+    namespace, _ = swapped_class(ns, "Conv2d", forward=unbroadcast)
+    verdict = Checker(namespace, verbose=False).conv2d()
+    assert not verdict.passed and "backward from the output to .bias raised" in verdict.message, verdict.message
+    assert "made from an operand of shape (1, 4, 1, 1)" in verdict.message, verdict.message
+    assert check.conv2d().passed
+
+
+def conv_with(ns, forward=None, backward=None):
+    methods = {k: v for k, v in (("forward", forward), ("backward", backward)) if v is not None}
+    namespace, Conv = swapped_class(ns, "Conv", **methods)
+    return Checker(namespace, verbose=False), Conv
+
+
+def test_a_flipped_filter_and_a_batch_first_reshape_get_their_own_hints(ns):
+    conv = ns["Conv"]
+    flipped, Flipped = conv_with(ns, forward=lambda self, x, w: conv.forward(self, x, w[:, :, ::-1, ::-1]))
+
+    def batch_first(self, x, w):
+        out = conv.forward(self, x, w)                   # NCHW over batch-last memory: its product, read wrongly
+        n_out = w.shape[0]
+        product = out.transpose(1, 2, 3, 0).reshape(n_out, -1)
+        return product.reshape(n_out, x.shape[0], *out.shape[2:]).transpose(1, 0, 2, 3)
+
+    mixed, Mixed = conv_with(ns, forward=batch_first)
+    shapes = [(2, 3, 5, 5), (4, 3, 3, 3)]
+    one = flipped.forward(Flipped(1, 1), slow.conv(1, 1), shapes=shapes).message
+    two = mixed.forward(Mixed(1, 1), slow.conv(1, 1), shapes=shapes).message
+    assert "rotated by half a turn" in one and "in the wrong place" in two and one != two
+
+
+def test_an_unflipped_transposed_convolution_is_named(ns):
+    conv = ns["Conv"]
+
+    def unflipped(self, out_grad, node):
+        x, w = node._inputs
+        mirrored = ns["Tensor"](w.data[:, :, ::-1, ::-1].copy(), dtype=np.float64)
+        mirror = ns["Tensor"](node.data, dtype=np.float64)
+        mirror._op, mirror._inputs = self, (x, mirrored)
+        grad_x, _ = conv.backward(self, out_grad, mirror)
+        return grad_x, conv.backward(self, out_grad, node)[1]
+
+    student, Conv = conv_with(ns, backward=unflipped)
+    verdict = student.backward(Conv(2, 1), shapes=[(2, 2, 6, 5), (3, 2, 3, 3)])
+    assert not verdict.passed and "filters that were not flipped" in verdict.message, verdict.message
+
+
+def test_a_backward_that_reuses_its_last_forward_fails_when_two_forwards_ran(ns, check):
+    conv = ns["Conv"]
+
+    def reusing(self, out_grad, node):
+        seen, patches = getattr(self, "saved", (None, None))
+        if seen is not None:                              # whatever forward ran last
+            node = ns["Tensor"](node.data, dtype=np.float64)
+            node._op, node._inputs = self, (ns["Tensor"](seen, dtype=np.float64), self.weights_seen)
+        return conv.backward(self, out_grad, node)
+
+    def remembering(self, x, w):
+        self.weights_seen = ns["Tensor"](w, dtype=np.float64)
+        return conv.forward(self, x, w)
+
+    student, Conv = conv_with(ns, forward=remembering, backward=reusing)
+    shapes = [(2, 2, 5, 5), (3, 2, 3, 3)]
+    assert student.backward(Conv(1, 1), shapes=shapes).passed
+    verdict = student.backward(Conv(1, 1), shapes=shapes, other_forward=True)
+    assert not verdict.passed and "forward ran on these inputs and then on others" in verdict.message
+    assert check.backward(ns["Conv"](1, 1), shapes=shapes, other_forward=True, layout="batch_last").passed
+
+
+def test_a_max_pool_writing_through_a_merged_reshape_fails_on_batch_last_inputs(ns, check):
+    def planes(self, out_grad, node):
+        k, (a, out) = self.kernel_size, (node._inputs[0].data, node.data)
+        n, c, h, w = a.shape
+        rows, cols = h // k * k, w // k * k
+        grad = np.zeros_like(a)
+        flat = grad.reshape(n * c, h, w)                  # a view of C-ordered memory only
+        maxima, g = out.reshape(n * c, rows // k, cols // k), out_grad.data.reshape(n * c, rows // k, cols // k)
+        left = np.ones_like(maxima, dtype=bool)
+        for i in range(k):
+            for j in range(k):
+                is_max = (a.reshape(n * c, h, w)[:, i:rows:k, j:cols:k] == maxima) & left
+                flat[:, i:rows:k, j:cols:k] = is_max * g
+                left &= ~is_max
+        return ns["Tensor"](grad)
+
+    namespace, MaxPool = swapped_class(ns, "MaxPool", backward=planes)
+    student = Checker(namespace, verbose=False)
+    assert student.backward(MaxPool(2), shapes=[(3, 2, 6, 6)], domains="distinct").passed
+    verdict = student.backward(MaxPool(2), shapes=[(3, 2, 6, 6)], domains="distinct", layout="batch_last")
+    assert not verdict.passed and "batch-last in memory" in verdict.message, verdict.message
+    assert check.backward(ns["MaxPool"](2), shapes=[(3, 2, 6, 6)], domains="distinct", layout="batch_last").passed
+    assert check.forward(ns["MaxPool"](2), slow.max_pool(2), shapes=[(3, 2, 6, 6)], layout="batch_last").passed

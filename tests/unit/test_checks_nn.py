@@ -598,3 +598,34 @@ def test_a_fused_ops_known_slip_is_named(mistake, words):
     verdict = check.backward(namespace["Affine"](), [(4, 3), (3, 2), (1, 2)]) if mistake.startswith("affine") \
         else check.cross_entropy_backward(batch=5, classes=4)
     assert_fails(verdict, words)
+
+
+def test_a_numpy_target_wrapped_so_it_requires_a_gradient_fails_the_loss_checks(ns, check, monkeypatch):
+    """A target given as an array is data: wrapped with the default requires_grad, it is a leaf of the loss's graph
+    that gets a gradient. The value and pred's gradient are right, so only the count of such leaves shows it."""
+    Tensor = ns["Tensor"]
+
+    def wrapped(self, pred, target):
+        target = target if isinstance(target, Tensor) else Tensor(target)
+        diff = pred - target
+        return (diff * diff).sum() / diff.size
+    monkeypatch.setattr(ns["MSELoss"], "forward", wrapped)
+    assert check.mse_loss((5, 3), seed=3).passed                  # a Tensor target: nothing to wrap
+    assert_fails(check.mse_loss((4, 2), seed=5, target_as="array"), "became a Tensor that requires one",
+                 "requires_grad=False")
+    monkeypatch.undo()
+    assert check.mse_loss((4, 2), seed=5, target_as="array").passed
+    assert check.bce_loss((6,)).passed
+
+
+def test_an_eval_that_flips_the_flag_fails_when_called_twice(ns, check, monkeypatch):
+    """A switch entered when it is already off: eval() on a module already in evaluation leaves it there."""
+    def flips(self):
+        self.training = not self.training
+        for child in self.children():
+            child.eval()
+        return self
+    monkeypatch.setattr(ns["Module"], "eval", flips)
+    assert_fails(check.module("train_eval"), "after tree.eval() twice in a row", "not a switch that flips")
+    monkeypatch.undo()
+    assert check.module("train_eval").passed

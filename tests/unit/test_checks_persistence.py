@@ -295,7 +295,41 @@ def test_an_early_stop_one_epoch_late_is_caught(ns, check, patched):
 
     patched("Trainer", "keep_best", late)
     verdict = check.keep_best("patience")
-    assert not verdict.passed and "returned False at epoch 4, expected True" in verdict.message
+    assert not verdict.passed and "returned False at epoch 6, expected True" in verdict.message
+    assert "a loss that is not strictly lower than the best is a stale epoch" in verdict.message, verdict.message
+
+
+def test_a_stale_count_that_an_improvement_does_not_reset_is_named(ns, check, patched):
+    """The visible losses have a new best between stale epochs, and the hint names the slip from the returns."""
+    original = ns["Trainer"].__dict__["keep_best"]
+
+    def unreset(self, epoch, val_loss):
+        stale = self.stale_epochs
+        flag = original(self, epoch, val_loss)
+        if self.stale_epochs == 0 and epoch > 1:          # an improvement: the count goes on as it was
+            self.stale_epochs = stale
+            return self.patience is not None and self.stale_epochs >= self.patience
+        return flag
+
+    patched("Trainer", "keep_best", unreset)
+    verdict = check.keep_best("patience")
+    assert not verdict.passed and "a count of stale epochs that a new best does not reset" in verdict.message, \
+        verdict.message
+
+
+def test_a_history_short_of_the_stopping_epoch_is_told_so(ns, check, patched):
+    original = ns["Trainer"].__dict__["fit"]
+
+    def stops_first(self, train_loader, val_loader=None, epochs=1):
+        history = original(self, train_loader, val_loader, epochs)
+        if val_loader is not None and len(history["val_loss"]) < epochs:      # as if it broke before recording
+            history["val_loss"], history["val_accuracy"] = history["val_loss"][:-1], history["val_accuracy"][:-1]
+        return history
+
+    patched("Trainer", "fit", stops_first)
+    verdict = check.fit()
+    assert not verdict.passed and "the last epoch is missing" in verdict.message, verdict.message
+    assert "batch losses" not in verdict.message, verdict.message
 
 
 def test_a_best_taken_against_the_epoch_before_is_caught(ns, check, patched):
@@ -377,6 +411,10 @@ def test_expected_keep_best_sequence():
     flags, best = fitting.expected_keep_best((0.9, 0.7, 0.8, 0.75, 0.6), patience=2)
     assert flags == [False, False, False, True, False] and best == [1, 2, 2, 2, 5]
     assert fitting.expected_keep_best((0.5, 0.5, 0.5), patience=2)[0] == [False, False, True]
+    losses = (0.9, 0.7, 0.8, 0.6, 0.75, 0.7)
+    assert fitting.expected_keep_best(losses, 2)[0] == [False] * 5 + [True]
+    assert fitting.expected_keep_best(losses, 2, "no_reset")[0] == [False] * 4 + [True, True]
+    assert fitting.expected_keep_best((0.5, 0.5, 0.5), 2, "ties")[0] == [False, False, False]
 
 
 def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
@@ -385,13 +423,33 @@ def test_capstone_refuses_a_model_of_the_wrong_shape(ns, check):
 
 
 def test_a_short_capstone_names_the_cause_its_accuracy_points_at():
+    """Chance level names a gradient that does not flow; above it a cause is named only from the model's layers
+    (two linear layers in a row); otherwise the hint states the rule, whatever the accuracy."""
     from autograder.student.checks.capstone import capstone_verdict
 
     chance, near, between = (capstone_verdict("mlp", a).message for a in (0.098, 0.93, 0.6))
     assert "what guessing scores" in chance and "too small" not in chance, chance
-    assert "a few points short" in near and "backward" not in near, near
-    assert "about 10% means" in between and "a few points short means" in between, between
+    for message in (near, between):
+        assert "cannot say why" in message and "too small" not in message and "nonlinearity" not in message, message
+    stacked = capstone_verdict("mlp", 0.904, names=["Linear", "Linear"]).message
+    assert "layer 0 (Linear) feeds layer 1 (Linear) with no nonlinearity" in stacked, stacked
+    relu = capstone_verdict("mlp", 0.904, names=["Linear", "ReLU", "Linear"]).message
+    assert "nonlinearity" not in relu, relu
+    assert "Training took 12 s" in capstone_verdict("mlp", 0.9, seconds=12.3).message
     assert capstone_verdict("mlp", 0.96).passed
+
+
+def test_a_capstone_build_must_return_a_fresh_seeded_model_each_call(ns, check):
+    """build() is called twice: one shared model, or layers without seeds, fail before any training."""
+    Sequential, Linear, ReLU = ns["Sequential"], ns["Linear"], ns["ReLU"]
+    shared = Sequential(Linear(784, 10, seed=0))
+    verdict = check.capstone("mlp", lambda: shared)
+    assert not verdict.passed and "the same model object" in verdict.message, verdict.message
+    verdict = check.capstone("mlp", lambda: Sequential(Linear(784, 16), ReLU(), Linear(16, 10)))
+    assert not verdict.passed and "different weights" in verdict.message and "seed" in verdict.message, verdict.message
+    layer = Linear(784, 10, seed=0)
+    verdict = check.capstone("mlp", lambda: Sequential(layer))
+    assert not verdict.passed and "share 2 parameter(s)" in verdict.message, verdict.message
 
 
 def test_probe_model_names_are_unique(ns):

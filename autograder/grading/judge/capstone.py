@@ -15,7 +15,8 @@ import zlib
 import numpy as np
 
 from autograder.grading.judge.capstone_gradients import library_gradients
-from autograder.grading.judge.forward import NotWalkable, model_from_record
+from autograder.grading.judge.forward import NotWalkable, flattened, model_from_record
+from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import capstone as course
 from autograder.student.checks.training import NO_TRAINED_MODEL, trained_model_verdict
@@ -47,13 +48,29 @@ def capstone(rng, kind, build):
     """check.capstone(kind, build_KIND): the model the cell's check trained, which it left in its slot."""
     recipe, where = course.RECIPES[kind], {"capstone": kind}
     label = f"the {recipe.name} capstone"
+    if build is not None:
+        problem = yield from fresh_builds(kind, build)
+        if problem:
+            return problem
     counted = yield from held_out(rng, where, recipe.image_shape)
     if counted is None:
         return course.no_trained_capstone(kind)
     if isinstance(counted, str):
         return failed(f"{label}: {counted}")
     accuracy, note, record = counted
-    verdict = with_note(course.capstone_verdict(kind, accuracy), note)
+    names = [r.get("name") for r in flattened(record)] if record is not None else None
+    verdict = with_note(course.capstone_verdict(kind, accuracy, names=names), note)
+    if not verdict.passed and record is not None and accuracy > course.CHANCE:
+        try:      # the evidence that names a cause: gradients that are not the model's
+            problem = yield from library_gradients(rng, where, record, recipe.image_shape, label)
+        except NotWalkable:
+            problem = None
+        if problem:
+            evidence = problem.message.split("\n", 1)[0].replace(
+                f"{label}: the model reaches the accuracy, but your library", "Your library")
+            verdict.message = (verdict.message.split("\n  Hint:", 1)[0] + f"\n  {evidence}\n  Hint: a wrong gradient "
+                               "trains the model less well than the right one; this chapter's backward checks name the op.")
+        return verdict
     if verdict.passed and record is not None:
         try:
             problem = yield from library_gradients(rng, where, record, recipe.image_shape, label)
@@ -62,6 +79,23 @@ def capstone(rng, kind, build):
             problem = None
         return problem or verdict
     return verdict
+
+
+def fresh_builds(kind, build):
+    """None when the notebook's build function, called twice in the kernel, returns two separate models equal in
+    every weight (the text's fixed seeds); else the failed Verdict, as the course's check words it."""
+    reply = yield {"kind": "capstone_builds", "build": getattr(build, "name", f"build_{kind}")}
+    if not reply.get("found"):
+        return None                   # no such function: the check that trains says so, and no model is found
+    if "error" in reply:
+        return failed(f"build_{kind}() called a second time: "
+                      + describe_error(f"build_{kind}", "call", returned(reply["error"])).replace(f"build_{kind}.call ", ""))
+    differ = reply.get("differ")
+    if differ is not None:
+        if not isinstance(differ, list) or not all(isinstance(d, list) and len(d) == 2 for d in differ):
+            raise ProbeFailure("the reply does not list the differing parameters")
+        differ = [(int(i), tuple(int(n) for n in shape)) for i, shape in differ]
+    return course.fresh_model_problem(kind, reply.get("same") is True, int(reply.get("shared") or 0), differ)
 
 
 def my_capstone(rng, kind):

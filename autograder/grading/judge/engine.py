@@ -9,6 +9,7 @@ from autograder.student.checks.engine import (
     Grad,
     depth_verdict,
     grads_verdict,
+    handed_verdict,
 )
 from autograder.student.verdict import failed
 
@@ -42,4 +43,9 @@ def engine(rng, name):
     got = returned_list(reply, "grads", len(graph.report))
     verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)],
                             reported_ownership(reply, len(graph.report)) if graph.own else None)
-    return depth_verdict(title, graph, reported_depth(reply), verdict)
+    handed = reply.get("handed")
+    if not isinstance(handed, list) or len(handed) > 64 or not all(
+            isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and isinstance(h[1], bool)
+            and isinstance(h[2], str) for h in handed):
+        raise ProbeFailure("the reply does not say what the ops' backwards were handed")
+    return depth_verdict(title, graph, reported_depth(reply), handed_verdict(title, verdict, handed))

@@ -14,6 +14,7 @@ from autograder.student.checks import pool_ties, slow
 from autograder.student.checks.convolution import (
     CONV2D_HINT,
     MAX_POOL2D_HINT,
+    bias_backward_problem,
     bias_init_problem,
     conv2d_label,
     has_parameters,
@@ -24,6 +25,7 @@ from autograder.student.checks.convolution import (
     parameter_problem,
     unreached,
     unseeded,
+    untransposed_problem,
 )
 from autograder.student.checks.describe import shapes_label
 from autograder.student.verdict import failed, passed
@@ -34,9 +36,11 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
     label = conv2d_label(in_channels, out_channels, kernel_size, stride, padding, seed)
     x = rng.uniform(-1, 1, (2, in_channels) + tuple(size))
     bias = rng.uniform(-1, 1, out_channels)            # a zero bias would hide a missing + b
+    want = slow.conv(stride, padding)(x, np.zeros((out_channels, in_channels, kernel_size, kernel_size)))
+    upstream = rng.standard_normal(want.shape)
     reply = yield {"kind": "conv2d", "args": [in_channels, out_channels, kernel_size],
                    "kwargs": {"stride": stride, "padding": padding, "seed": seed},
-                   "x": x, "bias": bias, "standins": standins(["Conv"])}
+                   "x": x, "bias": bias, "standins": standins(["Conv"]), "upstream": upstream}
     built = returned(reply.get("built"))
     if built.failed:
         return describe_layer_error(label, "__init__", built)
@@ -61,6 +65,11 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
         return describe_layer_error(label, "__init__", again)
     if again.kind != "array" or not np.array_equal(again.value, params["weight"]):
         return unseeded(label)
+    draw = returned(reply["draw"]) if isinstance(reply.get("draw"), dict) else None
+    problem = untransposed_problem(label, params["weight"], np.asarray(draw.value, dtype=np.float64)
+                                   if draw is not None and draw.kind in ("array", "tensor") else None, shape)
+    if problem:
+        return problem
     out = returned(reply.get("out"))
     if out.failed:
         return describe_layer_error(label, "forward", out)
@@ -73,6 +82,16 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
     for name, reached in zip(("weight", "bias"), reply.get("reaches") or (False, False)):
         if reached is not True:
             return unreached(label, name)
+    facts = reply.get("bias_backward")
+    if not isinstance(facts, dict) or not isinstance(facts.get("operands"), list):
+        raise ProbeFailure("the reply does not describe the backward to .bias")
+    grad = returned(facts["grad"]) if "grad" in facts else None
+    problem = bias_backward_problem(
+        label, str(facts.get("error") or "")[:400],
+        None if grad is None or grad.kind not in ("array", "tensor") else np.asarray(grad.value, dtype=np.float64),
+        upstream, [tuple(int(n) for n in s) for s in facts["operands"] if isinstance(s, list)], want.shape)
+    if problem:
+        return problem
     no_bias = reply.get("no_bias")
     if not isinstance(no_bias, dict):
         raise ProbeFailure("the reply does not describe Conv2d(..., bias=False)")

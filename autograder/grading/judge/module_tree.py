@@ -155,14 +155,14 @@ def children(rng):
 
 def train_eval(rng):
     tree = SecretTree(rng)
-    reply = yield tree.request("train_eval")
+    reply = yield dict(tree.request("train_eval"), steps=list(tree_checks.TRAIN_EVAL_STEPS))
     if "initial" in reply and flag(reply["initial"]) is not True:
         return tree_checks.train_eval_verdict(flag(reply["initial"]), [], [], [])
     if "error" in reply:
         return kernel_error("train_eval", reply)
     steps = reply.get("flags")
-    if not isinstance(steps, list) or len(steps) != 3:
-        raise ProbeFailure("the reply does not hold the flags after eval(), train() and layers[0].eval()")
+    if not isinstance(steps, list) or len(steps) != len(tree_checks.TRAIN_EVAL_STEPS):
+        raise ProbeFailure("the reply does not hold the flags after each step of train() and eval()")
     return tree_checks.train_eval_verdict(True, *(tree.flags(step) for step in steps))
 
 

@@ -113,7 +113,7 @@ def numbers(got):
     return np.asarray(got.value, dtype=np.float64) if got.kind in ("array", "tensor") else np.asarray(np.nan)
 
 
-def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams):
+def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams, data_name=None):
     """check_layer's verdict from the kernel's reports of `layer_steps`: output, then x's gradient and each
     parameter's, against the judge's formula and its central differences, for each out_grad."""
     params = list(values.values())
@@ -134,6 +134,11 @@ def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams):
             return failed(f"{where}: forward returned a {got.type_name or got.kind}, expected a Tensor (build the output "
                           "with Tensor operations, so that backward can reach x and the parameters).")
         verdict = nn.compare_output(where, np.asarray(got.value, dtype=np.float64), want, formula, hint)
+        if not verdict and data_name:
+            stray = step.get("stray")
+            if not isinstance(stray, int) or isinstance(stray, bool) or stray < 0:
+                raise ProbeFailure("the reply does not count the loss graph's other leaves")
+            verdict = nn.stray_target_problem(where, stray, data_name)
         if verdict:
             return verdict
         if "backward" in step:
@@ -373,14 +378,15 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     return nn.running_passed(label)
 
 
-def mse_loss(rng, shape=(5, 1), seed=0):
+def mse_loss(rng, shape=(5, 1), seed=0, target_as="tensor"):
     target = gradcheck.sample(tuple(shape), "real", rng)
     pred = gradcheck.sample(tuple(shape), "real", rng)
     upstreams = upstreams_for((), rng)
-    steps = layer_steps(pred, {}, upstreams, extras=[{"value": target, "as": "tensor64"}])
+    steps = layer_steps(pred, {}, upstreams, extras=[{"value": target, "as": "tensor64" if target_as == "tensor" else "array"}])
     reply = yield layer_request([module("MSELoss")], steps)
-    return layer_verdict("MSELoss()", objects(reply, "steps", len(steps)), pred, {}, lambda p: formulas.mse(p, target),
-                         nn.MSE_FORMULA, nn.MSE_HINT, upstreams)
+    return layer_verdict(nn.mse_label(target_as), objects(reply, "steps", len(steps)), pred, {},
+                         lambda p: formulas.mse(p, target), nn.MSE_FORMULA, nn.MSE_HINT, upstreams,
+                         data_name="targets" if target_as == "array" else None)
 
 
 def softmax_loss(rng, batch=5, classes=4, offset=0.0, labels_as="array", seed=0):
@@ -430,7 +436,8 @@ def bce_loss(rng, shape=(6,), extreme=False, targets_as="array", seed=0):
                         extras=[{"value": targets, "as": "tensor64" if targets_as == "tensor" else "array"}])
     reply = yield layer_request([module("BCEWithLogitsLoss")], steps)
     return layer_verdict(nn.bce_label(shape, extreme, targets_as), objects(reply, "steps", len(steps)), logits, {},
-                         lambda z: formulas.bce_with_logits(z, targets), nn.BCE_FORMULA, nn.bce_hint(extreme), upstreams)
+                         lambda z: formulas.bce_with_logits(z, targets), nn.BCE_FORMULA, nn.bce_hint(extreme), upstreams,
+                         data_name="targets" if targets_as != "tensor" else None)
 
 
 def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):

@@ -26,10 +26,12 @@ from autograder.student.checks.ops import (
     forward_side_effect_problem,
     forward_state_note,
     grad_set_problem,
+    layout_label,
     gradient_mismatch,
     ignores_out_grad,
     not_a_tensor,
     one_gradient_expected,
+    shared_memory_problem,
     side_effect_problem,
 )
 from autograder.student.checks.running import method_of, not_implemented
@@ -50,16 +52,17 @@ def inputs_for(shapes, domains, rng):
     return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)]
 
 
-def forward(rng, op, expected, shapes, domains="real", seed=0):
-    """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here."""
+def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False, layout="C"):
+    """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here; with
+    `owns_memory`, the kernel's report must say the output shares no memory with an input."""
     arrays = inputs_for(shapes, domains, rng)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
-    reply = yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name]}
+    reply = yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name], "layout": layout}
     got = returned_list(reply, "results", 1)[0]
     after = reported_after(objects(reply, "after", 1, kind=list)[0], arrays)
     if got.failed:
         return failed(describe_error(op.label, "forward", got))
-    where = f"{op.label}.forward on inputs {shapes_label(arrays)}"
+    where = f"{op.label}.forward on inputs {shapes_label(arrays)}{layout_label(layout)}"
     if got.kind != "array":
         hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
             if got.kind == "tensor" else ""
@@ -68,8 +71,14 @@ def forward(rng, op, expected, shapes, domains="real", seed=0):
         return failed(f"{where}: expected output shape {want.shape}, received {got.value.shape}.")
     mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
     if mismatch:
-        return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch))
+        return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch,
+                                       slips.params_of_call(op.name, op.args, op.kwargs)))
     problem = forward_side_effect_problem(where, arrays, after)
+    if not problem and owns_memory:
+        shares = objects(reply, "shares", 1, kind=list)[0]
+        if len(shares) != len(arrays) or not all(isinstance(s, bool) for s in shares):
+            raise ProbeFailure("the reply does not say which inputs the output shares memory with")
+        problem = shared_memory_problem(where, shares)
     if problem:
         return failed(problem)
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
@@ -80,7 +89,7 @@ def standins(names):
     return {name: STANDINS[name].__name__ for name in names}
 
 
-def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
+def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), layout="C", other_forward=False):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
     As in the course's check, the differences are those of the student's own forward, which must first
@@ -95,8 +104,9 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
     pool = rng.standard_normal(pool_size(op, shapes))
     isolate = standins(isolate)
     constant = [int(i) for i in constant]
+    state = {"layout": layout, "others": inputs_for(shapes, domains, rng) if other_forward else None}
     reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
-                   "isolate": isolate, "keep": [op.name], "constant": constant}
+                   "isolate": isolate, "keep": [op.name], "constant": constant, **state}
     first = returned(reply.get("forward"))
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
@@ -118,7 +128,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
     if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
         reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
                        "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
-                       "keep": [op.name], "constant": constant}
+                       "keep": [op.name], "constant": constant, **state}
     answers = returned_list(reply, "grads", len(upstreams))
     afters = [reported_after(item, [upstream, *arrays, out])
               for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
@@ -128,7 +138,7 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=()):
                                                                    reported_changes(reply, len(upstreams)),
                                                                    reported_grads_set(reply, len(upstreams))):
         verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant,
-                                       grads_set, first.value.dtype)
+                                       grads_set, first.value.dtype, layout, other_forward)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
@@ -187,12 +197,12 @@ def reported_after(items, sent):
 
 
 def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=(),
-                  grads_set=(), out_dtype=None):
+                  grads_set=(), out_dtype=None, layout="C", other_forward=False):
     """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the
     course's forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
     label = op.label
     case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
-    where = backward_where(label, arrays, upstream_name, constant)
+    where = backward_where(label, arrays, upstream_name, constant, layout, other_forward)
     if answer.failed:
         return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"
                       + forward_state_note(op.name, answer.error_type, answer.message)), None

@@ -198,6 +198,69 @@ def unseeded(label):
                   "reach the initializer that draws them.")
 
 
+def untransposed_problem(label, weight, draw, shape):
+    """The verdict on weights that hold `draw`, kaiming_uniform's (fan_in, out_channels) array for the layer's
+    seed, reshaped to `shape` without the transpose the text asks for; None otherwise (shared with the judge).
+    Only that evidence fails here: other draws are judged by their scale (kaiming_problem)."""
+    if draw is None or draw.ndim != 2 or draw.size != weight.size:
+        return None
+    if np.array_equal(weight, draw.reshape(shape)) and not np.array_equal(weight, draw.T.reshape(shape)):
+        return failed(f"{label}: the weight holds kaiming_uniform({draw.shape[0]}, {draw.shape[1]})'s numbers "
+                      f"reshaped straight to {shape}, without the transpose: each filter's numbers come from "
+                      "several columns of the draw, so filter o is not column o.\n  Hint: column o of the "
+                      "(in_channels·k², out_channels) draw holds the fan-in of output channel o, and becomes "
+                      "filter o only when the columns turn into rows before the reshape (section 10.7).")
+    return None
+
+
+def bias_backward_problem(label, error, grad, upstream, operand_shapes, out_shape):
+    """The verdict on the gradient that reaches `.bias` when the output's gradient is `upstream` (the weight held
+    still), or None. `error`: what backward raised, as text; `operand_shapes`: the shapes of the inputs of the
+    op that made the output. Shared with the judge."""
+    want = upstream.sum(axis=(0, 2, 3))
+    unbroadcast = [tuple(s) for s in operand_shapes if tuple(s) != tuple(out_shape)]
+    rule = ("the bias's gradient is out_grad summed over the samples and the positions, one number per output "
+            "channel")
+    if unbroadcast:
+        rule = (f"the output {tuple(out_shape)} was made from an operand of shape {unbroadcast[0]}. babygrad's + does "
+                "not broadcast (chapter 4): each operand gets back a gradient of the output's shape, which does not "
+                "fit a smaller operand. Shape the bias to (1, out_channels, 1, 1) and broadcast_to the output's "
+                "shape, so the broadcast's own backward sums the gradient back to the bias's shape")
+    if error:
+        return failed(f"{label}: backward from the output to .bias raised {error}\n  Hint: {rule}.")
+    if grad is None:
+        return failed(f"{label}: after backward from the output, .bias.grad is None: the output's graph does not "
+                      f"carry a gradient to the bias.\n  Hint: {rule}.")
+    if tuple(grad.shape) != want.shape:
+        return failed(f"{label}: after backward from the output, .bias.grad has shape {tuple(grad.shape)}, expected "
+                      f"{want.shape}.\n  Hint: {rule}.")
+    mismatch = gradcheck.worst_mismatch(np.asarray(grad, dtype=np.float64), want, rtol=1e-4, atol=1e-5)
+    if mismatch:
+        return failed(f"{label}: after backward from the output, {mismatch.count} of {mismatch.size} values of "
+                      f".bias.grad are wrong; worst: bias.grad[{mismatch.index[0]}] = {number(mismatch.analytic)}, "
+                      f"expected {number(mismatch.numeric)}.\n  Hint: {rule}.")
+    return None
+
+
+def bias_backward_facts(Tensor, layer, x, upstream):
+    """Run the layer again on x with its weight held still (a constant: the stand-in Conv has no backward), then
+    backward from the output with `upstream`: (error text or "", .bias.grad as an array or None, the shapes of
+    the inputs of the op that made the output). The judge's worker gathers the same facts."""
+    weight, bias = layer.weight, layer.bias
+    held, bias.grad, operands = weight.requires_grad, None, []
+    weight.requires_grad = False
+    try:
+        out = run_quietly(layer, x)
+        operands = [tuple(t.shape) for t in getattr(out, "_inputs", ()) or ()]
+        run_quietly(out.backward, Tensor(upstream.astype(np.asarray(out.data).dtype), requires_grad=False))
+    except Exception as error:  # noqa: BLE001
+        return f"{type(error).__name__}: {error}", None, operands
+    finally:
+        weight.requires_grad = held
+    grad = bias.grad.data if isinstance(bias.grad, Tensor) else bias.grad
+    return "", None if grad is None else np.asarray(grad, dtype=np.float64), operands
+
+
 def not_a_tensor(label, type_name):
     return failed(f"{label}: forward returned a {type_name}, expected a Tensor.")
 
@@ -208,6 +271,15 @@ def unreached(label, name):
         return failed(f"{label}: the output's graph does not reach the input: use the MaxPool Function.")
     return failed(f"{label}: the output's graph does not reach .{name}, so it would never learn. "
                   "Build the output from Tensor operations on the Parameter itself.")
+
+
+def kaiming_draw(namespace, in_channels, out_channels, kernel_size, seed):
+    """The notebook's kaiming_uniform(in_channels·k², out_channels, seed=seed) as an array, or None."""
+    try:
+        draw = run_quietly(lambda: namespace["kaiming_uniform"](in_channels * kernel_size ** 2, out_channels, seed=seed))
+        return np.asarray(getattr(draw, "data", draw), dtype=np.float64)
+    except Exception:  # noqa: BLE001 (no draw to compare with: the scale checks still judge the weights)
+        return None
 
 
 def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=0, size=(5, 6), seed=0):
@@ -237,6 +309,10 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
         return error
     if not np.array_equal(np.asarray(again.weight.data), np.asarray(weight.data)):
         return unseeded(label)
+    problem = untransposed_problem(label, np.asarray(weight.data), kaiming_draw(namespace, in_channels, out_channels,
+                                                                                kernel_size, seed), shape)
+    if problem:
+        return problem
 
     rng = np.random.default_rng(seed + 1)
     x_np = rng.uniform(-1, 1, (2, in_channels) + tuple(size))
@@ -256,6 +332,12 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
     for name, param in (("weight", weight), ("bias", bias)):
         if not reaches(out, param):
             return unreached(label, name)
+    upstream = rng.standard_normal(want.shape)
+    with swapped(namespace, ["Conv"]):
+        error, grad, operands = bias_backward_facts(Tensor, layer, x, upstream)
+    problem = bias_backward_problem(label, error, grad, upstream, operands, want.shape)
+    if problem:
+        return problem
     no_bias, error = _build(label, lambda: Conv2d(in_channels, out_channels, kernel_size, stride=stride,
                                                   padding=padding, bias=False, seed=seed))
     if error:

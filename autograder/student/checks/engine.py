@@ -314,6 +314,22 @@ DEPTH_HINT = ("Section 3.8 writes the search with an explicit stack (a list) and
               "however deep the graph.")
 
 
+HANDED_HINT = ("the gradient backward() starts from, ones or a NumPy `grad` it wraps, is a constant: a Tensor with "
+               "requires_grad=False, so that no graph of the gradients' own computation is recorded (every op's "
+               "backward would otherwise build one, and keep it alive, at every step).")
+
+
+def handed_verdict(title, verdict, handed):
+    """`verdict`, unless an op's backward was handed an out_grad that requires a gradient. `handed`:
+    engine_graph.probe_ops's record. Shared with the judge."""
+    if not verdict.passed:
+        return verdict
+    if any(requires_grad for _, requires_grad, _ in handed or []):
+        return failed(f"{title}: an op's backward was handed an out_grad that requires a gradient, so the "
+                      f"computation of the gradients was itself recorded as a graph.\n  Hint: {HANDED_HINT}")
+    return verdict
+
+
 def depth_verdict(title, graph, depth, verdict):
     """`verdict`, unless a graph with a chain was walked right at about one nested Python call per node (a recursive
     search under a raised limit). Shared with the judge."""
@@ -333,7 +349,8 @@ CHECK_SEEDS = {"product": 1, "diamond": 2, "reuse": 3, "accumulation": 4, "expli
 def check_engine(Tensor, Function, name):
     """One property of the student's Tensor.backward, on the course's graph `name` (a fixed seed)."""
     title, graph, hint = GRAPHS[name](np.random.default_rng(CHECK_SEEDS[name]))
-    nodes = build(graph.leaves, graph.constants, graph.ops, Tensor, Function)
+    handed = []
+    nodes = build(graph.leaves, graph.constants, graph.ops, Tensor, Function, handed)
     depth = 0
     for index, (node, upstream) in enumerate(graph.calls):
         args = () if upstream is None else (np.array(upstream, dtype=np.float64),) if index in graph.plain else \
@@ -351,7 +368,7 @@ def check_engine(Tensor, Function, name):
            Grad(False, type_name(nodes[i].grad), nodes[i].grad if isinstance(nodes[i].grad, np.ndarray) else None)
            for i in graph.report]
     owned = ownership([nodes[i].grad for i in graph.report]) if graph.own else None
-    return depth_verdict(title, graph, depth, grads_verdict(title, graph, hint, got, owned))
+    return depth_verdict(title, graph, depth, handed_verdict(title, grads_verdict(title, graph, hint, got, owned), handed))
 
 
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──

@@ -8,14 +8,15 @@ so the course's check and the judge's probe build the very same graphs.
 import numpy as np
 
 
-def probe_ops(Function, Tensor):
+def probe_ops(Function, Tensor, handed=None):
     """Scale, Plus and Times: tiny ops with NumPy backwards, subclassing the notebook's Function. Plus
-    hands both inputs the very same out_grad, as the course's Add does."""
+    hands both inputs the very same out_grad, as the course's Add does. `handed`, a list: each backward
+    appends what it was given, [out_grad's dtype name, requires_grad, its output's dtype name] (the first 64)."""
 
     def tensor(x):
         return Tensor(x, dtype=np.float64, requires_grad=False)
 
-    def given(op, out_grad):
+    def given(op, out_grad, node=None):
         """`out_grad` itself, once it is known to be a Tensor: the contract every op's backward relies on."""
         if not isinstance(out_grad, Tensor):
             kind = type(out_grad)
@@ -24,6 +25,9 @@ def probe_ops(Function, Tensor):
                             "Tensor. Every backward "
                             "receives the gradient of its output as a Tensor, the very first one included: the "
                             "engine must hand Tensors along, whatever form .grad is stored in")
+        if handed is not None and len(handed) < 64:
+            handed.append([str(np.asarray(out_grad.data).dtype), getattr(out_grad, "requires_grad", None) is True,
+                           str(np.asarray(getattr(node, "data", out_grad.data)).dtype)])
         return out_grad
 
     class Scale(Function):
@@ -34,14 +38,14 @@ def probe_ops(Function, Tensor):
             return a * self.k
 
         def backward(self, out_grad, node):
-            return tensor(given("Scale", out_grad).data * self.k)
+            return tensor(given("Scale", out_grad, node).data * self.k)
 
     class Plus(Function):
         def forward(self, a, b):
             return a + b
 
         def backward(self, out_grad, node):
-            return given("Plus", out_grad), out_grad
+            return given("Plus", out_grad, node), out_grad
 
     class Times(Function):
         def forward(self, a, b):
@@ -49,7 +53,7 @@ def probe_ops(Function, Tensor):
 
         def backward(self, out_grad, node):
             a, b = node._inputs
-            out_grad = given("Times", out_grad)
+            out_grad = given("Times", out_grad, node)
             return tensor(out_grad.data * b.data), tensor(out_grad.data * a.data)
 
     class Total(Function):
@@ -59,7 +63,7 @@ def probe_ops(Function, Tensor):
             return np.asarray(np.sum(a))
 
         def backward(self, out_grad, node):
-            return tensor(np.ones(node._inputs[0].data.shape) * given("Total", out_grad).data)
+            return tensor(np.ones(node._inputs[0].data.shape) * given("Total", out_grad, node).data)
 
     return Scale, Plus, Times, Total
 
@@ -83,10 +87,10 @@ class recording:
 MISSING = object()
 
 
-def build(leaves, constants, ops, Tensor, Function):
+def build(leaves, constants, ops, Tensor, Function, handed=None):
     """The tensors of a graph described as data (checks/engine.Graph: leaves, constants, ops), made with
-    the notebook's Tensor and the private ops."""
-    Scale, Plus, Times, Total = probe_ops(Function, Tensor)
+    the notebook's Tensor and the private ops (`handed`: see probe_ops)."""
+    Scale, Plus, Times, Total = probe_ops(Function, Tensor, handed)
     constants = set(constants)
     nodes = [Tensor(np.asarray(v, dtype=np.float64), dtype=np.float64, requires_grad=i not in constants)
              for i, v in enumerate(leaves)]
@@ -125,10 +129,18 @@ def variable(Tensor, x):
 
 
 def zero_grad_facts(inputs, Tensor, Function, no_grad, report, error):
-    """x.grad set to an old gradient, then x.zero_grad(); and zero_grad() on a tensor with no gradient yet.
+    """x.grad set to an old gradient, then x.zero_grad(); and zero_grad() on a tensor with no gradient yet; and
+    on a result y = Scale(k)(x), whether its graph (_op, _inputs) is still there after y.zero_grad().
     (backward() is not called: a broken engine costs the engine's own checks, not this one.)"""
     x, facts = variable(Tensor, inputs["x"]), {}
+    Scale = probe_ops(Function, Tensor)[0]
     try:
+        with recording(Function):
+            y = Scale(inputs["k"])(variable(Tensor, inputs["x"]))
+        y.grad = np.array(inputs["old"], dtype=np.float64)
+        y.zero_grad()
+        facts["graph"] = {"op": getattr(y, "_op", None) is not None,
+                          "inputs": len(tuple(getattr(y, "_inputs", ()) or ()))}
         x.grad = np.array(inputs["old"], dtype=np.float64)
         x.zero_grad()
         facts["cleared"], facts["data"] = report(x.grad), report(x.data)

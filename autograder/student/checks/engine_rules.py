@@ -92,6 +92,12 @@ def zero_grad_verdict(inputs, facts):
     if fresh.get("kind") != "none":
         return failed(f"{title}: on a tensor whose .grad was None, zero_grad() left {shown(fresh)}; expected None.\n"
                       f"  Hint: {ZERO_GRAD_HINT}")
+    graph = facts.get("graph") or {}
+    if graph.get("op") is not True or graph.get("inputs") != 1:
+        return failed(f"{title}: y = {inputs['k']:g} · x recorded a graph (one op, one input); after y.zero_grad() "
+                      f"it has {'an op' if graph.get('op') else 'no op'} and {graph.get('inputs')} input(s).\n"
+                      "  Hint: zero_grad forgets the gradient and nothing else: the graph is what a later "
+                      "backward() walks, and it stays as forward recorded it.")
     return passed(f"✔ {title} sets .grad to None and leaves .data alone")
 
 
@@ -248,7 +254,7 @@ def rule_inputs(name, rng):
     """The numbers a rule's check runs on, from `rng` (a fixed seed in the notebook, the secret in the judge)."""
     shape = wide_shape(rng)
     if name == "zero_grad":
-        return {"x": values(rng, shape), "old": values(rng, shape) + 3.0}
+        return {"x": values(rng, shape), "old": values(rng, shape) + 3.0, "k": factor(rng)}
     if name == "no_grad":
         return {"x": values(rng, shape), "k": factor(rng)}
     if name == "constant_error":

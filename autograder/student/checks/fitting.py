@@ -160,18 +160,43 @@ def evaluate_verdict(samples, batch_size, got, changed, training, want, batch_me
 
 # ── keep_best ─────────────────────────────────────────────────────────────────────────────────
 
-def expected_keep_best(losses, patience):
-    """(stop flags, best epoch after each call) for a sequence of validation losses."""
+def expected_keep_best(losses, patience, slip=None):
+    """(stop flags, best epoch after each call) for a sequence of validation losses; with `slip`, those of a known
+    wrong rule instead (STOP_SLIPS), so that a hint can name it when a student's flags are that rule's."""
     best, best_epoch, stale, flags, bests = float("inf"), None, 0, [], []
     for epoch, loss in enumerate(losses, 1):
-        if loss < best:
-            best, best_epoch, stale = loss, epoch, 0
+        if loss < best or (slip == "ties" and loss <= best):
+            best, best_epoch = loss, epoch
+            stale = stale if slip == "no_reset" else 0
             flags.append(False)
         else:
             stale += 1
             flags.append(patience is not None and stale >= patience)
         bests.append(best_epoch)
     return flags, bests
+
+
+# Known wrong stopping rules, each with what the flags show: named only when a student's flags are that rule's.
+STOP_SLIPS = {
+    "no_reset": ("your returns are those of a count of stale epochs that a new best does not reset: the stale "
+                 "epochs before an improvement still counted after it. A new best starts the count again from 0, "
+                 "so that `patience` counts stale epochs in a row."),
+    "ties": ("your returns are those of a rule that counts a loss equal to the best as an improvement: only a loss "
+             "strictly lower than the best is one, and an equal loss is a stale epoch."),
+}
+
+
+def stop_hint(losses, patience, flags):
+    """The hint for keep_best's wrong returns `flags` so far: a known wrong rule when the flags are exactly its,
+    else the rule."""
+    for slip, says in STOP_SLIPS.items():
+        want, _ = expected_keep_best(losses[:len(flags)], patience, slip)
+        right, _ = expected_keep_best(losses[:len(flags)], patience)
+        if want != right and [f is True for f in flags] == want and all(isinstance(f, bool) for f in flags):
+            return f"  Hint: {says}"
+    return ("  Hint: a loss that is not strictly lower than the best is a stale epoch, even if it beats the epoch "
+            "before; a new best resets the count; stop once `patience` stale epochs are in a row; never stop with "
+            "patience None.")
 
 
 # after a `checkpoint` run, the same trainer's logic without a checkpoint_path: a tie (stale), then a new best
@@ -225,7 +250,7 @@ def keep_best_scenario(kind, losses, patience):
     """The validation losses and patience a keep_best check uses: the cell's, or the defaults."""
     if kind == "checkpoint":        # 0.75 beats the epoch before it, not the best: no new best
         return tuple(losses or (0.9, 0.7, 0.8, 0.75, 0.6, 0.65)), None
-    return tuple(losses or (0.9, 0.7, 0.8, 0.75, 0.6)), patience
+    return tuple(losses or (0.9, 0.7, 0.8, 0.6, 0.75, 0.7)), patience      # a new best between stale epochs
 
 
 def keep_best_record(trainer, flag, path):
@@ -264,16 +289,20 @@ def keep_best_problem(kind, losses, patience, records, snapshots):
         if record["flag"] is None or record["flag"] != want_flags[epoch - 1]:
             return failed(f"{where}: returned {record['flag_text']} at epoch {epoch}, expected {want_flags[epoch - 1]}.\n"
                           f"  Expected returns so far: {fmt(want_flags[:epoch])}; yours: {fmt([r['flag_text'] for r in records])}.\n"
-                          "  Hint: a loss that is not strictly lower than the best is a stale epoch, even if it beats "
-                          "the epoch before; stop once `patience` stale epochs are in a row; never stop with patience None.")
+                          + stop_hint(losses, patience, [r["flag"] for r in records]))
         return None
     best_epoch = want_best[epoch - 1]
     if record["best_epoch"] != best_epoch or record["best_loss"] is None \
             or not np.isclose(record["best_loss"], losses[best_epoch - 1]):
         before = want_best[epoch - 2] if epoch > 1 else None
         hint = ""
-        if epoch > 1 and record["best_epoch"] == epoch and losses[epoch - 1] < losses[epoch - 2]:
-            hint = "\n  Hint: compare with the best loss so far, not with the epoch before."
+        best_so_far = losses[before - 1] if before else None
+        if record["best_epoch"] == epoch and best_so_far is not None and losses[epoch - 1] == best_so_far:
+            hint = (f"\n  Hint: {losses[epoch - 1]} equals the best loss so far, of epoch {before}: an equal loss is not "
+                    "an improvement; only a strictly lower one is.")
+        elif epoch > 1 and record["best_epoch"] == epoch and losses[epoch - 1] < losses[epoch - 2]:
+            hint = (f"\n  Hint: {losses[epoch - 1]} beats the epoch before ({losses[epoch - 2]}) but not the best so "
+                    f"far ({best_so_far}, epoch {before}): compare with the best loss so far, not with the epoch before.")
         elif before and best_epoch == epoch and record["best_epoch"] == before \
                 and losses[before - 1] - losses[epoch - 1] < 1e-3:
             hint = (f"\n  Hint: {losses[epoch - 1]} is lower than the best so far, {losses[before - 1]}, by only "
@@ -411,6 +440,21 @@ def train_loss_hint(got, batch_losses):
     return "\n  train_loss holds the mean of each epoch's batch losses."
 
 
+NO_VALIDATION_HINT = ("\n  Hint: fit was called without a val_loader (val_loader=None, as the capstone calls it): "
+                      "there is nothing to validate on, so no epoch calls evaluate or keep_best, and the validation "
+                      "lists stay empty.")
+
+
+def missing_epochs_hint(got, values, ran):
+    """The hint for a history list that is right but short of its last epochs, or ""."""
+    if not isinstance(got, list) or not 0 < len(values) - len(got) < len(values) or \
+            not np.allclose(np.asarray(got, dtype=float), values[:len(got)], rtol=1e-6):
+        return ""
+    return (f"\n  Hint: its first {len(got)} entries are right, but {ran} epochs ran: the last epoch is missing. "
+            "Every epoch that ran is recorded, the one after which keep_best says stop too: record the epoch's "
+            "numbers first, then ask keep_best.")
+
+
 def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best):
     """The verdict on what fit did with the scripted stand-ins (`record`, see check_fit); `best`: the arrays
     keep_best put in best_state at epoch 2, which the model must hold at the end."""
@@ -437,7 +481,9 @@ def fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results,
         got = history.get(key)
         if not isinstance(got, list) or len(got) != len(values) or not np.allclose(np.asarray(got, dtype=float), values, rtol=1e-6):
             return failed(f"{where}: history[{key!r}] is {got if isinstance(got, str) else fmt(got)}, expected {fmt(values)}."
-                          + (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else ""))
+                          + (missing_epochs_hint(got, values, ran) or
+                             (train_loss_hint(got, batch_losses[:ran]) if key == "train_loss" else
+                              NO_VALIDATION_HINT if not validate else "")))
     reports = record.get("reports")
     if reports is not None and list(reports) != list(range(1, ran + 1)):
         return failed(f"{where}: report(...) printed the lines of epochs {reports}, expected one line for each epoch "

@@ -184,9 +184,13 @@ def children_verdict(got, leaf):
     return passed(f"✔ Module.children() lists the {len(TREE_CHILDREN)} direct sub-modules, each once")
 
 
-def train_eval_verdict(initial, after_eval, after_train, only_one):
-    """The `training` flags of TREE_MODULES: of the new tree, then after tree.eval(), tree.train() and
-    tree.layers[0].eval()."""
+# After the first three: eval() on a tree already in evaluation mode, and train() on one already training.
+TRAIN_EVAL_STEPS = ("eval", "train", "layers[0].eval", "eval", "eval", "train", "train")
+
+
+def train_eval_verdict(initial, after_eval, after_train, only_one, *again):
+    """The `training` flags of TREE_MODULES: of the new tree, then after each of TRAIN_EVAL_STEPS (`again`: the
+    flags after the fourth to the seventh; the judge and the check take all seven)."""
     title = TITLES["train_eval"]
     if initial is not True:
         return failed(f"{title}: a new module has training = {initial!r}; modules start in training mode.")
@@ -205,6 +209,13 @@ def train_eval_verdict(initial, after_eval, after_train, only_one):
     if list(only_one) != ONLY_FIRST_LAYER_OFF:
         return failed(f"{title}: tree.layers[0].eval() should switch only that module (and its own children) to "
                       f"evaluation; training flags became {only_one}.")
+    if len(again) == 4:
+        for method, flags, want in (("eval", again[1], False), ("train", again[3], True)):
+            if any(flag is not want for flag in flags):
+                return failed(f"{title}: after tree.{method}() twice in a row, training is {flags} for {names}; "
+                              f"expected all {want}.\n  Hint: {method}() sets the flag to {want} whatever it was, "
+                              f"on a module already {'in evaluation' if not want else 'training'} too: it is not a "
+                              "switch that flips.")
     return passed(f"✔ train() and eval() reach all {len(TREE_MODULES)} modules of a nested tree")
 
 
@@ -285,8 +296,8 @@ def check_train_eval(ns):
         if initial is not True:
             return train_eval_verdict(initial, [], [], [])
         flags = []
-        for method in (tree.eval, tree.train, tree.layers[0].eval):
-            run_quietly(method)
+        for step in TRAIN_EVAL_STEPS:
+            run_quietly(tree.layers[0].eval if step == "layers[0].eval" else getattr(tree, step))
             flags.append([m.training for m in modules])
     except Exception as error:  # noqa: BLE001
         return error_verdict("train_eval", describe_exception("Module", "train/eval", error))

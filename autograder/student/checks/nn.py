@@ -12,6 +12,7 @@ import numpy as np
 from autograder.student import gradcheck
 from autograder.student.checks import formulas, init
 from autograder.student.checks.describe import index_label, number, type_name
+from autograder.student.checks.kernel_facts import stray_leaves
 from autograder.student.checks.module_tree import reference_parameters
 from autograder.student.checks.ops import backward_check, check_forward, forward_check
 from autograder.student.checks.registry import register
@@ -54,9 +55,21 @@ def compare_output(where, got, want, formula, hint):
     return None
 
 
-def check_layer(ns, label, forward, x_values, params, reference, formula, hint, seed=0):
+def stray_target_problem(where, stray, data_name):
+    """The verdict on a loss whose graph holds `stray` leaves that require a gradient besides x (shared with the
+    judge), or None: the `data_name` given as a NumPy array was wrapped as a Tensor that requires one."""
+    if not stray:
+        return None
+    return failed(f"{where}: the loss's graph holds {stray} tensor(s) besides x that require a gradient: the "
+                  f"{data_name}, given as a NumPy array, became a Tensor that requires one (the default).\n"
+                  f"  Hint: the {data_name} are data, constants of the loss: wrap them with requires_grad=False, so "
+                  "that backward computes no gradient for them and leaves no .grad on them.")
+
+
+def check_layer(ns, label, forward, x_values, params, reference, formula, hint, seed=0, data_name=None):
     """`forward(x)` against `reference(x, *param values)`: the output, then the gradients of x and of
-    every parameter in `params` [(name, Parameter)], for an all-ones and a random out_grad."""
+    every parameter in `params` [(name, Parameter)], for an all-ones and a random out_grad. `data_name`: a
+    loss's targets, given as an array, which must not become a leaf that requires a gradient."""
     Tensor = ns["Tensor"]
     values = [array(p) for _, p in params]
     try:
@@ -79,7 +92,8 @@ def check_layer(ns, label, forward, x_values, params, reference, formula, hint, 
         if not isinstance(out, Tensor):
             return failed(f"{where}: forward returned a {type_name(out)}, expected a Tensor (build the output "
                           "with Tensor operations, so that backward can reach x and the parameters).")
-        verdict = compare_output(where, array(out), want, formula, hint)
+        verdict = compare_output(where, array(out), want, formula, hint) or (
+            data_name and stray_target_problem(where, stray_leaves(out, [x] + [p for _, p in params]), data_name))
         if verdict:
             return verdict
         try:
@@ -638,15 +652,19 @@ MSE_HINT = ("average the squared differences over ALL elements, every axis inclu
             "are), and return one number.")
 
 
-def check_mse(ns, shape, seed=0):
+def mse_label(target_as):
+    return "MSELoss()" + (" with a NumPy array as target" if target_as == "array" else "")
+
+
+def check_mse(ns, shape, seed=0, target_as="tensor"):
     loss_fn, error = construct("MSELoss()", ns["MSELoss"])
     if error:
         return error
     target = sample(shape, "real", seed + 1)
-    target_tensor = tensor(ns, target, requires_grad=False)
-    return check_layer(ns, "MSELoss()", lambda pred: loss_fn.forward(pred, target_tensor),
+    given = tensor(ns, target, requires_grad=False) if target_as == "tensor" else target.copy()
+    return check_layer(ns, mse_label(target_as), lambda pred: loss_fn.forward(pred, given),
                        sample(shape, "real", seed), [], lambda pred: formulas.mse(pred, target),
-                       MSE_FORMULA, MSE_HINT, seed)
+                       MSE_FORMULA, MSE_HINT, seed, data_name="targets" if target_as == "array" else None)
 
 
 def logsumexp_standin(ns):
@@ -761,7 +779,8 @@ def check_bce(ns, shape, extreme=False, targets_as="array", seed=0):
     logits, targets = bce_inputs(tuple(shape), extreme, np.random.default_rng(seed))
     given = tensor(ns, targets, requires_grad=False) if targets_as == "tensor" else targets.copy()
     return check_layer(ns, bce_label(shape, extreme, targets_as), lambda z: loss_fn.forward(z, given), logits, [],
-                       lambda z: formulas.bce_with_logits(z, targets), BCE_FORMULA, bce_hint(extreme), seed)
+                       lambda z: formulas.bce_with_logits(z, targets), BCE_FORMULA, bce_hint(extreme), seed,
+                       data_name="targets" if targets_as == "array" else None)
 
 
 EMBEDDING_FORMULA = "weight[indices]: row indices[p] of the weight at every position p"
@@ -938,8 +957,8 @@ def layernorm_check(namespace, batch=4, dim=5, seed=0, scale=1.0):
 
 
 @register("mse_loss")
-def mse_loss_check(namespace, shape=(5, 1), seed=0):
-    return check_mse(namespace, tuple(shape), seed)
+def mse_loss_check(namespace, shape=(5, 1), seed=0, target_as="tensor"):
+    return check_mse(namespace, tuple(shape), seed, target_as)
 
 
 @register("softmax_loss")

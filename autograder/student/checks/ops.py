@@ -30,23 +30,45 @@ def own_method(op, name):
     return getattr(type(op), name, None)
 
 
+LAYOUTS = ("C", "batch_last")
+
+
+def laid_out(array, layout):
+    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default), or "batch_last",
+    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order, the
+    first axis fastest). Shared with the judge's worker, which keeps its own copy of these lines."""
+    if layout == "batch_last":
+        if array.ndim == 4:
+            return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+        return np.asfortranarray(array)
+    return np.array(array, order="C")
+
+
+def other_inputs(shapes, domains, seed):
+    """Inputs of the same shapes and domains as the checked ones, for a second forward before backward."""
+    others, _ = inputs_for(shapes, domains, seed + 7919)
+    return others
+
+
 def inputs_for(shapes, domains, seed):
     rng = np.random.default_rng(seed)
     domains = [domains] * len(shapes) if isinstance(domains, str) else list(domains)
     return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)], rng
 
 
-def check_forward(op, expected, shapes, domains="real", seed=0):
-    """op.forward on float64 arrays must return an ndarray equal to `expected(*arrays)`."""
+def check_forward(op, expected, shapes, domains="real", seed=0, owns_memory=False, layout="C"):
+    """op.forward on float64 arrays must return an ndarray equal to `expected(*arrays)`; with `owns_memory`,
+    one that shares no memory with its inputs (the text asks Flip for a copy, not NumPy's view); `layout`:
+    the inputs' memory order (laid_out)."""
     label = op_label(op)
     arrays, _ = inputs_for(shapes, domains, seed)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
-    given = [a.copy() for a in arrays]
+    given = [laid_out(a, layout) for a in arrays]
     try:
         got = run_quietly(op.forward, *given)
     except Exception as error:  # noqa: BLE001 (any student error becomes a message)
         return failed(describe_exception(label, "forward", error, own_method(op, "forward")))
-    where = f"{label}.forward on inputs {shapes_label(arrays)}"
+    where = f"{label}.forward on inputs {shapes_label(arrays)}{layout_label(layout)}"
     if not isinstance(got, (np.ndarray, np.generic)):
         hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
             if hasattr(got, "data") else ""
@@ -55,11 +77,30 @@ def check_forward(op, expected, shapes, domains="real", seed=0):
         return failed(f"{where}: expected output shape {want.shape}, received {np.shape(got)}.")
     mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
     if mismatch:
-        return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch))
-    problem = forward_side_effect_problem(where, arrays, given)
+        return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch,
+                                       slips.params_of_instance(op_name(op), op)))
+    problem = forward_side_effect_problem(where, arrays, given) \
+        or (owns_memory and shared_memory_problem(where, [np.may_share_memory(got, g) for g in given]))
     if problem:
         return failed(problem)
     return passed(f"✔ {label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def shared_memory_problem(where, shares):
+    """The message for a forward whose output is a view of an input (`shares`: per input, whether the output
+    shares its memory), or None. Shared with the judge, which has `shares` from the kernel."""
+    for name, shared in zip(INPUT_NAMES, shares):
+        if shared:
+            return (f"{where}: the output shares its memory with input {name}: it is a view of {name}, not an array "
+                    f"of its own.\n  Hint: the text asks for an output that owns its memory. A view changes whenever "
+                    f"{name} changes in place (an optimizer's step writes into the weights), so the output kept in "
+                    "the graph would no longer be what forward computed: copy the view.")
+    return None
+
+
+def layout_label(layout):
+    """How a message names inputs given in a memory order other than C's."""
+    return " (batch-last in memory: an NCHW view of (C, H, W, N) data)" if layout == "batch_last" else ""
 
 
 def one_input_gradient(Tensor, op, label, a, out, upstream, where):
@@ -83,10 +124,37 @@ def one_gradient_expected(where, returned):
     return failed(f"{where}: backward must return one Tensor, the gradient for a; it returned {returned}.")
 
 
-def forward_mismatch(where, name, arrays, got, want, mismatch):
+def conv_forward_hint(arrays, got, want, params):
+    """For Conv, the hint when the evidence names the slip (filters flipped; the right values in other places), or
+    "". `params`: the op's stride and padding."""
+    x, w = arrays
+    stride, padding = params.get("stride", 1) or 1, params.get("padding", 0) or 0
+    got = np.asarray(got, dtype=np.float64)
+    if w.shape[2] * w.shape[3] > 1 and np.allclose(
+            got, references.conv(stride, padding)(x, w[:, :, ::-1, ::-1]), rtol=1e-5, atol=1e-6):
+        return ("\n  Hint: your output is the convolution with every filter rotated by half a turn (flipped along kh "
+                "and kw), the textbook's 'true' convolution. This chapter's Conv, like PyTorch's, lays each filter "
+                "over the patch as it is: w[o, c, i, j] multiplies the pixel at row s·y + i, column s·x + j.")
+    if not np.allclose(np.sort(got.ravel()), np.sort(want.ravel()), rtol=1e-5, atol=1e-6):
+        return ""
+    n, n_out, height, width = want.shape
+    product = want.transpose(1, 2, 3, 0).reshape(n_out, -1)          # the product's columns in (y, x, n) order
+    if np.allclose(got, product.reshape(n_out, n, height, width).transpose(1, 0, 2, 3), rtol=1e-5, atol=1e-6):
+        return ("\n  Hint: every value is right, in the wrong place: the product's columns run (H_out, W_out, N), the "
+                "batch last, as im2col laid out the patches, and your forward read them as (N, H_out, W_out). "
+                "Reshape to (O, H_out, W_out, N), in the columns' own order, then move the batch first.")
+    return ("\n  Hint: every value is right, in the wrong place: an order of axes was mixed up (NCHW against the "
+            "batch-last columns of im2col). The product's columns follow the order of the patches' columns, "
+            "(H_out, W_out, N): reshape in that order, then transpose to NCHW.")
+
+
+def forward_mismatch(where, name, arrays, got, want, mismatch, params=None):
     """The message for a forward whose values are wrong: the worst element, the inputs, and for the ops that
-    exponentiate, what inf or nan where a finite value belongs says. Shared with the judge."""
+    exponentiate, what inf or nan where a finite value belongs says; for Conv, a slip the values show
+    (`params`: the op's settings). Shared with the judge."""
     hint = ""
+    if name == "Conv" and len(arrays) == 2 and np.shape(got) == want.shape and want.ndim == 4:
+        hint = conv_forward_hint(arrays, got, want, params or {})
     lost = ~np.isfinite(np.asarray(got, dtype=np.float64)) & np.isfinite(want)
     if name in ("LogSumExp", "Softmax") and lost.any():
         hint = ("\n  Hint: inf or nan where the answer is finite: exp overflowed (above about 709 in float64; inf / inf "
@@ -103,15 +171,17 @@ def forward_mismatch(where, name, arrays, got, want, mismatch):
             f"{hint}")
 
 
-def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
+def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=(), layout="C", other_forward=False):
     """op.backward must match finite differences of op.forward, for an all-ones and a random out_grad. The
     inputs at the positions `constant` are built with requires_grad=False (a batch of data): their gradients are
-    nobody's, and not compared, so a backward may skip them (MatMul's shortcut), and that branch is checked too."""
+    nobody's, and not compared, so a backward may skip them (MatMul's shortcut), and that branch is checked too.
+    `layout`: the inputs' memory order (laid_out); `other_forward`: the op's forward runs on these inputs and
+    then on others before backward is called for these, as an op used twice in one graph is."""
     label = op_label(op)
     arrays, rng = inputs_for(shapes, domains, seed)
     unrun = forward_not_run(op)         # backward's op: as the judge's, one whose forward never ran (text, 3.4)
     try:
-        first = run_quietly(op.forward, *[a.copy() for a in arrays])
+        first = run_quietly(op.forward, *[laid_out(a, layout) for a in arrays])
         out = np.asarray(first, dtype=np.float64)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "forward", error, own_method(op, "forward")) + "\n  (backward is checked against your forward: fix forward first.)")
@@ -128,10 +198,16 @@ def check_backward(Tensor, op, shapes, domains="real", seed=0, constant=()):
     # The op's settings and its forward's finite differences are read before backward first runs: a backward
     # that changes its op (a Transpose keeping the inverse in self.axes) must not change what it is measured on.
     params, differences = slips.params_of_instance(op_name(op), op), student_differences(op, arrays)
+    if other_forward:
+        try:
+            for inputs in (arrays, other_inputs(shapes, domains, seed)):
+                run_quietly(unrun.forward, *[laid_out(a, layout) for a in inputs])
+        except Exception as error:  # noqa: BLE001
+            return failed(describe_exception(label, "forward", error, own_method(op, "forward")))
     before, changes, results = op_attributes(unrun), [], {}
     for name, upstream in upstreams:
         verdict, grads = backward_once(Tensor, unrun, label, arrays, out, upstream, name, nudged, constant,
-                                       params, differences, getattr(first, "dtype", None))
+                                       params, differences, getattr(first, "dtype", None), layout, other_forward)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
                 verdict.message += ("\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?")
@@ -187,14 +263,16 @@ def ignores_out_grad(grads, grads_for_ones, upstream):
 
 
 def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudged, constant, params, differences,
-                  out_dtype=None):
+                  out_dtype=None, layout="C", other_forward=False):
     """One call of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the course's
     forward around the inputs (references.Nudged), whose finite differences the student's must agree with;
     `constant`: the positions of inputs that require no gradient (see check_backward); `params`: the op's settings
     and `differences`: `student_differences`, both taken before backward first ran."""
-    where = backward_where(label, arrays, upstream_name, constant)
+    where = backward_where(label, arrays, upstream_name, constant, layout, other_forward)
     case = slips.Case(op_name(op), params, arrays, out, upstream)
     inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant) for i, a in enumerate(arrays))
+    for tensor, a in zip(inputs, arrays):
+        tensor.data = laid_out(a, layout)
     node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
     node._op, node._inputs = op, inputs
     out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
@@ -263,9 +341,12 @@ def not_a_tensor(where, name, kind, plain):
     return failed(f"{where}: the gradient for {name} is a {kind}, but backward must return Tensors.{fix}")
 
 
-def backward_where(label, arrays, upstream_name, constant=()):
+def backward_where(label, arrays, upstream_name, constant=(), layout="C", other_forward=False):
     constants = "".join(f" ({INPUT_NAMES[i]} is a constant: requires_grad=False)" for i in constant)
-    return f"{label}.backward with inputs {shapes_label(arrays)}{constants} and {upstream_name}"
+    second = (", called after the same op's forward ran on these inputs and then on others (an op used twice "
+              "before one backward: backward reads its inputs from node, never what the last forward kept)"
+              if other_forward else "")
+    return f"{label}.backward with inputs {shapes_label(arrays)}{layout_label(layout)}{constants} and {upstream_name}{second}"
 
 
 def compared(grads, numeric, constant, values):
@@ -331,15 +412,16 @@ def gradient_mismatch(where, arrays, analytic, numeric, hint):
 # ── the checks a notebook calls as `check.<name>(...)`: registry.py, one calling convention ──
 
 @register("forward")
-def forward_check(namespace, op, expected, shapes, domains="real", seed=0):
+def forward_check(namespace, op, expected, shapes, domains="real", seed=0, owns_memory=False, layout="C"):
     """op.forward against NumPy's `expected` on random inputs of these shapes, with the course's
     own versions of every other chapter-3 op and of the Tensor operators meanwhile (`course_ops`)."""
     with course_ops.swapped(namespace, keep=[type(op).__name__]):
-        return check_forward(op, expected, shapes, domains, seed)
+        return check_forward(op, expected, shapes, domains, seed, owns_memory, layout)
 
 
 @register("backward")
-def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=(), constant=()):
+def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=(), constant=(), layout="C",
+                   other_forward=False):
     """op.backward against finite differences of op.forward, with all-ones and random out_grad.
 
     Meanwhile every other chapter-3 op and the Tensor operators are the course's (`course_ops`), and
@@ -351,4 +433,4 @@ def backward_check(namespace, op, shapes, domains="real", seed=0, isolate=(), co
     )
     isolated = isolating(namespace, isolate) if isolate else contextlib.nullcontext()
     with course_ops.swapped(namespace, keep=[type(op).__name__]), isolated:
-        return check_backward(namespace["Tensor"], op, shapes, domains, seed, tuple(constant))
+        return check_backward(namespace["Tensor"], op, shapes, domains, seed, tuple(constant), layout, other_forward)

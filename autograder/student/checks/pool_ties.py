@@ -15,9 +15,10 @@ from autograder.student.checks.ops import one_input_gradient
 from autograder.student.checks.registry import register
 from autograder.student.verdict import failed, passed
 
-TIES_RULE = ("at a tie max has no derivative, and a valid gradient shares the window's out_grad among its tied "
-             "maxima: shares of out_grad's sign that add up to it (all of it to the first tied element, as the "
-             "text does, is one such share), and 0 for every other element")
+# The rule as the text states it (section 10.6). It says what to do, not why a tie may be split so: that is
+# written question 10.A's to answer. The check accepts any split of the same sign that adds up to out_grad.
+TIES_RULE = ("where a window's maximum is tied, section 10.6 gives the window's out_grad to the first of its tied "
+             "maxima, and 0 to every other element of the window")
 TOLERANCE = 1e-6
 
 

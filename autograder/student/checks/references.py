@@ -148,5 +148,6 @@ def rounded_note(out_dtype, arrays):
             "converts the result to the Tensor's dtype.")
 
 
-FIX_FORWARD_FIRST = ("\n  backward is checked by finite differences of your forward, which must be right first: "
-                     "fix forward (its own check says more), then this check judges your backward.")
+FIX_FORWARD_FIRST = ("\n  backward is checked by finite differences of your forward, which must be right on these "
+                     "very inputs and settings first: fix forward for them (the forward's own check may try other "
+                     "settings and pass), then this check judges your backward.")

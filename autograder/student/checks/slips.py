@@ -282,11 +282,31 @@ def conv_weight_gradient(c):
     return grad
 
 
+def conv_input_gradient(c, w):
+    """Conv's gradient for x with the filters `w`: each output's out_grad, times each filter tap, added back at the
+    padded pixel the tap was laid over; the padding cut off."""
+    x = c.arrays[0]
+    s, p = c.params.get("stride", 1), c.params.get("padding", 0)
+    n, channels, height, width = x.shape
+    rows, cols = c.upstream.shape[2:]
+    padded = np.zeros((n, channels, height + 2 * p, width + 2 * p))
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            padded[:, :, i:i + s * (rows - 1) + 1:s, j:j + s * (cols - 1) + 1:s] += np.einsum(
+                "noyx,oc->ncyx", c.upstream, w[:, :, i, j])
+    return padded[:, :, p:p + height, p:p + width]
+
+
 SLIPS["Conv"] = [
     Slip("your gradient for a, the images x, is all zeros, and your gradient for b, the filters w, is right. Zeros "
          "are the gradient only of images that require none (section 10.5's saving for a first layer, decided by the "
          "images' own requires_grad); here a requires a gradient and only b is a constant, so a needs the folded one.",
          lambda c: [np.zeros(c.arrays[0].shape), conv_weight_gradient(c)]),
+    Slip("your gradient for a, the images x, is the transposed convolution of out_grad with filters that were not "
+         "flipped: pixel x[s·y + i] met tap w[i] in output y, so its gradient takes out_grad[y] times that same tap, "
+         "which, written as a convolution over out_grad, visits the filter backwards (section 10.5: Flip((2, 3)) of "
+         "the channel-swapped filters).",
+         lambda c: [conv_input_gradient(c, c.arrays[1][:, :, ::-1, ::-1]), conv_weight_gradient(c)]),
 ]
 
 

@@ -53,7 +53,7 @@ def serve(request_json, namespace):
                    "persist_optimizer": persist_optimizer, "persist_checkpoint": persist_checkpoint,
                    "persist_refuses": persist_refuses, "persist_resume": persist_resume,
                    "model_walk": model_walk, "model_predict": model_predict,
-                   "model_gradient": model_gradient}[request["kind"]]
+                   "model_gradient": model_gradient, "capstone_builds": capstone_builds}[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except STUDENT_FAILURES as error:  # one broken request must not silence the others
@@ -169,25 +169,37 @@ def deepest_call(fn, *args):
     return shipped("kernel_facts")["deepest_call"](fn, *args)
 
 
+def laid_out(array, layout):
+    """A copy of `array` in the memory order `layout`, as checks/ops.laid_out makes it."""
+    if layout == "batch_last":
+        if array.ndim == 4:
+            return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+        return np.asfortranarray(array)
+    return np.array(array, order="C")
+
+
 def make_op(namespace, spec):
     return namespace[spec["name"]](*spec["args"], **spec["kwargs"])
 
 
 def forward(request, namespace):
     """op.forward on each of the judge's inputs, with the course's chapter-3 ops but `keep` meanwhile; `after`:
-    for each call, each input array as forward left it, or None where it is untouched."""
-    results, after = [], []
+    for each call, each input array as forward left it, or None where it is untouched; `shares`: for each call,
+    whether the output shares memory with each input (a view of it)."""
+    results, after, shares = [], [], []
     with course_ops(namespace, request.get("keep") or ()):
         own = own_method(namespace, request["op"], "forward")
         for arrays in request["inputs"]:
-            given = [a.copy() for a in arrays]
+            given, result = [laid_out(a, request.get("layout")) for a in arrays], None
             try:
                 op = make_op(namespace, request["op"])
-                results.append(report(quietly(op.forward, *given), namespace["Tensor"]))
+                result = quietly(op.forward, *given)
+                results.append(report(result, namespace["Tensor"]))
             except Exception as error:  # noqa: BLE001
                 results.append(error_report(error, own))
             after.append([None if untouched(g, a) else report(g, namespace["Tensor"]) for g, a in zip(given, arrays)])
-    return {"results": results, "after": after}
+            shares.append([bool(isinstance(result, np.ndarray) and np.may_share_memory(result, g)) for g in given])
+    return {"results": results, "after": after, "shares": shares}
 
 
 def backward(request, namespace):
@@ -209,12 +221,12 @@ def backward_of(request, namespace):
 
     The random out_grad is the start of the judge's `pool`, or `upstreams` when the judge sends them.
     """
-    Tensor, arrays = namespace["Tensor"], request["arrays"]
+    Tensor, arrays, layout = namespace["Tensor"], request["arrays"], request.get("layout")
     own_forward, own_backward = (own_method(namespace, request["op"], name) for name in ("forward", "backward"))
     out = request.get("out")
     if out is None:
         try:
-            first = quietly(make_op(namespace, request["op"]).forward, *[a.copy() for a in arrays])
+            first = quietly(make_op(namespace, request["op"]).forward, *[laid_out(a, layout) for a in arrays])
         except Exception as error:  # noqa: BLE001
             return {"forward": error_report(error, own_forward)}
         reply = {"forward": report(first, Tensor)}
@@ -230,6 +242,9 @@ def backward_of(request, namespace):
     grads, after, changed, grads_set = [], [], [], []
     try:
         op = make_op(namespace, request["op"])      # one op for every call, as a graph walked twice calls it
+        if request.get("others") is not None:       # its forward on these inputs, then on others, before backward
+            for inputs in (arrays, request["others"]):
+                quietly(op.forward, *[laid_out(a, layout) for a in inputs])
     except Exception as error:  # noqa: BLE001
         return dict(reply, grads=[error_report(error, own_backward)] * len(upstreams), after=[[]] * len(upstreams),
                     changed=[[]] * len(upstreams), grads_set=[[]] * len(upstreams))
@@ -239,6 +254,8 @@ def backward_of(request, namespace):
             constant = request.get("constant") or ()          # inputs that require no gradient (a batch of data)
             inputs = tuple(Tensor(a.copy(), dtype=np.float64, requires_grad=i not in constant)
                            for i, a in enumerate(arrays))
+            for tensor, a in zip(inputs, arrays):
+                tensor.data = laid_out(a, layout)
             node = Tensor(out.copy(), dtype=np.float64, requires_grad=True)
             node._op, node._inputs = op, inputs
             out_grad = Tensor(upstream.copy(), dtype=np.float64, requires_grad=False)
@@ -284,8 +301,9 @@ def engine(request, namespace):
     Tensor = namespace["Tensor"]
     graph = request["graph"]
     try:
+        handed = []                             # [dtype, requires_grad] of each out_grad a private op was given
         nodes = shipped("engine_graph")["build"](graph["leaves"], graph.get("constants", []), graph["ops"],
-                                                 Tensor, namespace["Function"])
+                                                 Tensor, namespace["Function"], handed)
     except Exception as error:  # noqa: BLE001
         return {"built": False, "error": error_report(error)}
     plain = set(graph.get("plain", []))         # calls whose gradient is passed as a NumPy array
@@ -302,7 +320,7 @@ def engine(request, namespace):
             return {"built": True, "error": error_report(error)}
     grads = [nodes[i].grad for i in graph["report"]]
     own = shipped("engine_graph")["ownership"](grads) if graph.get("own") else None
-    return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own}
+    return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own, "handed": handed}
 
 
 def engine_rule(request, namespace):
@@ -403,6 +421,8 @@ def run_forward(module, call, namespace):
     except Exception as error:  # noqa: BLE001
         return {"output": error_report(error)}
     reply = {"output": report(out, Tensor)}
+    if isinstance(out, Tensor):
+        reply["stray"] = stray_leaves(out, ([] if indices else [x]) + params)
     if call.get("upstream") is None or not isinstance(out, Tensor):
         return reply
     try:
@@ -548,7 +568,36 @@ def conv2d(request, namespace):
                    else type(getattr(plain, "bias", None)).__name__}
     except Exception as error:  # noqa: BLE001
         no_bias = {"error": error_report(error)}
-    return dict(reply, out=report(out, Tensor), reaches=[reaches(out, weight), reaches(out, bias)], no_bias=no_bias)
+    draw = None
+    try:
+        fan_in = request["args"][0] * request["args"][2] ** 2
+        drawn = quietly(lambda: namespace["kaiming_uniform"](fan_in, request["args"][1], seed=request["kwargs"]["seed"]))
+        draw = report(getattr(drawn, "data", drawn), Tensor)
+    except Exception:  # noqa: BLE001 (no draw to compare with: the judge judges the weights by their scale)
+        pass
+    return dict(reply, out=report(out, Tensor), reaches=[reaches(out, weight), reaches(out, bias)], no_bias=no_bias,
+                draw=draw, bias_backward=conv2d_bias_backward(layer, x, request, namespace))
+
+
+def conv2d_bias_backward(layer, x, request, namespace):
+    """The layer on x again with its weight held still, then backward from the output with the judge's upstream:
+    what it raised, .bias.grad, the shapes of the output's operands (as checks/convolution.bias_backward_facts)."""
+    Tensor = namespace["Tensor"]
+    weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
+    held, operands = getattr(weight, "requires_grad", None), []
+    try:
+        bias.grad = None
+        weight.requires_grad = False
+        with isolated(namespace, request["standins"]):
+            out = quietly(layer, x)
+            operands = [[int(n) for n in t.shape] for t in list(getattr(out, "_inputs", ()) or ())[:8]]
+            quietly(out.backward, Tensor(request["upstream"].astype(np.asarray(out.data).dtype), requires_grad=False))
+        return {"error": "", "grad": report(bias.grad, Tensor), "operands": operands}
+    except Exception as error:  # noqa: BLE001
+        return {"error": f"{type(error).__name__}: {str(error)[:300]}", "operands": operands}
+    finally:
+        if held is not None:
+            weight.requires_grad = held
 
 
 def max_pool2d(request, namespace):

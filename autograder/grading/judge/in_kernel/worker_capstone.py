@@ -114,3 +114,23 @@ def model_gradient(request, namespace):
         return {"found": True, "error": error_report(error)}
     return {"found": True, "grads": [report(p.grad, Tensor) for p in params],
             "inputs": [report(inputs.get(index), Tensor) for index in sorted(wanted)]}
+
+
+def capstone_builds(request, namespace):
+    """The notebook's build function called twice, as data (as checks/capstone.model_pair_facts): whether the
+    two calls returned one object, how many parameters they share, and which parameters' values differ."""
+    build = namespace.get(request["build"])
+    if not callable(build):
+        return {"found": False}
+    try:
+        first, second = quietly(build), quietly(build)
+        one = list(quietly(first.parameters))
+        two = list(quietly(second.parameters)) if hasattr(second, "parameters") else []
+    except Exception as error:  # noqa: BLE001
+        return {"found": True, "error": error_report(error)}
+    shared = len({id(p) for p in one} & {id(p) for p in two})
+    if len(one) != len(two) or any(tuple(p.shape) != tuple(q.shape) for p, q in zip(one, two)):
+        return {"found": True, "same": first is second, "shared": shared, "differ": None}
+    differ = [[i, [int(n) for n in p.shape]] for i, (p, q) in enumerate(zip(one, two))
+              if not np.array_equal(np.asarray(p.data), np.asarray(q.data))]
+    return {"found": True, "same": first is second, "shared": shared, "differ": differ[:64]}

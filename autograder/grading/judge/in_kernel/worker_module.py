@@ -135,8 +135,8 @@ def module_tree(request, namespace):
         elif check == "train_eval":
             reply["initial"] = flag(tree.training)
             reply["flags"] = []
-            for method in (tree.eval, tree.train, tree.layers[0].eval):
-                quietly(method)
+            for step in request.get("steps") or ("eval", "train", "layers[0].eval"):
+                quietly(tree.layers[0].eval if step == "layers[0].eval" else getattr(tree, step))
                 reply["flags"].append({str(tags[id(m)]): flag(m.training) for m in modules})
         elif check == "zero_grad":
             for p, grad in zip(params, request["grads"]):
