@@ -473,7 +473,7 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
         return failed(f"{shuffle_label(n, size, 0, dataset)}: two loaders with seed=0 gave different orders "
                       f"({zero[0][:6]}... and {zero[1][:6]}...), though two with seed={seeds[0]} gave the same.\n"
                       "  Hint: 0 is a seed like any other, and it must reproduce its run too: a truth test of the seed "
-                      "(`if seed:`) takes 0 for no seed at all; only None means no seed.")
+                      "takes 0 for no seed at all; only None means no seed.")
     if first == other:
         return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
     kept = n // size * size

@@ -301,7 +301,7 @@ def closure_hint(hint, case, same, got, expected, g, before, da, db, x, fn):
         return ("a gradient that was already there got overwritten: the closure adds its share to .grad "
                 "(gradients accumulate), it never assigns.")
     if g != 1.0 and math.isclose(got, before + (expected - before) / g, rel_tol=TOL, abs_tol=TOL):
-        return "that is the gradient for out.grad = 1: multiply the local derivative by out.grad (the chain rule)."
+        return "that is the gradient for an out.grad of 1: multiply the local derivative by out.grad (the chain rule)."
     if fn is operator.mul and not same and math.isclose(got, before + g * x, rel_tol=TOL, abs_tol=TOL):
         return "each input's local derivative is the OTHER input's data, not its own."
     return hint
