@@ -69,9 +69,11 @@ if "google.colab" in sys.modules:
         raise RuntimeError("Installing the course package failed:\\n" + pip.stdout + pip.stderr)
     importlib.invalidate_caches()
 
+from autograder.student.cpus import fit_blas_threads
 from autograder.student.progress import watch_checks
 from autograder.student.support import fetch_support_files
 
+fit_blas_threads()     # no more BLAS threads than this kernel has CPUs (Binder, shared hubs)
 fetch_support_files([{files}], "{config.support_url(chapter)}")
 watch_checks();''' + (SWITCH_READ if switch else "")
 
