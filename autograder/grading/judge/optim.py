@@ -42,8 +42,8 @@ def optimizer(rng, name, settings, label, rule, mistakes, weight_decay):
     steps = reply.get("steps")
     if isinstance(steps, dict):
         error = returned(steps)
-        return failed(describe_error(label, "step", error) + rules.exception_hint(label, error.error_type)
-                      + rules.STEPS_CONTEXT)
+        return failed(describe_error(label, "step", error) + rules.STEPS_CONTEXT
+                      + rules.exception_hint(label, error.error_type))
     grads_after = reply.get("grads_after")
     if not all(isinstance(x, list) and len(x) == len(grads) for x in (steps, grads_after)) \
             or any(not isinstance(s, list) or len(s) != len(values) for s in steps + grads_after):

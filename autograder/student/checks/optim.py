@@ -183,7 +183,7 @@ def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=4, weight
     try:
         got, grads_after = run_student(ns, make, values, grads)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "step", error) + exception_hint(label, type(error).__name__) + STEPS_CONTEXT)
+        return failed(describe_exception(label, "step", error) + STEPS_CONTEXT + exception_hint(label, type(error).__name__))
     return (grad_changed(label, values, grads, got, grads_after, weight_decay)
             or steps_verdict(label, rule, known_mistakes, values, grads, got))
 
