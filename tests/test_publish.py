@@ -203,6 +203,7 @@ def test_requirements_install_the_published_package(published):
     assert project["project"]["name"] == frame.PACKAGE
     requirements = (published / "requirements.txt").read_text().splitlines()
     assert "-e ." in requirements and "nbgrader==0.9.6" in requirements
+    assert [r for r in requirements if r.startswith("threadpoolctl==")], "the set-up cell imports it"
     assert not [r for r in requirements if r.startswith(("pytest", "dask", "psycopg", "playwright"))]
     assert (published / "runtime.txt").read_text() == (ROOT / "runtime.txt").read_text()
 
