@@ -157,6 +157,9 @@ def chapter(chapter_id: str) -> Chapter:
 ACTIVE_CONTENT = ["*.html", "*.htm", "*.xhtml", "*.shtml", "*.svg", "*.svgz", "*.xml", "*.xsl", "*.js", "*.mjs"]
 
 
+VALIDATE_WIDTH = 2000       # characters per line of Validate's report: no check's message is cut
+
+
 def configure_nbgrader(c) -> None:
     """Write the course's settings into an nbgrader (traitlets) config object `c` (and nowhere else:
     the process's environment is left alone)."""
@@ -197,6 +200,9 @@ def configure_nbgrader(c) -> None:
     c.Execute.interrupt_on_timeout = True
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.record_timing = False      # no timestamps: executed solutions/ rebuild byte for byte
+    # Validate cuts every line of a failed cell's error at its width (90 by default): a check's message, a few
+    # hundred characters on its first line, lost its end ("...with a = Value(2.016) an..."). Wide enough for any.
+    c.Validator.width = VALIDATE_WIDTH
     c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     # release/<chapter>/ gets the students' nbgrader_config.py from nbgrader itself, so a plain
     # `nbgrader generate_assignment --force` keeps it (autograder/build/student_config.py).

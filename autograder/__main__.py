@@ -6,69 +6,24 @@ import sys
 from pathlib import Path
 
 
+STUDENT_DESCRIPTION = "The course's commands for students: `python -m autograder check | export`."
+
+
+def instructor_package():
+    """Whether this copy of the course has the instructor's side (build/, grading/): the published student
+    distribution has only the student's commands, and lists only those."""
+    return importlib.util.find_spec(f"{__package__}.build") is not None
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
-    parser.add_argument("--root", default=".", help="the course folder (default: here)")
+    instructor = instructor_package()
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__ if instructor else STUDENT_DESCRIPTION)
+    if instructor:
+        parser.add_argument("--root", default=".", help="the course folder (default: here)")
     commands = parser.add_subparsers(dest="command", required=True)
-    p = commands.add_parser("build", help="chapters/*.py → source/, release/, solutions/ (needs no demo/)")
-    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("demo-submissions", help="the built release notebooks and catalogue/ → "
-                                                     "demo/submitted/ (perfect, partial, untouched)")
-    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    commands.add_parser("readme", help="README.md's chapter table, from course_config.py and the built source notebooks")
-    p = commands.add_parser("demo", help="build, write the demo submissions, then autograde them and print the scores")
-    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on a Dask cluster "
-                                           "(default: this machine's cores)")
-    p.add_argument("chapter")
-    p.add_argument("--jobs", "-j", type=int, default=None,
-                   help="submissions graded at once on this machine (default: one per core)")
-    p.add_argument("--scheduler", metavar="tcp://HOST:8786", default=None,
-                   help="grade on the Dask cluster of this scheduler instead of this machine")
-    p.add_argument("--force", action="store_true", help="regrade students whose submission was graded already")
-    p.add_argument("--serial", action="store_true", help="plain `nbgrader autograde --force`, one after another")
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
-    p.add_argument("--unsafe", action="store_true", help="where bwrap is unusable, run student code without "
-                                                         "the sandbox (only for submissions you trust)")
-    p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
-    p.add_argument("chapter")
-    p.add_argument("zip", help="the zip file downloaded from the LMS")
-    p.add_argument("--roster", default=None, help="CSV lms_user_id,student_id,name (default: course_config LMS_ROSTER)")
-    p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
-    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
-    p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
-    p.add_argument("chapter")
-    p = commands.add_parser("flags", help="list code in submitted/ that touches the checker, builtins, files, "
-                                          "sockets, ... in exports/<chapter>_flags.csv (a report, not a penalty)")
-    p.add_argument("chapter")
-    p = commands.add_parser("permissions", help="warn where other users of this machine can read or change the "
-                                                "course's answers, submissions or grades, and check nbgrader's "
-                                                "exchange (exit code 0 only when nothing is found)")
-    p.add_argument("--exchange", default=None, metavar="DIR",
-                   help="nbgrader's exchange folder (default: Exchange.root from nbgrader's configuration)")
-    p.add_argument("--fix", action="store_true", help="apply each fix (chmod) that a path's owner can apply")
-    p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
-                                          "(exit code 0 only when all pass)")
-    p.add_argument("notebook")
-    p.add_argument("--short", action="store_true", help="one line per check instead of each failure's whole message")
-    p = commands.add_parser("export", help="for students: copy a chapter notebook's `export` cells, as you wrote "
-                                           "them, into your own package mybabygrad/")
-    p.add_argument("notebook")
-    p.add_argument("--to", default=None, metavar="DIR",
-                   help="where mybabygrad/ goes (default: the folder holding the chapter folders)")
-    p = commands.add_parser("capstone", help="train a capstone recipe on your own mybabygrad/ and compare each of "
-                                             "your ops with the course's")
-    p.add_argument("kind", choices=["mlp", "cnn"])
-    p.add_argument("--mine", action="store_true", required=True, help="on your mybabygrad/ (the only mode so far)")
-    p.add_argument("--from", dest="source", default=None, metavar="DIR",
-                   help="the folder holding mybabygrad/ (default: release/ of the course)")
-    p.add_argument("--images", type=int, default=None, help="train on the first N images only (a shorter epoch)")
-    p = commands.add_parser("publish", help="write the student distribution (released chapters, solutions past "
-                                            "their deadline, the checks) into DEST, to push as the public repository")
-    p.add_argument("dest", metavar="DEST")
-    p.add_argument("--chapters", nargs="+", required=True, help="the chapters released so far")
-    p.add_argument("--solutions", nargs="*", default=[], help="released chapters whose deadline has passed")
-    p.add_argument("--replace", action="store_true", help="empty DEST first (keeping its .git): an earlier publish")
+    if instructor:
+        instructor_commands(commands)
+    student_commands(commands)
     args = parser.parse_args(argv)
 
     if args.command == "export":                # a student's command, like check
@@ -85,8 +40,6 @@ def main(argv=None):
         from autograder.student import selfcheck
         sys.exit(selfcheck.main(args.notebook, short=args.short))
 
-    if importlib.util.find_spec(f"{__package__}.build") is None:     # the published student distribution
-        sys.exit(f"{args.command}: an instructor's command; this copy of the course has only `check` and `export`")
     from autograder import grading
     from autograder.build import pipeline, submissions
     from autograder.course import Course
@@ -105,13 +58,6 @@ def main(argv=None):
             sys.exit(f"capstone: no {package}/: export your notebooks first (python -m autograder export NOTEBOOK)")
         run(course.root, args.kind, package, images=args.images)
         return
-    if args.command == "publish":
-        from autograder.build.publish import PublishError, publish
-        try:
-            print(publish(course, args.dest, args.chapters, args.solutions, replace=args.replace))
-        except PublishError as error:
-            sys.exit(f"publish: {error}")
-        return
     if args.command == "permissions":
         from autograder.grading import permissions
         problems, exchange = permissions.check(course, args.exchange)
@@ -121,6 +67,13 @@ def main(argv=None):
             problems, exchange = permissions.check(course, args.exchange)
         print(permissions.report(problems, exchange))
         sys.exit(1 if problems else 0)
+    if args.command == "publish":
+        from autograder.build.publish import PublishError, publish
+        try:
+            print(publish(course, args.dest, args.chapters, args.solutions, replace=args.replace))
+        except PublishError as error:
+            sys.exit(f"publish: {error}")
+        return
     if args.command == "build":
         pipeline.build(course, args.chapters)
     elif args.command == "demo-submissions":
@@ -170,6 +123,73 @@ def main(argv=None):
         print(f"\n{path}")
 
 
+def instructor_commands(commands):
+    """The instructor's commands: building, grading, publishing."""
+    p = commands.add_parser("build", help="chapters/*.py → source/, release/, solutions/ (needs no demo/)")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    p = commands.add_parser("demo-submissions", help="the built release notebooks and catalogue/ → "
+                                                     "demo/submitted/ (perfect, partial, untouched)")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    commands.add_parser("readme", help="README.md's chapter table, from course_config.py and the built source notebooks")
+    p = commands.add_parser("demo", help="build, write the demo submissions, then autograde them and print the scores")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    p = commands.add_parser("grade", help="autograde every submission of a chapter in submitted/, on a Dask cluster "
+                                           "(default: this machine's cores)")
+    p.add_argument("chapter")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="submissions graded at once on this machine (default: one per core)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:8786", default=None,
+                   help="grade on the Dask cluster of this scheduler instead of this machine")
+    p.add_argument("--force", action="store_true", help="regrade students whose submission was graded already")
+    p.add_argument("--serial", action="store_true", help="plain `nbgrader autograde --force`, one after another")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    p.add_argument("--unsafe", action="store_true", help="where bwrap is unusable, run student code without "
+                                                         "the sandbox (only for submissions you trust)")
+    p = commands.add_parser("collect", help="an LMS zip of submissions (Canvas naming) → submitted/<student>/<chapter>/")
+    p.add_argument("chapter")
+    p.add_argument("zip", help="the zip file downloaded from the LMS")
+    p.add_argument("--roster", default=None, help="CSV lms_user_id,student_id,name (default: course_config LMS_ROSTER)")
+    p = commands.add_parser("gradescope", help="build a Gradescope autograder zip per chapter in gradescope/")
+    p.add_argument("chapters", nargs="*", help="chapter ids (default: all)")
+    p = commands.add_parser("report", help="grades CSV (nbgrader export) and the class's pass share per exercise")
+    p.add_argument("chapter")
+    p = commands.add_parser("flags", help="list code in submitted/ that touches the checker, builtins, files, "
+                                          "sockets, ... in exports/<chapter>_flags.csv (a report, not a penalty)")
+    p.add_argument("chapter")
+    p = commands.add_parser("permissions", help="warn where other users of this machine can read or change the "
+                                                "course's answers, submissions or grades, and check nbgrader's "
+                                                "exchange (exit code 0 only when nothing is found)")
+    p.add_argument("--exchange", default=None, metavar="DIR",
+                   help="nbgrader's exchange folder (default: Exchange.root from nbgrader's configuration)")
+    p.add_argument("--fix", action="store_true", help="apply each fix (chmod) that a path's owner can apply")
+    p = commands.add_parser("capstone", help="train a capstone recipe on your own mybabygrad/ and compare each of "
+                                             "your ops with the course's")
+    p.add_argument("kind", choices=["mlp", "cnn"])
+    p.add_argument("--mine", action="store_true", required=True, help="on your mybabygrad/ (the only mode so far)")
+    p.add_argument("--from", dest="source", default=None, metavar="DIR",
+                   help="the folder holding mybabygrad/ (default: release/ of the course)")
+    p.add_argument("--images", type=int, default=None, help="train on the first N images only (a shorter epoch)")
+    p = commands.add_parser("publish", help="write the student distribution (released chapters, solutions past "
+                                            "their deadline, the checks) into DEST, to push as the public repository")
+    p.add_argument("dest", metavar="DEST")
+    p.add_argument("--chapters", nargs="+", required=True, help="the chapters released so far")
+    p.add_argument("--solutions", nargs="*", default=[], help="released chapters whose deadline has passed")
+    p.add_argument("--replace", action="store_true", help="empty DEST first (keeping its .git): an earlier publish")
+
+
+def student_commands(commands):
+    """The commands a student's copy of the course has: `check` and `export`."""
+    p = commands.add_parser("check", help="for students: run a notebook's visible checks and print where you stand "
+                                          "(exit code 0 only when all pass)")
+    p.add_argument("notebook")
+    p.add_argument("--short", action="store_true", help="one line per check instead of each failure's whole message")
+    p = commands.add_parser("export", help="for students: copy a chapter notebook's `export` cells, as you wrote "
+                                           "them, into your own package mybabygrad/")
+    p.add_argument("notebook")
+    p.add_argument("--to", default=None, metavar="DIR",
+                   help="where mybabygrad/ goes (default: the folder holding the chapter folders)")
+
+
 def grade(course, chapter, args):
     from autograder import grading
     if args.serial:
@@ -196,3 +216,4 @@ def grade(course, chapter, args):
 
 if __name__ == "__main__":
     main()
+

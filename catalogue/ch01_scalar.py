@@ -111,6 +111,10 @@ MISTAKES = [
           ENGINE_TESTS),
     wrong("backward_no_reset", "does not reset the gradients: a second backward() adds to the first", "backward",
           "    for node in order:\n        node.grad = 0.0\n", "", ["test_backward_twice"]),
+    wrong("backward_not_reversed_no_reset", "walks the order forwards and never resets the gradients: the second "
+          "call's gradients are wrong for the order, not the reset, and the message must not blame the reset",
+          "backward", "    for node in order:\n        node.grad = 0.0\n    self.grad = 1.0\n    for node in reversed(order):",
+          "    self.grad = 1.0\n    for node in order:", ENGINE_TESTS),
     # numerical_gradient
     wrong("numeric_forward_difference", "the one-sided forward difference", "numerical_gradient", CENTRAL,
           "grads.append((f(*plus) - f(*xs)) / h)", ["test_numerical_gradient"]),

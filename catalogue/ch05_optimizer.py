@@ -148,6 +148,24 @@ MISTAKES = [
           "step()", "adam", "        self.t += 1\n        for p in self.params:",
           "        if any(p.grad is not None for p in self.params):\n            self.t += 1\n"
           "        for p in self.params:", ADAM_TESTS),
+    # the rules the text states, each with a visible case where it shows
+    wrong("sgd_rebinds_data", "rebinds p.data to a new array instead of updating it in place", "sgd",
+          "p.data -= self.lr * g", "p.data = p.data - self.lr * g", SGD_TESTS),
+    wrong("sgd_decay_into_grad", "adds the weight decay into the caller's p.grad, in place", "sgd",
+          "g = p.grad + self.weight_decay * p.data",
+          "p.grad += self.weight_decay * p.data\n            g = p.grad", ["test_sgd_weight_decay"]),
+    wrong("adam_rebinds_data", "rebinds p.data to a new array instead of updating it in place", "adam",
+          ADAM_UPDATE, "p.data = p.data - step_size * m / denominator", ADAM_TESTS),
+    Mistake("adam_t_starts_at_zero", "counts t after the update, so the first step has t = 0",
+            (Edit("adam", "        self.t += 1\n        for p in self.params:", "        for p in self.params:"),
+             Edit("adam", "            " + ADAM_UPDATE, "            " + ADAM_UPDATE + "\n        self.t += 1")),
+            tuple(ADAM_TESTS)),
+    wrong("adam_state_not_stored", "computes m and v from the stored ones but never stores them back", "adam",
+          ADAM_MOMENTS, """            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * g
+            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * g * g""", ADAM_TESTS),
+    wrong("adam_m_is_the_gradient", "starts m as the gradient array itself and updates it in place", "adam",
+          "self.m[id(p)], self.v[id(p)] = np.zeros_like(p.data), np.zeros_like(p.data)",
+          "self.m[id(p)], self.v[id(p)] = p.grad, np.zeros_like(p.data)", ADAM_TESTS),
 ]
 
 ALTERNATIVES = [

@@ -185,6 +185,27 @@ MISTAKES = [
     wrong("mnist_float_labels", "keeps the labels as floats", "mnist_dataset",
           "self.labels = parse_idx(labels_path).astype(np.int64)",
           "self.labels = parse_idx(labels_path).astype(np.float32)", ["test_mnist_dataset"]),
+    wrong("mnist_uint8_labels", "keeps the labels as the file's uint8 bytes, not int64", "mnist_dataset",
+          "self.labels = parse_idx(labels_path).astype(np.int64)", "self.labels = parse_idx(labels_path)",
+          ["test_mnist_dataset"]),
+    Mistake("mnist_other_attribute_names", "keeps the arrays as .x and .y, not .images and .labels",
+            (Edit("mnist_dataset", MNIST_SCALING + "        self.labels = parse_idx(labels_path).astype(np.int64)\n"
+                  "        if len(self.images) != len(self.labels):\n"
+                  "            raise ValueError(f\"{len(self.images)} images but {len(self.labels)} labels\")",
+                  "        self.x = parse_idx(images_path).astype(np.float32) / 255.0\n"
+                  "        self.y = parse_idx(labels_path).astype(np.int64)\n"
+                  "        if len(self.x) != len(self.y):\n"
+                  "            raise ValueError(f\"{len(self.x)} images but {len(self.y)} labels\")"),
+             Edit("mnist_dataset", "        return len(self.labels)", "        return len(self.y)"),
+             Edit("mnist_dataset", "        image = self.images[index]", "        image = self.x[index]"),
+             Edit("mnist_dataset", "        return image, self.labels[index]", "        return image, self.y[index]")),
+            ("test_mnist_dataset",)),
+    Mistake("loader_last_batch_twice", "adds the start of the last partial batch to starts that already hold it: "
+            "the last batch comes twice", (Edit("data_loader", LOOP,
+            "starts = list(range(0, n, self.batch_size))\n"
+            "        if not self.drop_last and n % self.batch_size:\n"
+            "            starts.append(n - n % self.batch_size)\n"
+            "        for start in starts:"),), ("test_data_loader_batches", "test_data_loader_shuffle")),
 ]
 
 ALTERNATIVES = [

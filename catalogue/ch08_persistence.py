@@ -1,5 +1,5 @@
 """Chapter 8's catalog of typical mistakes, and of correct answers written another way (see ch03.py)."""
-from autograder.build.submissions import right, wrong
+from autograder.build.submissions import Edit, Mistake, right, wrong
 
 
 
@@ -180,6 +180,33 @@ MISTAKES = [
     wrong("load_checkpoint_not_strict", "loads the model's entries with strict=False: a checkpoint of another model is "
           "half-loaded without an error", "checkpoint", '''if name.startswith("model.")})''',
           '''if name.startswith("model.")}, strict=False)''', ["test_checkpoint_refuses"]),
+    # buffers kept as Tensors, checkpoints without the mark, settings of 0
+    wrong("state_dict_tensor_buffer_as_object", "takes .data of Parameters only: a buffer kept as a Tensor becomes "
+          "an array holding the Tensor object", "state_dict", "holder.data if isinstance(holder, Tensor) else holder",
+          "holder.data if isinstance(holder, Parameter) else holder", ["test_state_dict", "test_resume_training"]),
+    wrong("load_tensor_buffer_item_assignment", "writes through .data for Parameters only: a buffer kept as a Tensor "
+          "is indexed itself, which a Tensor does not allow", "load_state_dict",
+          "target = holder.data if isinstance(holder, Tensor) else holder",
+          "target = holder.data if isinstance(holder, Parameter) else holder",
+          ["test_load_state_dict", "test_load_state_dict_refuses", "test_resume_training"]),
+    wrong("optimizer_state_skips_zero_numbers", "saves only the numbers that are not 0 (a truth test): a setting "
+          "turned off is not saved", "optimizer_state", "elif isinstance(value, (int, float)):",
+          "elif isinstance(value, (int, float)) and value:", ["test_optimizer_state"]),
+    wrong("optimizer_load_skips_zero_numbers", "loads only the numbers that are not 0 (a truth test): a setting "
+          "turned off stays on", "optimizer_state", "            setattr(self, name, np.asarray(value).item())",
+          "            if np.asarray(value).item():\n                setattr(self, name, np.asarray(value).item())",
+          ["test_optimizer_state"]),
+    Mistake("load_checkpoint_entries_not_mark", "never looks for the mark; refuses only files whose entries do not "
+            "fit the model, by turning load_state_dict's KeyError into a ValueError",
+            (Edit("checkpoint", "        if CHECKPOINT_MARK not in archive.files:\n            raise ValueError(f\"{path} "
+                  "is not a babygrad checkpoint: it has no {CHECKPOINT_MARK!r} entry\")\n", ""),
+             Edit("checkpoint", '''    model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                           if name.startswith("model.")})''', '''    try:
+        model.load_state_dict({name[len("model."):]: value for name, value in arrays.items()
+                               if name.startswith("model.")})
+    except KeyError as error:
+        raise ValueError(f"{path} is not a babygrad checkpoint of this model ({error})") from None''')),
+            ("test_checkpoint_refuses",)),
 ]
 
 ALTERNATIVES = [

@@ -487,7 +487,7 @@ else:
 # $h$ cannot be tiny either: a float carries about 16 digits, and subtracting two nearly equal
 # values of $f$ loses most of them: that error grows like $10^{-16} / h$ while the other shrinks like
 # $h^2$. In double precision they balance near $h = 10^{-5}$, at about $10^{-10}$, and that is the
-# $h$ this course's checks use.
+# $h$ the course's gradient checks use, and the default step of the function you write below.
 #
 # For a function of several inputs, nudge **one input at a time**, leaving the others as they are:
 # that gives the partial derivative for that input. This is how the hidden tests check every
@@ -498,13 +498,17 @@ else:
 # ### Exercise: `numerical_gradient` (2 points)
 #
 # `f` takes plain numbers and returns a number; `xs` is a list with one number per argument of `f`.
-# Return a list with $\partial f / \partial x_i$ for every $i$, by central differences with step `h`.
-# Do not change `xs`: work on copies (`list(xs)` makes one).
+# Return a list with $\partial f / \partial x_i$ for every $i$, by central differences with step `h`,
+# whose default is the $h = 10^{-5}$ above. Do not change `xs`: work on copies (`list(xs)` makes one).
+#
+# The check also passes larger steps, `h=0.01` and `h=0.1`, on purpose: for $f(x) = x^3$ the central
+# difference is exactly $3x^2 + h^2$, so only a function that takes the step it is given finds the
+# value the check expects for that step.
 #
 # *Example:* `numerical_gradient(lambda x, y: x * y, [2.0, 5.0])` is about `[5.0, 2.0]`.
 
 # %% solution id=numerical_gradient
-def numerical_gradient(f, xs, h=1e-6):
+def numerical_gradient(f, xs, h=1e-5):
     """The partial derivatives of f at xs, [df/dx_0, df/dx_1, ...], by central differences."""
     ### BEGIN SOLUTION
     grads = []

@@ -167,8 +167,11 @@ assert verdict.passed, verdict.message
 #
 # Write `step()`. For each parameter `p` whose `p.grad` is not `None`: compute $g$ from `p.grad`
 # and `p.data` (plain NumPy arrays), update its velocity if `momentum` is not zero, and change
-# `p.data` **in place** (`p.data -= ...`), which keeps it float32. Keep one velocity per parameter,
-# for example in a dict keyed by `id(p)`, created in `__init__`.
+# `p.data` **in place** (`p.data -= ...`), which keeps it float32 and keeps it the same array: the
+# check makes sure it is. `step()` only reads `p.grad`: $g$ is a new array, never `p.grad` changed
+# in place, and the check makes sure of that too. Keep one velocity per parameter, for example in a
+# dict keyed by `id(p)`, created in `__init__`. The checks run weight decay with and without momentum:
+# the decay goes into $g$ before the velocity, so the two together differ from either alone.
 
 # %% solution id=sgd export
 class SGD(Optimizer):
@@ -211,11 +214,12 @@ assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
 # %% test id=test_sgd_weight_decay points=1
-verdict = check.sgd(lr=0.1, weight_decay=0.1)
+verdict = check.all(check.sgd(lr=0.1, weight_decay=0.1), check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.sgd(lr=0.3, weight_decay=0.01, seed=1),
-                    check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3))
+                    check.sgd(lr=0.1, momentum=0.9, weight_decay=0.1, seed=3),
+                    check.sgd(lr=0.05, momentum=0.5, weight_decay=0.3, seed=4))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -244,7 +248,9 @@ assert verdict.passed, verdict.message
 # too long, just when the estimates are least reliable.
 #
 # Write `step()`: count the step, then for every parameter with a gradient update its own $m$ and $v$
-# and its `.data`, in place. $\epsilon$ (`eps`) goes outside the square root.
+# and its `.data`, in place. $\epsilon$ (`eps`) goes outside the square root: the check also runs with
+# `eps=0.1`, where its place shows. $m$ and $v$ are arrays of the optimizer's own: one that is
+# `p.grad` itself, updated in place, would change the gradient.
 #
 # $\hat m$ and $\hat v$ can be arrays of their own, exactly as the formula writes them. The course's
 # solution saves work on $\hat m$: its correction is a division by a number, so it moves onto the
@@ -283,12 +289,12 @@ class Adam(Optimizer):
         ### END SOLUTION
 
 # %% test id=test_adam points=3
-verdict = check.adam(lr=0.01)
+verdict = check.all(check.adam(lr=0.01), check.adam(lr=0.01, eps=0.1, seed=3))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.adam(lr=0.1, beta1=0.5, beta2=0.9, seed=1),
                     check.adam(lr=0.001, eps=1e-6, seed=2),
-                    check.adam(lr=0.01, eps=0.1, seed=3))
+                    check.adam(lr=0.01, eps=0.1, seed=4))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

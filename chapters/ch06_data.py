@@ -301,8 +301,11 @@ assert verdict.passed, verdict.message
 # every side, then cut out a random `size` × `size` window. With a $28 \times 28$ digit,
 # `padding=2` and `size=28`, the padded image is $32 \times 32$ and the window's top-left corner can
 # be at rows and columns $0, 1, 2, 3, 4$: the digit moves by up to 2 pixels each way, 25 possible
-# positions. In general the corner ranges over $0 \ldots H + 2p - \text{size}$ inclusive, so draw
-# it with `self.rng.integers(0, H + 2 * p - size + 1)` (`integers` excludes its upper bound).
+# positions. In general, for an image of $H$ rows and $W$ columns (not always square: the check
+# crops a $4 \times 7$ image too), the corner's row ranges over $0 \ldots H + 2p - \text{size}$ and
+# its column over $0 \ldots W + 2p - \text{size}$, both inclusive: draw each on its own, the row with
+# `self.rng.integers(0, H + 2 * p - size + 1)` and the column with `W` in place of `H` (`integers`
+# excludes its upper bound).
 # `np.pad(image, ((p, p), (p, p)))` pads with zeros; a colour image needs `(0, 0)` for its channel
 # axis too, so the channels are never padded or cropped.
 
@@ -501,10 +504,12 @@ assert verdict.passed, verdict.message
 # %% [markdown] locked
 # ### Exercise: `MNISTDataset` (3 points)
 #
-# Now a dataset over a pair of IDX files. In `__init__`, read both with your `parse_idx`, keep the
-# images as **float32 in $[0, 1]$** (the bytes are 0 to 255: divide by 255) and the labels as
-# integers (`int64`). `__getitem__(i)` returns `(image, label)`: image `i`, of shape `(28, 28)`, after
-# `transforms` when there are some, and its label.
+# Now a dataset over a pair of IDX files. In `__init__`, read both with your `parse_idx` and keep
+# them as two attributes: `self.images`, **float32 in $[0, 1]$** (the bytes are 0 to 255: divide by
+# 255), and `self.labels`, integers of dtype **`int64`** (the file's bytes are `uint8`: convert them).
+# The cells after this exercise read `train_set.labels`, and the check looks at both attributes.
+# `__getitem__(i)` returns `(image, label)`: image `i`, of shape `(28, 28)`, after `transforms` when
+# there are some, and its label.
 #
 # Apply the transforms in `__getitem__`, to the one image being read, never in `__init__` to all of
 # them: a random crop applied once at load time would give the same crop in every epoch.

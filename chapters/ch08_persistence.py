@@ -143,7 +143,8 @@ assert verdict.passed, verdict.message
 # ### Exercise: `state_dict` (2 points)
 #
 # `Module.state_dict()` returns `{name: array}` for every pair of `named_state()`, each array a **copy**
-# of the holder's values (`holder.data` for a Tensor, the array itself for a buffer).
+# of the holder's values: `holder.data` for a Tensor (a `Parameter`, or a buffer kept as a Tensor), the
+# array itself for a buffer kept as an ndarray. The check's model has buffers of both kinds.
 #
 # Why a copy? The state dict is a snapshot. Chapter 9 keeps the state of the best epoch so far while
 # training goes on; if the dict held the model's own arrays, every later optimizer step (which changes
@@ -270,6 +271,9 @@ assert verdict.passed, verdict.message
 # Copy on the way in too: Adam updates `m` and `v` in place, so an optimizer that kept the dict's own
 # arrays would change the caller's dict at every step, and a checkpoint held in memory would drift.
 # Booleans are numbers in Python (`isinstance(True, int)`); an optimizer has none, so you need not care.
+# A setting of 0 is a setting like any other: a schedule may have turned momentum or weight decay off
+# during the run, and the optimizer that loads the state must turn it off too. Save every number and
+# load it back whatever its value; the check turns both off in an SGD that was made with them on.
 
 # %% solution id=optimizer_state export
 @method_of(Optimizer)
@@ -301,10 +305,10 @@ def load_state_dict(self, state):
     ### END SOLUTION
 
 # %% test id=test_optimizer_state points=3
-verdict = check.optimizer_state("adam")
+verdict = check.optimizer_state("adam", "sgd_off")
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
-verdict = check.optimizer_state("sgd", "adam_decay")
+verdict = check.optimizer_state("sgd", "adam_decay", "sgd_off")
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -433,7 +437,7 @@ verdict = check.checkpoint("round_trip")
 assert verdict.passed, verdict.message
 
 # %% test id=test_checkpoint_refuses points=2
-verdict = check.checkpoint("refuses", "text", "npz", "pickled", "other_model")
+verdict = check.checkpoint("refuses", "text", "npz", "unmarked", "pickled", "other_model")
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.checkpoint("refuses", "empty", "random", "zip", "npy")

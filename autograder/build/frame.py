@@ -69,11 +69,13 @@ if "google.colab" in sys.modules:
         raise RuntimeError("Installing the course package failed:\\n" + pip.stdout + pip.stderr)
     importlib.invalidate_caches()
 
+from autograder.student.cpus import fit_blas_threads
 from autograder.student.progress import watch_checks
 from autograder.student.support import fetch_support_files
 
+fit_blas_threads()     # no more BLAS threads than this kernel has CPUs (Binder, shared hubs)
 fetch_support_files([{files}], "{config.support_url(chapter)}")
-watch_checks()''' + (SWITCH_READ if switch else "")
+watch_checks();''' + (SWITCH_READ if switch else "")
 
 
 EARLIER_IMPORT = "from earlier_chapters import"
@@ -88,7 +90,7 @@ SWITCH_READ = '''
 
 from autograder.student.my_library import choose_earlier_chapters
 
-choose_earlier_chapters(globals().get("USE_MY_LIBRARY", False))   # the switch in the cell above'''
+choose_earlier_chapters(globals().get("USE_MY_LIBRARY", False));  # the switch in the cell above'''
 
 SWITCH_TEXT = """### Your own library or the course's
 
@@ -158,7 +160,7 @@ def add_frame(notebook, config, chapter, support_files):
         notebook.cells.append(locked(nbformat.v4.new_code_cell(
             f"# Keep your library (provided): export this notebook's code to mybabygrad/.\n"
             f"from autograder.student.export import export_my_chapter\n\n"
-            f'export_my_chapter("{chapter.id}_{chapter.notebook}")'), KEEP_ID))
+            f'export_my_chapter("{chapter.id}_{chapter.notebook}");'), KEEP_ID))
     notebook.cells.append(locked(nbformat.v4.new_markdown_cell(
         "## Where you stand\n\nThe cell below lists every check of this notebook with what it said when you last "
         "ran it. The same table comes from `python -m autograder check` on the command line."), PROGRESS_TITLE_ID))

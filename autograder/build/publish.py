@@ -29,7 +29,7 @@ STUDENT_PACKAGE = "student"
 PACKAGE_DATA = "data/mnist/*.gz"                    # in student/: all of MNIST: notebooks never download it
 # What a student's environment needs from requirements.txt (its pins are kept): the notebooks' imports,
 # JupyterLab with nbgrader's Validate, and what `check` runs notebooks with. Not grading, tests or Dask.
-STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "nbgrader", "jupyterlab", "notebook", "nbconvert",
+STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "threadpoolctl", "nbgrader", "jupyterlab", "notebook", "nbconvert",
                         "nbclient", "nbformat", "ipykernel", "jupyter_client", "jupyter_server", "SQLAlchemy"}
 CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 # Check modules written for one chapter. Most hold the course's own version of what their chapter asks,

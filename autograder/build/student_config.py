@@ -17,9 +17,10 @@ from pathlib import Path
 from traitlets.config import Config
 
 FILE_NAME = "nbgrader_config.py"
-# The only traits copied: Validate runs ClearOutput and Execute, and only Execute has course settings.
+# The only traits copied: Validate runs ClearOutput and Execute, and only Execute has course settings; the
+# Validator's width is how much of each line of a failed check's message it shows.
 VALIDATION_TRAITS = [("Execute", "interrupt_on_timeout"), ("Execute", "kernel_name"), ("Execute", "timeout"),
-                     ("Execute", "extra_arguments")]
+                     ("Execute", "extra_arguments"), ("Validator", "width")]
 
 
 def kernel_arguments(environment):

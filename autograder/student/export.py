@@ -121,7 +121,22 @@ def module_text(name, needs, sources):
     imports = "".join(f"from .{earlier} import *\n" for earlier in needs)
     return (f'"""{name}: your own code, exported from your notebook by `python -m autograder export`.\n\n'
             f'Export the notebook again to update it; edits here are overwritten."""\n'
-            f"import numpy as np\n\n{imports}\n\n" + "\n\n".join(sources) + exports_trailer(f"from .{name} import *"))
+            f"import numpy as np\n\n{needs_check(name, needs)}{imports}\n\n" + "\n\n".join(sources)
+            + exports_trailer(f"from .{name} import *"))
+
+
+def needs_check(name, needs):
+    """Code that, imported as part of the package, names the earlier chapters the package does not hold yet,
+    instead of Python's "No module named" for the first one. (USE_MY_LIBRARY runs the module's code outside a
+    package, with the chapters it needs already in place: there `__package__` is empty and it does nothing.)"""
+    if not needs:
+        return ""
+    return (f"import importlib.util as _spec\n\n_missing = [_m for _m in {list(needs)!r} "
+            "if __package__ and _spec.find_spec(f\"{__package__}.{_m}\") is None]\n"
+            "if _missing:\n"
+            f"    raise ImportError(\"{name} builds on chapters not exported yet: \" + \", \".join(_missing) + \". Export "
+            "those notebooks too (python -m autograder export NOTEBOOK, or the 'Keep your library' cell at their "
+            "end), then import again.\")\n\n")
 
 
 def init_text(chapters):
@@ -134,8 +149,11 @@ def init_text(chapters):
 def write_module(notebook, name, needs, target):
     """Write mybabygrad/<name>.py into `target` from a notebook object, and refresh the package's __init__."""
     package = Path(target) / PACKAGE
-    package.mkdir(parents=True, exist_ok=True)
     sources, unfinished = export_sources(notebook), unfinished_exercises(notebook)
+    if not sources:
+        raise ValueError(f"{name} has no export cells, so there is nothing of it to keep: later chapters do not "
+                         f"build on its code, and nothing was written to {package}")
+    package.mkdir(parents=True, exist_ok=True)
     module = package / f"{name}.py"
     module.write_text(module_text(name, needs, sources), encoding="utf-8")
     chapters = sorted(p.stem for p in package.glob("ch*.py") if CHAPTER_MODULE.match(p.stem))

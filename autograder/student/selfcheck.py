@@ -1,8 +1,8 @@
 """`python -m autograder check NOTEBOOK`: run a notebook's visible checks outside the browser.
 
 The notebook is executed as saved on disk (in its own folder, so `earlier_chapters.py` is found) by
-a fresh kernel, in the grading sandbox when this machine has one (Linux with bubblewrap), otherwise
-unsandboxed, as the first line says; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
+a fresh kernel, in the grading sandbox when this machine has the instructor's package and bubblewrap (the
+first line says whether it could), otherwise unsandboxed; nothing is written back. Each test cell, found by its nbgrader metadata, passed when
 it ran without an error; otherwise its error is the check's teaching message, shown whole (`--short`: one line).
 Written questions are not checked: the table says how many points they add, which the instructor grades.
 """
@@ -69,12 +69,15 @@ def stop_reason(error, started):
 
 
 def sandbox_kernel_manager():
-    """(the sandboxed kernel manager class, or None; one line saying which) for this machine."""
+    """(the sandboxed kernel manager class, or None; one line saying which, or "" when there is nothing to say)
+    for this machine. A student's copy of the course has no sandbox at all, by design: telling them so at every
+    check would be noise. Only where the grading package is installed does the line matter (an instructor
+    checking a notebook sees whether it ran as grading runs it)."""
     try:
         from autograder.grading.sandbox import unavailable_reason
         from autograder.grading.sandboxed_kernel import SandboxedKernelManager
-    except ImportError as e:           # a student's install without the instructor's packages
-        return None, f"Running without a sandbox ({e.name} is not installed)."
+    except ImportError:                # a student's install without the instructor's packages
+        return None, ""
     reason = unavailable_reason()
     if reason:
         return None, f"Running without a sandbox ({reason})."
@@ -110,16 +113,33 @@ def executed(path, timeout=None, kernel_manager_class=None):
     return notebook, stopped
 
 
-def first_cell_error(notebook):
-    """'cell N raised E: message' for the first cell that is not a check and raised (the set-up cell that cannot
-    import earlier_chapters, say), whose error every check after it may only echo; None when none raised."""
-    for index, cell in enumerate(notebook.cells):
-        if cell.cell_type != "code" or cell_marks.marks(cell).get("grade"):
+def first_cell_error(notebook, results=None):
+    """'the provided cell under “heading” raised E: message' for the first code cell that is not a check and
+    raised before the first check that did not pass (the set-up cell that cannot import earlier_chapters, say),
+    whose error the checks after it may only echo; None when none did. The cell is named as the student sees
+    it: by the heading above it (cells carry no numbers in JupyterLab) and by what it is, an exercise or
+    provided code; `results` (results_of) says where the first check that did not pass is."""
+    failing = {r.exercise for r in results or [] if r.status != PASSED}
+    heading = ""
+    for cell in notebook.cells:
+        meta = cell_marks.marks(cell)
+        if cell.cell_type == "markdown":
+            titles = [line.lstrip("#").strip() for line in cell.source.splitlines() if line.startswith("#")]
+            heading = titles[-1] if titles else heading
+            continue
+        if cell.cell_type != "code":
+            continue
+        if meta.get("grade"):
+            if results is not None and meta.get("grade_id") in failing:
+                return None            # this check failed before any cell raised: its own message says why
             continue
         for output in cell.get("outputs", []):
             if output.output_type == "error":
                 text = " ".join(str(output.evalue).split())
-                return f"cell {index + 1} raised {output.ename}: {text[:300]}"
+                kind = (f"exercise cell ({meta['grade_id']})" if meta.get("solution") and meta.get("grade_id")
+                        else "provided cell" if meta.get("locked") else "code cell")
+                where = f"the {kind} under “{heading[:80]}”" if heading else f"the first {kind}"
+                return f"{where} raised {output.ename}: {text[:300] if text else '(no message)'}"
     return None
 
 
@@ -142,11 +162,12 @@ def main(path, timeout=None, out=print, short=False):
         out(f"{path}: no such notebook")
         return 2
     manager, how = sandbox_kernel_manager()
-    out(how)
+    if how:
+        out(how)
     out(f"Running {path} as saved on disk (save it first in JupyterLab)...")
     notebook, stopped = executed(path, timeout, manager)
     results = results_of(notebook, stopped)
-    error = first_cell_error(notebook)
+    error = first_cell_error(notebook, results)
     if error:
         out(f"Before the checks, {error}\n  The checks after it may fail only because of it: fix it first.")
     if not results:

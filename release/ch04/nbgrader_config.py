@@ -7,3 +7,4 @@ c.Execute.interrupt_on_timeout = True
 c.Execute.kernel_name = 'python3'
 c.Execute.timeout = 120
 c.Execute.extra_arguments = ["--IPKernelApp.exec_lines=__import__('os').environ.update({'BABYGRAD_HEADLESS': '1', 'OPENBLAS_NUM_THREADS': '1', 'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1', 'BABYGRAD_GRAPH_RENDERER': 'builtin'})"]
+c.Validator.width = 2000

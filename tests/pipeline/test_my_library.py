@@ -77,6 +77,21 @@ def test_export_writes_one_module_per_chapter_and_lists_unfinished_exercises(rep
     assert done.stdout.strip() == "(2, 3)", done.stderr
 
 
+def test_a_package_without_the_chapters_a_module_builds_on_says_which_are_missing(repo_course, tmp_path):
+    """Chapter 3 exported alone: importing the package names chapter 2 as missing, not Python's bare
+    "No module named"; chapter 1, which exports nothing, writes nothing and says so."""
+    release = tmp_path / "release"
+    shutil.copytree(ROOT / "release" / "ch03", release / "ch03")
+    shutil.copytree(ROOT / "release" / "ch01", release / "ch01")
+    export_notebook(release / "ch03" / "autodiff.ipynb")
+    code = f"import sys; sys.path.insert(0, {str(release)!r}); import mybabygrad"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode and "ch03_autodiff builds on chapters not exported yet: ch02_tensor." in done.stderr
+    with pytest.raises(ValueError, match="ch01_scalar has no export cells.*nothing was written"):
+        export_notebook(release / "ch01" / "scalar.ipynb")
+    assert not (release / PACKAGE / "ch01_scalar.py").exists()
+
+
 @pytest.fixture(scope="module")
 def right_library(repo_course, tmp_path_factory):
     return student_folder(repo_course, tmp_path_factory.mktemp("right"))

@@ -201,3 +201,42 @@ def test_a_failing_cell_before_the_checks_is_named_above_the_table(tmp_path):
     assert selfcheck.main(alone, out=lines.append, short=True) == 1
     before = next(line for line in lines if line.startswith("Before the checks"))
     assert " raised " in before and "NameError" not in before, before
+
+
+def executed_cell(source, meta, error=None):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = meta
+    cell.execution_count = 1
+    if error:
+        cell.outputs = [nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[])]
+    return cell
+
+
+def test_the_cell_that_raised_is_named_as_a_student_sees_it_and_an_empty_message_says_so():
+    """Cells carry no numbers in JupyterLab: the line names the heading above the cell and what kind of cell it
+    is; an exception without a message says "(no message)" instead of ending on a colon."""
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## 5.5 Training a classifier"),
+        executed_cell("losses = train()", {"locked": True}, ("NotImplementedError", "")),
+        executed_cell("check.sgd()", {"grade": True, "grade_id": "test_sgd", "points": 2},
+                      ("AssertionError", "SGD(...)")),
+    ])
+    results = selfcheck.results_of(notebook)
+    assert selfcheck.first_cell_error(notebook, results) == (
+        "the provided cell under “5.5 Training a classifier” raised NotImplementedError: (no message)")
+
+
+def test_a_cell_that_raised_after_the_first_failing_check_is_not_told_as_before_the_checks():
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("### Exercise: SGD"),
+        executed_cell("check.sgd()", {"grade": True, "grade_id": "test_sgd", "points": 2},
+                      ("AssertionError", "SGD(...)")),
+        nbformat.v4.new_markdown_cell("## 5.5 Training a classifier"),
+        executed_cell("losses = train()", {"locked": True}, ("NotImplementedError", "")),
+    ])
+    assert selfcheck.first_cell_error(notebook, selfcheck.results_of(notebook)) is None
+
+
+def test_a_students_copy_without_the_grading_package_says_nothing_about_a_sandbox(monkeypatch):
+    monkeypatch.setitem(sys.modules, "autograder.grading.sandbox", None)      # import fails, as on a student's copy
+    assert selfcheck.sandbox_kernel_manager() == (None, "")

@@ -223,6 +223,7 @@ def test_requirements_install_the_published_package(published):
     assert project["project"]["name"] == frame.PACKAGE
     requirements = (published / "requirements.txt").read_text().splitlines()
     assert "-e ." in requirements and "nbgrader==0.9.6" in requirements
+    assert [r for r in requirements if r.startswith("threadpoolctl==")], "the set-up cell imports it"
     assert not [r for r in requirements if r.startswith(("pytest", "dask", "psycopg", "playwright"))]
     assert (published / "runtime.txt").read_text() == (ROOT / "runtime.txt").read_text()
 
@@ -265,4 +266,18 @@ def test_release_notebook_runs_from_the_published_tree_alone(published, tmp_path
 
     refused = subprocess.run([str(env.python), "-m", "autograder", "build"], cwd=published, capture_output=True,
                              text=True, env=env.env())
-    assert refused.returncode and "only `check` and `export`" in refused.stderr
+    assert refused.returncode and "invalid choice: 'build' (choose from 'check', 'export')" in refused.stderr
+    listed = subprocess.run([str(env.python), "-m", "autograder", "--help"], cwd=published, capture_output=True,
+                            text=True, env=env.env())
+    assert listed.returncode == 0 and "{check,export}" in listed.stdout and " grade" not in listed.stdout
+
+
+def test_a_copy_without_the_instructors_package_lists_only_the_students_commands(monkeypatch, capsys):
+    from autograder import __main__ as cli
+    monkeypatch.setattr(cli, "instructor_package", lambda: False)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--help"])
+    shown = capsys.readouterr().out
+    assert done.value.code == 0 and "{check,export}" in shown
+    assert not [word for word in ("grade", "collect", "publish", "gradescope", "build", "root")
+                if re.search(rf"(?<![\w.]){word}\b", shown)]

@@ -60,9 +60,10 @@ def test_validate_outside_the_course_uses_the_course_settings(tmp_path, where):
     release = published_release(tmp_path)
     cwd = release if where == "release root" else release / SOLVED.id
     assert COURSE.config.CELL_TIMEOUT_SECONDS != 30, "nbgrader's own default would pass unnoticed"
-    execute = {name: value for (section, name), value in student_config.settings(COURSE.config).items()}
-    assert execute["timeout"] == COURSE.config.CELL_TIMEOUT_SECONDS
-    expected = {"Execute": execute}
+    expected = {}
+    for (section, name), value in student_config.settings(COURSE.config).items():
+        expected.setdefault(section, {})[name] = value
+    assert expected["Execute"]["timeout"] == COURSE.config.CELL_TIMEOUT_SECONDS
     assert effective_config(cwd, tmp_path) == {"cli": expected, "lab": expected}
 
 
@@ -87,6 +88,19 @@ def test_validate_kernels_start_with_the_course_kernel_environment(tmp_path, whe
     done = subprocess.run([sys.executable, "-m", "nbgrader", "validate", str(path)], cwd=cwd,
                           capture_output=True, text=True, timeout=300, env=env)
     assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout + done.stderr
+
+
+def test_validate_shows_every_line_of_a_checks_message_whole(tmp_path):
+    """nbgrader's Validator cuts each line of a failed cell's error at its width (90 by default, "..." after):
+    with the students' nbgrader_config.py, a check's longest line comes through whole."""
+    from nbgrader.validator import Validator
+    from traitlets.config.loader import PyFileConfigLoader
+
+    (tmp_path / student_config.FILE_NAME).write_text(student_config.text(COURSE.config))
+    config = PyFileConfigLoader(student_config.FILE_NAME, path=str(tmp_path)).load_config()
+    line = "SGD(lr=0.1, momentum=0.9, weight_decay=0.1): after step 2 of 4, parameter 1 is wrong " * 6
+    assert Validator()._indent(line).endswith("..."), "nbgrader's default cuts it"
+    assert Validator(config=config)._indent(line) == Validator(config=config).indent + line
 
 
 @pytest.fixture(scope="module")

@@ -315,3 +315,93 @@ def test_the_scenario_has_a_call_without_gradients_and_a_zero_gradient():
     values, grads = optim.scenario(5)
     assert len(grads) == 4 and grads[1][0] is None and grads[2] == [None, None, None]
     assert not np.any(grads[3][1]) and grads[3][1].shape == values[1].shape and np.all(np.abs(grads[3][0]) >= 1)
+
+
+def adam_step(t_of=lambda self, p: self.t, store=True, count_first=True):
+    """An Adam step with one variation: where t comes from, whether m and v are kept, when t is counted."""
+    def step(self):
+        if count_first:
+            self.t += 1
+        for p in self.params:
+            if p.grad is None:
+                continue
+            t = t_of(self, p)
+            m = self.beta1 * self.m.get(id(p), 0.0) + (1 - self.beta1) * p.grad
+            v = self.beta2 * self.v.get(id(p), 0.0) + (1 - self.beta2) * p.grad ** 2
+            if store:
+                self.m[id(p)], self.v[id(p)] = m, v
+            p.data -= self.lr * (m / (1 - self.beta1 ** t)) / (np.sqrt(v / (1 - self.beta2 ** t)) + self.eps)
+        if not count_first:
+            self.t += 1
+    return step
+
+
+def own_count(self, p):
+    self.own = getattr(self, "own", {})
+    self.own[id(p)] = self.own.get(id(p), 0) + 1
+    return self.own[id(p)]
+
+
+def count_per_parameter(self, p):
+    self.updates = getattr(self, "updates", 0) + 1
+    return self.updates
+
+
+ADAM_SLIPS = {
+    "per_parameter_t": (adam_step(t_of=own_count), "a t kept for each parameter"),
+    "t_per_update": (adam_step(t_of=count_per_parameter), "grows once for every parameter updated"),
+    "t_from_zero": (adam_step(count_first=False), "a t of 0 at the first step"),
+    "state_not_stored": (adam_step(store=False), "start again from zero at every step"),
+}
+
+
+@pytest.mark.parametrize("slip", ADAM_SLIPS)
+def test_each_adam_slip_is_named_by_its_own_hint(ns, check, monkeypatch, slip):
+    """Four Adam bugs, four hints: each names its own cause, and none names another's."""
+    step, words = ADAM_SLIPS[slip]
+    monkeypatch.setitem(ns, "Adam", type("Adam", (ns["Adam"],), {"step": step}))
+    verdict = check.adam(lr=0.01)
+    assert_fails(verdict, words)
+    others = [w for name, (_, w) in ADAM_SLIPS.items() if name != slip]
+    assert not any(w in verdict.message for w in others), verdict.message
+
+
+def test_a_step_that_changes_the_callers_gradient_fails(ns, check, monkeypatch):
+    """SGD writing its weight decay into p.grad moves the weights right, but changes the caller's gradient."""
+    def into_grad(self, p):
+        p.grad += self.weight_decay * p.data
+        p.data -= self.lr * p.grad
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", into_grad))
+    assert_fails(check.sgd(lr=0.1, weight_decay=0.1), "changed parameter 0's .grad", "the decay was written into .grad")
+    assert check.sgd(lr=0.1).passed                      # a decay of 0 adds nothing
+
+
+def test_adam_state_that_is_the_gradient_is_caught_by_the_gradient_it_changes(ns, check, monkeypatch):
+    def alias(self, p):
+        m = self.m.setdefault(id(p), p.grad)
+        v = self.v.setdefault(id(p), np.zeros_like(p.data))
+        m *= self.beta1
+        m += (1 - self.beta1) * p.grad
+        v *= self.beta2
+        v += (1 - self.beta2) * p.grad ** 2
+        p.data -= self.lr * (m / (1 - self.beta1 ** self.t)) / (np.sqrt(v / (1 - self.beta2 ** self.t)) + self.eps)
+    monkeypatch.setitem(ns, "Adam", step_with(ns, "Adam", alias))
+    assert_fails(check.adam(lr=0.01), "changed parameter 0's .grad", "never .grad itself")
+
+
+def test_a_rebound_data_array_fails_even_when_it_stays_float32(ns, check, monkeypatch):
+    def rebind(self, p):
+        p.data = p.data - self.lr * p.grad
+    monkeypatch.setitem(ns, "SGD", step_with(ns, "SGD", rebind))
+    assert_fails(check.sgd(lr=0.1), "is a new array, not the one it had", "in place")
+
+
+def test_adam_t_of_zero_that_divides_by_a_python_zero_is_named(ns, check, monkeypatch):
+    """The course's solution folds the correction into a Python float: t = 0 raises ZeroDivisionError there."""
+    def step(self):
+        for p in self.params:
+            if p.grad is not None:
+                p.data -= (self.lr / (1 - self.beta1 ** self.t)) * p.grad
+        self.t += 1
+    monkeypatch.setitem(ns, "Adam", type("Adam", (ns["Adam"],), {"step": step}))
+    assert_fails(check.adam(lr=0.01), "ZeroDivisionError", "1 - beta^t is 0 only at t = 0")

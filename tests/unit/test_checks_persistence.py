@@ -21,9 +21,9 @@ def check(ns):
 
 def test_the_solution_passes_every_check(check):
     verdicts = [check.named_state(), check.named_state("nested"), check.state_dict(), check.load_state_dict("values"),
-                check.load_state_dict("errors"), check.optimizer_state("adam", "sgd", "adam_decay"),
+                check.load_state_dict("errors"), check.optimizer_state("adam", "sgd", "adam_decay", "sgd_off"),
                 check.checkpoint("round_trip"), check.checkpoint("refuses", "text", "empty", "random", "zip", "npy", "npz", "pickled",
-                                                                  "other_model"),
+                                                                  "other_model", "unmarked"),
                 check.resume_training("adam"), check.resume_training("sgd"), check.evaluate(),
                 check.keep_best("checkpoint"), check.keep_best("patience"), check.fit(), check.fit(validate=False)]
     assert [v.message for v in verdicts if not v.passed] == []
@@ -49,6 +49,46 @@ def test_a_state_dict_of_references_is_not_a_snapshot(ns, check, patched):
     patched("Module", "state_dict", lambda self: {n: (h.data if isinstance(h, Tensor) else h) for n, h in self.named_state()})
     verdict = check.state_dict()
     assert not verdict.passed and "not a snapshot" in verdict.message
+
+
+def test_a_buffer_kept_as_a_tensor_is_state_like_any_other(ns, check, patched):
+    """The check's model keeps one buffer as a Tensor: a state dict or a load written for Parameters and ndarray
+    buffers alone fails on it."""
+    Parameter, Tensor = ns["Parameter"], ns["Tensor"]
+    assert isinstance(getattr(persistence.small_net(ns, 0), persistence.TENSOR_BUFFER), Tensor)
+    patched("Module", "state_dict", lambda self: {n: np.array(h.data if isinstance(h, Parameter) else h)
+                                                  for n, h in self.named_state()})
+    verdict = check.state_dict()
+    assert not verdict.passed and "'calibration'] is an array of Python objects" in verdict.message, verdict.message
+
+
+def test_settings_turned_off_must_be_saved_and_loaded_as_zeros(ns, check, patched):
+    """A schedule turned SGD's momentum and weight decay off: a state dict that takes 0 for no value leaves the
+    restored optimizer with them on."""
+    original = ns["Optimizer"].state_dict
+    patched("Optimizer", "state_dict", lambda self: {k: v for k, v in original(self).items() if v.ndim or v.item()})
+    verdict = check.optimizer_state("sgd_off")
+    assert not verdict.passed and "not the [0] saved" in verdict.message and "A setting of 0" in verdict.message
+    assert check.optimizer_state("adam_decay").passed, "no setting turned off there: the truth test hides"
+
+
+def test_a_checkpoint_without_the_mark_is_refused_even_when_its_entries_fit(ns, check):
+    saved = ns["load_checkpoint"]
+
+    def unmarked_welcome(path, model, optimizer=None):
+        with np.load(path, allow_pickle=False) as archive:
+            state = {name[len("model."):]: archive[name] for name in archive.files if name.startswith("model.")}
+        try:
+            model.load_state_dict(state)
+        except KeyError as error:
+            raise ValueError(f"{path} is not a checkpoint of this model ({error})") from None
+    ns["load_checkpoint"] = unmarked_welcome
+    try:
+        verdict, others = check.checkpoint("refuses", "unmarked"), check.checkpoint("refuses", "npz", "other_model")
+    finally:
+        ns["load_checkpoint"] = saved
+    assert others.passed, "only the unmarked checkpoint tells this loader from the course's"
+    assert not verdict.passed and "the mark is what says a file is a checkpoint" in verdict.message, verdict.message
 
 
 def test_numpys_own_errors_are_not_a_refusal(ns, check):

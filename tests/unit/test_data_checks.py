@@ -266,6 +266,41 @@ def test_mnist_dataset_that_transforms_at_load_time_is_caught(ns):
     assert not verdict.passed and "while the dataset was built" in verdict.message
 
 
+def test_mnist_dataset_keeps_int64_labels_in_the_attributes_the_text_names(ns):
+    """The text names .images and .labels (later cells read train_set.labels) and asks for int64 labels."""
+    def uint8(self, images_path, labels_path, transforms=None):
+        ns["MNISTDataset"].__init__(self, images_path, labels_path, transforms)
+        self.labels = self.labels.astype(np.uint8)
+
+    def renamed(self, images_path, labels_path, transforms=None):
+        ns["MNISTDataset"].__init__(self, images_path, labels_path, transforms)
+        self.x, self.y = self.images, self.labels
+        del self.images, self.labels
+    methods = {"__len__": lambda self: len(self.y), "__getitem__": lambda self, i: (self.x[i], self.y[i])}
+    verdict = with_names(ns, MNISTDataset=variant(ns, "MNISTDataset", __init__=uint8)).mnist_dataset()
+    assert not verdict.passed and ".labels is a numpy.ndarray of dtype uint8" in verdict.message, verdict.message
+    verdict = with_names(ns, MNISTDataset=variant(ns, "MNISTDataset", __init__=renamed, **methods)).mnist_dataset()
+    assert not verdict.passed and "no attribute .images" in verdict.message, verdict.message
+
+
+def test_a_last_batch_that_comes_twice_is_told_as_such(ns):
+    """Every sample came, one batch twice: neither a missing sample nor the partial batch's rule is the cause."""
+    def __iter__(self):
+        n = len(self.dataset)
+        order = self.rng.permutation(n) if self.shuffle else np.arange(n)
+        starts = list(range(0, n, self.batch_size))
+        if not self.drop_last and n % self.batch_size:
+            starts.append(n - n % self.batch_size)
+        for start in starts:
+            samples = [self.dataset[int(i)] for i in order[start:start + self.batch_size]]
+            yield tuple(ns["collate"](field) for field in zip(*samples))
+    check = with_names(ns, DataLoader=variant(ns, "DataLoader", __iter__=__iter__))
+    batches, shuffle = check.data_loader("batches"), check.data_loader("shuffle")
+    assert not batches.passed and "batch 4 held the same samples as batch 3" in batches.message, batches.message
+    assert not shuffle.passed and "every sample came, but batch 6 held the same samples as batch 5" in shuffle.message
+    assert "never came" not in shuffle.message
+
+
 def test_embedded_mnist_is_all_of_mnist(ns):
     images, labels = (ns["parse_idx"](p) for p in datasets.mnist_files("train"))
     assert images.shape == (60_000, 28, 28) and images.dtype == np.uint8

@@ -165,3 +165,21 @@ def test_setup_cell_installs_the_package_this_repository_builds():
     import tomllib
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert frame.PACKAGE == project["name"] and project["dynamic"] == ["version"]
+
+
+@pytest.mark.parametrize("switch", [False, True])
+def test_framed_cells_show_no_return_value(switch):
+    """The set-up and Keep cells call functions for what they do: what those return (True, the chosen module,
+    the export's record) must not show under the cell. IPython shows a cell's final expression unless a
+    semicolon ends it."""
+    chapter = COURSE.chapter("ch03")
+    exported = nbformat.v4.new_code_cell("x = 1", metadata={"tags": [frame.EXPORT_TAG]})
+    nb = frame.add_frame(nbformat.v4.new_notebook(cells=[exported]), COURSE.config, chapter, ["earlier_chapters.py"])
+    framed = [frame.setup_source(COURSE.config, chapter, ["earlier_chapters.py"], switch)]
+    framed += [c.source for c in nb.cells if c.id == frame.KEEP_ID]
+    assert len(framed) == 2
+    for source in framed:
+        last = ast.parse(source).body[-1]
+        if isinstance(last, ast.Expr):
+            line = source.splitlines()[last.end_lineno - 1].split("#")[0].rstrip()
+            assert line.endswith(";"), line

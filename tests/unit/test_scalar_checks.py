@@ -182,6 +182,16 @@ def test_engine_mistakes_fail_exactly_their_checks(old, new, fails, parts):
     failing(check, check.value_engine(fails[0]), *parts)
 
 
+def test_a_second_call_wrong_for_another_reason_than_the_reset_is_not_blamed_on_the_reset():
+    """A walk in the wrong order that never resets fails the repeated call too: its gradients are not those of a
+    missing reset, so the hint states the rule instead of naming the reset."""
+    check = checker({"backward": [("    for node in order:\n        node.grad = 0.0\n    self.grad = 1.0\n"
+                                   "    for node in reversed(order):", "    self.grad = 1.0\n    for node in order:")]})
+    verdict = check.value_engine("twice")
+    failing(check, verdict, "each call of backward() gives the gradients of one pass")
+    assert "otherwise a second call adds" not in verdict.message
+
+
 @pytest.mark.parametrize("old, new, parts", [
     ("grads.append((f(*plus) - f(*minus)) / (2 * h))", "grads.append((f(*plus) - f(*xs)) / h)",
      ["x * x", "should be 6,", "received 6.01", "forward difference"]),

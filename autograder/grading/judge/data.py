@@ -450,6 +450,23 @@ def count(value):
     return value
 
 
+def stored(report):
+    """The reply's `.images` and `.labels` facts as `rules.stored_facts` gives them."""
+    if not isinstance(report, dict):
+        raise ProbeFailure("the reply's stored arrays are missing")
+    facts = {}
+    for name in ("images", "labels"):
+        entry = report.get(name)
+        if entry is None:
+            facts[name] = None
+            continue
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+            raise ProbeFailure(f"the reply's .{name} facts are malformed")
+        facts[name] = (str(entry.get("type_name"))[:100], str(entry.get("dtype"))[:40], tuple(shape[:8]))
+    return facts
+
+
 def mnist_dataset(rng, real_split=None):
     """MNISTDataset (with a stand-in parser) on secret IDX files; with `real_split`, on that MNIST split too."""
     k, h, w = int(rng.integers(5, 10)), int(rng.integers(3, 7)), int(rng.integers(3, 7))
@@ -471,7 +488,7 @@ def mnist_dataset(rng, real_split=None):
     doubled, (label2, _, _) = item(reply.get("other"))
     verdict = rules.mnist_verdict(raw, labels, first, other, length(reply.get("n")), image, label,
                                   count(reply.get("calls_after_init")), (count(reply.get("calls")), doubled, label2),
-                                  str(reply["item"].get("type_name"))[:100])
+                                  str(reply["item"].get("type_name"))[:100], stored(reply.get("stored")))
     if not real_split or not verdict.passed:
         return verdict
     real = reply.get("real")

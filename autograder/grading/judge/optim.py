@@ -20,7 +20,8 @@ def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     """Four SGD steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
     verdict = yield from optimizer(rng, "SGD", settings, rules.sgd_label(lr, momentum, weight_decay),
-                                   rules.sgd_rule(lr, momentum, weight_decay), rules.sgd_mistakes(lr, momentum, weight_decay))
+                                   rules.sgd_rule(lr, momentum, weight_decay), rules.sgd_mistakes(lr, momentum, weight_decay),
+                                   weight_decay)
     return rules.with_rule_hint(verdict, rules.SGD_RULE)
 
 
@@ -29,23 +30,28 @@ def adam(rng, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=
     settings = {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps, "weight_decay": weight_decay}
     verdict = yield from optimizer(rng, "Adam", settings, rules.adam_label(lr, beta1, beta2, eps, weight_decay),
                                    rules.adam_rule(lr, beta1, beta2, eps, weight_decay),
-                                   rules.adam_mistakes(lr, beta1, beta2, eps, weight_decay))
+                                   rules.adam_mistakes(lr, beta1, beta2, eps, weight_decay), weight_decay)
     return rules.with_rule_hint(verdict, rules.ADAM_RULE)
 
 
-def optimizer(rng, name, settings, label, rule, mistakes):
+def optimizer(rng, name, settings, label, rule, mistakes, weight_decay):
     values, grads = rules.scenario(rng)            # default_rng(rng) is rng itself: the secret draws
     float32 = rng.uniform(-1, 1, 3).astype(np.float32)
     reply = yield {"kind": "optimizer", "optimizer": name, "settings": settings, "values": values, "grads": grads,
                    "float32": float32, "float32_grads": [rules.DTYPE_GRADS] * 2}
     steps = reply.get("steps")
     if isinstance(steps, dict):
-        return failed(describe_error(label, "step", returned(steps)) + rules.STEPS_CONTEXT)
-    if not isinstance(steps, list) or len(steps) != len(grads) \
-            or any(not isinstance(s, list) or len(s) != len(values) for s in steps):
+        error = returned(steps)
+        return failed(describe_error(label, "step", error) + rules.STEPS_CONTEXT
+                      + rules.exception_hint(label, error.error_type))
+    grads_after = reply.get("grads_after")
+    if not all(isinstance(x, list) and len(x) == len(grads) for x in (steps, grads_after)) \
+            or any(not isinstance(s, list) or len(s) != len(values) for s in steps + grads_after):
         raise ProbeFailure(f"the reply's steps are not {len(grads)} lists of {len(values)} arrays")
     got = [[decode_array(a) for a in step] for step in steps]
-    verdict = rules.steps_verdict(label, rule, mistakes, values, grads, got)
+    grads_after = [[None if a is None else decode_array(a) for a in step] for step in grads_after]
+    verdict = rules.grad_changed(label, values, grads, got, grads_after, weight_decay) \
+        or rules.steps_verdict(label, rule, mistakes, values, grads, got)
     if not verdict.passed:
         return verdict
     kept = reply.get("float32")
@@ -56,7 +62,8 @@ def optimizer(rng, name, settings, label, rule, mistakes):
     data = decode_array(kept["value"]) if kept.get("value") is not None else None
     type_name = str(kept.get("type_name", ""))[:200]
     still_float32 = type_name == "numpy.ndarray" and data is not None and data.dtype == np.float32
-    return rules.dtype_problem(label, type_name, still_float32, str(kept.get("dtype", ""))[:40]) or verdict
+    return rules.dtype_problem(label, type_name, still_float32, str(kept.get("dtype", ""))[:40],
+                               kept.get("same_array") is True) or verdict
 
 
 def optimizer_zero_grad(rng):

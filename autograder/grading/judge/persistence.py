@@ -190,10 +190,11 @@ def optimizer_secrets(rng, key, sizes):
     # every setting as the run has changed it since the optimizer was made (a schedule): the fresh optimizer, made
     # with the constructor's settings, holds others, so a load that skips a setting shows
     numbers = {name: float(f"{SECRET_SETTINGS[name](rng, value):.6g}") for name, value in numbers.items()}
+    numbers.update({name: 0.0 for name in rules.OPTIMIZER_ZEROED.get(key, ())})     # turned off by the schedule
     state = {name: np.array(float(value)) for name, value in numbers.items()}
     if cls == "Adam":
         state["t"] = np.array(int(rng.integers(1, 40)))
-    params = [shape for name, shape in rules.net_shapes(sizes).items() if "running" not in name]
+    params = [shape for name, shape in rules.net_shapes(sizes).items() if rules.is_parameter(name)]
     # the order each parameter first got its state in (some got their first gradient later): never params' order
     order = [int(i) for i in rng.permutation(len(params))]
     while order == sorted(order):
@@ -355,6 +356,8 @@ def not_checkpoint(rng, kind, sizes):
             state = net_values(rng, sizes)
             if kind == "other_model":
                 rules.other_model_checkpoint(buffer, state)
+            elif kind == "unmarked":
+                rules.unmarked_checkpoint(buffer, state)
             else:
                 rules.pickled_checkpoint(buffer, state, str(rng.choice(list(state))))
         data = buffer.getvalue()
@@ -446,7 +449,7 @@ def train_small_net(values, data, cls, settings, noise=None, eps=1e-5, momentum=
     def rounded(array):
         return array if noise is None else array * (1 + FLOAT32_ROUNDING * noise.standard_normal(np.shape(array)))
     state = {name: np.array(value, dtype=np.float64) for name, value in values.items()}
-    names = [n for n in state if "running" not in n]
+    names = [n for n in state if rules.is_parameter(n)]
     slots = {name: {} for name in names}
     t = 0
     for x, y in data:

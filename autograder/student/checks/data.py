@@ -349,6 +349,13 @@ def loader_batches_verdict(runs, matches=probe_matches, index_of=int, dataset="d
     for n, size, drop_last, batches, count in runs:
         where, sizes = loader_label(n, size, drop_last, dataset), expected_sizes(n, size, drop_last)
         got = [batch_size(b) for b in batches]
+        held = batch_indices(batches, index_of)
+        again = next(((k, j) for k in range(len(held)) for j in range(k) if held[k] == held[j] != [-1]), None)
+        if got != sizes and again:
+            k, j = again
+            return failed(f"{where} gave batches of sizes {got}, expected {sizes}: batch {k + 1} held the same "
+                          f"samples as batch {j + 1}, {held[k][:6]}.\n  Hint: each sample is in exactly one batch of "
+                          "an epoch: the batches are consecutive pieces of the order, the last one the remainder.")
         if got != sizes:
             hint = ("the last, smaller batch is kept unless drop_last=True" if not drop_last else
                     f"{n} samples make exactly {n // size} full batches: drop_last=True drops only a last batch "
@@ -401,15 +408,25 @@ def loader_shuffle_run(namespace, make_dataset, dataset="dataset"):
                                   turns, zero)
 
 
-def epoch_coverage_hint(n, samples):
-    """What an epoch that is not a permutation of the n samples shows: repeats (indices drawn at random), or
-    only missing samples (too few batches, or a last batch cut short)."""
+def epoch_coverage_hint(n, samples, batches=()):
+    """What an epoch that is not a permutation of the n samples shows: a batch that came twice, repeats with
+    misses (indices drawn at random), repeats alone, or only missing samples (too few batches, or a last batch
+    cut short). `batches`: the epoch's batches' samples, when known."""
     repeated = sorted({i for i in samples if samples.count(i) > 1})
     missing = sorted(set(range(n)) - set(samples))
+    again = next(((k, j) for k, batch in enumerate(batches) for j in range(k) if list(batches[j]) == list(batch)), None)
+    if again and not missing:
+        k, j = again
+        return (f"every sample came, but batch {k + 1} held the same samples as batch {j + 1} ({len(samples)} samples "
+                f"in all, for {n}): an epoch cuts one permutation into consecutive batches, so each sample is in "
+                "exactly one batch, and the last batch is the remainder.")
+    if repeated and not missing:
+        return (f"every sample came, and samples {repeated[:6]} came more than once ({len(samples)} samples in all, "
+                f"for {n}): an epoch visits every sample exactly once.")
     if repeated:
-        return (f"samples {repeated[:6]} came more than once and {len(missing)} never came: an epoch visits every "
-                "sample exactly once, so shuffle the order of the indices (a permutation); drawing indices at "
-                "random repeats some and misses others.")
+        return (f"samples {repeated[:6]} came more than once and {len(missing)} sample(s) never came "
+                f"({missing[:6]}): an epoch visits every sample exactly once, so shuffle the order of the indices "
+                "(a permutation); drawing indices at random repeats some and misses others.")
     return (f"{len(missing)} sample(s) never came ({missing[:6]}), none twice: an epoch of {n} samples ends with a "
             "smaller last batch unless drop_last=True; check how many batches __iter__ yields and how the last "
             "one is cut.")
@@ -430,7 +447,7 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
     first, second = samples_of(grouped[0]), samples_of(grouped[1])
     if sorted(first) != list(range(n)):
         return failed(f"{where}: one epoch gave samples {first}; every sample must appear exactly once.\n"
-                      f"  Hint: {epoch_coverage_hint(n, first)}")
+                      f"  Hint: {epoch_coverage_hint(n, first, grouped[0])}")
     if first == list(range(n)):
         return failed(f"{where}: the samples came in order 0, 1, 2, ...: shuffle=True must shuffle them.")
     if first == second:
@@ -456,7 +473,7 @@ def loader_shuffle_verdict(n, size, seeds, grouped, again, other, dropped, datas
         return failed(f"{shuffle_label(n, size, 0, dataset)}: two loaders with seed=0 gave different orders "
                       f"({zero[0][:6]}... and {zero[1][:6]}...), though two with seed={seeds[0]} gave the same.\n"
                       "  Hint: 0 is a seed like any other, and it must reproduce its run too: a truth test of the seed "
-                      "(`if seed:`) takes 0 for no seed at all; only None means no seed.")
+                      "takes 0 for no seed at all; only None means no seed.")
     if first == other:
         return failed(f"{where}: seeds {seeds[0]} and {seeds[1]} gave the same order: the seed must drive the shuffle.")
     kept = n // size * size
@@ -541,6 +558,35 @@ def label_facts(label):
     return int(label) if integer else None, repr(label)[:60], type_name(label)
 
 
+def stored_facts(ds):
+    """The arrays a dataset keeps, as a verdict reads them: for `images` and `labels`, (type name, dtype, shape),
+    or None when the attribute is missing. The judge's worker reports the same."""
+    facts = {}
+    for name in ("images", "labels"):
+        value = getattr(ds, name, None)
+        facts[name] = None if value is None else (type_name(value), str(getattr(value, "dtype", ""))[:40],
+                                                  tuple(int(d) for d in np.shape(value)))
+    return facts
+
+
+def stored_problem(where, n, image_shape, stored):
+    """What is wrong with the arrays `.images` and `.labels` a dataset of n images keeps, or None."""
+    want = {"images": ("float32", (n, *image_shape)), "labels": ("int64", (n,))}
+    for name, (dtype, shape) in want.items():
+        facts = stored.get(name)
+        if facts is None:
+            return failed(f"{where}: the dataset has no attribute .{name}.\n  Hint: the text names the two arrays "
+                          "the dataset keeps, .images and .labels: the cells after this exercise read them "
+                          "(train_set.labels counts the digits per class).")
+        kind, got_dtype, got_shape = facts
+        if kind != "numpy.ndarray" or got_dtype != dtype or tuple(got_shape) != shape:
+            return failed(f"{where}: .{name} is a {kind} of dtype {got_dtype or '-'} and shape {tuple(got_shape)}, "
+                          f"expected a numpy array of dtype {dtype} and shape {shape}.\n  Hint: the text asks for "
+                          "float32 images in [0, 1] and int64 labels: the bytes of the file are uint8, so convert "
+                          "both when reading them.")
+    return None
+
+
 def check_mnist_dataset(namespace, real_files=None):
     MNISTDataset = namespace["MNISTDataset"]
     rng = np.random.default_rng(0)
@@ -555,6 +601,7 @@ def check_mnist_dataset(namespace, real_files=None):
             try:
                 ds = run_quietly(MNISTDataset, images_path, labels_path)
                 n, sample = run_quietly(len, ds), run_quietly(ds.__getitem__, 3)
+                stored = stored_facts(ds)
                 image, label = sample
                 counter = CountingTransform()
                 augmented = run_quietly(MNISTDataset, images_path, labels_path, counter)
@@ -564,7 +611,7 @@ def check_mnist_dataset(namespace, real_files=None):
                 return failed(describe_exception("MNISTDataset", "__init__/__getitem__", error))
             verdict = mnist_verdict(raw, labels, 3, 2, n, shown(image), label_facts(label), calls_after_init,
                                     (counter.calls, shown(doubled), label_facts(label2)[0]),
-                                    "tuple" if isinstance(sample, tuple) else type_name(sample))
+                                    "tuple" if isinstance(sample, tuple) else type_name(sample), stored)
         if real_files is None or not verdict.passed:
             return verdict
         want_images, want_labels = (reference_parse_idx(path) for path in real_files)
@@ -583,10 +630,12 @@ def check_mnist_dataset(namespace, real_files=None):
             namespace["parse_idx"] = saved
 
 
-def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, augmented, item_type="tuple"):
+def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, augmented, item_type="tuple",
+                  stored=None):
     """The verdict on MNISTDataset over IDX files of `raw` images and `labels`: `n` its len(), `image` and
     `label` (`label_facts`) its [item], `item_type` the type's name of that item; with a doubling transform, the
-    calls while building, then `augmented` = (the calls, the image, the integer label) after reading [other]."""
+    calls while building, then `augmented` = (the calls, the image, the integer label) after reading [other];
+    `stored` the arrays it keeps (`stored_facts`)."""
     where = f"MNISTDataset on a file of {len(raw)} images of {raw.shape[1]}×{raw.shape[2]} pixels"
     if n != len(raw):
         return failed(f"{where}: len() is {n}, expected {len(raw)}.")
@@ -613,6 +662,9 @@ def mnist_verdict(raw, labels, item, other, n, image, label, calls_after_init, a
     value, text, kind = label
     if value is None or value != labels[item]:
         return failed(f"{where}: item {item}'s label is {text} ({kind}), expected the integer {labels[item]}.")
+    problem = stored_problem(where, len(raw), raw.shape[1:], stored or {})
+    if problem:
+        return problem
     if calls_after_init != 0:
         return failed(f"{where}: the transform ran {calls_after_init} times while the dataset was built.\n"
                       "  Hint: apply transforms in __getitem__, to the one image read: a random augmentation "

@@ -186,7 +186,7 @@ def linear_init_problem(label, in_features, out_features, found, twin_values, ot
     if np.array_equal(b.reshape(-1), w[0]):     # never so for a right layer: the bias takes the draws after the weight's
         return failed(f"{label}: the bias {np.array2string(b.reshape(-1), precision=4)} repeats the weight's first row "
                       "value for value: the two were drawn from two generators made with the same seed, so the second "
-                      "started the same draws again.\n  Hint: one generator, np.random.default_rng(seed), for the "
+                      "started the same draws again.\n  Hint: one generator, NumPy's default_rng made from the seed, for the "
                       "layer: the weight is drawn from it first, then the bias, which continues where the weight stopped.")
     if not np.array_equal(w, twin_values[0]) or not np.array_equal(b, twin_values[1]):
         return failed(f"{label}: two layers built with seed=0 have different weights.\n  Hint: {SEEDED_HINT}")

@@ -37,15 +37,21 @@ def sgd_rule(lr, momentum=0.0, weight_decay=0.0, ema=False, decay_sign=1.0, deca
     return update
 
 
-def adam_rule(lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, correct=True, eps_inside=False):
+def adam_rule(lr, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, correct=True, eps_inside=False,
+              t_offset=0, stored=True):
+    """The Adam update; `t_offset=-1` is the slip of a t counted after the update (0 at the first step, a
+    correction 1 - beta^0 = 0: nan), `stored=False` the slip of averages that start from zero at every step."""
     def update(value, grad, state, t):
+        t = t + t_offset
+        state = state if stored else {}
         g = grad + weight_decay * value
         state["m"] = beta1 * state.get("m", 0.0) + (1 - beta1) * g
         state["v"] = beta2 * state.get("v", 0.0) + (1 - beta2) * g * g
-        m_hat = state["m"] / (1 - beta1 ** t) if correct else state["m"]
-        v_hat = state["v"] / (1 - beta2 ** t) if correct else state["v"]
-        denominator = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
-        return value - lr * m_hat / denominator
+        with np.errstate(all="ignore"):
+            m_hat = state["m"] / (1 - beta1 ** t) if correct else state["m"]
+            v_hat = state["v"] / (1 - beta2 ** t) if correct else state["v"]
+            denominator = np.sqrt(v_hat + eps) if eps_inside else np.sqrt(v_hat) + eps
+            return value - lr * m_hat / denominator
     return update
 
 
@@ -78,6 +84,26 @@ def counting_steps_with_gradients(rule):
             seen["t"], seen["count"] = 0, 0
         if t != seen["t"]:
             seen["t"], seen["count"] = t, seen["count"] + 1
+        return rule(value, grad, state, seen["count"])
+    return update
+
+
+def counting_steps_per_parameter(rule):
+    """The slip of an Adam whose t is each parameter's own count of the steps that gave it a gradient."""
+    def update(value, grad, state, t):
+        state["own t"] = state.get("own t", 0) + 1
+        return rule(value, grad, state, state["own t"])
+    return update
+
+
+def counting_parameters(rule):
+    """The slip of an Adam whose one t grows once for every parameter it updates, not once per call of step()."""
+    seen = {"t": 0, "count": 0}
+
+    def update(value, grad, state, t):
+        if t < seen["t"]:                        # a new history: count again
+            seen["count"] = 0
+        seen["t"], seen["count"] = t, seen["count"] + 1
         return rule(value, grad, state, seen["count"])
     return update
 
@@ -118,17 +144,19 @@ def scenario(seed, steps=4):
 
 
 def run_student(ns, make, values, grads_per_step):
-    """The student's optimizer over float64 Parameters: values after every step, or a failed Verdict."""
+    """The student's optimizer over float64 Parameters: each parameter's values after every step, and its
+    .grad after every step (None, or the array step() left there: step() must leave it as it was given)."""
     Parameter = ns["Parameter"]
     params = [Parameter(v.copy(), dtype=np.float64) for v in values]
     optimizer = run_quietly(make, params)
-    steps = []
+    steps, grads_after = [], []
     for grads in grads_per_step:
         for p, g in zip(params, grads):
             p.grad = None if g is None else g.copy()
         run_quietly(optimizer.step)
         steps.append([np.array(p.data, dtype=np.float64) for p in params])
-    return steps
+        grads_after.append([None if p.grad is None else np.array(p.grad, dtype=np.float64) for p in params])
+    return steps, grads_after
 
 
 def first_difference(got_steps, want_steps):
@@ -143,17 +171,59 @@ def first_difference(got_steps, want_steps):
     return None
 
 
-def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=4):
+def same_history(got_steps, want_steps):
+    """True when every value after every step agrees, nan with nan: how a known wrong rule is recognised,
+    including one whose steps are nan (a bias correction divided by 1 - beta^0 = 0)."""
+    return all(g.shape == w.shape and np.allclose(g, w, rtol=TOLERANCE, atol=TOLERANCE, equal_nan=True)
+               for got, want in zip(got_steps, want_steps) for g, w in zip(got, want))
+
+
+def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=4, weight_decay=0.0):
     values, grads = scenario(seed, steps)
     try:
-        got = run_student(ns, make, values, grads)
+        got, grads_after = run_student(ns, make, values, grads)
     except Exception as error:  # noqa: BLE001
-        return failed(describe_exception(label, "step", error) + STEPS_CONTEXT)
-    return steps_verdict(label, rule, known_mistakes, values, grads, got)
+        return failed(describe_exception(label, "step", error) + STEPS_CONTEXT + exception_hint(label, type(error).__name__))
+    return (grad_changed(label, values, grads, got, grads_after, weight_decay)
+            or steps_verdict(label, rule, known_mistakes, values, grads, got))
+
+
+def exception_hint(label, error_type):
+    """Adam's only division by a Python number is its bias correction: a ZeroDivisionError there is t = 0.
+    Shared with the judge, which gets the exception's type name from the kernel."""
+    if label.startswith("Adam") and error_type == "ZeroDivisionError":
+        return ("\n  Hint: a bias correction 1 - beta^t is 0 only at t = 0: t counts the calls of step(), and is 1 "
+                "during the first one, so it is counted before the update.")
+    return ""
 
 
 STEPS_CONTEXT = ("\n  while running 4 steps on three float64 Parameters (the third has .grad = None: skip it; "
                  "at step 3 none has a gradient; at step 4 the second's gradient is all zeros).")
+
+
+def grad_changed(label, values, grads, got, grads_after, weight_decay):
+    """A failed Verdict when step() changed a parameter's .grad (it reads the gradient, and the caller's code
+    may read it again after the step), else None. Shared with the judge, which gets `grads_after` from the kernel."""
+    for step, (given, after) in enumerate(zip(grads, grads_after), 1):
+        before = values if step == 1 else got[step - 2]
+        for i, (g, a) in enumerate(zip(given, after)):
+            if g is None or (a is not None and a.shape == g.shape and np.array_equal(a, g)):
+                continue
+            shown = "None" if a is None else f"an array of shape {a.shape}" if a.shape != g.shape else None
+            if shown is None:
+                k = np.unravel_index(int(np.argmax(np.abs(a - g))), g.shape)
+                shown = f"{number(a[k])} at {index_label(f'p{i}', k)} (given {number(g[k])})"
+            where = (f"{label}: step {step} of {len(grads)} changed parameter {i}'s .grad: it holds {shown} "
+                     "after the step.")
+            if a is not None and weight_decay and a.shape == g.shape and np.allclose(
+                    a, g + weight_decay * before[i], rtol=TOLERANCE, atol=TOLERANCE):
+                return failed(f"{where}\n  That is the gradient plus weight_decay·p: the decay was written into "
+                              ".grad.\n  Hint: step() reads .grad and leaves it as it is: the gradient with weight "
+                              "decay, g + weight_decay·p, is a new array of the optimizer's own.")
+            return failed(f"{where}\n  Hint: step() reads .grad and leaves it as it is (the code that called "
+                          "backward() may read it again): every array the optimizer keeps or updates in place, "
+                          "a velocity or a running average, is an array of its own, never .grad itself.")
+    return None
 
 
 def steps_verdict(label, rule, known_mistakes, values, grads, got):
@@ -171,8 +241,7 @@ def steps_verdict(label, rule, known_mistakes, values, grads, got):
                       "None (they took no part in the loss).")
     if mismatch is None:
         return failed(f"{where} has shape {got[step - 1][i].shape}; an update must keep the parameter's shape.")
-    hint = next((text for rule_, text in known_mistakes
-                 if first_difference(got, history(rule_, values, grads)) is None), None)
+    hint = next((text for rule_, text in known_mistakes if same_history(got, history(rule_, values, grads))), None)
     return failed(f"{where} is wrong in {mismatch.count} of {mismatch.size} elements.\n"
                   f"  worst {index_label(f'p{i}', mismatch.index)}: yours {number(mismatch.analytic)}, the update "
                   f"rule gives {number(mismatch.numeric)} (start value {number(values[i][mismatch.index])}, "
@@ -181,10 +250,11 @@ def steps_verdict(label, rule, known_mistakes, values, grads, got):
 
 
 def check_keeps_dtype(ns, label, make):
-    """A float32 parameter must stay float32, the same Parameter object, after two steps."""
+    """A float32 parameter must keep its float32 array, updated in place, through two steps."""
     Parameter = ns["Parameter"]
     p = Parameter(np.array([0.5, -0.25, 1.0]))
     try:
+        array = p.data
         optimizer = run_quietly(make, [p])
         for _ in range(2):
             p.grad = DTYPE_GRADS.copy()
@@ -192,20 +262,25 @@ def check_keeps_dtype(ns, label, make):
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "step", error))
     return dtype_problem(label, type_name(p.data), isinstance(p.data, np.ndarray) and p.data.dtype == np.float32,
-                         getattr(p.data, "dtype", ""))
+                         getattr(p.data, "dtype", ""), p.data is array)
 
 
 DTYPE_GRADS = np.array([0.1, 0.2, -0.3], dtype=np.float32)
 
 
-def dtype_problem(label, data_type, kept_float32, dtype):
-    """None when a float32 parameter's .data is still a float32 ndarray after two steps; else why it is not."""
-    if kept_float32:
-        return None
-    return failed(f"{label}: a float32 parameter's .data became {data_type} "
-                  f"{dtype} after two steps.\n  Hint: the parameter keeps its dtype: update its array in place, or "
-                  "keep every buffer and every step in the parameter's dtype (a float64 buffer or number mixed into "
-                  "a float32 array makes a float64 result).")
+def dtype_problem(label, data_type, kept_float32, dtype, same_array=True):
+    """None when a float32 parameter's .data is still its own float32 ndarray after two steps (`same_array`: the
+    very array it had before them); else why it is not. Shared with the judge."""
+    if not kept_float32:
+        return failed(f"{label}: a float32 parameter's .data became {data_type} {dtype} after two steps.\n"
+                      "  Hint: the parameter keeps its dtype: update its array in place, or keep every buffer and "
+                      "every step in the parameter's dtype (a float64 buffer or number mixed into a float32 array "
+                      "makes a float64 result).")
+    if not same_array:
+        return failed(f"{label}: after two steps, a parameter's .data is a new array, not the one it had.\n"
+                      "  Hint: step() changes .data in place, as the text asks: other objects may hold that same "
+                      "array (a view of it, a model that shares the weight), and a new array leaves them behind.")
+    return None
 
 
 def rounded(values):
@@ -246,7 +321,7 @@ def check_sgd(ns, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     label = sgd_label(lr, momentum, weight_decay)
     make = lambda params: ns["SGD"](params, lr=lr, momentum=momentum, weight_decay=weight_decay)  # noqa: E731
     verdict = check_optimizer(ns, label, make, sgd_rule(lr, momentum, weight_decay),
-                              sgd_mistakes(lr, momentum, weight_decay), seed)
+                              sgd_mistakes(lr, momentum, weight_decay), seed, weight_decay=weight_decay)
     if verdict.passed:
         verdict = check_keeps_dtype(ns, label, make) or verdict
     return with_rule_hint(verdict, SGD_RULE)
@@ -273,6 +348,19 @@ def adam_mistakes(lr, beta1, beta2, eps, weight_decay):
         (counting_steps_with_gradients(adam_rule(lr, beta1, beta2, eps, weight_decay)),
          "your t did not count step 3, where no parameter had a gradient: t counts the calls to step(), each one, "
          "so the bias correction of the next step uses t = 4."),
+        (counting_steps_per_parameter(adam_rule(lr, beta1, beta2, eps, weight_decay)),
+         "your steps match a t kept for each parameter, counting only the steps that gave it a gradient, so a "
+         "parameter that missed one lags behind: there is one t for the whole optimizer, the number of calls to "
+         "step()."),
+        (counting_parameters(adam_rule(lr, beta1, beta2, eps, weight_decay)),
+         "your steps match a t that grows once for every parameter updated (t = 2 for the second parameter of "
+         "step 1): t counts the calls to step(), so it grows once per call, before the loop over the parameters."),
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, t_offset=-1),
+         "your steps match a t of 0 at the first step, where the bias correction 1 - beta^t is 0 and every value "
+         "turns to nan: t is 1 during the first call of step(), so it is counted before the update."),
+        (adam_rule(lr, beta1, beta2, eps, weight_decay, stored=False),
+         "your steps match averages m and v that start again from zero at every step: each parameter's m and v "
+         "are kept by the optimizer from one call of step() to the next."),
     ]
 
 
@@ -297,7 +385,7 @@ def check_adam(ns, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, 
     make = lambda params: ns["Adam"](params, lr=lr, beta1=beta1, beta2=beta2, eps=eps,  # noqa: E731
                                      weight_decay=weight_decay)
     verdict = check_optimizer(ns, label, make, adam_rule(lr, beta1, beta2, eps, weight_decay),
-                              adam_mistakes(lr, beta1, beta2, eps, weight_decay), seed)
+                              adam_mistakes(lr, beta1, beta2, eps, weight_decay), seed, weight_decay=weight_decay)
     if verdict.passed:
         verdict = check_keeps_dtype(ns, label, make) or verdict
     return with_rule_hint(verdict, ADAM_RULE)

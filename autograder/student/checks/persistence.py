@@ -121,6 +121,7 @@ TREE_NAMES = {
 }
 # what load_checkpoint must refuse: kind -> (description, file name as the kernel's check writes it)
 NOT_CHECKPOINTS = {
+    "unmarked": ("a checkpoint of this very model without the babygrad.checkpoint entry", "unmarked.ckpt"),
     "text": ("a text file", "notes.txt"), "empty": ("an empty file", "empty.ckpt"),
     "random": ("random bytes", "noise.ckpt"), "zip": ("a zip archive that is not NumPy's", "other.zip"),
     "npy": ("a plain .npy array", "weights.npy"),
@@ -132,12 +133,23 @@ CHECKPOINT_MARK = "babygrad.checkpoint"
 PICKLE_RULE = "a checkpoint never needs pickle, and loading with pickle allowed runs whatever code the file names"
 
 
+# small_net's buffer kept as a Tensor that is not a Parameter (the text counts both kinds of buffer): its
+# BatchNorm1d keeps ndarrays, and a state dict, a load or a checkpoint that handles only those shows here
+TENSOR_BUFFER = "calibration"
+
+
 def net_shapes(sizes):
-    """{name: shape} of small_net's state, Linear(a, b) → BatchNorm1d(b) → ReLU → Linear(b, c), in order."""
+    """{name: shape} of small_net's state, Linear(a, b) → BatchNorm1d(b) → ReLU → Linear(b, c), in order, then its
+    Tensor buffer."""
     a, b, c = sizes
     return {"modules.0.weight": (a, b), "modules.0.bias": (1, b), "modules.1.weight": (b,), "modules.1.bias": (b,),
             "modules.1.running_mean": (b,), "modules.1.running_var": (b,), "modules.3.weight": (b, c),
-            "modules.3.bias": (1, c)}
+            "modules.3.bias": (1, c), TENSOR_BUFFER: (c,)}
+
+
+def is_parameter(name):
+    """Whether small_net's state entry `name` is a Parameter (the optimizer's), not a buffer."""
+    return "running" not in name and name != TENSOR_BUFFER
 
 
 def probe_model(ns, seed=0, variant="flat"):
@@ -199,9 +211,13 @@ def probe_model(ns, seed=0, variant="flat"):
 
 
 def small_net(ns, seed):
-    """Linear → BatchNorm1d → ReLU → Linear: parameters and buffers, as a real model has."""
-    return ns["Sequential"](ns["Linear"](4, 6, seed=seed), ns["BatchNorm1d"](6), ns["ReLU"](),
-                            ns["Linear"](6, 3, seed=seed + 1))
+    """Linear → BatchNorm1d → ReLU → Linear: parameters and buffers, as a real model has; one buffer is a
+    Tensor (TENSOR_BUFFER), which the forward does not use."""
+    a, b, c = NET_SIZES
+    model = ns["Sequential"](ns["Linear"](a, b, seed=seed), ns["BatchNorm1d"](b), ns["ReLU"](),
+                             ns["Linear"](b, c, seed=seed + 1))
+    setattr(model, TENSOR_BUFFER, ns["Tensor"](np.random.default_rng(seed).uniform(0.5, 1.5, c), requires_grad=False))
+    return model
 
 
 def batches(ns, count, seed=0):
@@ -301,7 +317,8 @@ def state_entries(state):
     """A state dict as the verdicts read it: None if it is not a dict, else [(key, type name, the array or None)]."""
     if not isinstance(state, dict):
         return type(state).__name__
-    return [(key, type(value).__name__, value if isinstance(value, np.ndarray) else None) for key, value in state.items()]
+    return [(key, type(value).__name__, value if isinstance(value, np.ndarray) and value.dtype.kind in "biuf" else None)
+            for key, value in state.items()]
 
 
 def state_dict_verdict(entries, want, before, after):
@@ -314,6 +331,10 @@ def state_dict_verdict(entries, want, before, after):
         return failed(f"state_dict() has keys {sorted(got)}, expected {sorted(want)} (the names of named_state()).")
     for name, values in want.items():
         type_name, value = got[name]
+        if value is None and type_name == "ndarray":
+            return failed(f"state_dict()[{name!r}] is an array of Python objects, not of numbers.\n  Hint: a state "
+                          "dict holds values: for every Tensor, a Parameter or a buffer, the array of its data (an "
+                          "array made of the Tensor object itself holds the object, not its numbers).")
         if value is None:
             return failed(f"state_dict()[{name!r}] is a {type_name}; expected a NumPy array: a state dict holds "
                           "values, so for a Tensor it holds the array of its data, not the Tensor.")
@@ -491,7 +512,12 @@ OPTIMIZER_SPECS = {
     "adam": ("Adam", {"lr": 0.01}, "Adam(lr=0.01)"),
     "sgd": ("SGD", {"lr": 0.1, "momentum": 0.9}, "SGD(lr=0.1, momentum=0.9)"),
     "adam_decay": ("Adam", {"lr": 0.02, "weight_decay": 0.01}, "Adam(lr=0.02, weight_decay=0.01)"),
+    "sgd_off": ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.05},
+                "SGD(lr=0.1, momentum=0.9, weight_decay=0.05), momentum and weight decay turned off since"),
 }
+# settings a schedule turned off (to 0) during the run, by key: the fresh optimizer starts with them on, so a
+# state dict or a load that takes a 0 for "no value" (a truth test of the number) leaves them on
+OPTIMIZER_ZEROED = {"sgd_off": ("momentum", "weight_decay")}
 OPTIMIZER_DEFAULTS = {"Adam": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
                       "SGD": {"lr": 0.01, "momentum": 0.0, "weight_decay": 0.0}}
 OPTIMIZER_ARRAYS = {"Adam": ("m", "v"), "SGD": ("velocity",)}       # the per-parameter dicts, keyed by id(p)
@@ -503,12 +529,14 @@ FROZEN = 2          # parameters without a gradient at the first step: the optim
 CHANGED_SETTINGS = {"lr": 0.25, "beta1": 0.9, "beta2": 0.995, "eps": 1e4, "momentum": 0.9}   # factors; 0 → 0.001
 
 
-def change_settings(optimizer, kind):
+def change_settings(optimizer, kind, zeroed=()):
     """Every setting changed from what the optimizer was made with, as a schedule changes lr (or momentum) during
-    a run: a fresh optimizer made by the same code starts with the old ones, so each must come from the state."""
+    a run: a fresh optimizer made by the same code starts with the old ones, so each must come from the state.
+    The settings `zeroed` are turned off, to 0."""
     for name in OPTIMIZER_DEFAULTS[kind]:
         value = getattr(optimizer, name)
-        setattr(optimizer, name, float(value * CHANGED_SETTINGS.get(name, 2.0)) if value else 0.001)
+        changed = float(value * CHANGED_SETTINGS.get(name, 2.0)) if value else 0.001
+        setattr(optimizer, name, 0.0 if name in zeroed else changed)
 
 
 def number_kind(name):
@@ -601,8 +629,11 @@ def optimizer_restored_problem(label, loaded, want):
         if got is None or got.dtype.kind not in "biuf" or got.shape != value.shape \
                 or not np.allclose(got, value, rtol=1e-6, atol=1e-7 if value.ndim else 0):
             found = "missing" if got is None else shown(got)
+            zero = ("  A setting of 0 is a value like any other: saved and loaded back whatever it is (a truth test "
+                    "of the number takes 0 for no value).\n") if value.ndim == 0 and float(value) == 0 else ""
             return failed(f"{label}: after state_dict() / load_state_dict() into a new optimizer, its {key} is {found}, "
-                          f"not the {shown(value)} saved, so its next steps differ from the original's.\n" + CONTINUE_HINT)
+                          f"not the {shown(value)} saved, so its next steps differ from the original's.\n" + zero
+                          + CONTINUE_HINT)
     return None
 
 
@@ -640,7 +671,7 @@ def check_optimizer_state(ns, optimizers=("adam",)):
             train(ns, model, optimizer, batches(ns, 1, seed=3), frozen=FROZEN)   # the dicts' order is not params'
             train(ns, model, optimizer, batches(ns, 3, seed=1))
             kind = type(optimizer).__name__
-            change_settings(optimizer, kind)        # as a schedule would: the fresh optimizer starts with others
+            change_settings(optimizer, kind, OPTIMIZER_ZEROED.get(key, ()))    # as a schedule would
             saved_model = model.state_dict()
             want = course_optimizer_state(optimizer)
             orders = dict_orders(optimizer, kind)
@@ -806,6 +837,12 @@ def other_model_checkpoint(file, state):
     np.savez(file, **arrays)
 
 
+def unmarked_checkpoint(file, state):
+    """Write to `file` everything a checkpoint of the model state `state` holds but the mark: its entries fit the
+    model, so only the missing mark tells it from a checkpoint."""
+    np.savez(file, **{f"model.{name}": np.asarray(value) for name, value in state.items()})
+
+
 def not_checkpoints(folder, kinds, state):
     """(kind, path) of files that are not checkpoints (of this model), of the `kinds` asked for; `state`: the model
     state a "pickled" or "other_model" file holds."""
@@ -832,6 +869,9 @@ def not_checkpoints(folder, kinds, state):
         elif kind == "other_model":
             with open(path, "wb") as file:
                 other_model_checkpoint(file, state)
+        elif kind == "unmarked":
+            with open(path, "wb") as file:
+                unmarked_checkpoint(file, state)
         else:
             path = write(NOT_CHECKPOINTS[kind][1], contents[kind])
         files.append((kind, path))
@@ -906,6 +946,11 @@ def accepted_file_message(kind, name, changed=False):
         return (f"load_checkpoint accepted {description} ({name}): the file has the {CHECKPOINT_MARK} entry, but "
                 "one of its entries is an object array, which NumPy reads only by unpickling it.\n"
                 f"  Hint: {PICKLE_RULE}: a file NumPy cannot read without pickle is not a checkpoint.")
+    if kind == "unmarked":
+        return (f"load_checkpoint accepted {description} ({name}): its entries fit the model, but a file without the "
+                f"{CHECKPOINT_MARK} entry is not a babygrad checkpoint, and must be refused."
+                f"\n  Hint: the mark is what says a file is a checkpoint (section 8.4); entries that happen to fit say "
+                "nothing about where a file comes from.")
     return f"load_checkpoint accepted {description} ({name}): a file without the {CHECKPOINT_MARK} entry must be refused."
 
 

@@ -301,7 +301,7 @@ def closure_hint(hint, case, same, got, expected, g, before, da, db, x, fn):
         return ("a gradient that was already there got overwritten: the closure adds its share to .grad "
                 "(gradients accumulate), it never assigns.")
     if g != 1.0 and math.isclose(got, before + (expected - before) / g, rel_tol=TOL, abs_tol=TOL):
-        return "that is the gradient for out.grad = 1: multiply the local derivative by out.grad (the chain rule)."
+        return "that is the gradient for an out.grad of 1: multiply the local derivative by out.grad (the chain rule)."
     if fn is operator.mul and not same and math.isclose(got, before + g * x, rel_tol=TOL, abs_tol=TOL):
         return "each input's local derivative is the OTHER input's data, not its own."
     return hint
@@ -341,7 +341,21 @@ REUSE_HINT = ("a node reached along two paths must be visited ONCE, and only aft
               "their share: keep a set of visited nodes, and walk the topological order backwards.")
 TWICE_HINT = ("the closures ADD to .grad, so backward() must first set every node's grad to 0.0 "
               "(then the output's to 1.0); otherwise a second call adds to the first one's gradients.")
+TWICE_RULE = ("each call of backward() gives the gradients of one pass: every node's grad starts at 0.0, the "
+              "output's at 1.0, and each closure runs once, in reverse topological order.")
 CHAIN_HINT = "every node on the chain passes its gradient on."
+
+
+def twice_hint(a, b, got_a, got_b):
+    """The hint for out = a * b + a after two calls of backward(): TWICE_HINT only when the gradients are those
+    of a walk in the right order that never reset the grads (the output seeded by = or by +=, or every
+    gradient doubled); else the rule, since a wrong order, say, also gives wrong gradients. Shared with the judge."""
+    left_over = [(3 * b + 2, 3 * a), (4 * b + 3, 4 * a), (2 * b + 2, 2 * a)]
+    if all(isinstance(v, (int, float)) for v in (got_a, got_b)) and any(
+            math.isclose(got_a, x, rel_tol=1e-9, abs_tol=1e-9) and math.isclose(got_b, y, rel_tol=1e-9, abs_tol=1e-9)
+            for x, y in left_over):
+        return TWICE_HINT
+    return TWICE_RULE
 CHAIN_LENGTH = 2000     # deeper than Python's default recursion limit (1000)
 
 
@@ -423,7 +437,7 @@ def check_twice(Value):
         error = run_backward(title, out)
         if error:
             return error
-    return compare(title, [("a", a.grad, -1.0), ("b", b.grad, 3.0)], TWICE_HINT)
+    return compare(title, [("a", a.grad, -1.0), ("b", b.grad, 3.0)], twice_hint(3.0, -2.0, a.grad, b.grad))
 
 
 def check_long_chain(Value, length=CHAIN_LENGTH):
@@ -471,6 +485,9 @@ def numeric_cases(case="basic"):
     ]
 
 
+# The default step of section 1.5's numerical_gradient: where rounding and truncation balance in float64.
+DEFAULT_STEP = 1e-5
+
 # The one function here whose central difference depends on h (for a quadratic it is exact whatever h): the step
 # the caller gives must be the step taken, as section 1.5 asks.
 CUBE = "f(x) = x * x * x, whose central difference with step h is exactly 3x² + h²"
@@ -512,7 +529,7 @@ def numeric_problem(text, f, xs, h, want, tol, args_after, got):
     for i, (g, w) in enumerate(zip(got, want)):
         if not math.isclose(g, w, rel_tol=tol, abs_tol=tol):
             return failed(f"{call} for {text}: the derivative for input {i} should be {number(w)}, "
-                          f"received {number(g)}.\n  Hint: {numeric_hint(f, xs, i, h or 1e-6, g, w)}")
+                          f"received {number(g)}.\n  Hint: {numeric_hint(f, xs, i, h or DEFAULT_STEP, g, w)}")
     return None
 
 

@@ -138,7 +138,7 @@ def train_epoch_verdict(ran, losses):
         return failed(f"{where} returned {result!r}, expected the list of the {n} batch losses {list(losses)}.")
     if ran["updates"] != n:
         # the batch numbers added up: update(i) advances the bar by i steps, it does not move it to step i
-        counted = ("\n  Hint: that is the sum of the batch numbers: progress.update(k) advances the bar by k steps "
+        counted = ("\n  Hint: that is the sum of the batch numbers: the bar's update method, given k, advances it by k steps "
                    "(it does not set its position), so one batch is one step."
                    if n > 3 and ran["updates"] in (n * (n - 1) // 2, n * (n + 1) // 2) else "")
         return failed(f"{where}: the progress bar was advanced {ran['updates']} times, expected one step per "

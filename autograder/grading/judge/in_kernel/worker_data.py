@@ -290,6 +290,17 @@ def item_report(ds, index, Tensor):
     return {"image": report(image, Tensor), "label": label_report(label), "type_name": "tuple" if isinstance(sample, tuple) else type_name(sample)}
 
 
+def stored_report(ds):
+    """The arrays `.images` and `.labels` a dataset keeps: type name, dtype and shape, or None when missing."""
+    facts = {}
+    for name in ("images", "labels"):
+        value = getattr(ds, name, None)
+        facts[name] = None if value is None else {"type_name": type_name(value),
+                                                  "dtype": str(getattr(value, "dtype", ""))[:40],
+                                                  "shape": [int(d) for d in np.shape(value)][:8]}
+    return facts
+
+
 def mnist_dataset(request, namespace):
     """MNISTDataset on the judge's IDX files, with the stand-in parser; then on a real split when asked."""
     Tensor, MNISTDataset = namespace["Tensor"], namespace["MNISTDataset"]
@@ -300,7 +311,8 @@ def mnist_dataset(request, namespace):
             images_path, labels_path = (paths[name] for name, _ in request["files"])
             try:
                 ds = quietly(MNISTDataset, images_path, labels_path)
-                reply = {"n": length_report(quietly(len, ds)), "item": item_report(ds, request["item"], Tensor)}
+                reply = {"n": length_report(quietly(len, ds)), "item": item_report(ds, request["item"], Tensor),
+                         "stored": stored_report(ds)}
                 counter = CountingTransform()
                 augmented = quietly(MNISTDataset, images_path, labels_path, counter)
                 reply["calls_after_init"] = counter.calls

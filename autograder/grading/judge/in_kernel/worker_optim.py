@@ -10,8 +10,9 @@ import numpy as np
 
 
 def optimizer(request, namespace):
-    """The optimizer over float64 Parameters, each parameter's values after every step; then two steps
-    on a float32 Parameter, whose .data is reported as it is (its dtype is the point)."""
+    """The optimizer over float64 Parameters, each parameter's values and .grad after every step; then two
+    steps on a float32 Parameter, whose .data is reported as it is (its dtype is the point), and whether it
+    is still the array it had before them."""
     Parameter = namespace["Parameter"]
 
     def make(params):
@@ -20,26 +21,29 @@ def optimizer(request, namespace):
     try:
         params = [Parameter(v.copy(), dtype=np.float64) for v in request["values"]]
         stepper = quietly(make, params)
-        steps = []
+        steps, grads_after = [], []
         for grads in request["grads"]:
             for p, g in zip(params, grads):
                 p.grad = None if g is None else g.copy()
             quietly(stepper.step)
             steps.append([packed(np.array(p.data, dtype=np.float64)) for p in params])
+            grads_after.append([None if p.grad is None else packed(np.array(p.grad, dtype=np.float64))
+                                for p in params])
     except Exception as error:  # noqa: BLE001
         return {"steps": error_report(error)}
     try:
         p = Parameter(request["float32"].copy())
+        array = p.data
         stepper = quietly(make, [p])
         for g in request["float32_grads"]:
             p.grad = g.copy()
             quietly(stepper.step)
         data = p.data
         float32 = {"type_name": type_name(data), "dtype": str(getattr(data, "dtype", ""))[:40],
-                   "value": packed(data) if isinstance(data, np.ndarray) else None}
+                   "value": packed(data) if isinstance(data, np.ndarray) else None, "same_array": data is array}
     except Exception as error:  # noqa: BLE001
         float32 = error_report(error)
-    return {"steps": steps, "float32": float32}
+    return {"steps": steps, "grads_after": grads_after, "float32": float32}
 
 
 def zero_grad(request, namespace):

@@ -164,10 +164,13 @@ def persist_tree(namespace, variant, values):
 
 
 def persist_net(namespace, sizes, seed):
-    """Linear → BatchNorm1d → ReLU → Linear of the judge's sizes, as `checks/persistence.small_net`."""
+    """Linear → BatchNorm1d → ReLU → Linear of the judge's sizes, and a buffer kept as a Tensor, as
+    `checks/persistence.small_net` (the judge's values go into it with the rest)."""
     a, b, c = sizes
-    return namespace["Sequential"](namespace["Linear"](a, b, seed=seed), namespace["BatchNorm1d"](b),
-                                   namespace["ReLU"](), namespace["Linear"](b, c, seed=seed + 1))
+    model = namespace["Sequential"](namespace["Linear"](a, b, seed=seed), namespace["BatchNorm1d"](b),
+                                    namespace["ReLU"](), namespace["Linear"](b, c, seed=seed + 1))
+    model.calibration = namespace["Tensor"](np.ones(c), requires_grad=False)
+    return model
 
 
 def persist_set(model, namespace, values):
