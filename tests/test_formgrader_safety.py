@@ -50,11 +50,10 @@ def script(name):
     """JavaScript that logs `name`, marks the page with it and writes pwned-<name>.txt into the server's
     root with the instructor's login cookie and XSRF token: what a real attack would do with formgrader's
     grade API instead. No quotes, spaces or angle brackets, so it also fits where a bare attribute value goes."""
-    return ("(function(){var n=`%s`;console.log(`carrier-ran:`+n);"
-            "document.documentElement.setAttribute(`data-ran-`+n,`1`);"
-            "var x=(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||``;"
+    return ("(function(n,x){console.log(`carrier-ran:`+n);document.documentElement.setAttribute(`data-ran-`+n,`1`);"
+            "x=(document.cookie.match(/_xsrf=([^;]+)/)||[])[1]||``;"
             "fetch(`/api/contents/pwned-`+n+`.txt`,{method:`PUT`,headers:{[`Content-Type`]:`application/json`,"
-            "[`X-XSRFToken`]:x},body:JSON.stringify({type:`file`,format:`text`,content:n})})})()" % name)
+            "[`X-XSRFToken`]:x},body:JSON.stringify({type:`file`,format:`text`,content:n})})})(`%s`)" % name)
 
 
 def canary(name):
@@ -183,6 +182,7 @@ def graded_mallory(built_course, tmp_path_factory):
     at = next(i for i, cell in enumerate(notebook.cells) if cell_marks.grade_id(cell) == ANSWER)
     notebook.cells[at].attachments = ATTACHMENTS
     notebook.cells.insert(at + 1, nbformat.v4.new_markdown_cell("\n\n".join(ADDED_MARKDOWN.values())))
+    assert not set(script("name")) & set(" '\"<>"), "a carrier's script must fit a bare attribute value"
     hand_in(course, chapter, {STUDENT: notebook})
     folder = course.notebook(course.config.SUBMITTED_DIR, chapter, STUDENT).parent
     for name, page in {**HOSTILE_FILES, **SUBMITTED_PAGES}.items():
@@ -372,7 +372,7 @@ def test_pages_she_hands_in_beside_her_notebook_in_lower_case_are_never_served(g
     instructor.forget()
     for name in HOSTILE_FILES:
         instructor.open(f"/formgrader/submissions/{submission_id}/{name}", expect=404)
-    assert not instructor.ran and not written(course)
+    assert not instructor.ran and not [name for name in written(course) if name.startswith(("pwned-file-html", "pwned-file-svg"))]
 
 
 def test_her_feedback_page_is_inert_even_opened_from_disk(graded_mallory, instructor):

@@ -13,7 +13,9 @@ with these two filters in place of nbconvert's (course_config.configure_nbgrader
 nbconvert renders it, then cleaned; outputs' HTML cleaned. Cleaning is nh3 (the Rust `ammonia`
 sanitizer) with an allowlist of the tags and attributes markdown and plain HTML tables need. Images stay
 when they are inline data (a figure pasted into an answer), links when they go to the web, a mail
-address or a heading of the page; nothing else the page could fetch or run survives.
+address or a heading of the page; nothing else the page could fetch or run survives. Outputs reach these
+filters already reduced to the mimetypes and metadata a page may show (grading/safe_outputs.py), and the
+instructor's server runs none of what cleaning might miss (grading/page_policy.py).
 """
 import re
 
