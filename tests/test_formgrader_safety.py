@@ -264,14 +264,14 @@ def instructor(graded_mallory, tmp_path_factory):
         yield browser
 
 
-def saved_grade(course, within):
-    """(manual score, needs manual grade) of her answer, once formgrader has saved a score (or after `within` s)."""
+def saved_grade(course, score, within):
+    """(manual score, needs manual grade) of her answer, once formgrader has saved `score` (or after `within` s)."""
     deadline = time.monotonic() + within
     while True:
         with Gradebook(course.gradebook_url, course_id=course.config.COURSE_ID) as gradebook:
             grade = gradebook.find_grade(ANSWER, course.chapter(CHAPTER).notebook, CHAPTER, STUDENT)
             found = grade.manual_score, grade.needs_manual_grade
-        if found[0] is not None or time.monotonic() > deadline:
+        if found[0] == score or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
 
@@ -300,7 +300,7 @@ def test_formgrader_shows_the_hostile_submission_inert_and_grading_works(graded_
     pasted = page.locator("img[alt=pasted]").first.get_attribute("src", timeout=10_000)
     score.fill("1.5")                                     # the instructor grades her answer as usual;
     score.press("Tab")                                    # formgrader saves on change, through its API
-    saved = saved_grade(course, within=30)
+    saved = saved_grade(course, 1.5, within=30)
     reached = instructor.reached(["/formgrader/"])
     assert not ran and not marks, f"her scripts ran in formgrader's page, with the instructor's session: {ran} {marks}"
     assert not reached, f"her carriers reached the server from formgrader's page: {reached}"
@@ -311,6 +311,46 @@ def test_formgrader_shows_the_hostile_submission_inert_and_grading_works(graded_
     assert answer_shown == 1, "her written answer should be on the page, for the instructor to grade"
     assert pasted.startswith("data:image/png;base64,"), f"the image pasted into her answer should stay: {pasted[:60]}"
     assert saved == (1.5, False), f"the score typed in formgrader did not reach the gradebook: {saved}"
+
+
+def test_the_views_policy_alone_stops_what_cleaning_might_miss(graded_mallory, instructor):
+    """Formgrader's submission view as the server sends it, nonce and policy included, with raw carriers put
+    into her part of the page on the way (as if the cleaning had missed each one): none runs or reaches the
+    server, and nbgrader's own scripts still save a score. (A `meta refresh`, which no policy stops, is
+    renamed by the server in the page's body: tests/test_page_policy.py.)"""
+    course, submission_id = graded_mallory
+    view = f"{instructor.base}/formgrader/submissions/{submission_id}/"
+    carriers = {name: html for name, html in html_carriers("missed").items() if name != "missed-meta-refresh"}
+    missed = "".join(carriers.values()) + f'<img src="data:image/png;base64,{BROKEN_IMAGE}" width=1 onerror={script("missed-width")}>'
+
+    def uncleaned(route):
+        response = route.fetch()
+        page = response.text()
+        at = page.index('<div class="container" id="notebook-container">')
+        route.fulfill(response=response, body=page[:at] + missed + page[at:])
+
+    instructor.forget()
+    page = instructor.page
+    page.route(view, uncleaned)
+    try:
+        page.goto(view)
+        score = page.locator(f"input.score#{ANSWER}")
+        score.wait_for(timeout=60_000)
+        assert page.locator("a.carrier-link").count() == 1, "the raw carriers should be in the page"
+        page.locator("a.carrier-link").click(force=True, no_wait_after=True, timeout=5_000)
+        page.wait_for_load_state("networkidle")
+        page.wait_for_timeout(1000)
+        ran, marks = sorted(set(instructor.ran)), instructor.marks()
+        score.fill("2")
+        score.press("Tab")
+        saved = saved_grade(course, 2.0, within=30)
+    finally:
+        page.unroute(view)
+    reached = instructor.reached(["/formgrader/"])
+    assert not ran and not marks, f"scripts the cleaning missed would run in formgrader's page: {ran} {marks}"
+    assert not reached, f"carriers the cleaning missed would reach the server: {reached}"
+    assert not written(course), written(course)
+    assert saved == (2.0, False), f"nbgrader's own scripts should still save the score: {saved}"
 
 
 def test_her_feedback_page_as_the_server_serves_it_runs_nothing(graded_mallory, instructor):

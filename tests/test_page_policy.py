@@ -12,7 +12,7 @@ VIEW = b"""<!DOCTYPE html><html><head><title>autodiff</title>
 <script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js"></script>
 <style type="text/css">body {}</style>
 <link rel="stylesheet" href="/formgrader/static/css/formgrade.css" />
-</head><body><div id="notebook"><script>steal()</script><style>p {}</style>
+</head><body><div id="notebook"><script>steal()</script><style>p {}</style><META http-equiv="refresh" content="0;url=/api">
 <link rel="stylesheet" href="/formgrader/static/css/formgrade.css"><script src="/formgrader/static/js/formgrade.js"></script>
 </div></body></html>"""
 
@@ -33,6 +33,7 @@ def test_nbgraders_head_gets_the_nonce_and_the_students_body_never_does():
     assert head.count(b'nonce="n0nce"') == 4, head       # jquery, the inline settings, the style, the stylesheet
     assert b'<script nonce="n0nce" src="https://cdnjs' not in head, "MathJax from a CDN should get no nonce"
     assert b"nonce" not in body, f"a tag in the notebook's body got the nonce: {body}"
+    assert b'<x-META http-equiv="refresh"' in body, "a refresh in the body should be made inert"
 
 
 def test_the_submission_view_gets_a_fresh_nonce_each_response_and_no_inline_script():

@@ -19,7 +19,7 @@ of three kinds of response:
   folder; no 'unsafe-inline', no 'unsafe-eval', and only the two inline handlers of nbgrader's name toggle,
   by hash. A script, handler, `javascript:` URL, frame, plugin, `<base>` or form in the student's part of
   the page cannot run, load or submit; the page fetches only from its own server, and only nbgrader's
-  scripts can ask it to. MathJax, which nbconvert loads from a CDN, is not given a nonce: math shows as TeX.
+  scripts can ask it to. A `<meta http-equiv="refresh">`, which no policy stops, is renamed in the body. MathJax, which nbconvert loads from a CDN, is not given a nonce: math shows as TeX.
 * Every policy keeps `frame-ancestors 'self'`, so formgrader still opens in JupyterLab's panel.
 
 The policies replace the server's own Content-Security-Policy on those responses (whose `report-uri`
@@ -65,11 +65,15 @@ def view_policy(nonce):
 HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
 TAG = re.compile(rb"<(script|style|link)\b([^>]*)>", re.IGNORECASE)
 SOURCE = re.compile(rb"""\b(?:src|href)\s*=\s*["']([^"']*)["']""", re.IGNORECASE)
+# The one thing in a page's body that makes the browser load a URL by itself whatever the policy says:
+# <meta http-equiv="refresh">. Renamed, the element is an unknown one, and inert.
+META = re.compile(rb"<(meta)\b", re.IGNORECASE)
 
 
 def with_nonces(page, nonce, static_prefix):
     """`page` with `nonce` on each <script>, <style> and stylesheet <link> of its <head> that is inline or
-    comes from `static_prefix` (formgrader's static folder); the body is left as it is."""
+    comes from `static_prefix` (formgrader's static folder); in the body, nothing gets the nonce, and any
+    <meta> is made an unknown element. A page without a head is left as it is (its scripts never run)."""
     end = HEAD_END.search(page)
     if end is None:
         return page
@@ -80,7 +84,7 @@ def with_nonces(page, nonce, static_prefix):
             return tag.group(0)
         return b"<%s nonce=\"%s\"%s>" % (tag.group(1), nonce.encode(), tag.group(2))
 
-    return TAG.sub(nonced, page[:end.start()]) + page[end.start():]
+    return TAG.sub(nonced, page[:end.start()]) + META.sub(b"<x-\\1", page[end.start():])
 
 
 class PagePolicy(OutputTransform):
