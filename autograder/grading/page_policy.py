@@ -1,9 +1,10 @@
 """The instructor's Jupyter server sends every page made from a student's work with a policy under which
 none of the student's script can run with the instructor's origin, whatever the cleaning missed.
 
-Enabled as a Jupyter server extension (`jupyter server extension enable autograder.grading.page_policy`;
-the course's package enables it in its environment, see pyproject.toml), it sets the Content-Security-Policy
-of three kinds of response:
+Enabled as a Jupyter server extension wherever the course's package is installed (pyproject.toml's
+data files; `make setup` copies the same file into .venv; `jupyter server extension enable
+autograder.grading.page_policy` or `c.ServerApp.jpserver_extensions` elsewhere), it sets the
+Content-Security-Policy of three kinds of response:
 
 * Files from a student's work: what formgrader serves from a submission (SubmissionFilesHandler,
   `formgrader/submissions/<id>/<path>`), and what the server itself serves or converts from a folder named
@@ -17,9 +18,10 @@ of three kinds of response:
   fresh nonce per response, given to the scripts and styles of the page's <head>, which nbgrader's template
   writes before any cell (the student's work is all in the body), and loaded only from formgrader's static
   folder; no 'unsafe-inline', no 'unsafe-eval', and only the two inline handlers of nbgrader's name toggle,
-  by hash. A script, handler, `javascript:` URL, frame, plugin, `<base>` or form in the student's part of
-  the page cannot run, load or submit; the page fetches only from its own server, and only nbgrader's
-  scripts can ask it to. A `<meta http-equiv="refresh">`, which no policy stops, is renamed in the body. MathJax, which nbconvert loads from a CDN, is not given a nonce: math shows as TeX.
+  by hash. A script, handler, `javascript:` URL, frame, plugin or `<base>` in the student's part of the
+  page cannot run or load, a form can post only to this server (without the XSRF token Jupyter asks of a
+  post), and only nbgrader's scripts can fetch. A `<meta http-equiv="refresh">`, which no policy stops, is
+  renamed in the body. MathJax, which nbconvert loads from a CDN, gets no nonce: math shows as TeX.
 * Every policy keeps `frame-ancestors 'self'`, so formgrader still opens in JupyterLab's panel.
 
 The policies replace the server's own Content-Security-Policy on those responses (whose `report-uri`
