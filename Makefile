@@ -16,6 +16,10 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	# process that imports jsonschema (each nbgrader command, each grading process). It only checks the
 	# JSON-schema format "iri", which no schema of this stack uses; jsonschema skips that format without it.
 	$(BIN)/python -m pip uninstall --quiet --yes rfc3987-syntax
+	# The Jupyter server extension that serves students' pages without their scripts
+	# (autograder/grading/page_policy.py): an editable install leaves out pyproject.toml's data files.
+	mkdir -p $(VENV)/etc/jupyter/jupyter_server_config.d
+	cp jupyter-config/jupyter_server_config.d/autograder.grading.page_policy.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
 
 setup: $(VENV)/.installed   ## a virtual environment with the pinned stack and the course package

@@ -174,6 +174,7 @@ def configure_nbgrader(c) -> None:
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.safe_html import FILTERS as SAFE_HTML_FILTERS
+    from autograder.grading.safe_outputs import ShownOutputsOnly
     from autograder.grading.sandbox import SandboxLimits
     from autograder.grading.submission_modes import before_autograde
     from autograder.grading.preprocessors import (
@@ -277,6 +278,10 @@ def configure_nbgrader(c) -> None:
     c.FeedbackGuard.withheld_csv = f"{LEDGER_DIR}/feedback_withheld.csv"
     # Formgrader shows a submission inside the Jupyter server, where the instructor is logged in: every
     # HTML page made from a student's notebook (formgrader's and the feedback) is rendered inert, so a
-    # script in an answer or an output cannot act with the instructor's session (grading/safe_html.py).
+    # script in an answer or an output cannot act with the instructor's session (grading/safe_html.py):
+    # outputs keep only the mimetypes and metadata a page may show (grading/safe_outputs.py), then HTML
+    # and markdown are cleaned. The server sends those pages with a policy that runs none of the student's
+    # script even so (grading/page_policy.py, a Jupyter server extension).
     c.HTMLExporter.sanitize_html = True
     c.HTMLExporter.filters = SAFE_HTML_FILTERS
+    c.HTMLExporter.preprocessors = [ShownOutputsOnly]

@@ -13,13 +13,15 @@ with these two filters in place of nbconvert's (course_config.configure_nbgrader
 nbconvert renders it, then cleaned; outputs' HTML cleaned. Cleaning is nh3 (the Rust `ammonia`
 sanitizer) with an allowlist of the tags and attributes markdown and plain HTML tables need. Images stay
 when they are inline data (a figure pasted into an answer), links when they go to the web, a mail
-address or a heading of the page; nothing else the page could fetch or run survives.
+address or a heading of the page; nothing else the page could fetch or run survives. Outputs reach these
+filters already reduced to the mimetypes and metadata a page may show (grading/safe_outputs.py), and the
+instructor's server runs none of what cleaning might miss (grading/page_policy.py).
 """
 import re
 
 import nh3
 from jinja2 import pass_context
-from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.filters.markdown_mistune import IPythonRenderer, InvalidNotebook, MarkdownWithMath
 
 # nh3's defaults, minus image maps and the `cite` attributes: every URL a page keeps is one this module chose
 TAGS = nh3.ALLOWED_TAGS - {"area", "map"}
@@ -46,13 +48,24 @@ def clean_html(html):
                      url_schemes={"http", "https", "mailto", "data"}, link_rel="noopener noreferrer nofollow")
 
 
+class CellRenderer(IPythonRenderer):
+    """nbconvert's renderer, except that an image of a missing attachment (one a student named but never
+    attached, or one grading/safe_outputs.py left out) shows nothing instead of failing the whole page."""
+
+    def image(self, text, url, title=None):
+        try:
+            return super().image(text, url, title)
+        except InvalidNotebook:
+            return ""
+
+
 @pass_context
 def markdown2html(context, source):
     """A markdown cell rendered as nbconvert's HTMLExporter renders it (math kept for MathJax, pasted
     images inline), then cleaned."""
     cell = context.get("cell", {})
     path = context.get("resources", {}).get("metadata", {}).get("path", "")
-    renderer = IPythonRenderer(escape=False, attachments=cell.get("attachments", {}), path=path)
+    renderer = CellRenderer(escape=False, attachments=cell.get("attachments", {}), path=path)
     return clean_html(MarkdownWithMath(renderer=renderer).render(source))
 
 
