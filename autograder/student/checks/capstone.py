@@ -141,12 +141,12 @@ def check_capstone(ns, kind, build, *, check_name="capstone"):
         return failed(f"{label}: training raised an error.\n  " + describe_exception("Trainer", "fit", error))
     seconds = time.perf_counter() - start
     TRAINED[kind] = {"model": model, "seconds": seconds}
-    if show_progress_bars():        # for a person: a timing in nbgrader's outputs would make them irreproducible
-        print(f"{label}: trained in {seconds:.0f} s (information, not graded).\n{LOCAL_LIMITS}")
     if run_for_judge(check_name):
         return trained_for_judge(kind, seconds)
     accuracy = run_quietly(held_out_accuracy, ns, model, test_x, test_y)
-    return capstone_verdict(kind, accuracy, seconds, leaf_names(model))
+    # The time is for a person: in nbgrader's outputs it would make the executed solutions irreproducible
+    shown = seconds if show_progress_bars() else None
+    return capstone_verdict(kind, accuracy, shown, leaf_names(model))
 
 
 # The bonus assignment (capstone_mine): the same recipe, on the student's whole mybabygrad/ package, which the
