@@ -116,7 +116,7 @@ def live_term(hub, folder):
     seen["instructor's formgrader"] = hub.as_user(student, "GET", "/formgrader", owner=INSTRUCTOR).status_code
     lab = hub.as_user(student, "GET", "/lab").text
     seen["lab page config"] = json.loads(re.search(r'id="jupyter-config-data"[^>]*>(.*?)</script>', lab, re.S)[1])
-    mine = hub.as_user(INSTRUCTOR, "GET", "/formgrader")
+    mine = hub.as_user(INSTRUCTOR, "GET", "/formgrader/manage_assignments")
     seen["formgrader"] = (mine.status_code, mine.headers.get("Content-Security-Policy", ""))
     intruder, victim = STUDENTS["untouched"], STUDENTS["perfect"]
     collected = course / COURSE.config.SUBMITTED_DIR / victim / CHAPTER.id
@@ -157,7 +157,7 @@ def formgrader_panel(hub, folder):
             page.get_by_text("Nbgrader", exact=True).click(timeout=300_000)
             page.get_by_text("Formgrader", exact=True).first.click()
             panel = page.frame_locator("iframe").first
-            panel.get_by_text(CHAPTER.id).first.wait_for(timeout=120_000)
+            panel.locator("td", has_text=CHAPTER.id).first.wait_for(timeout=120_000)   # the assignments table
             page.wait_for_timeout(1000)
             page.screenshot(path=str(folder / "jupyterhub-formgrader.png"))
             return panel.locator("body").inner_text()
