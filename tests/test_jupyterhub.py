@@ -158,6 +158,9 @@ def formgrader_panel(hub, folder):
             page.get_by_text("Formgrader", exact=True).first.click()
             panel = page.frame_locator("iframe").first
             panel.locator("td", has_text=CHAPTER.id).first.wait_for(timeout=120_000)   # the assignments table
+            news = page.get_by_role("button", name="No", exact=True)     # JupyterLab's question about news
+            if news.is_visible():
+                news.click()
             page.wait_for_timeout(1000)
             page.screenshot(path=str(folder / "jupyterhub-formgrader.png"))
             return panel.locator("body").inner_text()
