@@ -1,5 +1,5 @@
 """The course's commands: `python -m autograder build | demo-submissions | readme | demo | grade | collect
-| gradescope | report | flags | permissions | check | export | capstone | publish`."""
+| gradescope | report | flags | permissions | check | export | capstone | publish | hub`."""
 import argparse
 import importlib.util
 import sys
@@ -73,6 +73,16 @@ def main(argv=None):
             print(publish(course, args.dest, args.chapters, args.solutions, replace=args.replace))
         except PublishError as error:
             sys.exit(f"publish: {error}")
+        return
+    if args.command == "hub":
+        from autograder.build import hub
+        layout = hub.HubLayout(args.instructor, course.root.resolve(), Path(args.students_env).resolve(),
+                               Path(args.hub_dir), Path(args.exchange), args.ip, args.port)
+        try:
+            for path in hub.write(course, args.dest, layout):
+                print(path)
+        except ValueError as error:
+            sys.exit(f"hub: {error}")
         return
     if args.command == "build":
         pipeline.build(course, args.chapters)
@@ -175,6 +185,15 @@ def instructor_commands(commands):
     p.add_argument("--chapters", nargs="+", required=True, help="the chapters released so far")
     p.add_argument("--solutions", nargs="*", default=[], help="released chapters whose deadline has passed")
     p.add_argument("--replace", action="store_true", help="empty DEST first (keeping its .git): an earlier publish")
+    p = commands.add_parser("hub", help="the configuration files of a JupyterHub for this course on one machine "
+                                        "(deploy/jupyterhub/setup.sh installs them; docs/jupyterhub.md)")
+    p.add_argument("dest", metavar="DEST")
+    p.add_argument("--instructor", required=True, help="the Linux user who owns the course folder: the hub's admin")
+    p.add_argument("--students-env", required=True, help="the students' Python environment (readable by all)")
+    p.add_argument("--hub-dir", default="/srv/jupyterhub", help="the hub's own state, root's (default: %(default)s)")
+    p.add_argument("--exchange", default="/srv/nbgrader/exchange", help="nbgrader's exchange (default: %(default)s)")
+    p.add_argument("--ip", default="127.0.0.1", help="where the hub listens (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8000, help="the hub's public port (default: %(default)s)")
 
 
 def student_commands(commands):

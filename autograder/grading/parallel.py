@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 # Submissions sent ahead per thread of the cluster: enough to keep every worker busy, few enough that
 # a class of thousands is never all in memory at once.
 AHEAD_PER_THREAD = 4
+# The local cluster's dashboard: loopback only (it shows students' names and tracebacks, with no log-in),
+# on a free port. The instructor reaches it from another machine through an SSH tunnel.
+DASHBOARD_ADDRESS = "127.0.0.1:0"
 
 
 @dataclass
@@ -122,6 +125,7 @@ def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, for
 def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
     """A Dask client: of the cluster at `scheduler`, or of a LocalCluster with `threads` threads in this
     process. Local threads are enough: each grades in a process of its own (task.py)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler:
@@ -129,9 +133,12 @@ def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
             yield client
         return
     try:
-        with LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
-                          dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR,
-                          scheduler_kwargs={"dashboard_address": ":0"}) as cluster:   # no fixed port, even unused
+        # the printed link names the address the dashboard listens on, not the machine's
+        with dask.config.set({"distributed.dashboard.link": "{scheme}://127.0.0.1:{port}/status"}), \
+                LocalCluster(n_workers=1, threads_per_worker=threads, processes=False, memory_limit=0,
+                             dashboard_address=DASHBOARD_ADDRESS if dashboard else None, silence_logs=logging.ERROR,
+                             scheduler_kwargs={"dashboard_address": DASHBOARD_ADDRESS},
+                             worker_dashboard_address=DASHBOARD_ADDRESS) as cluster:
             with Client(cluster) as client:
                 try:
                     yield client

@@ -290,3 +290,16 @@ def test_merge_takes_scores_clamped_and_time_and_penalty_from_the_instructor(rep
     assert record["timestamp"] == datetime(2026, 3, 2, 12)
     kept = sum(m for n, m in cells.items() if n != names[1])
     assert record[chapter.notebook]["late_submission_penalty"] == kept      # "zero": the late notebook scores 0
+
+
+def test_the_local_dashboard_listens_on_loopback_only():
+    """The dashboard shows students' names and tracebacks to anyone who reaches it, without a log-in: the local
+    cluster listens on loopback alone, and the link printed for the instructor is that address."""
+    from urllib.parse import urlparse
+
+    from autograder.grading.parallel import grading_client
+    with grading_client(None, 1) as client:
+        listening = {c.laddr.ip for c in psutil.Process().net_connections() if c.status == psutil.CONN_LISTEN}
+        link = client.dashboard_link
+    assert listening == {"127.0.0.1"}
+    assert urlparse(link).hostname == "127.0.0.1"
