@@ -181,6 +181,7 @@ def configure_nbgrader(c) -> None:
     )
 
     from autograder.build.student_config import kernel_arguments
+    from autograder.grading.exchange_collect import IntakeCollect
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
     from autograder.grading.intake import IntakeLimits, ignore_globs
     from autograder.grading.judged_execute import JudgedExecute
@@ -253,6 +254,12 @@ def configure_nbgrader(c) -> None:
     # the course's Execute steps need no such line.
     c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
     c.EnvironmentExecute.extra_arguments = []
+    # nbgrader's exchange collect copies from inbound/, which every student can write, as intake admits it:
+    # nbgrader's own copy follows links (grading/exchange_collect.py).
+    c.ExchangeFactory.collect = IntakeCollect
+    c.IntakeCollect.limits = IntakeLimits.from_config(globals())
+    c.IntakeCollect.notebooks = {a.id: f"{a.notebook}.ipynb" for a in CHAPTERS + BONUS}
+    c.IntakeCollect.ledger_directory = LEDGER_DIR
     c.ZipCollectApp.downloaded_directory = LMS_DOWNLOAD_DIR
     c.FileNameCollectorPlugin.named_regexp = LMS_FILE_REGEXP
     # Solutions are published to students after the deadline: they must not carry hidden tests

@@ -131,7 +131,7 @@ def test_formgrader_shows_the_hostile_submission_inert(graded_mallory, tmp_path)
 
 
 def test_pages_she_hands_in_beside_her_notebook_are_never_served(graded_mallory, tmp_path):
-    """course_config's ACTIVE_CONTENT: nbgrader leaves them out of autograded/ and feedback/, so formgrader's
+    """course_config's SUBMISSION_FILE_TYPES: nbgrader leaves them out of autograded/ and feedback/, so formgrader's
     submission-files URL has nothing to serve; her notebook is still graded."""
     course, submission_id = graded_mallory
     kept = [p.relative_to(course.root).as_posix() for folder in (course.config.AUTOGRADED_DIR, course.config.FEEDBACK_DIR)

@@ -34,6 +34,7 @@ from helpers.hostile_folders import (
     STUDENTS,
     files_under,
     hand_in,
+    lay_out,
 )
 
 CHAPTER = "ch01"        # the attacks do not depend on the chapter: the cheapest one to grade
@@ -313,3 +314,37 @@ def test_dask_says_what_it_left_out_in_the_ledger(on_dask):
     assert "more than 100 files (SUBMISSION_MAX_FILES): graded from its notebook alone" in left_out["many-files"]
     assert "data.csv: is a FIFO" in left_out["fifo-beside"]
     assert len(on_dask["submitted"]["many-files"]) == MANY_FILES + 3, "grade on Dask changed submitted/"
+
+
+# -- nbgrader's exchange collect ---------------------------------------------------------------------------
+
+
+def test_exchange_collect_copies_only_what_intake_admits(built_course, tmp_path):
+    """Students write the exchange's inbound/ themselves: a notebook there that is a link to the source
+    notebook, and links, a FIFO and pages beside a notebook, reach submitted/ as nothing but the regular
+    files of allowed types, and the record says what was left out."""
+    course = course_copy(built_course, tmp_path / "course", CHAPTER)
+    chapter = course.chapter(CHAPTER)
+    inbound = tmp_path / "exchange" / course.config.COURSE_ID / "inbound"
+    inbound.mkdir(parents=True)
+    when = "2026-11-20 14:03:00.000000 UTC"
+    lay_out(course, chapter, tmp_path / "handed-in")
+    for student in ("linked-notebook", "links-beside", "fifo-beside", "pages"):
+        folder = inbound / f"{student}+{CHAPTER}+{when}+0123abcd"
+        os.rename(tmp_path / "handed-in" / student / CHAPTER, folder)
+        (folder / "timestamp.txt").write_text(when, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "collect", CHAPTER, f"--Exchange.root={tmp_path / 'exchange'}"],
+                          cwd=course.root, env=dict(os.environ, **nbgrader_env()), capture_output=True, text=True,
+                          timeout=NBGRADER_SECONDS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    submitted = {s: files_under(course.root / "submitted" / s / CHAPTER)
+                 for s in ("linked-notebook", "links-beside", "fifo-beside", "pages")}
+    assert submitted == {"linked-notebook": ["timestamp.txt"],
+                         "links-beside": ["notes.txt", "scalar.ipynb", "timestamp.txt"],
+                         "fifo-beside": ["notes.txt", "scalar.ipynb", "timestamp.txt"],
+                         "pages": ["mybabygrad", "mybabygrad/__init__.py", "notes.txt", "scalar.ipynb", "timestamp.txt"]}
+    recorded = intake.read_records(course.root / "grading_ledger", CHAPTER)
+    assert "scalar.ipynb: is a symbolic link" in recorded["linked-notebook"]
+    assert "passwords.txt: is a symbolic link" in recorded["links-beside"]
+    assert "data.csv: is a FIFO (named pipe): never opened" in recorded["fifo-beside"]
+    assert "notes.HTML: not a type of file grading reads (.HTML)" in recorded["pages"]
