@@ -193,8 +193,10 @@ def class_outcome(course, chapter):
         path = root / "autograded" / student / CHAPTER / f"{chapter.notebook}.ipynb"
         texts[student] = outputs_text(nbformat.read(path, as_version=4)) if path.exists() else None
     problems_csv = root / "grading_ledger" / f"{CHAPTER}_problems.csv"
-    with open(problems_csv, newline="", encoding="utf-8") as handle:
-        problems = [tuple(row.values()) for row in csv.DictReader(handle)]
+    problems = []
+    if problems_csv.exists():
+        with open(problems_csv, newline="", encoding="utf-8") as handle:
+            problems = [tuple(row.values()) for row in csv.DictReader(handle)]
     return {"scores": scores, "autograded": autograded, "texts": texts, "problems": problems,
             "full": course.autograded_points(chapter), "submitted": {s: files_under(root / "submitted" / s)
                                                                    for s in STUDENTS}}
