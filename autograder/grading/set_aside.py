@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
@@ -62,19 +63,36 @@ def set_aside(folder: Path, found: Intake, ledger: Path, chapter_id: str, studen
     shutil.rmtree(quarantine, ignore_errors=True)
     quarantine.mkdir(parents=True)
     if any(item.path == "." for item in found.refused):
-        os.rename(folder, quarantine / folder.name)
+        _move(folder, quarantine / folder.name)
+    elif found.over_limit:          # the whole folder aside at once, however many files, its notebook back
+        mode = stat.S_IMODE(os.lstat(folder).st_mode)
+        quarantine.rmdir()
+        _move(folder, quarantine)
+        folder.mkdir(mode=mode)
+        for name in found.admitted:
+            os.rename(quarantine / name, folder / name)
     else:
         for relative in _to_move(folder, found):
-            target = quarantine / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(folder / relative, target)
+            _move(folder / relative, quarantine / relative)
     intake.write_record(ledger, chapter_id, student_id, found)
 
 
+def _move(entry: Path, target: Path) -> None:
+    """Move an entry (never following or opening it); where it cannot be moved (another filesystem), remove
+    it: nbgrader's copy must not find it."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(entry, target)
+    except OSError as error:
+        _log().warning("%s could not be set aside (%s): removed", entry, error.strerror)
+        if os.path.isdir(entry) and not os.path.islink(entry):
+            shutil.rmtree(entry)
+        else:
+            os.unlink(entry)
+
+
 def _to_move(folder: Path, found: Intake) -> list[str]:
-    """The entries to move: each refused one; over a limit, every entry at the top but the admitted files."""
-    if found.over_limit:
-        return sorted(name for name in os.listdir(folder) if name not in found.admitted)
+    """The refused entries to move, a refused folder with what is inside it."""
     moved = []
     for item in found.refused:       # a refused folder takes what is inside along
         if not any(PurePath(item.path).is_relative_to(m) for m in moved) and _exists(folder / item.path):
