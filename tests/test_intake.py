@@ -243,7 +243,7 @@ def test_plain_autograde_says_what_it_left_out_in_the_ledger_and_the_flags(plain
     assert "scalar.ipynb: is a symbolic link" in left_out["linked-notebook"]
     assert "the submission folder ch01 is a symbolic link" in left_out["linked-folder"]
     assert "scalar.ipynb: is a FIFO (named pipe): never opened" in left_out["fifo-notebook"]
-    assert "data.csv: is a FIFO" in left_out["fifo-beside"]
+    assert "data.csv: is a FIFO" in left_out["fifo-beside"] and "timestamp.txt: is a FIFO" in left_out["fifo-beside"]
     assert all(f"{name}: is a symbolic link" in left_out["links-beside"]
                for name in ("answers.txt", "passwords.txt", "gradebook.txt", "course"))
     assert all(f"{page}: not a type of file grading reads" in left_out["pages"] for page in PAGES)
@@ -314,7 +314,7 @@ def test_dask_says_what_it_left_out_in_the_ledger(on_dask):
     left_out = {student: reason for student, kind, reason in on_dask["problems"] if kind == "left out"}
     assert set(left_out) == set(STUDENTS) - {"zz-honest"}
     assert "more than 100 files (SUBMISSION_MAX_FILES): graded from its notebook alone" in left_out["many-files"]
-    assert "data.csv: is a FIFO" in left_out["fifo-beside"]
+    assert "data.csv: is a FIFO" in left_out["fifo-beside"] and "timestamp.txt: is a FIFO" in left_out["fifo-beside"]
     assert len(on_dask["submitted"]["many-files"]) == MANY_FILES + 3, "grade on Dask changed submitted/"
 
 
@@ -334,7 +334,8 @@ def test_exchange_collect_copies_only_what_intake_admits(built_course, tmp_path)
     for student in ("linked-notebook", "links-beside", "fifo-beside", "pages"):
         folder = inbound / f"{student}+{CHAPTER}+{when}+0123abcd"
         os.rename(tmp_path / "handed-in" / student / CHAPTER, folder)
-        (folder / "timestamp.txt").write_text(when, encoding="utf-8")
+        if not os.path.lexists(folder / "timestamp.txt"):
+            (folder / "timestamp.txt").write_text(when, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "nbgrader", "collect", CHAPTER, f"--Exchange.root={tmp_path / 'exchange'}"],
                           cwd=course.root, env=dict(os.environ, **nbgrader_env()), capture_output=True, text=True,
                           timeout=NBGRADER_SECONDS)
@@ -343,10 +344,11 @@ def test_exchange_collect_copies_only_what_intake_admits(built_course, tmp_path)
                  for s in ("linked-notebook", "links-beside", "fifo-beside", "pages")}
     assert submitted == {"linked-notebook": ["timestamp.txt"],
                          "links-beside": ["notes.txt", "scalar.ipynb", "timestamp.txt"],
-                         "fifo-beside": ["notes.txt", "scalar.ipynb", "timestamp.txt"],
+                         "fifo-beside": ["notes.txt", "scalar.ipynb"],
                          "pages": ["mybabygrad", "mybabygrad/__init__.py", "notes.txt", "scalar.ipynb", "timestamp.txt"]}
     recorded = intake.read_records(course.root / "grading_ledger", CHAPTER)
     assert "scalar.ipynb: is a symbolic link" in recorded["linked-notebook"]
     assert "passwords.txt: is a symbolic link" in recorded["links-beside"]
     assert "data.csv: is a FIFO (named pipe): never opened" in recorded["fifo-beside"]
+    assert "timestamp.txt: is a FIFO (named pipe): never opened" in recorded["fifo-beside"]
     assert "notes.HTML: not a type of file grading reads (.HTML)" in recorded["pages"]

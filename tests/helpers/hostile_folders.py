@@ -53,7 +53,9 @@ def lay_out(course, chapter, students_folder):
     (Path(students_folder) / "linked-folder").mkdir(parents=True)
     os.symlink(source_notebook.parent, Path(students_folder) / "linked-folder" / chapter.id)
     os.mkfifo(folder("fifo-notebook") / name)
-    os.mkfifo(with_notebook("fifo-beside") / "data.csv")
+    fifos = with_notebook("fifo-beside")
+    os.mkfifo(fifos / "data.csv")
+    os.mkfifo(fifos / "timestamp.txt")          # nbgrader's, and parallel grading's, record of the hand-in time
     beside = with_notebook("links-beside")
     os.symlink(source_notebook, beside / "answers.txt")
     os.symlink(password_file(), beside / "passwords.txt")
