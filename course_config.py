@@ -131,13 +131,16 @@ OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB gi
 # autograde` on submitted/ (however it got there), `grade` on Dask, the Gradescope runner. Only regular files:
 # a link, FIFO, socket or device is never followed, opened or copied. A real chapter's folder holds its
 # notebook, earlier_chapters.py, the bonus's mybabygrad/ (ten modules) and a few data files: a tenth of these
-# limits. A submission over SUBMISSION_MAX_FILES or SUBMISSION_MAX_BYTES is graded from its notebook alone;
-# a file over SUBMISSION_MAX_FILE_BYTES (a notebook too), or a folder deeper than SUBMISSION_MAX_DEPTH below
+# limits. A submission over SUBMISSION_MAX_FILES or SUBMISSION_MAX_BYTES (its notebook aside) is graded from
+# its notebook alone; a file over SUBMISSION_MAX_FILE_BYTES, or a folder deeper than SUBMISSION_MAX_DEPTH below
 # the submission's (mybabygrad/ is 1), is left out. Each is said in grading_ledger/<chapter>_problems.csv.
 SUBMISSION_MAX_FILES = 100
 SUBMISSION_MAX_BYTES = 100 * 2**20
-SUBMISSION_MAX_FILE_BYTES = 50 * 2**20      # as LMS_MAX_MEMBER_BYTES: executed solutions are < 0.3 MB
+SUBMISSION_MAX_FILE_BYTES = 50 * 2**20
 SUBMISSION_MAX_DEPTH = 3
+# The notebook graded has a limit of its own: one that displayed a huge image is an honest accident, graded
+# with its outputs cleared (a 200 MB one keeps full marks); executed solutions are < 0.3 MB.
+SUBMISSION_MAX_NOTEBOOK_BYTES = 512 * 2**20
 # The only kinds of file that travel from a submission into autograded/ and feedback/, matched without regard
 # to case: what a chapter's work is made of (notebooks, Python modules) and its data (text, tables, NumPy
 # arrays, gzip'd IDX files like MNIST's, PNG and JPEG pictures). A list of what is allowed, because a list of

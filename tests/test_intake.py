@@ -102,13 +102,17 @@ def test_over_the_file_count_a_submission_is_its_notebook_alone_and_the_walk_sto
 
 
 def test_over_the_total_size_a_submission_is_its_notebook_alone(tmp_path):
-    small = IntakeLimits(total_bytes=1000)
+    small = IntakeLimits(total_bytes=1000, file_bytes=3000, notebook_bytes=5000)
     folder = tmp_path / "ch01"
     folder.mkdir()
-    (folder / "scalar.ipynb").write_text("{}")
+    (folder / "scalar.ipynb").write_bytes(b" " * 4000)         # over the file limit, not the notebook's
+    (folder / "small.npy").write_bytes(b"\0" * 900)
+    assert survey(folder, ["scalar.ipynb"], small).admitted == ("scalar.ipynb", "small.npy")
     (folder / "big.npy").write_bytes(b"\0" * 2000)
     found = survey(folder, ["scalar.ipynb"], small)
     assert found.admitted == ("scalar.ipynb",) and "SUBMISSION_MAX_BYTES" in found.over_limit
+    (folder / "scalar.ipynb").write_bytes(b" " * 6000)
+    assert "SUBMISSION_MAX_NOTEBOOK_BYTES" in survey(folder, ["scalar.ipynb"], small).notebook_refusal("scalar.ipynb")
 
 
 def test_open_regular_neither_follows_a_link_nor_waits_on_a_fifo(tmp_path):

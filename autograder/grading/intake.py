@@ -36,6 +36,7 @@ class IntakeLimits:
     files: int = 100
     total_bytes: int = 100 << 20
     file_bytes: int = 50 << 20
+    notebook_bytes: int = 512 << 20
     depth: int = 3
     file_types: tuple[str, ...] = (".ipynb", ".py", ".txt", ".csv", ".json", ".npy", ".npz", ".gz", ".png",
                                    ".jpg", ".jpeg")
@@ -45,7 +46,8 @@ class IntakeLimits:
         """The limits named SUBMISSION_* in course_config (a module, or its globals())."""
         values = cfg if isinstance(cfg, Mapping) else vars(cfg)
         return cls(files=values["SUBMISSION_MAX_FILES"], total_bytes=values["SUBMISSION_MAX_BYTES"],
-                   file_bytes=values["SUBMISSION_MAX_FILE_BYTES"], depth=values["SUBMISSION_MAX_DEPTH"],
+                   file_bytes=values["SUBMISSION_MAX_FILE_BYTES"],
+                   notebook_bytes=values["SUBMISSION_MAX_NOTEBOOK_BYTES"], depth=values["SUBMISSION_MAX_DEPTH"],
                    file_types=tuple(values["SUBMISSION_FILE_TYPES"]))
 
     def allows(self, name: str) -> bool:
@@ -130,13 +132,13 @@ def survey(folder, notebooks: Iterable[str], limits: IntakeLimits, within=None) 
                     refused.append(Refused(path, kind))
                     continue
                 size = entry.stat(follow_symlinks=False).st_size
+                notebook = depth == 0 and entry.name in notebooks
                 if not limits.allows(entry.name):
                     refused.append(Refused(path, f"not a type of file grading reads ({_suffix(entry.name)}): left out"))
-                elif size > limits.file_bytes:
-                    refused.append(Refused(path, f"{size:,} bytes, over the limit of {limits.file_bytes:,} "
-                                                 "(SUBMISSION_MAX_FILE_BYTES): left out"))
+                elif _too_large(size, notebook, limits):
+                    refused.append(Refused(path, _too_large(size, notebook, limits)))
                 else:
-                    total += size
+                    total += 0 if notebook else size
                     found.append(path)
         if over is None and total > limits.total_bytes:
             over = (f"more than {limits.total_bytes:,} bytes in all (SUBMISSION_MAX_BYTES): graded from its "
@@ -158,12 +160,18 @@ def _notebook_alone(folder: Path, notebooks: tuple[str, ...], limits: IntakeLimi
         if not stat.S_ISREG(info.st_mode):
             if name in notebooks and not any(r.path == name for r in refused):
                 refused.append(Refused(name, _kind(info.st_mode, folder / name)))
-        elif info.st_size > limits.file_bytes:
-            refused.append(Refused(name, f"{info.st_size:,} bytes, over the limit of {limits.file_bytes:,} "
-                                         "(SUBMISSION_MAX_FILE_BYTES): left out"))
+        elif _too_large(info.st_size, name in notebooks, limits):
+            refused.append(Refused(name, _too_large(info.st_size, name in notebooks, limits)))
         else:
             admitted.append(name)
     return Intake(admitted=tuple(sorted(admitted)), refused=tuple(refused), over_limit=over)
+
+
+def _too_large(size: int, notebook: bool, limits: IntakeLimits) -> str | None:
+    """Why a file of `size` bytes is left out for its size (a notebook to grade has a limit of its own), or None."""
+    limit, name = (limits.notebook_bytes, "SUBMISSION_MAX_NOTEBOOK_BYTES") if notebook else \
+        (limits.file_bytes, "SUBMISSION_MAX_FILE_BYTES")
+    return f"{size:,} bytes, over the limit of {limit:,} ({name}): left out" if size > limit else None
 
 
 def _linked_path(folder: Path, within) -> str | None:
