@@ -45,7 +45,12 @@ class SetAside:
             found = intake.survey(folder, [Path(n).name for n in notebooks], self.limits, within=submitted)
         except Exception as error:       # nothing unsurveyed is copied
             found = Intake(admitted=(), refused=(Refused(".", f"could not be surveyed ({error}): set aside"),))
-        set_aside(folder, found, ledger, chapter_id, student_id)
+        try:
+            set_aside(folder, found, ledger, chapter_id, student_id)
+        except OSError as error:        # nbgrader would only log it as information, and copy on
+            _log().error("Could not set aside what was refused in %s (%s): grade it after moving it by hand",
+                         folder, error)
+            raise
         Ledger.at(ledger, chapter_id).write_problems()
         for item in found.refused:
             _log().warning("Left out of %s's %s: %s %s", student_id, chapter_id, item.path, item.reason)
