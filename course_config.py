@@ -129,6 +129,29 @@ SANDBOX_SCRATCH_BYTES = 256 << 20  # each of the kernel's writable folders (its 
 OUTPUT_CHARS_PER_CELL = 20_000      # output kept per cell: a test's message is a few lines, a table a few thousand
 OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB give a small notebook and feedback page
 
+# What of a submission folder grading reads (autograder/grading/intake.py), on every path: plain `nbgrader
+# autograde` on submitted/ (however it got there), `grade` on Dask, the Gradescope runner. Only regular files:
+# a link, FIFO, socket or device is never followed, opened or copied. A real chapter's folder holds its
+# notebook, earlier_chapters.py, the bonus's mybabygrad/ (ten modules) and a few data files: a tenth of these
+# limits. A submission over SUBMISSION_MAX_FILES or SUBMISSION_MAX_BYTES (its notebook aside) is graded from
+# its notebook alone; a file over SUBMISSION_MAX_FILE_BYTES, or a folder deeper than SUBMISSION_MAX_DEPTH below
+# the submission's (mybabygrad/ is 1), is left out. Each is said in grading_ledger/<chapter>_problems.csv.
+SUBMISSION_MAX_FILES = 100
+SUBMISSION_MAX_BYTES = 100 * 2**20
+SUBMISSION_MAX_FILE_BYTES = 50 * 2**20
+SUBMISSION_MAX_DEPTH = 3
+# The notebook graded has a limit of its own: one that displayed a huge image is an honest accident, graded
+# with its outputs cleared (a 200 MB one keeps full marks); executed solutions are < 0.3 MB.
+SUBMISSION_MAX_NOTEBOOK_BYTES = 512 * 2**20
+# The only kinds of file that travel from a submission into autograded/ and feedback/, matched without regard
+# to case: what a chapter's work is made of (notebooks, Python modules) and its data (text, tables, NumPy
+# arrays, gzip'd IDX files like MNIST's, PNG and JPEG pictures). A list of what is allowed, because a list of
+# what is dangerous misses one: formgrader serves a submission's files from the instructor's own server, and
+# a notes.HTML, page.xht or diagram.SVG there runs script with the instructor's session. None of these is
+# served as a page (Jupyter serves .gz as application/gzip). nbgrader's own copies get the same list as
+# ignore globs (intake.ignore_globs).
+SUBMISSION_FILE_TYPES = [".ipynb", ".py", ".txt", ".csv", ".json", ".npy", ".npz", ".gz", ".png", ".jpg", ".jpeg"]
+
 # Collecting from an LMS (`python -m autograder collect`, autograder/grading/lms.py). Canvas names each file
 # <name>[_late]_<user id>_<submission id>_<file name>, and numbers re-uploads (autodiff-1.ipynb).
 # Students are identified by their Canvas user id through the roster (columns lms_user_id,student_id,name);
@@ -153,10 +176,6 @@ def chapter(chapter_id: str) -> Chapter:
     raise KeyError(f"no chapter {chapter_id!r} in course_config.py; known: {[c.id for c in CHAPTERS + BONUS]}")
 
 
-# Kinds of file a browser runs script in when it opens them: web pages, SVG and XML images, scripts.
-ACTIVE_CONTENT = ["*.html", "*.htm", "*.xhtml", "*.shtml", "*.svg", "*.svgz", "*.xml", "*.xsl", "*.js", "*.mjs"]
-
-
 VALIDATE_WIDTH = 2000       # characters per line of Validate's report: no check's message is cut
 
 
@@ -171,11 +190,13 @@ def configure_nbgrader(c) -> None:
 
     from autograder.build.student_config import after_generate_assignment, kernel_arguments
     from autograder.grading.feedback_guard import FeedbackGuard, NeutraliseStudentMarkers
+    from autograder.grading.intake import IntakeLimits, ignore_globs
     from autograder.grading.judged_execute import JudgedExecute
     from autograder.grading.repair import RepairNotebook, SubmissionExporter
     from autograder.grading.safe_html import FILTERS as SAFE_HTML_FILTERS
     from autograder.grading.safe_outputs import ShownOutputsOnly
     from autograder.grading.sandbox import SandboxLimits
+    from autograder.grading.set_aside import SetAside
     from autograder.grading.submission_modes import before_autograde
     from autograder.grading.preprocessors import (
         CheckCellMetadataSchemaOnce, CoalesceStreams, EnvironmentExecute, OverwriteCellsReadOnce, SaveAutoGradesAtOnce,
@@ -191,11 +212,12 @@ def configure_nbgrader(c) -> None:
     c.CourseDirectory.feedback_directory = FEEDBACK_DIR
     if GRADEBOOK_URL:
         c.CourseDirectory.db_url = GRADEBOOK_URL
-    # Files nbgrader never copies from a submission into autograded/ (nor from there into feedback/). Besides
-    # the clutter: anything a browser runs as a page. Formgrader serves a submission's files from the
-    # instructor's own server (SubmissionFilesHandler), so a student's notes.html opened there would run with
-    # the instructor's session; the notebook itself is rendered inert (grading/safe_html.py).
-    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*", *ACTIVE_CONTENT]
+    # Files nbgrader never copies from a submission into autograded/ (nor from there into feedback/, nor
+    # through the exchange): the clutter, and every type not in SUBMISSION_FILE_TYPES, in any case.
+    # Formgrader serves a submission's files from the instructor's own server (SubmissionFilesHandler), so a
+    # student's notes.HTML opened there would run with the instructor's session; the notebook itself is
+    # rendered inert (grading/safe_html.py).
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "__pycache__", "feedback", ".*", *ignore_globs(SUBMISSION_FILE_TYPES)]
 
     c.Execute.timeout = CELL_TIMEOUT_SECONDS
     c.Execute.interrupt_on_timeout = True
@@ -215,6 +237,17 @@ def configure_nbgrader(c) -> None:
     # deleted, reordered or stripped cells are graded as if intact, each repair logged and kept in
     # <LEDGER_DIR>/<chapter>_repairs.csv. The exporter salvages JSON notebooks that are not valid nbformat.
     c.Autograde.exporter_class = SubmissionExporter
+    # Before nbgrader copies a submission (its copy follows links, blocks on a FIFO, and is quadratic in the
+    # number of files), what intake refuses is moved out to <LEDGER_DIR>/refused/ (grading/set_aside.py);
+    # then what is left is checked for files others could have changed, or unlike the exchange's copy
+    # (grading/submission_modes.py). nbgrader calls one hook, with keywords.
+    set_aside = SetAside(IntakeLimits.from_config(globals()), LEDGER_DIR, SUBMITTED_DIR)
+    check_modes = before_autograde(Path(__file__).parent)
+
+    def before_autograde_copies(**submission):
+        set_aside(**submission)
+        check_modes(**submission)
+    c.Autograde.pre_convert_hook = before_autograde_copies
     # nbconvert validates the whole notebook against its schema after every preprocessor (14 a
     # submission); once after the last is as strict about what reaches the gradebook, and cheaper.
     c.Exporter.optimistic_validation = True
@@ -245,11 +278,14 @@ def configure_nbgrader(c) -> None:
     # the course's Execute steps need no such line.
     c.Execute.extra_arguments = kernel_arguments(KERNEL_ENVIRONMENT)
     c.EnvironmentExecute.extra_arguments = []
-    # nbgrader's submit leaves submission folders 0777 and its collect keeps the mode: the course's collect
-    # leaves submitted/<student>/<chapter>/ the instructor's alone (autograder/grading/submission_modes.py),
-    # and autograde flags a submission others could have changed, or unlike the exchange's copy.
+    # nbgrader's exchange collect copies from inbound/, which every student can write: only what intake admits
+    # (nbgrader's own copy follows links: grading/exchange_collect.py), and nbgrader's submit leaves submission
+    # folders 0777, which its collect keeps: the course's collect leaves submitted/<student>/<chapter>/ the
+    # instructor's alone (grading/submission_modes.py).
     c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
-    c.Autograde.pre_convert_hook = before_autograde(Path(__file__).parent)
+    c.IntakeCollect.limits = IntakeLimits.from_config(globals())
+    c.IntakeCollect.notebooks = {a.id: f"{a.notebook}.ipynb" for a in CHAPTERS + BONUS}
+    c.IntakeCollect.ledger_directory = LEDGER_DIR
     # A chapter released through the exchange before an earlier one is due carries none of its solution
     # (autograder/build/exchange_release.py: the gradebook's due dates say which chapters are open).
     c.ExchangeFactory.release_assignment = "autograder.build.exchange_release.CourseReleaseAssignment"

@@ -7,22 +7,32 @@ writes them itself rather than through tarfile's "data" filter, which Python 3.1
 on (Debian 12's is 3.11.2).
 """
 import io
+import os
 import tarfile
+from collections.abc import Iterable
 from pathlib import Path
 
+from autograder.grading.intake import open_regular
 
-def pack(folder: str | Path) -> bytes:
-    """The folder's regular files, in a gzip'd tar with sorted names and no owners or times, so the same
-    files give the same bytes."""
+
+def pack(folder: str | Path, files: Iterable[str] | None = None) -> bytes:
+    """The folder's regular files (or those of `files`, paths relative to it, that are regular: a
+    submission's, as intake.survey admitted them), in a gzip'd tar with sorted names and no owners or
+    times, so the same files give the same bytes. No link is followed and no FIFO opened."""
     folder = Path(folder)
+    if files is None:
+        files = [p.relative_to(folder).as_posix() for p in folder.rglob("*")]
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as archive:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                info = tarfile.TarInfo(path.relative_to(folder).as_posix())
-                info.size, info.mode = path.stat().st_size, 0o644
-                with open(path, "rb") as handle:
-                    archive.addfile(info, handle)
+        for relative in sorted(files):
+            try:
+                handle = os.fdopen(open_regular(folder / relative), "rb")
+            except OSError:
+                continue
+            with handle:
+                info = tarfile.TarInfo(relative)
+                info.size, info.mode = os.fstat(handle.fileno()).st_size, 0o644
+                archive.addfile(info, handle)
     return buffer.getvalue()
 
 

@@ -10,13 +10,16 @@ line with regular expressions instead of being skipped.
 """
 import ast
 import csv
+import os
 import re
 from dataclasses import astuple, dataclass, fields
 
 import nbformat
 
 from autograder import cell_marks
+from autograder.grading import intake
 
+LEFT_OUT = "left out"      # a flag's category for what of a submission folder grading never read
 NOTICE = ("Flags are a report for the instructor to review, not a penalty: "
           "no grade is changed by them.")
 
@@ -253,13 +256,25 @@ def scan_notebook(student, notebook, source_notebook):
 
 
 def scan_chapter(course, chapter):
-    """(flags, unreadable students) over every notebook of the chapter in submitted/."""
-    source = nbformat.read(course.notebook(course.config.SOURCE_DIR, chapter), as_version=4)
+    """(flags, unreadable students) over every notebook of the chapter in submitted/, read only as intake
+    admits it (a notebook that is a link or a FIFO is never read); what intake left out of a submission,
+    now or when plain autograde set it aside, is a flag of its own ("left out")."""
+    cfg = course.config
+    source = nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4)
+    submitted = course.root / cfg.SUBMITTED_DIR
+    name = f"{chapter.notebook}.ipynb"
+    ledger = course.root / cfg.LEDGER_DIR
+    recorded = intake.read_records(ledger, chapter.id)
     flags, unreadable = [], []
-    for path in sorted((course.root / course.config.SUBMITTED_DIR).glob(f"*/{chapter.id}/{chapter.notebook}.ipynb")):
-        student = path.parts[-3]
+    for student in sorted(set(os.listdir(submitted) if submitted.is_dir() else []) | set(recorded)):
+        folder = submitted / student / chapter.id
+        found = intake.survey(folder, [name], intake.IntakeLimits.from_config(cfg), within=submitted) \
+            if os.path.lexists(folder) else intake.Intake(admitted=())
+        flags += left_out_flags(student, found, intake.read_record(ledger, chapter.id, student))
+        if name not in found.admitted:
+            continue
         try:
-            notebook = nbformat.read(path, as_version=4)
+            notebook = nbformat.reads(intake.read_regular(folder / name).decode("utf-8"), as_version=4)
         except Exception:           # a corrupt notebook is graded (and reported) elsewhere; nothing to scan
             unreadable.append(student)
             continue
@@ -274,6 +289,16 @@ def submission_flags(course, chapter):
 
     return [Flag(student, "submitted files", 0, str(finding), submission_modes.KIND)
             for student, findings in submission_modes.check_chapter(course, chapter).items() for finding in findings]
+
+
+def left_out_flags(student, found, recorded):
+    """A flag for each entry intake refuses now (`found`) or refused before (`recorded`, set aside)."""
+    items = {item.path: item.reason for item in recorded}
+    if found.over_limit:
+        items["*"] = found.over_limit
+    items.update({item.path: item.reason for item in found.refused})
+    return [Flag(student, "submission folder", 0, reason if path == "*" else f"{path}: {reason}", LEFT_OUT)
+            for path, reason in sorted(items.items())]
 
 
 def flags_csv(course, chapter):

@@ -20,6 +20,8 @@ from nbgrader.utils import parse_utc
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import SAWarning
 
+from autograder.grading.intake import read_regular
+
 
 @contextmanager
 def quiet_nbgrader():
@@ -106,10 +108,11 @@ def clamp_score(score, max_score):
 
 def submitted_timestamp(course, chapter_id, student):
     """When the student submitted, as nbgrader reads it: submitted/<student>/<chapter>/timestamp.txt,
-    in UTC; None when there is no file, it is empty, or it does not parse."""
+    in UTC; None when there is no file, it is empty, it does not parse, or it is no regular file (a link
+    or a FIFO there is never followed or waited on)."""
     path = course.root / course.config.SUBMITTED_DIR / student / chapter_id / "timestamp.txt"
     try:
-        written = path.read_text(encoding="utf-8").strip()
+        written = read_regular(path)[:200].decode("utf-8", errors="replace").strip()
         return parse_utc(written) if written else None
     except (OSError, ValueError):
         return None

@@ -26,12 +26,13 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import nbformat
 
 from autograder import cell_marks
 from autograder.course import Course
+from autograder.grading import intake
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error_line
 from autograder.grading.kernel_user import KernelLimits
 from autograder.grading.results_file import secure_results_folder, write_results
@@ -196,11 +197,17 @@ def grade(root, chapter_id, isolation):
         course = Course(work)
         chapter = course.chapter(chapter_id)
         cfg = course.config
-        notebook = find_notebook(root / "submission", chapter.notebook)
+        upload = root / "submission"
+        found = intake.survey(upload, [f"{chapter.notebook}.ipynb"], intake.IntakeLimits.from_config(cfg))
+        notebook = find_notebook(found, chapter.notebook)
+        source = nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4)
+        if notebook is None:          # nothing to run: every exercise scores 0, and the summary says why
+            scores = {cell_id(c): (0, cell_marks.marks(c)["points"]) for c in source.cells if cell_marks.is_test_cell(c)}
+            return results_json(chapter, source, None, scores, None, found=None,
+                                refused=refusal(found, chapter.notebook))
         target = course.notebook(cfg.SUBMITTED_DIR, chapter, STUDENT)
         target.parent.mkdir(parents=True)
-        if notebook is not None:
-            shutil.copy(notebook, target)
+        target.write_bytes(intake.read_regular(upload / notebook))
         done = run_nbgrader(work, "autograde", chapter.id, "--force", check=False)
         started = kernels_started(isolation.kernel_homes) if isolation.kernel_homes else None
         end_kernel_processes(isolation)       # before reading anything the run produced
@@ -214,21 +221,31 @@ def grade(root, chapter_id, isolation):
         with Gradebook(course.gradebook_url, course_id=cfg.COURSE_ID) as gradebook:
             submitted = gradebook.find_submission_notebook(chapter.notebook, chapter.id, STUDENT)
             scores = {g.name: (g.score, g.max_score) for g in submitted.grades}
-        source = nbformat.read(course.notebook(cfg.SOURCE_DIR, chapter), as_version=4)
         graded = nbformat.read(autograded, as_version=4) if autograded.exists() else None
         return results_json(chapter, source, graded, scores, problem, found=notebook)
 
 
-def find_notebook(submission, name):
-    """The submitted notebook: `<name>.ipynb` anywhere in the upload, else its only notebook."""
-    notebooks = sorted(p for p in submission.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-    named = [p for p in notebooks if p.name == f"{name}.ipynb"]
+def find_notebook(found, name):
+    """The submitted notebook, among the regular files intake admitted from the upload (`found`): `<name>.ipynb`
+    anywhere in it, else its only notebook; its path relative to the upload, or None."""
+    notebooks = [p for p in found.admitted if p.endswith(".ipynb")]
+    named = [p for p in notebooks if PurePosixPath(p).name == f"{name}.ipynb"]
     if named:
         return named[0]
     return notebooks[0] if len(notebooks) == 1 else None
 
 
-def results_json(chapter, source, graded, scores, problem, found):
+def refusal(found, name):
+    """Why the upload's `<name>.ipynb` was not read (a link, a FIFO, too large), or None."""
+    for item in found.refused:
+        if PurePosixPath(item.path).name == f"{name}.ipynb":
+            return f"{item.path} {item.reason}"
+        if item.path == ".":
+            return item.reason
+    return None
+
+
+def results_json(chapter, source, graded, scores, problem, found, refused=None):
     outputs = {cell_id(c): c for c in graded.cells} if graded is not None else {}
     tests = []
     for cell in source.cells:
@@ -264,6 +281,8 @@ def results_json(chapter, source, graded, scores, problem, found):
     summary = f"{chapter.title}: graded with nbgrader, one cell at a time, exactly as in the course."
     if found is None:
         summary = f"No {chapter.notebook}.ipynb found in the submission: upload the notebook itself."
+        if refused:
+            summary = f"Your upload's {refused}. Upload the notebook itself, as a file."
     elif problem:
         summary = f"This submission could not be fully graded: {problem[1]}."
     return {"score": total, "output": summary, "stdout_visibility": "hidden", "visibility": "visible",

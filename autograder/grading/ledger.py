@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.grading.intake import Intake, read_records, read_regular
 from autograder.grading.protocol import Problem
 
 if TYPE_CHECKING:
@@ -22,25 +23,43 @@ if TYPE_CHECKING:
 
 PROBLEM_FIELDS = ["student", "kind", "reason"]
 SUBMISSION_KIND = "submission files"      # grading/submission_modes.py: files others could have changed
+LEFT_OUT = "left out"       # the kind of a problems row that says what of a submission was never read
 
 
-def fingerprint(folder: str | Path) -> str:
-    """A hash of every file in a submission folder, names and contents (checkpoints ignored)."""
+def fingerprint(folder: str | Path, found: Intake) -> str:
+    """A hash of what grading reads of a submission folder (intake.survey's admitted files, names and
+    contents) and of what it left out and why."""
     digest = hashlib.sha256()
     folder = Path(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".ipynb_checkpoints" not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    for relative in found.admitted:
+        try:
+            data = read_regular(folder / relative)
+        except OSError as error:
+            data = f"unreadable: {error.strerror}".encode()
+        digest.update(relative.encode() + b"\0" + data + b"\0")
+    digest.update(found.describe().encode())
     return digest.hexdigest()
 
 
 class Ledger:
-    """`<LEDGER_DIR>/<chapter>.json`: {student: {"fingerprint", and "kind" and "reason" if a problem}}."""
+    """`<LEDGER_DIR>/<chapter>.json`: {student: {"fingerprint", and "kind" and "reason" if a problem}}.
+    What intake left out of each submission is in `<LEDGER_DIR>/refused/<chapter>/` (intake.write_record)."""
 
     def __init__(self, course: Course, chapter: Chapter):
-        self.folder = course.root / course.config.LEDGER_DIR
-        self.path = self.folder / f"{chapter.id}.json"
-        self.problems_path = self.folder / f"{chapter.id}_problems.csv"
+        self._open(course.root / course.config.LEDGER_DIR, chapter.id)
+
+    @classmethod
+    def at(cls, folder: str | Path, chapter_id: str) -> Ledger:
+        """The chapter's ledger in `folder` (<LEDGER_DIR>), where no Course is at hand (inside nbgrader)."""
+        ledger = cls.__new__(cls)
+        ledger._open(Path(folder), chapter_id)
+        return ledger
+
+    def _open(self, folder: Path, chapter_id: str) -> None:
+        self.folder = folder
+        self.chapter_id = chapter_id
+        self.path = self.folder / f"{chapter_id}.json"
+        self.problems_path = self.folder / f"{chapter_id}_problems.csv"
         self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
 
     def is_current(self, student: str, print_: str) -> bool:
@@ -82,12 +101,19 @@ class Ledger:
                 found[student] = Problem(entry.get("kind", SUBMISSION_KIND), "; ".join(reasons))
         return found
 
+    def left_out(self, students: set[str] | None = None) -> dict[str, str]:
+        """{student: what intake left out of their submission, and why}."""
+        return {s: why for s, why in read_records(self.folder, self.chapter_id).items()
+                if students is None or s in students}
+
     def write_problems(self, students: set[str] | None = None) -> Path:
-        """The problems as a CSV an instructor can open; returns its path."""
+        """The problems, and what was left out of each submission, as a CSV an instructor can open; returns
+        its path."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        rows = [(s, kind, reason) for s, (kind, reason) in self.problems(students).items()]
+        rows += [(s, LEFT_OUT, why) for s, why in self.left_out(students).items()]
         with open(self.problems_path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(PROBLEM_FIELDS)
-            for student, (kind, reason) in self.problems(students).items():
-                writer.writerow([student, kind, reason])
+            writer.writerows(sorted(rows))
         return self.problems_path

@@ -35,9 +35,10 @@ from urllib.parse import unquote
 
 from tornado.web import OutputTransform
 
-# nbgrader's names for the folders of students' work (CourseDirectory's defaults); a course's own names are
-# read from formgrader's settings at each request.
-STUDENT_WORK_FOLDERS = ("submitted", "autograded", "feedback")
+# nbgrader's names for the folders of students' work (CourseDirectory's defaults), and the course's folder of
+# what intake set aside from a submission (<LEDGER_DIR>/refused/, grading/set_aside.py); a course's own
+# names for nbgrader's are read from formgrader's settings at each request.
+STUDENT_WORK_FOLDERS = ("submitted", "autograded", "feedback", "refused")
 # Inline handlers and styles nbgrader's formgrade template writes itself, allowed by their hashes.
 NBGRADER_HANDLERS = ("toggle_name(true);", "toggle_name(false);")
 NBGRADER_STYLES = ("width: 4em;", "width: 3em;", "margin-left: 1em;")

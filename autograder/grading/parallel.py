@@ -36,6 +36,7 @@ from autograder.grading.gradebook_merge import (
     record_ungraded,
     submitted_timestamp,
 )
+from autograder.grading.intake import Intake, IntakeLimits, survey, update_record
 from autograder.grading.kit import KIT_GRADEBOOK, chapter_kit
 from autograder.grading import submission_modes
 from autograder.grading.ledger import Ledger, fingerprint
@@ -85,7 +86,11 @@ def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, for
     ledger = Ledger(course, chapter)
     students = submitted_students(course, chapter)
     submitted = {s: course.root / cfg.SUBMITTED_DIR / s / chapter.id for s in students}
-    prints = {s: fingerprint(submitted[s]) for s in students}
+    found = {s: survey(submitted[s], [f"{chapter.notebook}.ipynb"], IntakeLimits.from_config(cfg),
+                       within=course.root / cfg.SUBMITTED_DIR) for s in students}
+    for student in students:
+        update_record(ledger.folder, chapter.id, student, found[student], submitted[student])
+    prints = {s: fingerprint(submitted[s], found[s]) for s in students}
     doubts = submission_modes.check_chapter(course, chapter)     # the files as they are graded
     run = GradingRun()
     register(course, chapter)                # the chapter's cells, in the course gradebook
@@ -105,7 +110,7 @@ def grade_chapter(course: Course, chapter: Chapter, jobs: int | None = None, for
                     print(f"Dask dashboard: {run.dashboard}", flush=True)
                 bar = tqdm(total=len(todo), desc=f"grading {chapter.id}", unit="submission", disable=not progress)
                 try:
-                    for student, result in _graded(client, kit, course, chapter, gradebook, todo, submitted,
+                    for student, result in _graded(client, kit, course, chapter, gradebook, todo, submitted, found,
                                                    submission_timeout):
                         _keep(course, chapter, gradebook, ledger, result, prints[student], late_rule)
                         run.graded.append(student)
@@ -150,20 +155,30 @@ def grading_client(scheduler: str | None, threads: int, dashboard: bool = True):
 
 
 def _graded(client, kit: GradingKit, course: Course, chapter: Chapter, gradebook: Gradebook, students: list[str],
-            submitted: dict[str, Path], timeout: float) -> Iterator[tuple[str, GradingResult]]:
+            submitted: dict[str, Path], found: dict[str, Intake], timeout: float) -> Iterator[tuple[str, GradingResult]]:
     """Yield (student, result) as the cluster finishes them, keeping a bounded number in flight. A task
     whose worker died is run again by Dask elsewhere; one that killed workers again and again
-    (KilledWorker) is reported for its student like a crash."""
+    (KilledWorker) is reported for its student like a crash. A submission with no regular notebook is
+    never sent; each task gets the files intake admitted, and nothing else."""
     from distributed import as_completed
     from distributed.scheduler import KilledWorker
 
+    notebook = f"{chapter.notebook}.ipynb"
+    for student in students:
+        refusal = found[student].notebook_refusal(notebook)
+        if refusal:
+            yield student, GradingResult.unscored(student, "refused", f"{refusal}; no exercise was scored")
+    students = [s for s in students if not found[s].notebook_refusal(notebook)]
+    if not students:
+        return
     shared_kit = client.scatter(kit, broadcast=True, hash=False)
     waiting, owner = iter(students), {}
 
     def submit(student):
         submission = Submission(student, chapter.id, chapter.notebook, course.config.CELL_TIMEOUT_SECONDS,
                                 extension=extension(gradebook, chapter.id, student))
-        future = client.submit(grade_submission, shared_kit, submission, file_bundle.pack(submitted[student]), timeout,
+        files = file_bundle.pack(submitted[student], found[student].admitted)
+        future = client.submit(grade_submission, shared_kit, submission, files, timeout,
                                key=f"grade-{chapter.id}-{student}-{os.urandom(4).hex()}", pure=False)
         owner[future.key] = student
         return future

@@ -24,7 +24,7 @@ HANDOFF_AUTOGRADED = "autograded"
 
 class Problem(NamedTuple):
     """Why a submission scored less than its code deserves, for the instructor: a kind (corrupt, crash,
-    timeout, missing, error, tampered) and a reason in words they can act on."""
+    timeout, missing, error, tampered, refused) and a reason in words they can act on."""
 
     kind: str
     reason: str

@@ -9,6 +9,7 @@ cell comes from it, in its order and with its metadata, and only solution cells 
 nbformat is salvaged instead of failing the student.
 """
 import copy
+import io
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from nbgrader.preprocessors import (
 from traitlets import Integer, Unicode
 
 from autograder import cell_marks
+from autograder.grading.intake import NotRegular, read_regular
 from autograder.grading.cell_matching import Rule, SkeletonCell, StudentCell, plan
 from autograder.grading.repair_log import Repair, RepairKind, record_student_repairs
 
@@ -155,7 +157,19 @@ class RepairNotebook(NbGraderPreprocessor):
 
 
 class SubmissionExporter(NotebookExporter):
-    """nbgrader's notebook exporter, reading submissions leniently (see read_submission)."""
+    """nbgrader's notebook exporter, reading submissions leniently (see read_submission), and only from a
+    regular file: a notebook that is a link or a FIFO is refused, never followed or waited on."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        try:
+            data = read_regular(filename)
+        except NotRegular as error:
+            raise UnreadableSubmission(f"{os.path.basename(filename)} {error.strerror}; it cannot be graded") from None
+        resources = resources if resources is not None else {}
+        resources.setdefault("metadata", {})
+        resources["metadata"]["name"] = os.path.splitext(os.path.basename(filename))[0]
+        resources["metadata"]["path"] = os.path.dirname(filename)
+        return self.from_file(io.StringIO(data.decode("utf-8", errors="replace")), resources=resources, **kw)
 
     def from_file(self, file_stream, resources=None, **kw):
         notebook, problems = read_submission(file_stream.read())

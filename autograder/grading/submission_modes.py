@@ -22,12 +22,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader.exchange.default.collect import ExchangeCollect
 
+from autograder.grading.exchange_collect import IntakeCollect
 from autograder.grading.ledger import SUBMISSION_KIND
 
 PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
-IGNORED = {".ipynb_checkpoints", "__pycache__"}
 KIND = SUBMISSION_KIND              # the problems ledger's kind and the flags report's category
 
 
@@ -46,8 +45,8 @@ def make_private(folder, groupshared=False):
         path.chmod(folder_mode if path.is_dir() else file_mode)
 
 
-class PrivateCollect(ExchangeCollect):
-    """nbgrader's collect, whose copies in submitted/ only the instructor (or, groupshared, the
+class PrivateCollect(IntakeCollect):
+    """nbgrader's collect as intake admits it (grading/exchange_collect.py), whose copies in submitted/ only the instructor (or, groupshared, the
     instructors' group) can read or change."""
 
     def do_copy(self, src, dest, log=None):
@@ -82,13 +81,13 @@ def open_to_others(path, owner_uid):
     return "; ".join(reasons) or None
 
 
-def digests(folder):
-    """{relative path: sha256} of every file under `folder` (checkpoints and caches left out)."""
-    found = {}
-    for path in sorted(Path(folder).rglob("*")):
-        if path.is_file() and not path.is_symlink() and not IGNORED & set(path.relative_to(folder).parts):
-            found[path.relative_to(folder).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
+def digests(folder, notebooks, limits):
+    """{relative path: sha256} of what intake admits from `folder` (grading/intake.py): the files grading
+    reads, never a link, a FIFO or more than the limits allow."""
+    from autograder.grading import intake
+
+    found = intake.survey(folder, notebooks, limits)
+    return {name: hashlib.sha256(intake.read_regular(Path(folder) / name)).hexdigest() for name in found.admitted}
 
 
 def exchange_copy(exchange, course_id, student, chapter_id, submitted):
@@ -109,9 +108,10 @@ def exchange_copy(exchange, course_id, student, chapter_id, submitted):
     return None
 
 
-def check_submission(submitted, owner_uid, inbound=None):
+def check_submission(submitted, owner_uid, inbound=None, notebooks=(), limits=None):
     """Findings for one submitted/<student>/<chapter>/ folder: paths others could change, and files that
-    differ from the exchange's inbound copy `inbound` (None when there is none)."""
+    differ from the exchange's inbound copy `inbound` (None when there is none), both read as intake admits
+    them with `limits` (course_config SUBMISSION_*), the chapter's `notebooks` graded from."""
     submitted = Path(submitted)
     findings = []
     for path in [submitted.parent, submitted, *sorted(submitted.rglob("*"))]:
@@ -120,7 +120,10 @@ def check_submission(submitted, owner_uid, inbound=None):
             where = ".." if path == submitted.parent else path.relative_to(submitted).as_posix()
             findings.append(Finding(where, reason))
     if inbound is not None:
-        graded, sent = digests(submitted), digests(inbound)
+        from autograder.grading.intake import IntakeLimits
+
+        limits = limits or IntakeLimits()
+        graded, sent = digests(submitted, notebooks, limits), digests(inbound, notebooks, limits)
         for name in sorted(set(graded) | set(sent)):
             if graded.get(name) != sent.get(name):
                 what = ("not in the exchange's copy" if name not in sent else
@@ -141,10 +144,17 @@ def check_chapter(course, chapter, exchange=None):
     for submitted in sorted(base.glob(f"*/{chapter.id}")) if base.is_dir() else []:
         student = submitted.parent.name
         inbound = exchange_copy(exchange, course.config.COURSE_ID, student, chapter.id, submitted)
-        findings = check_submission(submitted, owner_uid, inbound)
+        findings = check_submission(submitted, owner_uid, inbound, [f"{chapter.notebook}.ipynb"], limits(course))
         if findings:
             found[student] = findings
     return found
+
+
+def limits(course):
+    """The course's intake limits (course_config SUBMISSION_*)."""
+    from autograder.grading.intake import IntakeLimits
+
+    return IntakeLimits.from_config(course.config)
 
 
 def describe(findings):
@@ -168,7 +178,8 @@ def before_autograde(course_root):
         chapter, student_id = course.chapter(submitted.name), submitted.parent.name
         inbound = exchange_copy(configured_exchange(course), course.config.COURSE_ID, student_id, chapter.id,
                                 submitted)
-        findings = check_submission(submitted, course.root.stat().st_uid, inbound)
+        findings = check_submission(submitted, course.root.stat().st_uid, inbound, [f"{chapter.notebook}.ipynb"],
+                                    limits(course))
         ledger = Ledger(course, chapter)
         ledger.note_submission(student_id, describe(findings) if findings else None)
         ledger.write_problems()

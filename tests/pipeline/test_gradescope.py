@@ -2,6 +2,7 @@
 /autograder (source, submission, results), `run_autograder` once per submission, results.json
 checked against Gradescope's published specification and against nbgrader's own scores."""
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -41,7 +42,8 @@ from autograder.grading.results_file import write_results
 from autograder.grading.runner_config import runner_config
 
 from helpers.across_workers import once_per_run
-from helpers.class_support import CLASS_CHAPTERS, class_notebooks, course_copy
+from helpers.class_support import CLASS_CHAPTERS, class_notebooks, course_copy, solved_notebook_maker
+from helpers.hostile_folders import LINKED_MARKERS, MANY_FILES, PAGE, PAGES, SNOOP, password_file
 from helpers.course_paths import ROOT
 from helpers.readable_text import file_text
 
@@ -102,7 +104,9 @@ def gradescope_root():
             shutil.rmtree(root, ignore_errors=True)
 
 
-def run_like_gradescope(archive, root, chapter, notebook, check_course_unchanged=True):
+def run_like_gradescope(archive, root, chapter, notebook, check_course_unchanged=True, lay_out=None):
+    """results.json of the zip's run_autograder on `notebook` as the upload, or on what `lay_out(submission
+    folder, root)` puts there."""
     (root / "source").mkdir(parents=True)
     (root / "submission").mkdir()
     (root / "results").mkdir()
@@ -112,8 +116,11 @@ def run_like_gradescope(archive, root, chapter, notebook, check_course_unchanged
             mode = info.external_attr >> 16
             if mode:
                 os.chmod(root / "source" / info.filename, mode)
-    path = root / "submission" / f"{chapter.notebook}.ipynb"
-    path.write_text(notebook if isinstance(notebook, str) else json.dumps(notebook), encoding="utf-8")
+    if lay_out:
+        lay_out(root / "submission", root)
+    else:
+        path = root / "submission" / f"{chapter.notebook}.ipynb"
+        path.write_text(notebook if isinstance(notebook, str) else json.dumps(notebook), encoding="utf-8")
     before = tree_hash(root / "source")
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), BABYGRAD_PYTHON=sys.executable)
     done = subprocess.run([str(root / "source" / "run_autograder")], cwd=root, env=env,
@@ -532,3 +539,84 @@ def test_memory_and_fork_bombs_are_contained_and_cost_nothing_else(gradescope_ru
     assert seen["memory"] == "MemoryError"
     assert seen.get("fork") == "BlockingIOError" and 0 < seen["forks"] < KernelLimits.processes
     assert results["score"] == full_marks(chapter), [t["name"] for t in results["tests"] if t["status"] == "failed"]
+
+
+# Uploads that attack with what they hold (helpers/hostile_folders.py), on the cheapest chapter: the
+# instructor's source notebook inside the container is /autograder/source/course/source/<chapter>/.
+def linked_notebook(course, chapter, submission, root):
+    """The notebook is a link to the instructor's source notebook, with links and a FIFO beside it."""
+    os.symlink(root / "source" / "course" / "source" / chapter.id / f"{chapter.notebook}.ipynb",
+               submission / f"{chapter.notebook}.ipynb")
+    os.symlink(password_file(), submission / "passwords.txt")
+    os.mkfifo(submission / "data.csv")
+
+
+def fifo_notebook(course, chapter, submission, root):
+    """The notebook is a FIFO, with 20,000 files beside it."""
+    os.mkfifo(submission / f"{chapter.notebook}.ipynb")
+    for i in range(MANY_FILES):
+        (submission / f"f{i:05}.txt").touch()
+
+
+def honest_among_attacks(course, chapter, submission, root):
+    """A solved notebook, with every attack beside it: links to the source notebook, the password file and
+    the gradebook, a FIFO, pages under upper-case extensions, 20,000 files."""
+    solved = solved_notebook_maker(course, chapter)(SNOOP)
+    nbformat.write(solved, submission / f"{chapter.notebook}.ipynb")
+    os.symlink(root / "source" / "course" / "source" / chapter.id / f"{chapter.notebook}.ipynb", submission / "answers.txt")
+    os.symlink(password_file(), submission / "passwords.txt")
+    os.symlink(root / "source" / "course" / "gradebook.db", submission / "gradebook.txt")
+    os.mkfifo(submission / "data.csv")
+    for page in PAGES:
+        (submission / page).write_text(PAGE, encoding="utf-8")
+    for i in range(MANY_FILES):
+        (submission / f"f{i:05}.txt").touch()
+
+
+UPLOADS = {"linked-notebook": linked_notebook, "fifo-notebook": fifo_notebook,
+           "honest-among-attacks": honest_among_attacks}
+
+
+@pytest.fixture(scope="module")
+def hostile_uploads(repo_course, tmp_path_factory):
+    """results.json of each upload of UPLOADS, graded by the zip's run_autograder as root."""
+    chapter_id = repo_course.chapters[0].id
+
+    def run_all(folder):
+        course = course_copy(repo_course, folder / "course", chapter_id)
+        chapter = course.chapter(chapter_id)
+        archive = build_autograder_zip(course, chapter)
+        runs = {}
+        for name, lay_out in UPLOADS.items():
+            with gradescope_root() as root:
+                runs[name] = run_like_gradescope(archive, root, chapter, None,
+                                                 lay_out=functools.partial(lay_out, course, chapter))
+        return dict(runs, full=full_marks(chapter), notebook=f"{chapter.notebook}.ipynb")
+
+    _, runs = once_per_run(tmp_path_factory, "gradescope-hostile-uploads", run_all)
+    return runs
+
+
+@needs_root
+def test_a_linked_notebook_is_refused_not_graded_as_the_instructors(hostile_uploads):
+    results, notebook = hostile_uploads["linked-notebook"], hostile_uploads["notebook"]
+    assert results["score"] == 0 and results["tests"]
+    assert results["output"].startswith(f"Your upload's {notebook} is a symbolic link (to /tmp/")
+    assert results["output"].endswith("never followed. Upload the notebook itself, as a file.")
+    assert all(t["output"].startswith("Not graded") for t in results["tests"])
+
+
+@needs_root
+def test_a_fifo_notebook_among_many_files_is_refused_with_its_reason(hostile_uploads):
+    results, notebook = hostile_uploads["fifo-notebook"], hostile_uploads["notebook"]
+    assert results["score"] == 0
+    assert results["output"] == f"Your upload's {notebook} is a FIFO (named pipe): never opened. " \
+                                "Upload the notebook itself, as a file."
+
+
+@needs_root
+def test_a_notebook_among_links_fifos_pages_and_many_files_keeps_full_marks(hostile_uploads):
+    results = hostile_uploads["honest-among-attacks"]
+    assert results["score"] == hostile_uploads["full"], [t["name"] for t in results["tests"] if t["status"] == "failed"]
+    text = json.dumps(results)
+    assert not [marker for marker in LINKED_MARKERS if marker in text]

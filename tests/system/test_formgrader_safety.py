@@ -146,8 +146,8 @@ REPR_HTML = ("class _Shown:\n    def _repr_html_(self):\n"
              f"        return {'<img src=x onerror=%s>' % script('output-repr-html')!r}\n")
 
 # Pages handed in beside her notebook: formgrader serves a submission's files from the instructor's server.
-# Lower case: course_config's ACTIVE_CONTENT keeps them out of autograded/ (never served). Any case: served
-# harmlessly wherever they land, and placed straight into autograded/ and feedback/ too.
+# course_config's SUBMISSION_FILE_TYPES keeps them out of autograded/ in any case (never served there); wherever
+# they land they are served harmlessly, and they are placed straight into autograded/ and feedback/ too.
 HOSTILE_FILES = {"notes.html": f"<html><body><script>{script('file-html')}</script>notes</body></html>",
                  "diagram.svg": f'<svg xmlns="http://www.w3.org/2000/svg"><script>{script("file-svg")}</script></svg>'}
 
@@ -382,8 +382,10 @@ def test_files_served_from_her_work_run_nothing(graded_mallory, instructor):
     config = course.config
     folder = f"{STUDENT}/{CHAPTER}"
     paths = []
-    for name in SUBMITTED_PAGES:
-        paths.append(f"/files/{config.SUBMITTED_DIR}/{folder}/{name}")
+    for name in SUBMITTED_PAGES:       # handed in: still in submitted/, or where autograde set it aside
+        handed_in = f"{config.SUBMITTED_DIR}/{folder}/{name}"
+        set_aside = f"{config.LEDGER_DIR}/refused/{CHAPTER}/{STUDENT}/{name}"
+        paths.append(f"/files/{handed_in if (course.root / handed_in).exists() else set_aside}")
         if (course.root / config.AUTOGRADED_DIR / folder / name).exists():
             paths += [f"/formgrader/submissions/{submission_id}/{name}", f"/files/{config.AUTOGRADED_DIR}/{folder}/{name}"]
     for name in PLACED_PAGES:
@@ -404,7 +406,7 @@ def test_files_served_from_her_work_run_nothing(graded_mallory, instructor):
 
 
 def test_pages_she_hands_in_beside_her_notebook_in_lower_case_are_never_served(graded_mallory, instructor):
-    """course_config's ACTIVE_CONTENT: nbgrader leaves them out of autograded/ and feedback/, so formgrader's
+    """course_config's SUBMISSION_FILE_TYPES: nbgrader leaves them out of autograded/ and feedback/, so formgrader's
     submission-files URL has nothing to serve; her notebook is still graded."""
     course, submission_id = graded_mallory
     kept = [p.relative_to(course.root).as_posix() for folder in (course.config.AUTOGRADED_DIR, course.config.FEEDBACK_DIR)
