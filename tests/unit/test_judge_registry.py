@@ -10,18 +10,13 @@ from helpers.course_paths import ROOT
 from autograder import cell_marks
 from autograder.course import Course
 from autograder.grading import judge
-from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES
+from autograder.grading.judge import JUDGED_CHECKS, KERNEL_DECIDES, NOT_JUDGED
 from autograder.grading.judge.plan import check_calls
 from autograder.grading.judge.probes import WORKER_SOURCE
 from autograder.student.checks import CHECKS
 
 JUDGE_SIDE = Path(judge.__file__).parent
 
-# Student checks the judge does not judge under the same name, and why.
-NOT_JUDGED = {
-    "vectorized": "a count of the Python lines the kernel runs, which only the kernel can report; chapter 10 "
-                  "calls it in an ungraded cell only (docs/grading-correctness.md)",
-}
 # The request that wraps the others (`Kernel.ask_all`): the worker's entry point `serve` reads it itself.
 ENVELOPE = "batch"
 
@@ -95,7 +90,7 @@ def test_the_shipped_worker_dispatches_each_kind_to_the_function_registered_for_
 
 def test_the_student_and_the_judge_name_each_check_alike():
     """A judged name no student check has would never be called; a student check the judge does not judge is
-    listed in NOT_JUDGED with its reason."""
+    listed in the judge's NOT_JUDGED with its reason."""
     assert sorted(set(JUDGED_CHECKS) - set(CHECKS)) == []
     assert sorted(set(CHECKS) - set(JUDGED_CHECKS)) == sorted(NOT_JUDGED)
     assert not set(NOT_JUDGED) & set(grade_cell_check_names()), "a grade cell calls a check the judge does not judge"

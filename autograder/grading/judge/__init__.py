@@ -54,10 +54,14 @@ log = logging.getLogger(__name__)
 JUDGED_CHECKS = MappingProxyType(JUDGED)
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
-# None is left: chapter 10's check.vectorized, a count of the Python lines the kernel runs that only the
-# kernel could report, is a lesson in an ungraded cell (docs/grading-correctness.md), and a test keeps every grade cell of
-# every chapter judged.
+# None is left: a test keeps every grade cell of every chapter judged.
 KERNEL_DECIDES = {}
+
+# Student checks the judge has no judge for, and why: no grade cell may call them (tests/unit/test_judge_registry.py).
+NOT_JUDGED = {
+    "vectorized": "a count of the Python lines the kernel runs, which only the kernel can report: chapter 10 "
+                  "calls it in an ungraded cell, a lesson (docs/grading-correctness.md)",
+}
 
 # Judged checks whose in-kernel run the judge still needs: it probes what they leave in the kernel. Every
 # other judged check is skipped in the kernel while grading (`Judge.kernel_may_skip`): its verdict there
