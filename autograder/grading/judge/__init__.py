@@ -13,11 +13,12 @@ import secrets
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import nbformat
 import numpy as np
 
-from autograder.grading.judge import (
+from autograder.grading.judge import (  # noqa: F401  (importing a module registers its judged checks)
     capstone,
     data,
     engine,
@@ -42,81 +43,25 @@ from autograder.grading.judge.probes import (
     reply_from_outputs,
     worker_missing,
 )
+from autograder.grading.judge.registry import JUDGED
 from autograder.student.verdict import failed
 
 log = logging.getLogger(__name__)
 
-# check.NAME in a test cell -> the judge-side check: a generator fn(rng, *args, **kwargs) that yields
-# requests for the kernel, receives their replies, and returns a Verdict.
-JUDGED_CHECKS = {
-    "forward": ops.forward,
-    "backward": ops.backward,
-    "engine": engine.engine,
-    "engine_rule": engine_rules.engine_rule,
-    "operators": operators.operators,
-    "linear": nn.linear,
-    "linear_init": nn.linear_init,
-    "activation": nn.activation,
-    "flatten": nn.flatten,
-    "dropout": nn.dropout,
-    "dropout_eval": nn.dropout_eval,
-    "batchnorm": nn.batchnorm,
-    "batchnorm_running": nn.batchnorm_running,
-    "layernorm": nn.layernorm,
-    "mse_loss": nn.mse_loss,
-    "softmax_loss": nn.softmax_loss,
-    "logsumexp_forward": nn.logsumexp_forward,
-    "softmax_forward": nn.softmax_forward,
-    "cross_entropy_forward": nn.cross_entropy_forward,
-    "cross_entropy_backward": nn.cross_entropy_backward,
-    "bce_loss": nn.bce_loss,
-    "embedding": nn.embedding,
-    "value_graph": scalar.value_graph,
-    "value_backward": scalar.value_backward,
-    "value_engine": scalar.value_engine,
-    "numerical_gradient": scalar.numerical_gradient,
-    "sgd": optim.sgd,
-    "adam": optim.adam,
-    "optimizer_zero_grad": optim.optimizer_zero_grad,
-    "train_step": optim.train_step,
-    "conv2d": layers.conv2d,
-    "max_pool2d": layers.max_pool2d,
-    "max_pool_ties": layers.max_pool_ties,
-    "kink": ops.kink,
-    "array_dataset": data.array_dataset,
-    "data_loader": data.data_loader,
-    "transform": data.transform,
-    "parse_idx": data.parse_idx,
-    "mnist_dataset": data.mnist_dataset,
-    "constructor": tensor.constructor,
-    "factories": tensor.factories,
-    "tensor_repr": tensor.tensor_repr,
-    "properties": tensor.properties,
-    "conversions": tensor.conversions,
-    "initializer": training.initializer,
-    "train_epoch": training.train_epoch,
-    "accuracy": training.accuracy,
-    "evaluate": trainer.evaluate,
-    "keep_best": trainer.keep_best,
-    "fit": trainer.fit,
-    "module": module_tree.module,
-    "sequential": module_tree.sequential,
-    "named_state": persistence.named_state,
-    "state_dict": persistence.state_dict,
-    "load_state_dict": persistence.load_state_dict,
-    "optimizer_state": persistence.optimizer_state,
-    "checkpoint": persistence.checkpoint,
-    "resume_training": persistence.resume_training,
-    "trained_model": capstone.trained_model,
-    "capstone": capstone.capstone,
-    "my_capstone": capstone.my_capstone,
-}
+# check.NAME in a test cell -> the judge-side check that `@judges("NAME")` registered where it is defined: a
+# generator fn(rng, *args, **kwargs) that yields requests for the kernel, receives their replies, and returns a
+# Verdict. Read-only; every module that registers one is imported above.
+JUDGED_CHECKS = MappingProxyType(JUDGED)
 
 # check.NAME calls the judge knowingly leaves to the kernel, and why; a cell's other checks are still judged.
-# None is left: chapter 10's check.vectorized, a count of the Python lines the kernel runs that only the
-# kernel could report, is a lesson in an ungraded cell (docs/grading-correctness.md), and a test keeps every grade cell of
-# every chapter judged.
+# None is left: a test keeps every grade cell of every chapter judged.
 KERNEL_DECIDES = {}
+
+# Student checks the judge has no judge for, and why: no grade cell may call them (tests/unit/test_judge_registry.py).
+NOT_JUDGED = {
+    "vectorized": "a count of the Python lines the kernel runs, which only the kernel can report: chapter 10 "
+                  "calls it in an ungraded cell, a lesson (docs/grading-correctness.md)",
+}
 
 # Judged checks whose in-kernel run the judge still needs: it probes what they leave in the kernel. Every
 # other judged check is skipped in the kernel while grading (`Judge.kernel_may_skip`): its verdict there

@@ -21,6 +21,7 @@ from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import capstone as course
 from autograder.student.checks.training import NO_TRAINED_MODEL, trained_model_verdict
 from autograder.student.verdict import failed
+from autograder.grading.judge.registry import judges
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ WEAKER = ("counted from the predictions your kernel returned for the test digits
           "judge could not rebuild your model from its layers ({why}); a weaker proof than the judge's own forward")
 
 
+@judges("trained_model")
 def trained_model(rng, model, loader, minimum):
     """check.trained_model(model, test_loader, minimum): chapter 7's notebook global `model`."""
     where = {"global": model.name}
@@ -44,6 +46,7 @@ def trained_model(rng, model, loader, minimum):
     return with_note(trained_model_verdict(accuracy, minimum, 10_000), note)
 
 
+@judges("capstone")
 def capstone(rng, kind, build):
     """check.capstone(kind, build_KIND): the model the cell's check trained, which it left in its slot."""
     recipe, where = course.RECIPES[kind], {"capstone": kind}
@@ -98,6 +101,7 @@ def fresh_builds(kind, build):
     return course.fresh_model_problem(kind, reply.get("same") is True, int(reply.get("shared") or 0), differ)
 
 
+@judges("my_capstone")
 def my_capstone(rng, kind):
     """check.my_capstone(kind), the bonus: the same measure of the model its check trained on the student's
     library; a failure says so."""

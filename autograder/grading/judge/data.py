@@ -15,6 +15,7 @@ from autograder.student.checks import data as rules
 from autograder.student.checks import idx as idx_rules
 from autograder.student.checks import transforms as transform_rules
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 
 def kept(value):
@@ -38,6 +39,7 @@ def length(value):
     raise ProbeFailure("a length in the reply is neither a number nor described")
 
 
+@judges("array_dataset")
 def array_dataset(rng):
     """ArrayDataset over secret rows: len, an item, a one-array item, a three-array item, a ValueError for unequal
     lengths (of two arrays, and of the third of three)."""
@@ -109,6 +111,7 @@ def epoch(batches):
     return [described_batch(b) for b in batches]
 
 
+@judges("data_loader")
 def data_loader(rng, name):
     """DataLoader over the judge's samples: `batches` (secret sizes, order, drop_last, len, dtypes) or `shuffle`."""
     return (yield from (loader_batches if name == "batches" else loader_shuffle)(rng))
@@ -266,6 +269,7 @@ def image(rng, shape):
     return rng.random(shape).astype(np.float32)
 
 
+@judges("transform")
 def transform(rng, name):
     """One transform on the judge's images: normalize, flatten_image, flip, crop or compose."""
     return (yield from TRANSFORMS[name](rng))
@@ -389,6 +393,7 @@ def random_shape(rng):
     return tuple(int(s) for s in rng.integers(1, 6, int(rng.integers(1, 4))))
 
 
+@judges("parse_idx")
 def parse_idx(rng, name, seed=0):
     """parse_idx on IDX files of secret contents: `bytes` (uint8, raw and gzip), `types`, `errors`."""
     if name == "errors":
@@ -467,6 +472,7 @@ def stored(report):
     return facts
 
 
+@judges("mnist_dataset")
 def mnist_dataset(rng, real_split=None):
     """MNISTDataset (with a stand-in parser) on secret IDX files; with `real_split`, on that MNIST split too."""
     k, h, w = int(rng.integers(5, 10)), int(rng.integers(3, 7)), int(rng.integers(3, 7))

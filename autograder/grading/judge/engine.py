@@ -12,6 +12,7 @@ from autograder.student.checks.engine import (
     handed_verdict,
 )
 from autograder.student.verdict import failed
+from autograder.grading.judge.registry import judges
 
 
 def reported_grad(name, g):
@@ -28,6 +29,7 @@ def reported_grad(name, g):
 JUDGE_CHAIN = {"long_chain": {"length": 3_000}}
 
 
+@judges("engine")
 def engine(rng, name):
     """One property of the student's Tensor.backward, on a secret graph of private ops."""
     title, graph, hint = GRAPHS[name](rng, **JUDGE_CHAIN.get(name, {}))

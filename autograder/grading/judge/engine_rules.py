@@ -9,6 +9,7 @@ from autograder.student.checks.engine_rules import (
     rule_inputs,
     rule_verdict,
 )
+from autograder.grading.judge.registry import judges
 
 SCALARS = (bool, int, float, type(None))
 
@@ -31,6 +32,7 @@ def neutral(data, depth=0):
     raise ProbeFailure("the reply's facts hold a value of an unexpected type")
 
 
+@judges("engine_rule")
 def engine_rule(rng, name):
     """One rule around Tensor.backward, on the judge's secret inputs."""
     if name not in RULE_TITLES:

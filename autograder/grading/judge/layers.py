@@ -29,8 +29,10 @@ from autograder.student.checks.convolution import (
 )
 from autograder.student.checks.describe import shapes_label
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 
+@judges("conv2d")
 def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=0, size=(5, 6), seed=0):
     """Conv2d: Parameters of the right shapes and scale, same seed same weights, and conv(x, W) + b."""
     label = conv2d_label(in_channels, out_channels, kernel_size, stride, padding, seed)
@@ -101,6 +103,7 @@ def conv2d(rng, in_channels=3, out_channels=4, kernel_size=3, stride=1, padding=
         passed(f"✔ {label}: parameters {shape} and ({out_channels},), output {want.shape} = conv(x, W) + b")
 
 
+@judges("max_pool2d")
 def max_pool2d(rng, kernel_size=2, shape=(2, 3, 6, 7), seed=0):
     """MaxPool2d: no parameters, and the MaxPool op on its input."""
     label = f"MaxPool2d({kernel_size})"
@@ -133,6 +136,7 @@ def describe_layer_error(label, method, outcome):
     return failed(describe_error(label, method, outcome))
 
 
+@judges("max_pool_ties")
 def max_pool_ties(rng, op, shapes, seed=0):
     """MaxPool's backward on the judge's input whose every window's maximum is tied (`checks/pool_ties.py`):
     the kernel runs backward on a node built by hand, as for `backward`, and the judge checks the shares."""

@@ -21,6 +21,7 @@ from autograder.student import gradcheck
 from autograder.student.checks import module_tree as tree_checks
 from autograder.student.checks import nn as nn_checks
 from autograder.student.verdict import failed
+from autograder.grading.judge.registry import judges
 
 LEAVES = 6                       # first, layers[0], layers[1], table['deep'][0], pair[1], block.leaf
 
@@ -128,6 +129,7 @@ def kernel_error(name, reply):
 
 # ── check.module(name) ───────────────────────────────────────────────────────────────────────────
 
+@judges("module")
 def module(rng, name):
     """check.module(name): one behaviour of the Module base class on the secret tree."""
     return (yield from {"parameters": parameters, "children": children, "train_eval": train_eval,
@@ -225,6 +227,7 @@ def signed(c):
     return f"+ {c:g}" if c >= 0 else f"- {-c:g}"
 
 
+@judges("sequential")
 def sequential(rng, seed=0):
     """Sequential(Affine1(), Affine2()) on the judge's x: output and gradient against the composed maps,
     the second stand-in's Parameter reachable, and Sequential() the identity."""

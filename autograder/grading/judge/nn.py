@@ -24,6 +24,7 @@ from autograder.grading.judge.probes import (
 from autograder.student import gradcheck
 from autograder.student.checks import formulas, nn
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 EPS = 1e-5          # the norm layers' eps: the default of the notebook's provided __init__ signature
 MIN_SPREAD = 0.25   # std of each normalized group; near-equal values make a right float32 backward miss by 1e-3
@@ -165,6 +166,7 @@ def layer_request(modules, steps, standin_logsumexp=False):
 
 # ── the checks, one per check.NAME of chapter 4 ──────────────────────────────────────────────────
 
+@judges("linear")
 def linear(rng, in_features=3, out_features=4, batch=5, bias=True, seed=0):
     label = f"Linear({in_features}, {out_features}, bias={bias})"
     bound = 1 / np.sqrt(in_features)
@@ -190,6 +192,7 @@ def linear(rng, in_features=3, out_features=4, batch=5, bias=True, seed=0):
                          nn.LINEAR_HINT, upstreams)
 
 
+@judges("linear_init")
 def linear_init(rng, in_features=3, out_features=4):
     label = f"Linear({in_features}, {out_features}, seed=0)"
     seed = init_seed(rng, in_features, out_features)
@@ -225,18 +228,21 @@ def plain_layer(rng, label, spec, x, reference, formula, hint, training=None):
     return layer_verdict(label, objects(reply, "steps", len(steps)), x, {}, reference, formula, hint, upstreams)
 
 
+@judges("activation")
 def activation(rng, name, shape=(4, 3), seed=0):
     reference, domain, hint = nn.ACTIVATIONS[name]
     x = gradcheck.sample(tuple(shape), domain, rng)
     return (yield from plain_layer(rng, f"{name}()", module(name), x, reference, f"{name.lower()}(x)", hint))
 
 
+@judges("flatten")
 def flatten(rng, shape=(2, 3, 4), seed=0):
     x = gradcheck.sample(tuple(shape), "real", rng)
     return (yield from plain_layer(rng, "Flatten()", module("Flatten"), x, formulas.flatten, nn.FLATTEN_FORMULA,
                                    nn.FLATTEN_HINT))
 
 
+@judges("dropout_eval")
 def dropout_eval(rng, p=0.25, seed=0):
     label = f"Dropout(p={p}) in evaluation mode (training = False)"
     x = gradcheck.sample((6, 5), "positive", rng)
@@ -244,6 +250,7 @@ def dropout_eval(rng, p=0.25, seed=0):
                                    "the input, unchanged", nn.DROPOUT_EVAL_HINT, training=False))
 
 
+@judges("dropout")
 def dropout(rng, p=0.25, seed=0):
     """Three training outputs (two calls of one layer, one of a twin with the same secret seed) and the
     gradient of the first, all verified from the arrays: kept = x / (1 - p), dropped = 0."""
@@ -312,17 +319,20 @@ def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, t
     return layer_verdict(label, runs, x, values, lambda x, w, b: formula(x, w, b, EPS), description, hint, upstreams)
 
 
+@judges("batchnorm")
 def batchnorm(rng, batch=6, dim=3, seed=0, scale=1.0):
     return (yield from norm_layer(rng, nn.batchnorm_label(dim, scale), module("BatchNorm1d", dim), batch, dim, 0,
                                   formulas.batchnorm_train, nn.BATCHNORM_FORMULA, nn.BATCHNORM_HINT, training=True,
                                   scale=scale))
 
 
+@judges("layernorm")
 def layernorm(rng, batch=4, dim=5, seed=0, scale=1.0):
     return (yield from norm_layer(rng, nn.layernorm_label(dim, scale), module("LayerNorm1d", dim), batch, dim, 1,
                                   formulas.layernorm, nn.LAYERNORM_FORMULA, nn.LAYERNORM_HINT, scale=scale))
 
 
+@judges("batchnorm_running")
 def batchnorm_running(rng, batch=6, dim=3, seed=0):
     """The buffers' start, their values after two training batches (the judge's running averages), then
     evaluation mode against the running statistics, which it must leave alone."""
@@ -378,6 +388,7 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     return nn.running_passed(label)
 
 
+@judges("mse_loss")
 def mse_loss(rng, shape=(5, 1), seed=0, target_as="tensor"):
     target = gradcheck.sample(tuple(shape), "real", rng)
     pred = gradcheck.sample(tuple(shape), "real", rng)
@@ -389,6 +400,7 @@ def mse_loss(rng, shape=(5, 1), seed=0, target_as="tensor"):
                          data_name="targets" if target_as == "array" else None)
 
 
+@judges("softmax_loss")
 def softmax_loss(rng, batch=5, classes=4, offset=0.0, labels_as="array", seed=0):
     """SoftmaxLoss with the kernel's LogSumExp swapped for a stand-in, as in the course's check."""
     labels = rng.integers(0, classes, batch)
@@ -402,6 +414,7 @@ def softmax_loss(rng, batch=5, classes=4, offset=0.0, labels_as="array", seed=0)
                          nn.softmax_loss_hint(offset), upstreams)
 
 
+@judges("logsumexp_forward")
 def logsumexp_forward(rng, axes, shape, domain="real", seed=0):
     return (yield from ops.forward(rng, OpSpec("LogSumExp", (axes,)), lambda a: formulas.logsumexp(a, axes),
                                    [tuple(shape)], domain))
@@ -413,21 +426,25 @@ def cross_entropy_op(rng, batch, classes):
     return OpSpec("SoftmaxCrossEntropy", (), (("labels", tuple(int(y) for y in labels)),)), labels
 
 
+@judges("cross_entropy_forward")
 def cross_entropy_forward(rng, batch=5, classes=4, domain="real", seed=0):
     op, labels = cross_entropy_op(rng, batch, classes)
     return (yield from ops.forward(rng, op, lambda z: formulas.softmax_loss(z, labels), [(batch, classes)], domain))
 
 
+@judges("cross_entropy_backward")
 def cross_entropy_backward(rng, batch=5, classes=4, domain="real", seed=0):
     op, _ = cross_entropy_op(rng, batch, classes)
     return (yield from ops.backward(rng, op, [(batch, classes)], domain))
 
 
+@judges("softmax_forward")
 def softmax_forward(rng, axis, shape, domain="real", seed=0):
     return (yield from ops.forward(rng, OpSpec("Softmax", (axis,)), lambda a: formulas.softmax(a, axis),
                                    [tuple(shape)], domain))
 
 
+@judges("bce_loss")
 def bce_loss(rng, shape=(6,), extreme=False, targets_as="array", seed=0):
     """BCEWithLogitsLoss on the judge's logits and targets (with extreme logits at secret places), as mse_loss."""
     logits, targets = nn.bce_inputs(tuple(shape), extreme, rng)
@@ -440,6 +457,7 @@ def bce_loss(rng, shape=(6,), extreme=False, targets_as="array", seed=0):
                          data_name="targets" if targets_as != "tensor" else None)
 
 
+@judges("embedding")
 def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
     """Three layers (a secret seed twice, then the next seed) report their weights; the first then gets the judge's
     secret weight and looks up secret indices (with a repeat), backward with an all-ones and a random out_grad."""

@@ -9,8 +9,10 @@ import numpy as np
 from autograder.grading.judge.probes import ProbeFailure, returned
 from autograder.student.checks.describe import number
 from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF, operators_verdict
+from autograder.grading.judge.registry import judges
 
 
+@judges("operators")
 def operators(rng):
     a, b, m = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
     reply = yield {"kind": "operators", "a": a, "b": b, "m": m, "cases": [text for text, *_ in CASES]}

@@ -37,6 +37,7 @@ from autograder.student.checks.ops import (
 from autograder.student.checks.running import method_of, not_implemented
 from autograder.student.hints import rule
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 
 def describe_error(label, method, outcome):
@@ -52,6 +53,7 @@ def inputs_for(shapes, domains, rng):
     return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)]
 
 
+@judges("forward")
 def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False, layout="C"):
     """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here; with
     `owns_memory`, the kernel's report must say the output shares no memory with an input."""
@@ -89,6 +91,7 @@ def standins(names):
     return {name: STANDINS[name].__name__ for name in names}
 
 
+@judges("backward")
 def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), layout="C", other_forward=False):
     """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
 
@@ -256,6 +259,7 @@ def rule_gradient(op, a, out, upstream, where):
     return np.asarray(grads[0].value, dtype=np.float64), None
 
 
+@judges("kink")
 def kink(rng, op, shapes, seed=0):
     """ReLU's or Abs's backward on the judge's input holding exact zeros (`checks/kinks.py`), against the rule."""
     a, out, upstream = kinks.kink_case(op.name, shapes[0], rng)

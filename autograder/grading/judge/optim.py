@@ -12,10 +12,12 @@ from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import optim as rules
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 EVENTS = {"forward", "loss", "loss_swapped", "backward", "zero_grad", "step"}
 
 
+@judges("sgd")
 def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     """Four SGD steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "momentum": momentum, "weight_decay": weight_decay}
@@ -25,6 +27,7 @@ def sgd(rng, lr=0.1, momentum=0.0, weight_decay=0.0, seed=0):
     return rules.with_rule_hint(verdict, rules.SGD_RULE)
 
 
+@judges("adam")
 def adam(rng, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, seed=0):
     """Four Adam steps on secret parameters and gradients, against the NumPy rule to 1e-6."""
     settings = {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps, "weight_decay": weight_decay}
@@ -66,6 +69,7 @@ def optimizer(rng, name, settings, label, rule, mistakes, weight_decay):
                                kept.get("same_array") is True) or verdict
 
 
+@judges("optimizer_zero_grad")
 def optimizer_zero_grad(rng):
     """Optimizer.zero_grad on secret parameters: every .grad None, every value as it was."""
     values = [rng.standard_normal(s) for s in rules.ZERO_GRAD_SHAPES]
@@ -92,6 +96,7 @@ class Shown:
         return self.text
 
 
+@judges("train_step")
 def train_step(rng):
     """Two calls of train_step with a recording model, loss and optimizer, on secret weights and batches."""
     w = rng.uniform(-1, 1, (2, 1))

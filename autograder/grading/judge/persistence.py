@@ -17,6 +17,7 @@ from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import persistence as rules
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 OWN_RTOL, OWN_ATOL = 1e-5, 1e-5     # float32 training (the kernel) against float64 (the judge) over 7 steps: ~3e-7 apart
 FLOAT32_ROUNDING = np.finfo(np.float32).eps / 2
@@ -81,6 +82,7 @@ def student_error(label, method, data):
 
 # ── 8.1 ──
 
+@judges("named_state")
 def named_state(rng, variant="flat", seed=0):
     """named_state() of the tree of stand-in modules, its holders of secret shapes and values."""
     want = rules.TREE_NAMES[variant]
@@ -103,6 +105,7 @@ def named_state(rng, variant="flat", seed=0):
     return rules.named_state_verdict(got, want)
 
 
+@judges("state_dict")
 def state_dict(rng, seed=0):
     """state_dict() of small_net holding secret values, and the same dict after every holder changed in place."""
     sizes = net_sizes(rng)
@@ -118,6 +121,7 @@ def state_dict(rng, seed=0):
 
 # ── 8.2 ──
 
+@judges("load_state_dict")
 def load_state_dict(rng, kind, seed=0):
     return (yield from (load_values(rng) if kind == "values" else load_errors(rng)))
 
@@ -206,6 +210,7 @@ def optimizer_secrets(rng, key, sizes):
     return {"class": cls, "settings": settings}, state, label, params, order
 
 
+@judges("optimizer_state")
 def optimizer_state(rng, *optimizers, seed=0):
     """For each optimizer: its state_dict() of a secret state, which more steps must not change, loaded by its
     load_state_dict into a fresh optimizer, which must then hold the secret state."""
@@ -270,6 +275,7 @@ def number_reports(numbers, cls):
 
 # ── 8.4 ──
 
+@judges("checkpoint")
 def checkpoint(rng, kind, *files, seed=0):
     return (yield from (round_trip(rng) if kind == "round_trip" else refuses(rng, files or ("text", "npz"))))
 
@@ -392,6 +398,7 @@ def refuses(rng, kinds):
 
 # ── 8.5 ──
 
+@judges("resume_training")
 def resume_training(rng, optimizer="adam", seed=0):
     """Train from secret values on secret batches, checkpoint, train on; new objects resumed from the checkpoint must
     agree bit for bit (as in the kernel's check), and the uninterrupted run must be the judge's own training."""

@@ -11,6 +11,7 @@ from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, objects, reported_depth, returned
 from autograder.student.checks import scalar as rules
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 
 def secret_seed(rng):
@@ -35,6 +36,7 @@ class Shown:
 
 # ── value_graph ────────────────────────────────────────────────────────────────────────────
 
+@judges("value_graph")
 def value_graph(rng, op, seed=0):
     """`a op b`, `a op k`, `k op a`, `c op c`, `a op f` on secret numbers (k an int, f a float): data, _op and _prev."""
     symbol, method, fn, _ = rules.OPS[op]
@@ -90,6 +92,7 @@ def member(item):
 
 # ── value_backward: the _backward closures ─────────────────────────────────────────────────
 
+@judges("value_backward")
 def value_backward(rng, op, seed=0):
     """out._backward() of `a op b` on secret numbers, called once after the judge sets the gradients."""
     symbol, method, _, _ = rules.OPS[op]
@@ -212,6 +215,7 @@ def long_chain(rng, length=rules.CHAIN_LENGTH):
 GRAPHS = {"order": order, "reuse": reuse, "twice": twice, "long_chain": long_chain}
 
 
+@judges("value_engine")
 def value_engine(rng, name):
     """Value.backward on a secret graph whose closures the kernel side wires (so only backward() is judged)."""
     title, graph, calls, report, hint = GRAPHS[name](rng)
@@ -266,6 +270,7 @@ FUNCTIONS = {
 }
 
 
+@judges("numerical_gradient")
 def numerical_gradient(rng, case="basic"):
     """The student's numerical_gradient on the judge's functions at secret points, against exact derivatives."""
     cases = [(text, params, body, draw_xs(rng), h, exact, tol) for text, params, body, draw_xs, h, exact, tol

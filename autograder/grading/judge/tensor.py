@@ -11,6 +11,7 @@ from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import tensor as rules
 from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
 
 
 def values(rng, shape, low=-10, high=10):
@@ -72,6 +73,7 @@ def results_of(reply, count):
     return results
 
 
+@judges("constructor")
 def constructor(rng, case):
     """Tensor(...) on secret values for one kind of input, or "copies" (a tensor owns its values)."""
     if case == "copies":
@@ -126,6 +128,7 @@ def made(result, name, shape, kwargs):
                       requires_grad=flag if isinstance(flag, bool) else str(flag)[:60])
 
 
+@judges("factories")
 def factories(rng, kind, case="basic"):
     """zeros and ones ("constant") on secret shapes, or randn and rand ("random") on secret shapes and seeds."""
     if kind == "constant":
@@ -152,6 +155,7 @@ def factories(rng, kind, case="basic"):
     return rules.random_verdict(shape, kwargs, runs, draws, seeds[0])
 
 
+@judges("tensor_repr")
 def tensor_repr(rng, case="basic"):
     """repr(t) of the course's cases (`checks.tensor.REPR_CASES`): the text is the check's literal. The inputs are
     the course's, not secret: the expected text is a format the chapter fixes for those values, and answering
@@ -204,6 +208,7 @@ def member_value(report):
 PROPERTY_SHAPES = {"matrix": (2,), "scalar": (), "float64": (3,), "empty": (3,)}
 
 
+@judges("properties")
 def properties(rng, case="matrix"):
     """shape, ndim, size and dtype of a tensor over a secret array of a secret shape."""
     _, dtype = rules.PROPERTY_CASES[case]
@@ -221,6 +226,7 @@ def properties(rng, case="matrix"):
     return rules.properties_verdict(text, array, {name: member_value(members.get(name)) for name in rules.PROPERTIES})
 
 
+@judges("conversions")
 def conversions(rng, case="basic"):
     """numpy(), item(), detach() and len() on secret values, shapes and dtypes."""
     plan = rules.CONVERSION_CASES[case]

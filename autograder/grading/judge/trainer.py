@@ -14,10 +14,12 @@ from autograder.grading.judge.ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import fitting as rules
 from autograder.student.verdict import failed
+from autograder.grading.judge.registry import judges
 
 POOL = 64           # values per snapshot: the small trainer's model has 31 (Linear(3, 4), Linear(4, 3))
 
 
+@judges("evaluate")
 def evaluate(rng, samples=10, batch_size=4, seed=0):
     """Trainer.evaluate on secret samples and weights, against the per-sample loss and accuracy computed here."""
     for _ in range(100):
@@ -72,6 +74,7 @@ def snapshot(pool, shapes):
     return [pool[a:a + n].reshape(s) for a, n, s in zip(starts, sizes, shapes)]
 
 
+@judges("keep_best")
 def keep_best(rng, kind, losses=None, patience=2, seed=0):
     """keep_best over the cell's validation losses, the model holding secret values in each epoch; for `checkpoint`,
     then over rules.MEMORY_LOSSES without a checkpoint_path, as the kernel's check does."""
@@ -122,6 +125,7 @@ def record(data):
             "file_optimizer": data.get("file_optimizer") is True}
 
 
+@judges("fit")
 def fit(rng, epochs=5, stop_after=3, validate=True, seed=0):
     """fit with stand-ins scripted from secret batch losses, validation results and best weights."""
     batch_losses, val_results = rules.fit_scenario(rng, epochs)

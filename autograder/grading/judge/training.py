@@ -16,10 +16,12 @@ from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import init as rules
 from autograder.student.checks import training as loop
 from autograder.student.verdict import failed
+from autograder.grading.judge.registry import judges
 
 SEED_RANGE = 2 ** 31 - 2        # the secret seed and seed + 1 are both valid seeds for default_rng
 
 
+@judges("initializer")
 def initializer(rng, name, fan_in=400, fan_out=600, setting=(), seed=0):
     """Three draws, with the secret seed twice and with the next seed, judged as the in-kernel check judges one."""
     seed = int(rng.integers(0, SEED_RANGE))
@@ -57,6 +59,7 @@ def drawn(label, fan_in, fan_out, data):
     return (None, problem) if problem else (values.astype(np.float64), None)
 
 
+@judges("train_epoch")
 def train_epoch(rng):
     """train_epoch over secret batches, the recording train_step returning secret losses: the losses returned
     and the running loss shown must be the judge's; call counts, arguments and mode are the kernel's word. A second,
@@ -97,6 +100,7 @@ def train_epoch_run(rng, sizes, losses):
     return loop.train_epoch_verdict(ran, losses)
 
 
+@judges("accuracy")
 def accuracy(rng):
     """accuracy() on secret batches of a model with known predictions, against the judge's own count."""
     sizes = list(loop.TRAIN_EPOCH_SIZES)

@@ -21,6 +21,20 @@ PROBE_FILE = "<babygrad probe>"
 # KeyboardInterrupt: that is the grader interrupting a probe at the cell timeout, which must end the whole
 # probe, not only the request it reached (the next request would run the same endless code again).
 STUDENT_FAILURES = (Exception, SystemExit, GeneratorExit)
+# request kind -> the function that answers it, registered by `@handles(kind)` where it is defined. This file is
+# the first of the scope the judge ships (probes.WORKER_FILES), so every later file's handlers register here.
+HANDLERS = {}
+
+
+def handles(kind):
+    """Make the decorated function the answer to requests of `kind`: `function(request, namespace) -> reply`."""
+    def add(function):
+        if kind in HANDLERS:
+            raise ValueError(f"two handlers answer requests of kind {kind!r}: {HANDLERS[kind].__name__} and "
+                             f"{function.__name__}")
+        HANDLERS[kind] = function
+        return function
+    return add
 
 
 def serve(request_json, namespace):
@@ -33,27 +47,7 @@ def serve(request_json, namespace):
     for index, request in enumerate(batch["requests"]):
         if index in marks:
             publish_display_data({PROGRESS_MIME: json.dumps({"started": index})})
-        handler = {"forward": forward, "backward": backward, "engine": engine, "operators": operators,
-                   "engine_rule": engine_rule,
-                   "layer": layer, "conv2d": conv2d, "max_pool2d": max_pool2d,
-                   "value_graph": value_graph, "value_closure": value_closure, "value_engine": value_engine,
-                   "numerical_gradient": numerical_gradient,
-                   "optimizer": optimizer, "zero_grad": zero_grad, "train_step": train_step,
-                   "array_dataset": array_dataset, "data_loader": data_loader, "data_transform": data_transform,
-                   "parse_idx": idx_parse, "mnist_dataset": mnist_dataset,
-                   "tensor_constructor": tensor_constructor, "tensor_factories": tensor_factories,
-                   "tensor_repr": tensor_repr, "tensor_properties": tensor_properties,
-                   "tensor_conversions": tensor_conversions,
-                   "initializer": initializer, "train_epoch": train_epoch, "accuracy": accuracy,
-                   "trainer_evaluate": trainer_evaluate, "trainer_keep_best": trainer_keep_best,
-                   "trainer_fit": trainer_fit,
-                   "module_tree": module_tree, "sequential": sequential,
-                   "persist_named_state": persist_named_state, "persist_state_dict": persist_state_dict,
-                   "persist_load_values": persist_load_values, "persist_load_errors": persist_load_errors,
-                   "persist_optimizer": persist_optimizer, "persist_checkpoint": persist_checkpoint,
-                   "persist_refuses": persist_refuses, "persist_resume": persist_resume,
-                   "model_walk": model_walk, "model_predict": model_predict,
-                   "model_gradient": model_gradient, "capstone_builds": capstone_builds}[request["kind"]]
+        handler = HANDLERS[request["kind"]]
         try:
             replies.append(handler(request, namespace))
         except STUDENT_FAILURES as error:  # one broken request must not silence the others
@@ -182,6 +176,7 @@ def make_op(namespace, spec):
     return namespace[spec["name"]](*spec["args"], **spec["kwargs"])
 
 
+@handles("forward")
 def forward(request, namespace):
     """op.forward on each of the judge's inputs, with the course's chapter-3 ops but `keep` meanwhile; `after`:
     for each call, each input array as forward left it, or None where it is untouched; `shares`: for each call,
@@ -202,6 +197,7 @@ def forward(request, namespace):
     return {"results": results, "after": after, "shares": shares}
 
 
+@handles("backward")
 def backward(request, namespace):
     """`backward_of`, with the course's chapter-3 ops and operators (all but `keep`, the op under test) and the
     stand-ins the request names (`isolated`) in the notebook's place meanwhile, as the course's check does."""
@@ -296,6 +292,7 @@ def changed_attributes(before, after):
     return shipped("kernel_facts")["changed_attributes"](before, after)
 
 
+@handles("engine")
 def engine(request, namespace):
     """Build the judge's graph from private ops, run the student's Tensor.backward, report the grads."""
     Tensor = namespace["Tensor"]
@@ -323,6 +320,7 @@ def engine(request, namespace):
     return {"built": True, "grads": [report(g, Tensor) for g in grads], "depth": depth, "own": own, "handed": handed}
 
 
+@handles("engine_rule")
 def engine_rule(request, namespace):
     """Run one of the engine's rules (zero_grad, no_grad, backward's errors) on the judge's inputs: the shipped
     engine_graph.rule_facts reports what the student's code did, as data."""
@@ -359,6 +357,7 @@ def stray_leaves(result, given):
     return shipped("kernel_facts")["stray_leaves"](result, given)
 
 
+@handles("operators")
 def operators(request, namespace):
     """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
     (checks/course_ops.py, the stand-ins of the course's operators check)."""
@@ -455,6 +454,7 @@ def logsumexp_standin(Function, Tensor):
     return {"LogSumExp": LogSumExp, "logsumexp": lambda a, axes=None: LogSumExp(axes)(a)}
 
 
+@handles("layer")
 def layer(request, namespace):
     """Build modules from class names, then run the judge's steps in order: set `training`, give parameters
     the judge's values, run forward (and backward) on the judge's arrays, report attributes after the step."""
@@ -537,6 +537,7 @@ def parameter_report(value, Parameter, Tensor):
             "value": report(value, Tensor)}
 
 
+@handles("conv2d")
 def conv2d(request, namespace):
     """Build Conv2d twice with the same seed, set the bias to the judge's, run it on the judge's x with a
     stand-in Conv; report both weights, the bias, the output, and whether the graph reaches the parameters."""
@@ -600,6 +601,7 @@ def conv2d_bias_backward(layer, x, request, namespace):
             weight.requires_grad = held
 
 
+@handles("max_pool2d")
 def max_pool2d(request, namespace):
     """Build MaxPool2d, count its parameters, run it on the judge's x with a stand-in MaxPool."""
     Tensor = namespace["Tensor"]

@@ -45,6 +45,7 @@ def layer_record(module, Tensor, budget, depth=0):
     return record
 
 
+@handles("model_walk")
 def model_walk(request, namespace):
     """The trained model's layers, in call order, as data; {"found": False} when there is none."""
     found, model = find_trained_model(request["where"], namespace)
@@ -57,6 +58,7 @@ def model_walk(request, namespace):
         return {"found": True, "error": error_report(error)}
 
 
+@handles("model_predict")
 def model_predict(request, namespace):
     """The model's predicted class for each of the judge's images, normalized here as the course does."""
     found, model = find_trained_model(request["where"], namespace)
@@ -88,6 +90,7 @@ def leaf_modules(module, depth=0):
     return [leaf for child in list(getattr(module, "modules", []))[:MAX_LAYERS] for leaf in leaf_modules(child, depth + 1)]
 
 
+@handles("model_gradient")
 def model_gradient(request, namespace):
     """The gradients the student's library computes for the trained model's own parameters, at its trained
     weights, in eval mode, for the judge's images and upstream gradient of the logits; and the input of each
@@ -116,6 +119,7 @@ def model_gradient(request, namespace):
             "inputs": [report(inputs.get(index), Tensor) for index in sorted(wanted)]}
 
 
+@handles("capstone_builds")
 def capstone_builds(request, namespace):
     """The notebook's build function called twice, as data (as checks/capstone.model_pair_facts): whether the
     two calls returned one object, how many parameters they share, and which parameters' values differ."""

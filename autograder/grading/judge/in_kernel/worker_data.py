@@ -47,6 +47,7 @@ def item_values(value, Tensor, depth=0):
     return report(value, Tensor, 1)
 
 
+@handles("array_dataset")
 def array_dataset(request, namespace):
     """ArrayDataset(x, y): len, [item], ArrayDataset(x)[single], and what ArrayDataset(x, y[:-1]) raised; then
     ArrayDataset(x, y, z)[item] and what ArrayDataset(x, y, z[:-1]) raised."""
@@ -117,6 +118,7 @@ def shortcut_dataset(images, labels, namespace):
     return made if usable else None
 
 
+@handles("data_loader")
 def data_loader(request, namespace):
     """DataLoader over the judge's dataset: each case's batches and len(); `shuffle` runs several epochs
     of loaders seeded by the judge. With `shortcut`, over the student's ArrayDataset instead, or
@@ -212,6 +214,7 @@ def outputs_report(outputs, Tensor):
     return {"items": [report(o, Tensor, 1) for o in outputs]}
 
 
+@handles("data_transform")
 def data_transform(request, namespace):
     """Each run: build the transform the judge names, call it `count` times on copies of the judge's image;
     `changed`: whether a call wrote into the copy it was given."""
@@ -244,6 +247,7 @@ def judge_files(files):
         yield paths
 
 
+@handles("parse_idx")
 def idx_parse(request, namespace):
     """parse_idx on each of the judge's files: the array returned, or the error raised. The files named in
     `as_path` are given as a pathlib.Path, the others as a str."""
@@ -301,6 +305,7 @@ def stored_report(ds):
     return facts
 
 
+@handles("mnist_dataset")
 def mnist_dataset(request, namespace):
     """MNISTDataset on the judge's IDX files, with the stand-in parser; then on a real split when asked."""
     Tensor, MNISTDataset = namespace["Tensor"], namespace["MNISTDataset"]

@@ -116,6 +116,7 @@ def flag(value):
     return value if type(value) is bool else {"repr": repr(value)[:60]}
 
 
+@handles("module_tree")
 def module_tree(request, namespace):
     """One check of check.module on the stand-in tree: the student's method, and what it did as data."""
     if request["check"] == "call":
@@ -169,6 +170,7 @@ def module_call(request, namespace):
     return {"calls": calls[:8], "returned": [report(one, Tensor), report(two, Tensor)]}
 
 
+@handles("sequential")
 def sequential(request, namespace):
     """Sequential of two stand-ins applying the judge's affine maps (the second holding a Parameter of the
     judge's values): forward and backward on the judge's x, the parameters reachable from the Sequential,

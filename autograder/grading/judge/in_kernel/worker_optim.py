@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 
+@handles("optimizer")
 def optimizer(request, namespace):
     """The optimizer over float64 Parameters, each parameter's values and .grad after every step; then two
     steps on a float32 Parameter, whose .data is reported as it is (its dtype is the point), and whether it
@@ -46,6 +47,7 @@ def optimizer(request, namespace):
     return {"steps": steps, "grads_after": grads_after, "float32": float32}
 
 
+@handles("zero_grad")
 def zero_grad(request, namespace):
     """Optimizer(params).zero_grad() after every parameter but the last got a gradient."""
     Parameter = namespace["Parameter"]
@@ -63,6 +65,7 @@ def zero_grad(request, namespace):
             "after": [packed(np.array(p.data)) for p in params]}
 
 
+@handles("train_step")
 def train_step(request, namespace):
     """train_step with a model, a loss and an optimizer that write down each call they receive, and the
     gradient step() finds; the model is x @ w, the loss the sum of squares, the step w -= lr * grad."""

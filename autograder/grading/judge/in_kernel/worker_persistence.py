@@ -210,6 +210,7 @@ def persist_raised(fn, *args, **kwargs):
 
 # ── the requests ──
 
+@handles("persist_named_state")
 def persist_named_state(request, namespace):
     """named_state() of a tree of stand-in modules holding the judge's arrays: names, values, and which holder."""
     Tensor = namespace["Tensor"]
@@ -228,6 +229,7 @@ def persist_named_state(request, namespace):
     return {"pairs": pairs}
 
 
+@handles("persist_state_dict")
 def persist_state_dict(request, namespace):
     """state_dict() of small_net holding the judge's values; then every holder += 1 in place, and the dict again."""
     Module, Tensor = namespace["Module"], namespace["Tensor"]
@@ -244,6 +246,7 @@ def persist_state_dict(request, namespace):
     return {"state": first, "after": persist_state_report(got)}
 
 
+@handles("persist_load_values")
 def persist_load_values(request, namespace):
     """load_state_dict(the judge's state) into small_net: the holders' values after, and whether they are the same objects."""
     Module, Tensor = namespace["Module"], namespace["Tensor"]
@@ -268,6 +271,7 @@ def persist_load_values(request, namespace):
         return {"holders": persist_arrays(target, namespace), "same": same, "shared": shared}
 
 
+@handles("persist_load_errors")
 def persist_load_errors(request, namespace):
     """load_state_dict on each of the judge's ill-fitting state dicts: what it raised, and the holders after."""
     with course_state_methods(namespace, "named_state", "state_dict"):
@@ -284,6 +288,7 @@ def persist_load_errors(request, namespace):
         return {"cases": cases}
 
 
+@handles("persist_optimizer")
 def persist_optimizer(request, namespace):
     """The judge's optimizer state put in; the student's state_dict() reported, then two steps on, then the dict
     again; then the student's load_state_dict of that dict into a fresh optimizer, whose state is reported."""
@@ -335,6 +340,7 @@ def persist_steps(optimizer, grads_per_step):
     return None
 
 
+@handles("persist_checkpoint")
 def persist_checkpoint(request, namespace):
     """save_checkpoint of small_net + Adam holding the judge's values, in a folder of the worker's own; the file's
     entry names; load_checkpoint into new objects, whose state is reported; load_checkpoint without an optimizer."""
@@ -399,6 +405,7 @@ def persist_model_only(namespace, request, model, folder):
     return reply
 
 
+@handles("persist_refuses")
 def persist_refuses(request, namespace):
     """load_checkpoint on each of the judge's files that are not checkpoints: what it raised, the holders after."""
     load = namespace["load_checkpoint"]
@@ -426,6 +433,7 @@ def persist_train(namespace, model, optimizer, batches):
         optimizer.step()
 
 
+@handles("persist_resume")
 def persist_resume(request, namespace):
     """Train from the judge's values on its first batches, save, train on; new objects from other values load the
     checkpoint and train on the same batches. Both runs' state (the student's model and optimizer state_dict, and

@@ -14,6 +14,7 @@ def scalar(value):
     return value if isinstance(value, (int, float)) else None
 
 
+@handles("value_graph")
 def value_graph(request, namespace):
     """Each case (`a op b`, `a op k`, `k op a`, `c op c`, `a op f`) on fresh Values of the judge's numbers."""
     Value, fn = namespace["Value"], {"+": operator.add, "*": operator.mul}[request["symbol"]]
@@ -53,6 +54,7 @@ def member(node, Value, values):
     return ["other", repr(node)[:100]]
 
 
+@handles("value_closure")
 def value_closure(request, namespace):
     """out = a op b (or a op a); a.grad, b.grad and out.grad set by the judge; out._backward() once."""
     Value, fn = namespace["Value"], {"+": operator.add, "*": operator.mul}[request["symbol"]]
@@ -83,6 +85,7 @@ def value_closure(request, namespace):
     return {"results": results}
 
 
+@handles("value_engine")
 def value_engine(request, namespace):
     """The judge's graph of Values whose _backward closures this file writes, then the student's backward()."""
     Value = namespace["Value"]
@@ -121,6 +124,7 @@ def value_engine(request, namespace):
             "shown": [repr(nodes[i].grad)[:60] for i in request["report"]], "depth": depth}
 
 
+@handles("numerical_gradient")
 def numerical_gradient(request, namespace):
     """The student's numerical_gradient on the judge's functions (its own trusted expressions)."""
     results = []

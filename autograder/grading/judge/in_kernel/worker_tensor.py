@@ -28,6 +28,7 @@ def tensor_data(data):
     return {"type_name": type_name(data)}
 
 
+@handles("tensor_constructor")
 def tensor_constructor(request, namespace):
     """Tensor(data, **kwargs) for each case; `copy_of` cases build from a Tensor or an array of the values. The rest
     of the class is stood in meanwhile (its properties exist), as the course's check does."""
@@ -103,6 +104,7 @@ def tensor_standins(Tensor, keep=()):
                 setattr(Tensor, name, member)
 
 
+@handles("tensor_factories")
 def tensor_factories(request, namespace):
     """Each factory call on the judge's shapes and seeds, with the Tensor class stood in: what it returned."""
     Tensor, results = namespace["Tensor"], []
@@ -126,6 +128,7 @@ class Mul:
     """Stands for the op that made a tensor: its repr shows the class name."""
 
 
+@handles("tensor_repr")
 def tensor_repr(request, namespace):
     """repr(t) of the student's __repr__ (the rest of Tensor stood in) for each of the judge's tensors."""
     Tensor, results = namespace["Tensor"], []
@@ -157,6 +160,7 @@ def member_report(value):
     return reply
 
 
+@handles("tensor_properties")
 def tensor_properties(request, namespace):
     """shape, ndim, size and dtype of a tensor over the judge's array (the rest of Tensor stood in)."""
     Tensor = namespace["Tensor"]
@@ -172,6 +176,7 @@ def tensor_properties(request, namespace):
     return {"members": members}
 
 
+@handles("tensor_conversions")
 def tensor_conversions(request, namespace):
     """numpy(), item(), detach() and len() on the judge's tensors (the rest of Tensor stood in)."""
     Tensor, reply = namespace["Tensor"], {}

@@ -61,6 +61,7 @@ def small_trainer(namespace, seed, **options):
     return namespace["Trainer"](model, namespace["SoftmaxLoss"](), optimizer, **options), model
 
 
+@handles("trainer_evaluate")
 def trainer_evaluate(request, namespace):
     """Trainer.evaluate of Linear → Dropout → Linear holding the judge's weights, on the judge's samples."""
     seed = request["seed"]
@@ -92,6 +93,7 @@ def trainer_evaluate(request, namespace):
             "training": any(modes), "params": [packed(np.asarray(p.data)) for p in params]}
 
 
+@handles("trainer_keep_best")
 def trainer_keep_best(request, namespace):
     """keep_best(epoch, loss) for the judge's losses, the model holding the judge's values of that epoch; after
     each call, what it left: flag, best_epoch, best_loss, best_state's arrays, the checkpoint file's arrays."""
@@ -152,6 +154,7 @@ class ProbeLoader:
         return self.name
 
 
+@handles("trainer_fit")
 def trainer_fit(request, namespace):
     """fit with scripted stand-ins: train_epoch returning the judge's batch losses, evaluate its validation
     results, keep_best putting the judge's values in best_state at epoch 2 and saying stop at `stop_after`."""

@@ -6,6 +6,7 @@ decides nothing: it reports the weights as they came back.
 """
 
 
+@handles("initializer")
 def initializer(request, namespace):
     """fn(fan_in, fan_out, *setting, seed=s) for each of the judge's seeds: the weights' .data as they are."""
     Tensor, draws = namespace["Tensor"], []
@@ -57,6 +58,7 @@ def as_float(value):
         return None
 
 
+@handles("train_epoch")
 def train_epoch(request, namespace):
     """train_epoch with train_step swapped for a recorder returning the judge's losses, with and without a bar:
     the calls counted, whether each got the batch's very objects in training mode, the result, the bar."""
@@ -93,6 +95,7 @@ def train_epoch(request, namespace):
             "updates": bar.updates, "shown": as_float(bar.postfix.get("loss"))}
 
 
+@handles("accuracy")
 def accuracy(request, namespace):
     """accuracy() of a model whose predictions the judge knows (class 0 for a positive first input, else 1;
     noise in training mode) on the judge's batches: the value returned and whether it ran in training mode."""
