@@ -1,0 +1,37 @@
+"""What a failing hidden check may tell the student: what went wrong (the op, the rule, which argument, the
+kind of mismatch), never the hidden inputs that show it (shapes, values, the worst element's place or value).
+
+The judge words every check's failure as the visible check does, with shapes and numbers; a check that stands
+in a test cell's `### BEGIN HIDDEN TESTS` region has its message told again here, with those left out, so the
+feedback page, the autograded notebook and Gradescope's results all keep the hidden tests hidden.
+"""
+import re
+
+SHAPES = re.compile(r"\(\s*(?:-?\d+\s*,\s*)*(?:-?\d+\s*,?\s*)?\)")          # (2, 3, 2), (8,), (), (3,4)
+INPUTS = re.compile(r"\s+on (?:the )?inputs?\b[^:\n]*")                        # "on inputs (2, 3), (2, 3)"
+COUNT = re.compile(r"\b\d+ of \d+\b")                                           # "3 of 12 elements"
+BRACKETS = re.compile(r"\[[^\[\]\n]*\]")                                        # out[1, 2], [0.5 1.2 ...]
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+EVIDENCE = ("worst", "input value", "received", "expected", "at:", "while running")   # lines that only show inputs
+
+
+def without_inputs(line, numbers=True):
+    """One line of a check's message with the hidden inputs that show its failure left out: shapes, bracketed
+    indices and values, and (unless `numbers` is False, for a hint's formula) every number."""
+    line = INPUTS.sub(" on the hidden check's inputs", line)
+    line = COUNT.sub("some", line)
+    line = BRACKETS.sub("", SHAPES.sub("", line))
+    if numbers:
+        line = NUMBER.sub("…", line)
+    return re.sub(r"[ \t]{2,}", " ", line).replace(" :", ":").replace(" ,", ",").rstrip()
+
+
+def hidden_failure(name, line, message):
+    """The message of check.`name` on `line` of a test cell, a hidden check: its first line, shapes and numbers
+    left out; its hints (the rule, in formulas whose numbers are the rule's), shapes left out; no line of evidence."""
+    lines = message.splitlines() or [""]
+    summary = without_inputs(lines[0].removeprefix("✗ "))
+    hints = [without_inputs(text, numbers=False) for text in lines[1:] if text.strip().startswith("Hint")]
+    told = (f"check.{name} on line {line} of this cell, a hidden check, failed (its inputs and values are not "
+            f"shown): {summary}")
+    return "\n".join([told, *[f"  {hint.strip()}" for hint in hints if not hint.strip().lower().startswith(EVIDENCE)]])
