@@ -212,8 +212,8 @@ def test_outputs_through_every_channel_and_deep_metadata_keep_full_marks_and_a_s
 
 
 @needs_root
-def test_a_5_mb_exception_name_under_the_judge_gives_a_small_results_page(gradescope_runs):
-    """Mul.backward raises an exception whose name and message are 5 MB each on the judge's inputs: the cell
+def test_a_megabyte_exception_name_under_the_judge_gives_a_small_results_page(gradescope_runs):
+    """Mul.backward raises an exception whose name and message are 1 MB each on the judge's inputs: the cell
     scores 0, its message quotes the start of the name, and results.json stays small."""
     results = gradescope_runs["huge-error"]
     check_against_specification(results, gradescope_runs["chapter"])

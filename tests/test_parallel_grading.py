@@ -26,7 +26,7 @@ from autograder.grading.gradebook_merge import (
     submission_record,
     submitted_timestamp,
 )
-from autograder.grading.nbgrader_cli import nbgrader_env
+from autograder.grading.nbgrader_cli import nbgrader_env, run_nbgrader
 from autograder.grading.parallel import grade_chapter
 
 from helpers.across_workers import once_per_run
@@ -40,6 +40,7 @@ from helpers.class_support import (
     solved_notebook_maker,
 )
 from helpers.course_paths import ROOT
+from helpers.outgrowers import HUGE_ERROR_UNDER_THE_JUDGE, appended, outgrower
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 
@@ -290,3 +291,27 @@ def test_merge_takes_scores_clamped_and_time_and_penalty_from_the_instructor(rep
     assert record["timestamp"] == datetime(2026, 3, 2, 12)
     kept = sum(m for n, m in cells.items() if n != names[1])
     assert record[chapter.notebook]["late_submission_penalty"] == kept      # "zero": the late notebook scores 0
+
+
+def test_every_output_channel_stays_under_the_cap_on_dask(built_course, tmp_path):
+    """`python -m autograder grade` on Dask: a student's own cells send megabytes through display updates,
+    results, output metadata, widget state and an exception's name, another's Mul.backward raises a 1 MB-named
+    exception on the judge's inputs. The first keeps full marks, the second loses only test_mul_backward; both
+    autograded notebooks, and the feedback pages made from them, grow by less than a notebook's output cap."""
+    import course_config
+    course = course_copy(built_course, tmp_path / "course", "ch03")
+    chapter = course.chapter("ch03")
+    perfect = solved_notebook_maker(course, chapter)("")
+    hand_in(course, chapter, {"perfect": perfect, "outgrower": outgrower(perfect, "mul"),
+                              "huge-error": appended(perfect, "mul", HUGE_ERROR_UNDER_THE_JUDGE)})
+    run = grade_chapter(course, chapter, jobs=2, progress=False)
+    assert run.problems == {} and sorted(run.graded) == ["huge-error", "outgrower", "perfect"]
+    table = scores(course, chapter)
+    assert {c for c, (s, m) in table["outgrower"].items() if (s or 0) < m} == set()
+    assert {c for c, (s, m) in table["huge-error"].items() if (s or 0) < m} == {"test_mul_backward"}
+    run_nbgrader(course.root, "generate_feedback", chapter.id)
+    cap = course_config.OUTPUT_BYTES_PER_NOTEBOOK
+    for folder, suffix, room in ((course.config.AUTOGRADED_DIR, ".ipynb", cap), (course.config.FEEDBACK_DIR, ".html", 2 * cap)):
+        size = {s: (course.root / folder / s / chapter.id / f"{chapter.notebook}{suffix}").stat().st_size
+                for s in ("perfect", "outgrower", "huge-error")}
+        assert size["outgrower"] - size["perfect"] < room and size["huge-error"] - size["perfect"] < room, size

@@ -271,7 +271,7 @@ def grade_the_class(root):
     before = tree_hash(*protected)
     done = run_nbgrader(root, "autograde", CHAPTER, check=False)
     time.sleep(1)                   # a sandbox's last processes are reaped as it exits
-    others = ",".join(sorted(set(STUDENTS) | set(BYSTANDERS) - set(WITH_FEEDBACK)))
+    others = ",".join(sorted((set(STUDENTS) | set(BYSTANDERS)) - set(WITH_FEEDBACK)))
     feedback = run_nbgrader(root, "generate_feedback", CHAPTER, f"--CourseDirectory.student_id_exclude={others}", check=False)
     everyone = {**STUDENTS, **BYSTANDERS}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
@@ -411,8 +411,8 @@ def test_every_output_channel_stays_under_the_cap_and_keeps_full_marks(graded_cl
     assert grown(graded_class, "outgrower", "feedback", ".html") < 2 * per_notebook, graded_class["feedback_log"][-2000:]
 
 
-def test_a_5_mb_exception_name_under_the_judge_costs_that_cell_and_a_few_kilobytes(graded_class):
-    """Mul.backward raises an exception whose name and message are 5 MB each, on the judge's inputs only: the
+def test_a_megabyte_exception_name_under_the_judge_costs_that_cell_and_a_few_kilobytes(graded_class):
+    """Mul.backward raises an exception whose name and message are 1 MB each, on the judge's inputs only: the
     judge's verdict quotes it, shortened; the student loses test_mul_backward, and the notebook stays small."""
     notebook = autograded(graded_class, "huge-error")
     cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")

@@ -2,8 +2,9 @@
 and per notebook, whatever the channel (printed text, displays and their updates, results, errors with
 their name, message and traceback, and every output's metadata).
 
-Printed text is cut where the cap falls; anything else that does not fit is dropped whole, except a test
-cell's first error, which is what scores the cell 0: it is kept, shortened to ERROR_BYTES at most. What was
+Printed text is cut where the cap falls; anything else that does not fit is dropped whole, except a cell's
+first error: shortened to ERROR_BYTES at most, it is kept while the notebook has room for it, and in a test
+cell, where it is what scores the cell 0, always. What was
 cut is counted by kind, and a short note in the cell says so (`cut_note`).
 """
 import copy
@@ -74,12 +75,16 @@ class OutputBudget:
         return sum(self.cut.get(cell, Counter()).values())
 
     def admit(self, cell, output, must_keep=False):
-        """The output as it may be kept (whole, a stream cut short, an error shortened), or None; counted."""
-        size = output_bytes(output)
+        """The output as it may be kept (whole, a stream cut short, an error shortened), or None; counted.
+        A cell's first error is kept, shortened, while the notebook has room for it; a test cell's always."""
         room = self.room(cell)
+        text = output.get("text") if output.get("output_type") == "stream" else None
+        # A flood's stream is far over the room: its length in characters is all the count of what is cut needs.
+        size = len(text) if isinstance(text, str) and len(text) > 2 * room + 1_000 else output_bytes(output)
         if size <= room:
             kept = output
-        elif output.get("output_type") == "error" and must_keep and cell not in self.failed:
+        elif output.get("output_type") == "error" and cell not in self.failed and (
+                must_keep or self.per_notebook - self.total >= ERROR_BYTES):
             kept = shortened_error(output, room)
         elif output.get("output_type") == "stream":
             kept = trimmed_stream(output, room)

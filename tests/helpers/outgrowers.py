@@ -22,7 +22,8 @@ CHANNELS = {
 CUT_KINDS = {"display update": "display updates", "results": "results", "output metadata": "displays",
              "error name": "error text"}
 # Appended to the `mul` exercise: Mul.backward stays right for the notebook's own code, but under the judge's
-# probe (its frames come from "<babygrad probe>") raises an exception whose name and message are 5 MB each.
+# probe (its frames come from "<babygrad probe>") raises an exception whose name and message are 1 MB each (the
+# judge quotes them: far more and the reply is refused as too large).
 HUGE_ERROR_UNDER_THE_JUDGE = """
 import sys as _sys
 _right_backward = Mul.backward
@@ -30,7 +31,7 @@ def _backward(self, out_grad, node):
     _frame = _sys._getframe(1)
     while _frame is not None:
         if _frame.f_code.co_filename == "<babygrad probe>":
-            raise type("E" * 5_000_000, (Exception,), {})("v" * 5_000_000)
+            raise type("E" * 1_000_000, (Exception,), {})("v" * 1_000_000)
         _frame = _frame.f_back
     return _right_backward(self, out_grad, node)
 Mul.backward = _backward
