@@ -12,7 +12,7 @@ INPUTS = re.compile(r"\s+on (?:the )?inputs?\b[^:\n]*")                        #
 COUNT = re.compile(r"\b\d+ of \d+\b")                                           # "3 of 12 elements"
 BRACKETS = re.compile(r"\[[^\[\]\n]*\]")                                        # out[1, 2], [0.5 1.2 ...]
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-EVIDENCE = ("worst", "input value", "received", "expected", "at:", "while running")   # lines that only show inputs
+EVIDENCE = ("worst", "input value", "at:", "while running")     # lines that only show the inputs
 
 
 def without_inputs(line, numbers=True):
@@ -27,11 +27,13 @@ def without_inputs(line, numbers=True):
 
 
 def hidden_failure(name, line, message):
-    """The message of check.`name` on `line` of a test cell, a hidden check: its first line, shapes and numbers
-    left out; its hints (the rule, in formulas whose numbers are the rule's), shapes left out; no line of evidence."""
+    """The message of check.`name` on `line` of a test cell, a hidden check: every line but those that only show
+    evidence (the worst element, the input values, where it was raised), with shapes, brackets and numbers left
+    out; a hint keeps its numbers, which are its rule's (b**2, 709 in float64)."""
     lines = message.splitlines() or [""]
     summary = without_inputs(lines[0].removeprefix("✗ "))
-    hints = [without_inputs(text, numbers=False) for text in lines[1:] if text.strip().startswith("Hint")]
+    rest = [without_inputs(text, numbers=not text.strip().startswith("Hint")) for text in lines[1:]
+            if not text.strip().lower().startswith(EVIDENCE)]
     told = (f"check.{name} on line {line} of this cell, a hidden check, failed (its inputs and values are not "
             f"shown): {summary}")
-    return "\n".join([told, *[f"  {hint.strip()}" for hint in hints if not hint.strip().lower().startswith(EVIDENCE)]])
+    return "\n".join([told, *[f"  {text.strip()}" for text in rest if text.strip()]])
