@@ -131,7 +131,7 @@ def graded_class(built_course, tmp_path_factory):
 # `unit` layer, `make test-fast`. Every other module starts kernels, nbgrader, servers or clusters.
 UNIT_MODULES = {
     "test_allocator", "test_architecture", "test_checks", "test_checks_conv", "test_checks_nn", "test_checks_optim", "test_checks_persistence",
-    "test_data_checks", "test_file_bundle", "test_forged_forwards", "test_frame", "test_judge_backward", "test_graph", "test_init_checks", "test_numpy_floor", "test_pictures",
+    "test_data_checks", "test_file_bundle", "test_forged_forwards", "test_output_budget", "test_frame", "test_judge_backward", "test_graph", "test_init_checks", "test_numpy_floor", "test_pictures",
     "test_points", "test_preprocessors", "test_progress", "test_safe_html", "test_scalar_checks", "test_subnormals",
     "test_tensor_checks",
 }

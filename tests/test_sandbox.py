@@ -30,7 +30,7 @@ from autograder.questions import written_points
 from helpers.across_workers import once_per_run
 from helpers.class_support import registered
 from helpers.course_paths import ROOT
-from helpers.outgrowers import CHANNELS, CUT_KINDS, HUGE_ERROR_UNDER_THE_JUDGE, outgrower
+from helpers.outgrowers import CHANNELS, CUT_KINDS, outgrower
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
                                 reason=f"no usable sandbox here: {sandbox.unavailable_reason()}")
@@ -170,7 +170,6 @@ STUDENTS = {
     "daemons": appended(DAEMONS),
     "flood": appended(FLOOD, "mul"),
     "forkbomb": appended(FORK_BOMB),
-    "huge-error": appended(HUGE_ERROR_UNDER_THE_JUDGE, "mul"),
     "huge": huge(),
     "intruder": appended(SNOOP),
     "killer": with_cells_after("mul", "import os\nos._exit(1)", "import ctypes\nctypes.string_at(0)",
@@ -182,7 +181,7 @@ STUDENTS = {
     "probe-hang": appended(PROBE_HANG, "mul"),
     "probe-killer": appended(PROBE_KILL, "mul"),
 }
-WITH_FEEDBACK = ["outgrower", "huge-error", "perfect"]   # their feedback pages are made too
+WITH_FEEDBACK = ["outgrower", "perfect"]   # their feedback pages are made too
 # Graded first, in a run of their own: the hostile run must leave their gradebook rows as they were.
 BYSTANDERS = {
     "perfect": solved(),
@@ -409,19 +408,6 @@ def test_every_output_channel_stays_under_the_cap_and_keeps_full_marks(graded_cl
     assert "widgets" not in notebook.metadata and len(json.dumps(notebook.metadata)) < 2_000
     assert grown(graded_class, "outgrower", "autograded", ".ipynb") < per_notebook
     assert grown(graded_class, "outgrower", "feedback", ".html") < 2 * per_notebook, graded_class["feedback_log"][-2000:]
-
-
-def test_a_megabyte_exception_name_under_the_judge_costs_that_cell_and_a_few_kilobytes(graded_class):
-    """Mul.backward raises an exception whose name and message are 1 MB each, on the judge's inputs only: the
-    judge's verdict quotes it, shortened; the student loses test_mul_backward, and the notebook stays small."""
-    notebook = autograded(graded_class, "huge-error")
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_mul_backward")
-    assert graded_class["scores"]["huge-error"] == POINTS - cell.metadata["nbgrader"]["points"]
-    [error] = [o for o in cell.outputs if o.output_type == "error"]
-    assert error.ename == "JudgeVerdict" and "EEEE" in error.evalue
-    assert output_bytes_of(notebook)[notebook.cells.index(cell)] <= 20_000 + 1_000
-    assert grown(graded_class, "huge-error", "autograded", ".ipynb") < 100_000
-    assert grown(graded_class, "huge-error", "feedback", ".html") < 200_000
 
 
 @pytest.mark.parametrize(("student", "error"), [("probe-flood", "JudgeVerdict"), ("probe-hang", "KernelDied")])

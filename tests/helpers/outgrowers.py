@@ -21,21 +21,6 @@ CHANNELS = {
 # What each cell's note says was cut, by channel (output_budget.KINDS).
 CUT_KINDS = {"display update": "display updates", "results": "results", "output metadata": "displays",
              "error name": "error text"}
-# Appended to the `mul` exercise: Mul.backward stays right for the notebook's own code, but under the judge's
-# probe (its frames come from "<babygrad probe>") raises an exception whose name and message are 1 MB each (the
-# judge quotes them: far more and the reply is refused as too large).
-HUGE_ERROR_UNDER_THE_JUDGE = """
-import sys as _sys
-_right_backward = Mul.backward
-def _backward(self, out_grad, node):
-    _frame = _sys._getframe(1)
-    while _frame is not None:
-        if _frame.f_code.co_filename == "<babygrad probe>":
-            raise type("E" * 1_000_000, (Exception,), {})("v" * 1_000_000)
-        _frame = _frame.f_back
-    return _right_backward(self, out_grad, node)
-Mul.backward = _backward
-"""
 DEEP = 900          # levels of metadata nbformat's reader cannot follow: repaired
 TOO_DEEP = 100_000  # levels no JSON reader of Python follows: refused, alone
 
@@ -45,14 +30,6 @@ def with_cells_after(notebook, cell_id, codes):
     notebook = copy.deepcopy(notebook)
     index = next(i for i, c in enumerate(notebook.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id)
     notebook.cells[index + 1:index + 1] = [nbformat.v4.new_code_cell(code) for code in codes]
-    return notebook
-
-
-def appended(notebook, cell_id, code):
-    """A copy of `notebook` with `code` appended to solution cell `cell_id`."""
-    notebook = copy.deepcopy(notebook)
-    cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell_id)
-    cell.source += "\n" + code
     return notebook
 
 
