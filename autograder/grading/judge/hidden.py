@@ -11,25 +11,26 @@ SHAPES = re.compile(r"\(\s*(?:-?\d+\s*,\s*)*(?:-?\d+\s*,?\s*)?\)")          # (2
 INPUTS = re.compile(r"\s+on (?:the )?inputs?\b[^:\n]*")                        # "on inputs (2, 3), (2, 3)"
 COUNT = re.compile(r"\b\d+ of \d+\b")                                           # "3 of 12 elements"
 BRACKETS = re.compile(r"\[[^\[\]\n]*\]")                                        # out[1, 2], [0.5 1.2 ...]
-NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+VALUE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+|\d+[eE][-+]?\d+)(?![\w.])")    # 0.5321, 1e-05
 EVIDENCE = ("worst", "input value", "at:", "while running")     # lines that only show the inputs
 
 
 def without_inputs(line, numbers=True):
     """One line of a check's message with the hidden inputs that show its failure left out: shapes, bracketed
-    indices and values, and (unless `numbers` is False, for a hint's formula) every number."""
+    indices and values, counts of wrong elements, and (unless `numbers` is False, for a hint's formula) every
+    value written with a decimal point or an exponent. A plain integer says which layer or line, not an input."""
     line = INPUTS.sub(" on the hidden check's inputs", line)
     line = COUNT.sub("some", line)
     line = BRACKETS.sub("", SHAPES.sub("", line))
     if numbers:
-        line = NUMBER.sub("…", line)
+        line = VALUE.sub("…", line)
     return re.sub(r"[ \t]{2,}", " ", line).replace(" :", ":").replace(" ,", ",").rstrip()
 
 
 def hidden_failure(name, line, message):
     """The message of check.`name` on `line` of a test cell, a hidden check: every line but those that only show
-    evidence (the worst element, the input values, where it was raised), with shapes, brackets and numbers left
-    out; a hint keeps its numbers, which are its rule's (b**2, 709 in float64)."""
+    evidence (the worst element, the input values, where it was raised), with shapes, brackets and values left
+    out; a hint keeps its numbers, which are its rule's (b**0.5, 709 in float64)."""
     lines = message.splitlines() or [""]
     summary = without_inputs(lines[0].removeprefix("✗ "))
     rest = [without_inputs(text, numbers=not text.strip().startswith("Hint")) for text in lines[1:]
