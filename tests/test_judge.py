@@ -798,9 +798,8 @@ def told_by_the_judge(words, kernel_message, judge_message):
     no hidden input (no shape or value, and not on a line of evidence such as the worst element)."""
     if "a hidden check, failed" not in judge_message:
         return words
-    lines = kernel_message.splitlines()
-    return [w for w in words if without_inputs(w) == w
-            and not any(w in line and line.strip().lower().startswith(EVIDENCE) for line in lines)]
+    told = [without_inputs(line) for line in kernel_message.splitlines() if not line.strip().lower().startswith(EVIDENCE)]
+    return [w for w in words if any(w in line for line in told)]
 
 
 # The wrong answers of the third audit of chapters 2 and 3 that are caught now, as SECOND_AUDIT.

@@ -7,11 +7,12 @@ feedback page, the autograded notebook and Gradescope's results all keep the hid
 """
 import re
 
-SHAPES = re.compile(r"\(\s*(?:-?\d+\s*,\s*)*(?:-?\d+\s*,?\s*)?\)")          # (2, 3, 2), (8,), (), (3,4)
+SHAPES = re.compile(r"\((?:\s*-?\d+\s*,)+(?:\s*-?\d+)?\s*\)")                   # (2, 3, 2), (8,), (3,4)
+SCALAR_SHAPE = re.compile(r"\b([a-z])\(\)")                                     # a(): an input of shape ()
 INPUTS = re.compile(r"\s+on (?:the )?inputs?\b[^:\n]*")                        # "on inputs (2, 3), (2, 3)"
 COUNT = re.compile(r"\b\d+ of \d+\b")                                           # "3 of 12 elements"
 BRACKETS = re.compile(r"\[[^\[\]\n]*\]")                                        # out[1, 2], [0.5 1.2 ...]
-VALUE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*(?:[eE][-+]?\d+)?|\.\d+|\d+[eE][-+]?\d+)(?![\w.])")    # 0.5321, 1e-05
+VALUE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d+(?:[eE][-+]?\d+)?|\.\d+|\d+[eE][-+]?\d+)(?![\w.])")  # 0.5321, 1e-05
 EVIDENCE = ("worst", "input value", "at:", "while running")     # lines that only show the inputs
 
 
@@ -21,7 +22,7 @@ def without_inputs(line, numbers=True):
     value written with a decimal point or an exponent. A plain integer says which layer or line, not an input."""
     line = INPUTS.sub(" on the hidden check's inputs", line)
     line = COUNT.sub("some", line)
-    line = BRACKETS.sub("", SHAPES.sub("", line))
+    line = BRACKETS.sub("", SCALAR_SHAPE.sub(r"\1", SHAPES.sub("", line)))
     if numbers:
         line = VALUE.sub("…", line)
     return re.sub(r"[ \t]{2,}", " ", line).replace(" :", ":").replace(" ,", ",").rstrip()
