@@ -126,8 +126,12 @@ SANDBOX_PROCESSES = 64            # processes and threads of one kernel (ipykern
 SANDBOX_FILE_BYTES = 64 << 20     # largest file a kernel may write; the course's own files are all far smaller
 SANDBOX_CPU_SECONDS = 900         # CPU time per kernel: chapter 10's capstone trains ~60 s, a slow machine 5x that
 SANDBOX_SCRATCH_BYTES = 256 << 20  # each of the kernel's writable folders (its working folder, /tmp), held in memory
-OUTPUT_CHARS_PER_CELL = 20_000      # output kept per cell: a test's message is a few lines, a table a few thousand
-OUTPUT_CHARS_PER_NOTEBOOK = 200_000  # and per notebook, so 9 prints of 10 MB give a small notebook and feedback page
+# Output kept, in bytes of the notebook's JSON, whatever the channel (printed text, displays and their updates,
+# results, errors, output metadata: autograder/grading/output_budget.py). A test's message is a few lines, a
+# table a few thousand; chapter 3's solution keeps 32 kB in all. 9 prints of 10 MB, a 20 MB display update or
+# 2,000 results give a small notebook and feedback page; a test cell's error is kept all the same, shortened.
+OUTPUT_BYTES_PER_CELL = 20_000
+OUTPUT_BYTES_PER_NOTEBOOK = 200_000
 
 # What of a submission folder grading reads (autograder/grading/intake.py), on every path: plain `nbgrader
 # autograde` on submitted/ (however it got there), `grade` on Dask, the Gradescope runner. Only regular files:

@@ -5,6 +5,21 @@ student pasted or a tool stripped has none, so every reader needs the same empty
 
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+HIDDEN_TEST_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+
+
+def hidden_test_lines(source):
+    """1-based numbers of a test cell's lines inside its hidden region (nbgrader's `### BEGIN/END HIDDEN TESTS`)."""
+    begin, end = HIDDEN_TEST_MARKERS
+    inside, found = False, []
+    for number, line in enumerate(source.splitlines(), 1):
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside:
+            found.append(number)
+    return found
 
 
 def without_solution_markers(source):

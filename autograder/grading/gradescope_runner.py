@@ -37,7 +37,6 @@ from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error_line
 from autograder.grading.kernel_user import KernelLimits
 from autograder.grading.results_file import secure_results_folder, write_results
 
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 STUDENT = "gradescope"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 CONFIG_FAILED = "Exception while loading config file"     # nbgrader logs this, then grades with defaults
@@ -295,15 +294,7 @@ def cell_id(cell):
 
 def hidden_lines(source):
     """1-based line numbers of the cell's hidden region (empty if it has none)."""
-    lines, inside, found = source.splitlines(), False, []
-    for number, line in enumerate(lines, 1):
-        if HIDDEN_BEGIN in line:
-            inside = True
-        elif HIDDEN_END in line:
-            inside = False
-        elif inside:
-            found.append(number)
-    return found
+    return cell_marks.hidden_test_lines(source)
 
 
 def cell_message(cell):

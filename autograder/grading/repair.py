@@ -6,7 +6,8 @@ is the source notebook put through nbgrader's own release preprocessors, so it h
 cell comes from it, in its order and with its metadata, and only solution cells take the student's code
 (cell_matching decides which cell is which). Cells the student added stay, without nbgrader metadata.
 `SubmissionExporter` reads the file for it: a notebook that is JSON with a cells list but not valid
-nbformat is salvaged instead of failing the student.
+nbformat is salvaged instead of failing the student, and metadata nested deeper than nbformat's reader can
+follow is dropped (`without_deep_metadata`), nbgrader's own marks kept.
 """
 import copy
 import io
@@ -34,6 +35,10 @@ from autograder.grading.cell_matching import Rule, SkeletonCell, StudentCell, pl
 from autograder.grading.repair_log import Repair, RepairKind, record_student_repairs
 
 NBGRADER_FIELDS = ("grade", "solution", "locked", "points", "task")   # what decides how a cell is graded
+# Levels of nesting a submission's metadata, outputs or attachments may hold. nbformat's reader and validator
+# recurse once per level (and more), so 900 levels overflow Python's stack; an editor's metadata is under 10
+# deep. Deeper parts are dropped before reading: grading reads nothing of them but nbgrader's marks.
+MAX_NESTING = 64
 RULE_KINDS = {Rule.CELL_ID: RepairKind.MATCHED_BY_ID, Rule.CONTENT: RepairKind.MATCHED_BY_CONTENT,
               Rule.POSITION: RepairKind.MATCHED_BY_POSITION}
 
@@ -57,8 +62,10 @@ class RepairNotebook(NbGraderPreprocessor):
         info = resources["nbgrader"]
         self.coursedir = CourseDirectory(config=self.config)
         self.student, self.chapter, self.notebook = info["student"], info["assignment"], info["notebook"]
-        self.repairs = [self._repair(RepairKind.UNREADABLE_NOTEBOOK, "", problem)
-                        for problem in resources.get("babygrad", {}).get("read_problems", [])]
+        read = resources.get("babygrad", {})
+        self.repairs = [self._repair(RepairKind.UNREADABLE_NOTEBOOK, "", problem) for problem in read.get("read_problems", [])]
+        self.repairs += [self._repair(RepairKind.DEEP_METADATA_DROPPED, cell, detail)
+                         for cell, detail in read.get("dropped_deep", [])]
         skeleton = release_skeleton(self._source_path(), self.config)
         cells = student_cells(nb)
         matching = plan(skeleton_cells(skeleton), cells)
@@ -172,24 +179,31 @@ class SubmissionExporter(NotebookExporter):
         return self.from_file(io.StringIO(data.decode("utf-8", errors="replace")), resources=resources, **kw)
 
     def from_file(self, file_stream, resources=None, **kw):
-        notebook, problems = read_submission(file_stream.read())
+        notebook, problems, dropped = read_submission(file_stream.read())
         resources = resources if resources is not None else {}
-        resources.setdefault("babygrad", {})["read_problems"] = problems
+        resources.setdefault("babygrad", {}).update(read_problems=problems, dropped_deep=dropped)
         return self.from_notebook_node(notebook, resources, **kw)
 
 
 def read_submission(text):
-    """(notebook, problems): nbformat's reading when it succeeds; else, for JSON with a `cells` list,
-    a bare notebook around those cells for RepairNotebook to sort out. Anything else is unreadable."""
+    """(notebook, problems, dropped): nbformat's reading when it succeeds; else, for JSON with a `cells` list,
+    a bare notebook around those cells for RepairNotebook to sort out. Anything else is unreadable. Metadata
+    nested too deep to read is dropped first; `dropped` says where, as (cell, what) pairs."""
     try:
         data = json.loads(text)
     except ValueError as error:
         raise UnreadableSubmission(f"the submitted notebook is not JSON ({error}); it cannot be graded") from None
+    except RecursionError:
+        raise UnreadableSubmission("the submitted notebook nests its JSON too deeply to be read (thousands of "
+                                   "levels); it cannot be graded") from None
     if not isinstance(data, dict):
         raise UnreadableSubmission(f"the submitted notebook is JSON but a {type(data).__name__}, not a notebook")
+    dropped = without_deep_metadata(data)
+    if dropped:
+        text = json.dumps(data)
     if data.get("nbformat") == 4 or "worksheets" in data:
         try:
-            return nbformat.reads(text, as_version=4), []
+            return nbformat.reads(text, as_version=4), [], dropped
         except Exception as error:     # nbformat raises many kinds; the reason is kept for the instructor
             problem = f"not valid nbformat ({type(error).__name__}: {str(error)[:200]})"
     else:
@@ -201,7 +215,51 @@ def read_submission(text):
         bare["metadata"] = data["metadata"]
     notebook = nbformat.from_dict(bare)
     notebook.cells = [nbformat.from_dict(c) for c in data["cells"] if isinstance(c, dict)]
-    return notebook, [f"{problem}: its {len(notebook.cells)} cells were read one by one"]
+    return notebook, [f"{problem}: its {len(notebook.cells)} cells were read one by one"], dropped
+
+
+def nesting(value):
+    """How many levels of lists and objects `value` holds, counted without recursion (it may hold thousands)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            items = item.values()
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in items if isinstance(child, (dict, list)))
+    return deepest
+
+
+def without_deep_metadata(data):
+    """Drop, in place, every part of the notebook's JSON nested deeper than MAX_NESTING: the notebook's metadata,
+    a cell's metadata (its nbgrader marks kept when they are plain values), outputs and attachments. Grading reads
+    none of them: the repaired notebook takes its metadata from the assignment, and outputs are cleared. Returns
+    (cell, what was dropped) for the repairs ledger."""
+    dropped = []
+    if nesting(data.get("metadata")) > MAX_NESTING:
+        dropped.append(("", f"notebook metadata nested {nesting(data['metadata']):,} levels deep dropped"))
+        data["metadata"] = {key: value for key, value in data["metadata"].items() if key == "kernelspec"
+                            and nesting(value) <= 2}
+    cells = data.get("cells") if isinstance(data.get("cells"), list) else []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        name = f"submitted cell {index}"
+        if nesting(cell.get("metadata")) > MAX_NESTING:
+            depth = nesting(cell["metadata"])
+            marks = cell["metadata"].get("nbgrader")
+            cell["metadata"] = {"nbgrader": {k: v for k, v in marks.items() if nesting(v) == 0}} \
+                if isinstance(marks, dict) else {}
+            dropped.append((name, f"cell metadata nested {depth:,} levels deep dropped, nbgrader's marks kept"))
+        for field in ("outputs", "attachments"):
+            if nesting(cell.get(field)) > MAX_NESTING:
+                dropped.append((name, f"{field} nested {nesting(cell[field]):,} levels deep dropped"))
+                cell[field] = [] if field == "outputs" else {}
+    return dropped
 
 
 def student_cells(nb):

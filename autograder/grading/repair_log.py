@@ -29,6 +29,7 @@ class RepairKind(str, enum.Enum):
     FOREIGN_METADATA_STRIPPED = "added cell stripped of nbgrader metadata"
     CELL_TOO_LARGE = "oversized cell not run"
     KERNELSPEC_RESTORED = "kernelspec restored"
+    DEEP_METADATA_DROPPED = "deeply nested metadata dropped"   # deeper than nbformat's reader can follow
 
 
 @dataclass(frozen=True)

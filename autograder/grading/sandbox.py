@@ -44,18 +44,18 @@ class SandboxLimits:
     file_bytes: int = 64 << 20
     cpu_seconds: int = 900
     scratch_bytes: int = 256 << 20
-    output_chars_per_cell: int = 20_000
-    output_chars_per_notebook: int = 200_000
+    output_bytes_per_cell: int = 20_000
+    output_bytes_per_notebook: int = 200_000
 
     @classmethod
     def from_config(cls, cfg):
-        """The limits named SANDBOX_* and OUTPUT_CHARS_* in course_config (a module, or its globals())."""
+        """The limits named SANDBOX_* and OUTPUT_BYTES_* in course_config (a module, or its globals())."""
         values = cfg if isinstance(cfg, Mapping) else vars(cfg)
         return cls(memory_bytes=values["SANDBOX_MEMORY_BYTES"], processes=values["SANDBOX_PROCESSES"],
                    file_bytes=values["SANDBOX_FILE_BYTES"], cpu_seconds=values["SANDBOX_CPU_SECONDS"],
                    scratch_bytes=values["SANDBOX_SCRATCH_BYTES"],
-                   output_chars_per_cell=values["OUTPUT_CHARS_PER_CELL"],
-                   output_chars_per_notebook=values["OUTPUT_CHARS_PER_NOTEBOOK"])
+                   output_bytes_per_cell=values["OUTPUT_BYTES_PER_CELL"],
+                   output_bytes_per_notebook=values["OUTPUT_BYTES_PER_NOTEBOOK"])
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""nbgrader's Execute, with every kernel in the sandbox, output capped in characters as it arrives,
-and a dead kernel repaired rather than scored 0 (course_config.configure_nbgrader puts it in the
-autograde pipeline in place of Execute).
+"""nbgrader's Execute, with every kernel in the sandbox, output capped in bytes as it arrives (whatever
+the channel: output_budget.py), and a dead kernel repaired rather than scored 0
+(course_config.configure_nbgrader puts it in the autograde pipeline in place of Execute).
 
 A cell that kills the kernel (os._exit, a segfault, the CPU limit) gets a `KernelDied` error; a fresh
 kernel then re-runs the notebook from the top without it, so the student keeps the points of the
@@ -12,7 +12,6 @@ re-runs after deaths together. Without it, a notebook of many cells each just un
 up every student graded after it by hours. The cells it leaves unreached score 0 and say why.
 """
 import asyncio
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -30,11 +29,12 @@ from traitlets import Bool, Instance, Integer, default
 from autograder import cell_marks
 from autograder.grading import sandbox
 from autograder.grading.judge.probes import ProbeStopped, progress_mark
+from autograder.grading.output_budget import OutputBudget, bound_notebook, output_bytes
 from autograder.grading.preprocessors import EnvironmentExecute
 from autograder.grading.sandboxed_kernel import SandboxedKernelManager
 
 OUTPUT_TYPES = ("stream", "display_data", "execute_result", "error")
-PROBE_OUTPUT_CHARS = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
+PROBE_OUTPUT_BYTES = 64_000_000  # data a probe's reply may hold (probes.MAX_REPLY_CHARS is half): a flood is dropped
 DEFAULT_PROBE_SECONDS = 120     # a probe's time when Execute.timeout is None
 ALIVE_POLL_SECONDS = 1          # a probe waiting on a quiet kernel checks this often that it is still alive
 STOP_SECONDS = 5                # after a timeout's interrupt, the kernel must answer again within this, or it is killed
@@ -58,25 +58,6 @@ def cell_label(cell, index):
     return cell_marks.grade_id(cell) or f"cell {index}"
 
 
-def output_chars(output):
-    """The characters an output holds: what it costs in the notebook and the feedback page."""
-    if output.output_type == "stream":
-        return len(output.text)
-    if output.output_type == "error":
-        return len(output.ename) + len(output.evalue) + sum(map(len, output.traceback))
-    return sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in output.get("data", {}).values())
-
-
-def shorten(output, chars):
-    """Trim an error or a result to `chars` characters, keeping its type: a test cell's error must
-    survive the cap (it is what scores the cell 0) and a result can be partial credit."""
-    if output.output_type == "error":
-        output.evalue = output.evalue[:chars]
-        output.traceback = [line[:chars] for line in output.traceback[-20:]]
-    else:
-        output.data = {k: v[:chars] if isinstance(v, str) else v for k, v in output.get("data", {}).items()}
-
-
 class SandboxedExecute(EnvironmentExecute):
     """Execute, sandboxed (see the module's docstring); its kernels' environment is the sandbox's own
     and `kernel_environment`, nothing of the grader's."""
@@ -86,8 +67,9 @@ class SandboxedExecute(EnvironmentExecute):
                   ).tag(config=True)
     limits = Instance(sandbox.SandboxLimits, args=(), help="Limits of the sandbox and the output.").tag(config=True)
     flood_chars = Integer(20_000_000, help=(
-        "Output characters a cell may send beyond what is kept before it is interrupted (a thousand times what "
-        "a cell keeps): an endless print loop stops within a second instead of at the cell timeout.")
+        "Output a cell may send beyond what is kept (bytes; characters printed, for a judge's probe) before it is "
+        "interrupted (a thousand times what a cell keeps): an endless print loop stops within a second instead of "
+        "at the cell timeout.")
     ).tag(config=True)
     max_kernel_deaths = Integer(3, help="Kernel deaths repaired per notebook; after that, the cells not "
                                         "run score 0.").tag(config=True)
@@ -124,7 +106,7 @@ class SandboxedExecute(EnvironmentExecute):
         there is returned as an error output, as the code's own would be).
 
         The student's code runs inside, so a probe is bounded like a cell: what it prints is dropped
-        (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_CHARS, and
+        (the judge reads data, never text), the data it displays is kept up to PROBE_OUTPUT_BYTES, and
         after the cell timeout, or `flood_chars` printed, it is interrupted (the kernel killed if it ignores
         that) and ProbeStopped raised.
         A probe of several grade cells' checks (`probe.marks`) gives each cell the whole timeout, as a probe of
@@ -172,8 +154,8 @@ class SandboxedExecute(EnvironmentExecute):
                     deadline = loop.time() + seconds
             elif msg["msg_type"] in OUTPUT_TYPES:
                 output = output_from_msg(msg)
-                kept += output_chars(output)
-                if kept <= PROBE_OUTPUT_CHARS:
+                kept += output_bytes(output)
+                if kept <= PROBE_OUTPUT_BYTES:
                     outputs.append(output)
         reply = await self.async_wait_for_reply(msg_id)
         result = ((reply or {}).get("content", {}).get("user_expressions") or {}).get("probe", {})
@@ -281,8 +263,8 @@ class SandboxedExecute(EnvironmentExecute):
                 if self.out_of_time():        # no time left to re-run: the cells before the death stand
                     self._stop_for_time(index + 1)
                     break
+        self._bound_outputs()
         self._results_shown_not_scored()
-        self.set_widgets_metadata()
         self.resources.setdefault("babygrad", {})["kernel_deaths"] = deaths
         return self.nb, self.resources
 
@@ -308,7 +290,8 @@ class SandboxedExecute(EnvironmentExecute):
 
     def _start_attempt(self):
         self._running, self._death_cause = None, None
-        self._notebook_chars, self._dropped, self._interrupted = 0, {}, set()
+        self._budget = OutputBudget(self.limits.output_bytes_per_cell, self.limits.output_bytes_per_notebook)
+        self._interrupted = set()
 
     def _run_cells(self, resources, skip):
         with self.setup_kernel():
@@ -339,18 +322,12 @@ class SandboxedExecute(EnvironmentExecute):
         self.log.warning("Gave up after %d kernel deaths; the cells after %s score 0.", len(deaths), deaths[-1].cell)
 
     def preprocess_cell(self, cell, resources, index):
+        self._budget.cleared(index)             # a cell run again (after a death) starts empty
         try:
             self._execute(cell, resources, index)
         except DeadKernelError:
             self._death_cause = self._death_cause or self._exit_description()
             raise
-        finally:
-            dropped = self._dropped.pop(index, 0)
-            if dropped:
-                cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=(
-                    f"\n… output truncated: {dropped} characters not kept (at most "
-                    f"{self.limits.output_chars_per_cell} per cell, {self.limits.output_chars_per_notebook} "
-                    f"per notebook)\n")))
         return cell, self.resources
 
     def _execute(self, cell, resources, index):
@@ -435,31 +412,71 @@ class SandboxedExecute(EnvironmentExecute):
 
     # -- output, capped while it arrives ---------------------------------------------------------
 
+    def _bound_outputs(self):
+        """Every cell's outputs, the kernel's and the grader's own (the judge's verdicts, deaths, timeouts), put
+        through the caps once more, and a note in each cell that lost some: what the notebook holds is bounded
+        whichever way its outputs came."""
+        budget = getattr(self, "_budget", None)
+        bound_notebook(self.nb.cells, self.limits, budget.cut if budget else {}, cell_marks.is_test_cell)
+
+    def process_message(self, msg, cell, cell_index):
+        """nbclient's, with what a kernel sends that is not an output kept within bounds: an execution count
+        that is not a number is ignored (it would make the notebook invalid)."""
+        count = msg.get("content", {}).get("execution_count")
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)):
+            msg = {**msg, "content": {k: v for k, v in msg["content"].items() if k != "execution_count"}}
+        self._sending_cell = cell_index
+        return super().process_message(msg, cell, cell_index)
+
+    def handle_comm_msg(self, outs, msg, cell_index):
+        """Comm messages (Jupyter widgets) are ignored: grading has no front end to show a widget, and nbclient
+        would keep their state in the notebook's metadata, and an Output widget's outputs, past every cap."""
+
+    def clear_output(self, outs, msg, cell_index):
+        super().clear_output(outs, msg, cell_index)
+        if not outs:
+            self._budget.cleared(cell_index)
+
+    def _update_display_id(self, display_id, msg):
+        """nbclient's update of every output shown under `display_id` (display_handle.update), each within the
+        caps: an update that does not fit empties that display, and the cell that sent it says so."""
+        if display_id not in self._display_id_map:
+            return
+        try:
+            new = output_from_msg({**msg, "header": {**msg["header"], "msg_type": "display_data"},
+                                   "msg_type": "display_data"})
+        except ValueError:
+            return
+        sender = getattr(self, "_sending_cell", None)
+        for cell_index, output_indices in self._display_id_map[display_id].items():
+            outputs = self.nb.cells[cell_index].outputs
+            for output_index in output_indices:
+                if output_index < len(self._budget.sizes.get(cell_index, [])) and output_index < len(outputs):
+                    self._budget.update(cell_index, output_index, outputs[output_index], new.get("data", {}),
+                                        new.get("metadata", {}), sender if sender is not None else cell_index)
+        self._interrupt_a_flood(sender)
+
     def output(self, outs, msg, display_id, cell_index):
+        """nbclient's, each output admitted by the budget: cut, dropped or (a test cell's error) shortened."""
+        had = len(outs)
         out = super().output(outs, msg, display_id, cell_index)
         if out is None:
             return out
-        limits = self.limits
-        used = sum(output_chars(o) for o in outs[:-1])
-        room = max(0, min(limits.output_chars_per_cell - used,
-                          limits.output_chars_per_notebook - self._notebook_chars))
-        size = output_chars(out)
-        if out.output_type in ("error", "execute_result"):
-            if size > limits.output_chars_per_cell:
-                shorten(out, limits.output_chars_per_cell // 2)
-        elif size > room:
-            if out.output_type == "stream" and room:
-                out.text = out.text[:room]
-            elif display_id is None:
-                outs.pop()
-                out = None
-            else:
-                out.data = {}
-            self._dropped[cell_index] = self._dropped.get(cell_index, 0) + size - room
-            if self._dropped[cell_index] > self.flood_chars and cell_index not in self._interrupted:
-                self._interrupted.add(cell_index)
-                self.log.warning("%s floods its output; interrupting it.", cell_label(self.nb.cells[cell_index], cell_index))
-                asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))
-        self._notebook_chars += output_chars(out) if out is not None else 0
-        return out
+        if len(outs) != had + 1:
+            self._budget.cleared(cell_index)    # a clear_output(wait=True) emptied the cell before this output
+        outs.pop()
+        kept = self._budget.admit(cell_index, out, cell_marks.is_test_cell(self.nb.cells[cell_index]))
+        if kept is not None:
+            outs.append(kept)
+        elif display_id:        # nbclient filed this output's place under its display id: it has none now
+            self._display_id_map[display_id][cell_index].pop()
+        self._interrupt_a_flood(cell_index)
+        return kept
 
+    def _interrupt_a_flood(self, cell_index):
+        if cell_index is None or self._budget.cut_bytes(cell_index) <= self.flood_chars:
+            return
+        if cell_index not in self._interrupted:
+            self._interrupted.add(cell_index)
+            self.log.warning("%s floods its output; interrupting it.", cell_label(self.nb.cells[cell_index], cell_index))
+            asyncio.ensure_future(ensure_async(self.km.interrupt_kernel()))

@@ -45,6 +45,7 @@ from helpers.across_workers import once_per_run
 from helpers.class_support import CLASS_CHAPTERS, class_notebooks, course_copy, solved_notebook_maker
 from helpers.hostile_folders import LINKED_MARKERS, MANY_FILES, PAGE, PAGES, SNOOP, password_file
 from helpers.course_paths import ROOT
+from helpers.outgrowers import DEEP, deeply_nested, outgrower
 from helpers.readable_text import file_text
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
@@ -73,7 +74,10 @@ def gradescope_runs(repo_course, tmp_path_factory):
         archive = build_autograder_zip(course, chapter)
         notebooks = class_notebooks(course, chapter)
         runs = {"zip": archive}
-        for name in ("perfect", "partial", "corrupt"):
+        perfect = notebooks["perfect"]
+        notebooks["outgrower"] = outgrower(perfect, "mul")
+        notebooks["deep-metadata"] = deeply_nested(perfect, DEEP)
+        for name in ("perfect", "partial", "corrupt", "outgrower", "deep-metadata"):
             with gradescope_root() as root:
                 runs[name] = run_like_gradescope(archive, root, chapter, notebooks[name])
         return runs
@@ -198,6 +202,19 @@ def test_run_autograder_grades_full_partial_and_broken_submissions(gradescope_ru
     broken = gradescope_runs["corrupt"]
     assert broken["score"] == 0 and "not a readable notebook" in broken["output"]
     assert all(t["score"] == 0 and t["output"].startswith("Not graded") for t in broken["tests"])
+
+
+@needs_root
+def test_outputs_through_every_channel_and_deep_metadata_keep_full_marks_and_a_small_page(gradescope_runs):
+    """A student's own cells send megabytes through display updates, results, output metadata, widget state and
+    an exception's name; another's metadata is nested 900 levels deep. Both keep full marks, and the results
+    page (what the student sees on Gradescope) stays the size of the perfect student's."""
+    chapter = gradescope_runs["chapter"]
+    for name in ("outgrower", "deep-metadata"):
+        results = gradescope_runs[name]
+        check_against_specification(results, chapter)
+        assert results["score"] == full_marks(chapter), [t for t in results["tests"] if t["status"] == "failed"]
+        assert len(json.dumps(results)) < len(json.dumps(gradescope_runs["perfect"])) + 20_000
 
 
 @pytest.mark.parametrize("chapter_id", CLASS_CHAPTERS)

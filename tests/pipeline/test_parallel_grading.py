@@ -26,7 +26,7 @@ from autograder.grading.gradebook_merge import (
     submission_record,
     submitted_timestamp,
 )
-from autograder.grading.nbgrader_cli import nbgrader_env
+from autograder.grading.nbgrader_cli import nbgrader_env, run_nbgrader
 from autograder.grading.parallel import grade_chapter
 
 from helpers.across_workers import once_per_run
@@ -40,6 +40,7 @@ from helpers.class_support import (
     solved_notebook_maker,
 )
 from helpers.course_paths import ROOT
+from helpers.outgrowers import outgrower
 
 CHAPTERS = [c.id for c in Course(ROOT).chapters]
 
@@ -303,3 +304,23 @@ def test_the_local_dashboard_listens_on_loopback_only():
         link = client.dashboard_link
     assert listening == {"127.0.0.1"}
     assert urlparse(link).hostname == "127.0.0.1"
+
+
+def test_every_output_channel_stays_under_the_cap_on_dask(built_course, tmp_path):
+    """`python -m autograder grade` on Dask: a student's own cells send megabytes through display updates,
+    results, output metadata, widget state and an exception's name. The student keeps full marks; the autograded
+    notebook, and the feedback page made from it, grow by less than a notebook's output cap."""
+    import course_config
+    course = course_copy(built_course, tmp_path / "course", "ch03")
+    chapter = course.chapter("ch03")
+    perfect = solved_notebook_maker(course, chapter)("")
+    hand_in(course, chapter, {"perfect": perfect, "outgrower": outgrower(perfect, "mul")})
+    run = grade_chapter(course, chapter, jobs=2, progress=False)
+    assert run.problems == {} and sorted(run.graded) == ["outgrower", "perfect"]
+    assert {c for c, (s, m) in scores(course, chapter)["outgrower"].items() if (s or 0) < m} == set()
+    run_nbgrader(course.root, "generate_feedback", chapter.id)
+    cap = course_config.OUTPUT_BYTES_PER_NOTEBOOK
+    for folder, suffix, room in ((course.config.AUTOGRADED_DIR, ".ipynb", cap), (course.config.FEEDBACK_DIR, ".html", 2 * cap)):
+        size = {s: (course.root / folder / s / chapter.id / f"{chapter.notebook}{suffix}").stat().st_size
+                for s in ("perfect", "outgrower")}
+        assert size["outgrower"] - size["perfect"] < room, size

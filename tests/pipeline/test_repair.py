@@ -18,6 +18,7 @@ from autograder.grading.repair_log import RepairKind, read_repairs
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
+from helpers.outgrowers import DEEP, TOO_DEEP, deeply_nested
 from helpers.readable_text import visible_text
 
 CHAPTER = "ch03"
@@ -124,6 +125,7 @@ def class_of_broken_notebooks(perfect, partial, release):
         "no-cells": ("untouched", '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}'),
         "not-nbformat": ("perfect", salvage_only(perfect)),
         "oversized-cell": ("perfect", oversized),
+        "metadata-900-deep": ("perfect", deeply_nested(perfect, DEEP)),
     }
 
 
@@ -140,6 +142,7 @@ def grade_repaired_class(root):
         demo("demo/submitted", chapter, "perfect"), demo("demo/submitted", chapter, "partial"),
         course.notebook("release", chapter))))
     students["not-json"] = ("untouched", '{"cells": [ this is not JSON')
+    students["metadata-100000-deep"] = ("untouched", deeply_nested(students["perfect"][1], TOO_DEEP))
     for student, (_, notebook) in students.items():
         path = course.notebook("submitted", chapter, student)
         path.parent.mkdir(parents=True)
@@ -159,7 +162,7 @@ def repaired_class(tmp_path_factory):
 CASES = [
     "test-duplicated", "three-tests-deleted", "all-tests-deleted", "shuffled", "metadata-stripped", "ids-regenerated",
     "solution-as-markdown", "solution-twice-lower-kept", "solution-twice-ran-last-kept", "provided-deleted",
-    "no-kernelspec", "helper-cell", "no-cells", "not-nbformat", "oversized-cell",
+    "no-kernelspec", "helper-cell", "no-cells", "not-nbformat", "oversized-cell", "metadata-900-deep",
 ]
 
 
@@ -199,6 +202,7 @@ EXPECTED_REPAIRS = {
     "no-cells": {(RepairKind.MISSING_SOLUTION, "mul"), (RepairKind.MISSING_CELL, "test_mul_forward")},
     "not-nbformat": {(RepairKind.UNREADABLE_NOTEBOOK, "")},
     "oversized-cell": {(RepairKind.CELL_TOO_LARGE, f"added cell {OVERSIZED_INDEX}")},
+    "metadata-900-deep": {(RepairKind.DEEP_METADATA_DROPPED, ""), (RepairKind.DEEP_METADATA_DROPPED, "submitted cell 0")},
 }
 
 
@@ -219,14 +223,26 @@ def test_each_repair_is_logged_and_kept_for_the_instructor(repaired_class):
 
 
 def test_a_file_that_is_not_json_fails_alone_and_says_why(repaired_class):
+    """Neither a file that is not JSON nor JSON nested 100,000 levels deep (deeper than Python's reader goes)
+    is graded; each says why, and the class goes on."""
     course, students, scores, done = repaired_class
     log = done.stdout + done.stderr
     assert done.returncode != 0
     assert "the submitted notebook is not JSON" in log and "for student 'not-json'" in log
+    assert "nests its JSON too deeply to be read" in log and "for student 'metadata-100000-deep'" in log
     chapter = course.chapter(CHAPTER)
     graded = {s for s in students if course.notebook("autograded", chapter, s).exists()}
-    assert graded == set(students) - {"not-json"}
+    assert graded == set(students) - {"not-json", "metadata-100000-deep"}
     assert set(scores) >= graded
+
+
+def test_deeply_nested_metadata_is_dropped_and_nbgraders_marks_kept(repaired_class):
+    """900 levels of notebook and cell metadata: dropped, the notebook graded as intact (full marks, above),
+    and its autograded copy holds none of it."""
+    course, _, scores, _ = repaired_class
+    assert sum(score or 0 for score, _ in scores["metadata-900-deep"].values()) == FULL_MARKS
+    path = course.notebook("autograded", course.chapter(CHAPTER), "metadata-900-deep")
+    assert '"deep"' not in path.read_text(encoding="utf-8")
 
 
 def test_duplicated_solution_keeps_the_copy_that_ran_last(repaired_class):
@@ -292,13 +308,16 @@ def test_parallel_grading_repairs_too_and_keeps_the_repairs_in_the_course(repair
     root.mkdir()
     for name in ("course_config.py", "nbgrader_config.py", "source"):
         (shutil.copytree if (course.root / name).is_dir() else shutil.copy2)(course.root / name, root / name)
-    for student in ("test-duplicated", "partial", "not-json"):
+    for student in ("test-duplicated", "partial", "not-json", "metadata-900-deep", "metadata-100000-deep"):
         shutil.copytree(course.root / "submitted" / student, root / "submitted" / student)
     parallel = Course(root)
     run = grade_chapter(parallel, parallel.chapter(CHAPTER), jobs=2, progress=False)
-    assert {s: kind for s, (kind, _) in run.problems.items()} == {"not-json": "corrupt"}
-    assert grading.scores(parallel, parallel.chapter(CHAPTER))["test-duplicated"] == scores["perfect"]
+    assert {s: kind for s, (kind, _) in run.problems.items()} == {"not-json": "corrupt", "metadata-100000-deep": "corrupt"}
+    graded = grading.scores(parallel, parallel.chapter(CHAPTER))
+    assert graded["test-duplicated"] == graded["metadata-900-deep"] == scores["perfect"]
     repairs = read_repairs(root / parallel.config.LEDGER_DIR, CHAPTER)
     assert {(r.student, r.kind, r.cell) for r in repairs} == {
-        ("test-duplicated", RepairKind.DUPLICATE_DROPPED, "test_mul_forward")}
-    assert (root / parallel.config.LEDGER_DIR / f"{CHAPTER}_repairs.csv").read_text(encoding="utf-8").count("\n") == 2
+        ("test-duplicated", RepairKind.DUPLICATE_DROPPED, "test_mul_forward"),
+        ("metadata-900-deep", RepairKind.DEEP_METADATA_DROPPED, ""),
+        ("metadata-900-deep", RepairKind.DEEP_METADATA_DROPPED, "submitted cell 0")}
+    assert (root / parallel.config.LEDGER_DIR / f"{CHAPTER}_repairs.csv").read_text(encoding="utf-8").count("\n") == 4

@@ -35,6 +35,7 @@ from autograder.grading.judge import (  # noqa: F401  (importing a module regist
     trainer,
     training,
 )
+from autograder.grading.judge.hidden import hidden_failure
 from autograder.grading.judge.plan import plan_notebook
 from autograder.grading.judge.probes import (
     ProbeFailure,
@@ -244,8 +245,8 @@ class Judge:
             calls = self.plans[grade_id].calls
             failing = [p for p in range(len(calls)) if not verdicts[(grade_id, p)].passed]
             judgements[grade_id] = (
-                CellJudgement(grade_id, True, False, verdicts[(grade_id, failing[0])].message, probes,
-                              calls[failing[0]].line) if failing else
+                CellJudgement(grade_id, True, False, failure_message(calls[failing[0]], verdicts[(grade_id, failing[0])]),
+                              probes, calls[failing[0]].line) if failing else
                 CellJudgement(grade_id, True, True, pass_message(calls, verdicts, grade_id), probes))
             probes = 0
         return [judgements[grade_id] for grade_id in grade_ids]
@@ -260,6 +261,11 @@ def stopped_cell(stopped, keys, marks):
     if stopped is None or stopped.out_of_time or stopped.started not in marks:
         return None
     return keys[stopped.started][0]
+
+
+def failure_message(call, verdict):
+    """What a failed cell's feedback says: the failing check's message, told without its inputs if it is hidden."""
+    return hidden_failure(call.name, call.line, verdict.message) if call.hidden else verdict.message
 
 
 def pass_message(calls, verdicts, grade_id):

@@ -49,6 +49,7 @@ class CheckCall:
     args: tuple
     kwargs: dict = field(hash=False)
     line: int
+    hidden: bool = False        # it stands in the cell's hidden region: its failure must not show its inputs
 
 
 @dataclass
@@ -184,6 +185,7 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
         tree = ast.parse(source)
         loops = comprehension_bindings(tree)
         bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        hidden = set(cell_marks.hidden_test_lines(source))
     except SyntaxError as error:
         return GradeCellPlan(grade_id, [], unjudged=f"the source cell does not parse ({error})")
     calls, left = [], []
@@ -202,7 +204,7 @@ def plan_cell(grade_id, source, judged, kernel_decides=None):
                 inspect.signature(judged[name]).bind(None, *args, **kwargs)
             except Exception as error:  # noqa: BLE001 (an argument the judge cannot evaluate: leave the cell to the kernel)
                 return GradeCellPlan(grade_id, [], unjudged=f"check.{name} on line {node.lineno}: {error}")
-            calls.append(CheckCall(name, args, kwargs, node.lineno))
+            calls.append(CheckCall(name, args, kwargs, node.lineno, node.lineno in hidden))
     if not calls:
         return GradeCellPlan(grade_id, [], unjudged="; ".join(dict.fromkeys(left)) or "no check.NAME(...) call in the cell")
     return GradeCellPlan(grade_id, calls, only_checks=only_checks(tree))
