@@ -2,8 +2,10 @@
 execute notebooks inside one. Nothing from the test's own environment leaks in: no PYTHONPATH, the
 environment's own `bin/` first on PATH, and a private Jupyter data folder (no stray kernelspecs)."""
 import functools
+import glob
 import http.server
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -64,9 +66,21 @@ class FreshEnv:
         return executed
 
 
-def create(path):
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
+def create(path, python=sys.executable):
+    subprocess.run([str(python), "-m", "venv", str(path)], check=True, capture_output=True)
     return FreshEnv(path)
+
+
+def interpreter(version):
+    """A Python of this minor version ("3.12") on this machine, or None: on PATH, or one of pyenv's."""
+    candidates = [shutil.which(f"python{version}"),
+                  *sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))]
+    for candidate in filter(None, candidates):
+        done = subprocess.run([candidate, "-c", "import sys, venv; print('%d.%d' % sys.version_info[:2])"],
+                              capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip() == version:
+            return candidate
+    return None
 
 
 def errors(notebook):

@@ -21,26 +21,34 @@ CHAPTERS = [c.id for c in COURSE.chapters]
 pytestmark = pytest.mark.slow
 
 
+def course_wheel(folder):
+    """The course package built as a wheel from a clean copy of its sources, in `folder`/dist."""
+    dist, source = folder / "dist", folder / "package-source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):            # what the package is built from; the build
+        shutil.copy(ROOT / name, source / name)             # leaves no build/ or egg-info in the clone
+    for folder_name in ("autograder", "jupyter-config"):    # the package, and the server extension's switch
+        shutil.copytree(ROOT / folder_name, source / folder_name, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
+                   check=True, capture_output=True, timeout=600)
+    wheels = list(dist.glob("babygrad_course-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def environment_with_the_wheel(folder, python=sys.executable):
+    """A fresh environment of `python` holding the course package from its wheel, plus what runs a notebook."""
+    env = fresh_env.create(folder / "venv", python)
+    env.pip_install(course_wheel(folder), "ipykernel", "nbclient")
+    where = env.run(env.python, "-c", "import autograder; print(autograder.__file__)", cwd=folder / "dist").stdout
+    assert str(env.root) in where, f"autograder must come from the wheel, not {where}"
+    return env
+
+
 @pytest.fixture(scope="module")
 def wheel_env(tmp_path_factory):
-    """A fresh environment holding the course package from its wheel, plus what runs a notebook;
-    made once per test run."""
-    def make(folder):
-        dist, source = folder / "dist", folder / "package-source"
-        source.mkdir()
-        for name in ("pyproject.toml", "README.md"):            # what the package is built from; the build
-            shutil.copy(ROOT / name, source / name)             # leaves no build/ or egg-info in the clone
-        shutil.copytree(ROOT / "autograder", source / "autograder", ignore=shutil.ignore_patterns("__pycache__"))
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(dist), str(source)],
-                       check=True, capture_output=True, timeout=600)
-        wheels = list(dist.glob("babygrad_course-*.whl"))
-        assert len(wheels) == 1, wheels
-        env = fresh_env.create(folder / "venv")
-        env.pip_install(wheels[0], "ipykernel", "nbclient")
-        where = env.run(env.python, "-c", "import autograder; print(autograder.__file__)", cwd=dist).stdout
-        assert str(env.root) in where, f"autograder must come from the wheel, not {where}"
-        return env
-    return once_per_run(tmp_path_factory, "wheel-env", make)[1]
+    """The wheel's environment on the grader's Python, made once per test run."""
+    return once_per_run(tmp_path_factory, "wheel-env", environment_with_the_wheel)[1]
 
 
 def test_wheel_carries_no_chapter_solution(wheel_env):
@@ -52,10 +60,40 @@ def test_wheel_carries_no_chapter_solution(wheel_env):
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS)
 def test_release_notebook_alone_runs_with_only_the_wheel(wheel_env, tmp_path, chapter_id):
+    runs_alone(wheel_env, tmp_path, chapter_id)
+
+
+# Students' machines and Colab run newer Pythons than the grader's: every minor version pyproject.toml admits
+# besides the grader's own runs the chapters of ops and of convolution alone with the wheel.
+NEWER_PYTHONS = ["3.12", "3.13"]
+
+
+def test_the_pythons_tried_are_those_the_package_admits():
+    import tomllib
+
+    from packaging.specifiers import SpecifierSet
+    admitted = SpecifierSet(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"])
+    grader = "%d.%d" % sys.version_info[:2]
+    assert [v for v in (f"3.{minor}" for minor in range(8, 20)) if f"{v}.0" in admitted] == [grader, *NEWER_PYTHONS]
+
+
+@pytest.mark.parametrize("version", NEWER_PYTHONS)
+def test_release_notebooks_run_alone_on_newer_pythons(tmp_path, version):
+    python = fresh_env.interpreter(version)
+    if python is None:
+        pytest.skip(f"no Python {version} on this machine (on PATH or pyenv's): nothing to try it on")
+    env = environment_with_the_wheel(tmp_path, python)
+    for chapter_id in ("ch03", "ch10"):
+        runs_alone(env, tmp_path / chapter_id, chapter_id)
+
+
+def runs_alone(wheel_env, tmp_path, chapter_id):
+    """The chapter's release notebook, alone in an empty folder as Colab opens it, runs in `wheel_env`: its
+    set-up cell fetches the support files, nothing before the first exercise fails, the first check teaches."""
     chapter = COURSE.chapter(chapter_id)
     release = COURSE.notebook(COURSE.config.RELEASE_DIR, chapter)
     alone = tmp_path / "content"
-    alone.mkdir()
+    alone.mkdir(parents=True)
     shutil.copy(release, alone)
     with fresh_env.serve(release.parent) as url:
         executed = wheel_env.execute(alone / release.name, **{support.BASE_URL_VARIABLE: url})
