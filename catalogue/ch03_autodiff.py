@@ -325,6 +325,10 @@ MISTAKES = [
     wrong("engine_ones_require_grad", "starts from ones in a Tensor that requires a gradient", "engine",
           "grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
           "grad = Tensor(np.ones_like(self.data), dtype=self.dtype)", ENGINE_ONES_TESTS),
+    wrong("engine_explicit_grad_keeps_array_dtype", "wraps a NumPy grad in a Tensor of the array's own dtype "
+          "(float64) instead of the output's: the values are right, the first backward gets another dtype", "engine",
+          "grad = Tensor(grad, dtype=self.dtype, requires_grad=False)",
+          "grad = Tensor(grad, dtype=np.asarray(grad).dtype, requires_grad=False)", ["test_engine_explicit_grad"]),
     wrong("zero_grad_detaches", "forgets the graph as well as the gradient", "engine", "    self.grad = None\n",
           "    self.grad = None\n    self._op, self._inputs = None, ()\n", ["test_engine_zero_grad"]),
     # Operators

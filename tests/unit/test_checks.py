@@ -663,6 +663,25 @@ def test_a_gradient_that_requires_a_gradient_fails_the_engine_checks(ns, monkeyp
         assert not verdict.passed and "handed an out_grad that requires a gradient" in verdict.message, verdict.message
 
 
+def test_a_gradient_of_another_dtype_than_the_output_fails_the_engine_checks(ns, monkeypatch):
+    """The gradient backward() starts from has the output's dtype (float32, what Function makes): ones or a NumPy
+    grad kept float64 give the same values on the checks' float32-exact graphs, so the dtype handed is compared."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def float64_seed(self, grad=None):
+        if grad is None:
+            grad = Tensor(np.ones_like(self.data), dtype=np.float64, requires_grad=False)
+        elif not isinstance(grad, Tensor):
+            grad = Tensor(grad, dtype=np.float64, requires_grad=False)
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", float64_seed)
+    for name in ("product", "explicit_grad"):
+        verdict = Checker(ns, verbose=False).engine(name)
+        assert not verdict.passed and "out_grad of dtype float64 for an output of dtype float32" in verdict.message, \
+            verdict.message
+
+
 def test_a_zero_grad_that_drops_the_graph_fails(ns, monkeypatch):
     def detaching(self):
         self.grad, self._op, self._inputs = None, None, ()

@@ -301,7 +301,7 @@ def engine(request, namespace):
     Tensor = namespace["Tensor"]
     graph = request["graph"]
     try:
-        handed = []                             # [dtype, requires_grad] of each out_grad a private op was given
+        handed = []                             # what each private op's backward was given (engine_graph.probe_ops)
         nodes = shipped("engine_graph")["build"](graph["leaves"], graph.get("constants", []), graph["ops"],
                                                  Tensor, namespace["Function"], handed)
     except Exception as error:  # noqa: BLE001
@@ -310,7 +310,7 @@ def engine(request, namespace):
     depth = 0                                   # how deep backward() nests its calls, when the graph asks
     for index, (node_index, grad) in enumerate(graph["calls"]):
         args = () if grad is None else (np.array(grad, dtype=np.float64),) if index in plain else \
-            (Tensor(grad, dtype=np.float64, requires_grad=False),)
+            (Tensor(grad, dtype=nodes[node_index].data.dtype, requires_grad=False),)   # a Tensor: the output's dtype
         try:
             if graph.get("depth"):
                 depth = max(depth, deepest_call(quietly, nodes[node_index].backward, *args))
