@@ -177,6 +177,9 @@ MISTAKES = [
     wrong("reshape_to_output_shape", "reshapes to self.shape, the output's shape", "reshape",
           "return out_grad.reshape(node._inputs[0].shape)", "return out_grad.reshape(self.shape)",
           ["test_reshape_backward"]),
+    wrong("reshape_memory_order", "reshapes in memory order (order=\"A\"): right for C-ordered inputs, the numbers "
+          "of a transpose's view are read column by column", "reshape", "return a.reshape(self.shape)",
+          "return np.reshape(a, self.shape, order=\"A\")", ["test_reshape_forward"]),
     # Transpose
     wrong("transpose_same_axes", "applies the same permutation again instead of its inverse", "transpose",
           TRANSPOSE, "return out_grad.transpose(self.axes)", ["test_transpose_backward"]),

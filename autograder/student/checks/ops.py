@@ -30,17 +30,21 @@ def own_method(op, name):
     return getattr(type(op), name, None)
 
 
-LAYOUTS = ("C", "batch_last")
+LAYOUTS = ("C", "batch_last", "fortran", "reversed")
 
 
 def laid_out(array, layout):
-    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default), or "batch_last",
-    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order, the
-    first axis fastest). Shared with the judge's worker, which keeps its own copy of these lines."""
-    if layout == "batch_last":
-        if array.ndim == 4:
-            return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default); "batch_last",
+    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order);
+    "fortran", the first axis fastest, as a transpose's view lies; "reversed", a view whose every axis runs backwards
+    in memory (negative strides), as `a[::-1]` is. Shared with the judge's worker, which keeps its own copy."""
+    if layout == "batch_last" and array.ndim == 4:
+        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout in ("batch_last", "fortran"):
         return np.asfortranarray(array)
+    if layout == "reversed":
+        backwards = (slice(None, None, -1),) * array.ndim
+        return np.ascontiguousarray(array[backwards])[backwards]
     return np.array(array, order="C")
 
 
@@ -100,7 +104,12 @@ def shared_memory_problem(where, shares):
 
 def layout_label(layout):
     """How a message names inputs given in a memory order other than C's."""
-    return " (batch-last in memory: an NCHW view of (C, H, W, N) data)" if layout == "batch_last" else ""
+    return LAYOUT_LABELS.get(layout, "")
+
+
+LAYOUT_LABELS = {"batch_last": " (batch-last in memory: an NCHW view of (C, H, W, N) data)",
+                 "fortran": " (in Fortran order: the first axis fastest in memory, as a transpose's view)",
+                 "reversed": " (a view with negative strides: every axis runs backwards in memory, as a[::-1])"}
 
 
 def one_input_gradient(Tensor, op, label, a, out, upstream, where):
