@@ -180,6 +180,14 @@ MISTAKES = [
     wrong("reshape_memory_order", "reshapes in memory order (order=\"A\"): right for C-ordered inputs, the numbers "
           "of a transpose's view are read column by column", "reshape", "return a.reshape(self.shape)",
           "return np.reshape(a, self.shape, order=\"A\")", ["test_reshape_forward"]),
+    # Reached only through the Tensor's operators
+    wrong("getitem_list_as_tuple", "Tensor.__getitem__ turns a list index into a tuple, so x[[0, 2, 0]] indexes three "
+          "axes instead of picking three rows (GetItem itself is right)", "getitem", "    return GetItem(index)(self)",
+          "    if isinstance(index, list):\n        index = tuple(index)\n    return GetItem(index)(self)",
+          ["test_getitem_forward"]),
+    wrong("operators_sum_axes_truthy", "Tensor.sum tests axes for truth, so a.sum(axes=0) sums every element",
+          "operators", "    return Summation(axes)(self)",
+          "    return Summation(axes)(self) if axes else Summation()(self)", ["test_operators"]),
     # Transpose
     wrong("transpose_same_axes", "applies the same permutation again instead of its inverse", "transpose",
           TRANSPOSE, "return out_grad.transpose(self.axes)", ["test_transpose_backward"]),

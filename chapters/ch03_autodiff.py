@@ -1363,9 +1363,17 @@ def __getitem__(self, index):          # x[index]
 
 # %% test id=test_getitem_forward points=1
 verdict = check.all(check.forward(GetItem(np.s_[1:, ::-2]), lambda a: a[1:, ::-2], shapes=[(3, 4)]),
-                    check.forward(GetItem(np.s_[[0, 2, 0]]), lambda a: a[[0, 2, 0]], shapes=[(3, 2)]))
+                    check.forward(GetItem(np.s_[[0, 2, 0]]), lambda a: a[[0, 2, 0]], shapes=[(3, 2)]),
+                    check.indexing(np.s_[[0, 2, 0]], (3, 2)),
+                    check.indexing(np.s_[1, -2], (3, 4)))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
+verdict = check.all(check.indexing(np.s_[-1], (3, 4), seed=16),
+                    check.indexing(np.s_[1:, ::-2], (3, 4), seed=17),
+                    check.indexing(np.s_[:, [2, 2, 0], -1], (2, 3, 4), seed=18),
+                    check.indexing(np.array([1, 0, 1]), (2, 3), seed=19),
+                    check.indexing(np.s_[[1, 0, 1, 1], 2:], (2, 5), seed=20))
+assert verdict.passed, verdict.message
 verdict = check.all(check.forward(GetItem(np.s_[-1]), lambda a: a[-1], shapes=[(3, 4)], seed=11),
                     check.forward(GetItem(np.s_[[1, 0, 1, 1], 2:]), lambda a: a[[1, 0, 1, 1], 2:], shapes=[(2, 5)], seed=12),
                     check.forward(GetItem(np.s_[1, -2]), lambda a: a[1, -2], shapes=[(3, 4)], seed=13),

@@ -54,6 +54,7 @@ JUDGED_CHECKS = {
     "engine": engine.engine,
     "engine_rule": engine_rules.engine_rule,
     "operators": operators.operators,
+    "indexing": operators.indexing,
     "linear": nn.linear,
     "linear_init": nn.linear_init,
     "activation": nn.activation,
