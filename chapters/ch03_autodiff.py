@@ -1671,7 +1671,8 @@ assert verdict.passed, verdict.message
 # like `y`. A caller may pass `grad` explicitly, with `y`'s shape, as a Tensor or as a NumPy array
 # (wrap an array in a Tensor with `requires_grad=False`); then start from it. That is how you
 # differentiate a result of several elements. The ones, and a wrapped array, take `y`'s dtype, whatever
-# the array's own: every `backward` receives a gradient of its output's dtype, the first one included.
+# the array's own: the first `backward` to run receives a gradient of its output's dtype, as each op's
+# backward hands its inputs gradients of theirs.
 #
 # **Two calls that make no sense, refused.** `backward()` checks two things before it touches any
 # `.grad`, and raises with a message that says what is wrong and what to do:

@@ -537,6 +537,7 @@ def test_shape_ops_are_checked_on_inputs_in_other_memory_orders(ns, check, layou
     assert check.forward(MemoryOrderReshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)]).passed
     verdict = check.forward(MemoryOrderReshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)], layout="fortran")
     assert not verdict.passed and "Fortran order" in verdict.message, verdict.message
+    assert "never on how memory holds them" in verdict.message
     for op, expected, shape in [(ns["Reshape"]((4, 6)), lambda a: a.reshape(4, 6), (2, 3, 4)),
                                 (ns["MatMul"](), np.matmul, [(2, 4, 3), (3, 5)]),
                                 (ns["Summation"](-1), lambda a: a.sum(axis=-1), (2, 3, 4))]:

@@ -649,3 +649,4 @@ def test_an_affine_that_assumes_c_order_fails_on_views_in_other_orders(ns, check
     assert check.backward(Affine(), shapes=shapes).passed
     verdict = check.backward(Affine(), shapes=shapes, layout=layout)
     assert not verdict.passed and "the gradient for b is wrong" in verdict.message, verdict.message
+    assert "never on how memory holds them" in verdict.message

@@ -82,7 +82,7 @@ def check_forward(op, expected, shapes, domains="real", seed=0, owns_memory=Fals
     mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
     if mismatch:
         return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch,
-                                       slips.params_of_instance(op_name(op), op)))
+                                       slips.params_of_instance(op_name(op), op), layout))
     problem = forward_side_effect_problem(where, arrays, given) \
         or (owns_memory and shared_memory_problem(where, [np.may_share_memory(got, g) for g in given]))
     if problem:
@@ -100,6 +100,19 @@ def shared_memory_problem(where, shares):
                     f"{name} changes in place (an optimizer's step writes into the weights), so the output kept in "
                     "the graph would no longer be what forward computed: copy the view.")
     return None
+
+
+# The layouts of views an op meets in a graph, whose failure the memory order alone explains (chapter 10's batch-last
+# layout has messages of its own).
+MEMORY_ORDER_LAYOUTS = ("fortran", "reversed")
+MEMORY_ORDER_RULE = ("these inputs are views whose memory holds the numbers in another order than NumPy's default. "
+                     "The answer depends on the values alone: work on them as NumPy's functions do, never on how "
+                     "memory holds them (strides, buffers, an order argument).")
+
+
+def layout_hint(hint, layout):
+    """The hint for a gradient that is wrong on inputs laid out as `layout` (shared with the judge)."""
+    return MEMORY_ORDER_RULE if layout in MEMORY_ORDER_LAYOUTS else hint
 
 
 def layout_label(layout):
@@ -157,11 +170,12 @@ def conv_forward_hint(arrays, got, want, params):
             "(H_out, W_out, N): reshape in that order, then transpose to NCHW.")
 
 
-def forward_mismatch(where, name, arrays, got, want, mismatch, params=None):
+def forward_mismatch(where, name, arrays, got, want, mismatch, params=None, layout="C"):
     """The message for a forward whose values are wrong: the worst element, the inputs, and for the ops that
     exponentiate, what inf or nan where a finite value belongs says; for Conv, a slip the values show
-    (`params`: the op's settings). Shared with the judge."""
-    hint = ""
+    (`params`: the op's settings); for inputs in another memory order than C's (`layout`), the rule that the
+    values alone decide. Shared with the judge."""
+    hint = f"\n  Hint: {MEMORY_ORDER_RULE}" if layout in MEMORY_ORDER_LAYOUTS else ""
     if name == "Conv" and len(arrays) == 2 and np.shape(got) == want.shape and want.ndim == 4:
         hint = conv_forward_hint(arrays, got, want, params or {})
     lost = ~np.isfinite(np.asarray(got, dtype=np.float64)) & np.isfinite(want)
@@ -320,7 +334,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
     if problem:
         return failed(problem), analytic
-    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
+    message = (gradient_mismatch(where, arrays, analytic, numeric, layout_hint(slips.backward_hint(case, analytic), layout))
                or side_effect_problem(where, [upstream, *arrays, out], after)
                or grad_set_problem(where, grads_set))
     return (failed(message) if message else passed("ok")), analytic
