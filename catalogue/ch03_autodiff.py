@@ -177,6 +177,17 @@ MISTAKES = [
     wrong("reshape_to_output_shape", "reshapes to self.shape, the output's shape", "reshape",
           "return out_grad.reshape(node._inputs[0].shape)", "return out_grad.reshape(self.shape)",
           ["test_reshape_backward"]),
+    wrong("reshape_memory_order", "reshapes in memory order (order=\"A\"): right for C-ordered inputs, the numbers "
+          "of a transpose's view are read column by column", "reshape", "return a.reshape(self.shape)",
+          "return np.reshape(a, self.shape, order=\"A\")", ["test_reshape_forward"]),
+    # Reached only through the Tensor's operators
+    wrong("getitem_list_as_tuple", "Tensor.__getitem__ turns a list index into a tuple, so x[[0, 2, 0]] indexes three "
+          "axes instead of picking three rows (GetItem itself is right)", "getitem", "    return GetItem(index)(self)",
+          "    if isinstance(index, list):\n        index = tuple(index)\n    return GetItem(index)(self)",
+          ["test_getitem_forward"]),
+    wrong("operators_sum_axes_truthy", "Tensor.sum tests axes for truth, so a.sum(axes=0) sums every element",
+          "operators", "    return Summation(axes)(self)",
+          "    return Summation(axes)(self) if axes else Summation()(self)", ["test_operators"]),
     # Transpose
     wrong("transpose_same_axes", "applies the same permutation again instead of its inverse", "transpose",
           TRANSPOSE, "return out_grad.transpose(self.axes)", ["test_transpose_backward"]),
@@ -325,6 +336,10 @@ MISTAKES = [
     wrong("engine_ones_require_grad", "starts from ones in a Tensor that requires a gradient", "engine",
           "grad = Tensor(np.ones_like(self.data), dtype=self.dtype, requires_grad=False)",
           "grad = Tensor(np.ones_like(self.data), dtype=self.dtype)", ENGINE_ONES_TESTS),
+    wrong("engine_explicit_grad_keeps_array_dtype", "wraps a NumPy grad in a Tensor of the array's own dtype "
+          "(float64) instead of the output's: the values are right, the first backward gets another dtype", "engine",
+          "grad = Tensor(grad, dtype=self.dtype, requires_grad=False)",
+          "grad = Tensor(grad, dtype=np.asarray(grad).dtype, requires_grad=False)", ["test_engine_explicit_grad"]),
     wrong("zero_grad_detaches", "forgets the graph as well as the gradient", "engine", "    self.grad = None\n",
           "    self.grad = None\n    self._op, self._inputs = None, ()\n", ["test_engine_zero_grad"]),
     # Operators

@@ -267,6 +267,10 @@ MISTAKES = [
           AFFINE_BIAS_GRAD, "g.mean(axis=0, keepdims=True)", ["test_affine_backward"]),
     wrong("affine_weight_grad_transposed", "the weight's gradient as Gᵀ X, the transpose of Xᵀ G", "affine",
           "x.data.T @ g", "g.T @ x.data", ["test_affine_backward"]),
+    wrong("affine_transpose_by_c_strides", "builds Xᵀ as a strided view with the strides of a C-ordered X: right "
+          "for C-ordered inputs, a shuffle of a transposed or reversed view", "affine", "x.data.T @ g",
+          "np.lib.stride_tricks.as_strided(x.data, x.shape[::-1], (x.data.itemsize, x.data.itemsize * x.shape[1])) @ g",
+          ["test_affine_backward"]),
     wrong("affine_ignores_out_grad", "gradients of an all-ones out_grad, whatever out_grad is", "affine",
           "g = out_grad.data", "g = np.ones_like(out_grad.data)", ["test_affine_backward"]),
     wrong("affine_x_grad_always_zeros", "takes MatMul's shortcut for every x, also one that needs its gradient",

@@ -1017,6 +1017,11 @@ assert verdict.passed, verdict.message
 # move numbers around, pick some of them, or add them up, without other arithmetic. Their backward has one job: bring
 # `out_grad` back to **the input's shape**, putting each number where it came from.
 #
+# Their inputs are often views that lie in memory in another order than NumPy's default: a transpose
+# (the first axis fastest, "Fortran order"), a reversed slice `a[::-1]` (steps backwards). Each
+# operation works on the numbers in their row-major order, `a[0, 0], a[0, 1], ...`, as NumPy's own
+# functions do, whatever order memory holds them in; the checks hand them such views too.
+#
 # ### Reshape
 #
 # `Reshape(shape)` lays the same numbers out in a new shape: $(2, 3) \to (3, 2)$ or $(6,) \to (2, 3)$.
@@ -1050,11 +1055,14 @@ def reshape(a, shape):
     return Reshape(shape)(a)
 
 # %% test id=test_reshape_forward points=1
-verdict = check.forward(Reshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)])
+verdict = check.all(check.forward(Reshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)]),
+                    check.forward(Reshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)], layout="fortran"))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Reshape((4, 6)), lambda a: a.reshape(4, 6), shapes=[(2, 3, 4)], seed=11),
-                    check.forward(Reshape((2, 3)), lambda a: a.reshape(2, 3), shapes=[(6,)], seed=12))
+                    check.forward(Reshape((2, 3)), lambda a: a.reshape(2, 3), shapes=[(6,)], seed=12),
+                    check.forward(Reshape((6, 4)), lambda a: a.reshape(6, 4), shapes=[(2, 3, 4)], seed=14, layout="fortran"),
+                    check.forward(Reshape((4, 6)), lambda a: a.reshape(4, 6), shapes=[(2, 3, 4)], seed=15, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1064,7 +1072,9 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Reshape((4, 6)), shapes=[(2, 3, 4)], seed=21),
                     check.backward(Reshape((2, 3)), shapes=[(6,)], seed=22),
-                    check.backward(Reshape((24,)), shapes=[(2, 3, 4)], seed=23))
+                    check.backward(Reshape((24,)), shapes=[(2, 3, 4)], seed=23),
+                    check.backward(Reshape((3, 8)), shapes=[(2, 3, 4)], seed=24, layout="fortran"),
+                    check.backward(Reshape((12, 2)), shapes=[(2, 3, 4)], seed=25, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1122,7 +1132,9 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Transpose(), lambda a: np.swapaxes(a, -1, -2), shapes=[(4, 2, 3)], seed=11),
                     check.forward(Transpose((2, 0, 1)), lambda a: a.transpose(2, 0, 1), shapes=[(2, 3, 4)], seed=12),
-                    check.forward(Transpose((0, 3, 1, 2)), lambda a: a.transpose(0, 3, 1, 2), shapes=[(2, 3, 4, 5)], seed=13))
+                    check.forward(Transpose((0, 3, 1, 2)), lambda a: a.transpose(0, 3, 1, 2), shapes=[(2, 3, 4, 5)], seed=13),
+                    check.forward(Transpose(), lambda a: np.swapaxes(a, -1, -2), shapes=[(2, 3, 4)], seed=14, layout="fortran"),
+                    check.forward(Transpose((2, 0, 1)), lambda a: a.transpose(2, 0, 1), shapes=[(2, 3, 4)], seed=15, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1134,7 +1146,9 @@ assert verdict.passed, verdict.message
 verdict = check.all(check.backward(Transpose(), shapes=[(4, 2, 3)], seed=21),
                     check.backward(Transpose((2, 0, 1)), shapes=[(2, 3, 4)], seed=22),
                     check.backward(Transpose((0, 3, 1, 2)), shapes=[(2, 3, 4, 5)], seed=23),
-                    check.backward(Transpose((1, 0)), shapes=[(3, 5)], seed=24))
+                    check.backward(Transpose((1, 0)), shapes=[(3, 5)], seed=24),
+                    check.backward(Transpose((2, 0, 1)), shapes=[(2, 3, 4)], seed=25, layout="fortran"),
+                    check.backward(Transpose(), shapes=[(2, 3, 4)], seed=26, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1198,7 +1212,9 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Summation((0, -1)), lambda a: a.sum(axis=(0, 2)), shapes=[(2, 3, 4)], seed=11),
                     check.forward(Summation(-1), lambda a: a.sum(axis=-1), shapes=[(2, 3, 4)], seed=12),
-                    check.forward(Summation((1,)), lambda a: a.sum(axis=1), shapes=[(2, 3, 4)], seed=13))
+                    check.forward(Summation((1,)), lambda a: a.sum(axis=1), shapes=[(2, 3, 4)], seed=13),
+                    check.forward(Summation(0), lambda a: a.sum(axis=0), shapes=[(2, 3, 4)], seed=14, layout="fortran"),
+                    check.forward(Summation(-1), lambda a: a.sum(axis=-1), shapes=[(2, 3, 4)], seed=15, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1212,7 +1228,9 @@ verdict = check.all(check.backward(Summation((0, -1)), shapes=[(2, 3, 4)], seed=
                     check.backward(Summation(-1), shapes=[(2, 3, 4)], seed=22),
                     check.backward(Summation((1,)), shapes=[(2, 3, 4)], seed=23),
                     check.backward(Summation(), shapes=[(3, 1, 2)], seed=24),
-                    check.backward(Summation((0, 1, 2)), shapes=[(2, 2, 3)], seed=25))
+                    check.backward(Summation((0, 1, 2)), shapes=[(2, 2, 3)], seed=25),
+                    check.backward(Summation(1), shapes=[(2, 3, 4)], seed=26, layout="fortran"),
+                    check.backward(Summation((0, -1)), shapes=[(2, 3, 4)], seed=27, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1270,7 +1288,9 @@ verdict = check.forward(BroadcastTo((3, 4)), lambda a: np.broadcast_to(a, (3, 4)
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(BroadcastTo((2, 3, 4)), lambda a: np.broadcast_to(a, (2, 3, 4)), shapes=[(3, 1)], seed=11),
-                    check.forward(BroadcastTo((5, 3)), lambda a: np.broadcast_to(a, (5, 3)), shapes=[(3,)], seed=12))
+                    check.forward(BroadcastTo((5, 3)), lambda a: np.broadcast_to(a, (5, 3)), shapes=[(3,)], seed=12),
+                    check.forward(BroadcastTo((2, 3, 4)), lambda a: np.broadcast_to(a, (2, 3, 4)), shapes=[(3, 4)], seed=13, layout="fortran"),
+                    check.forward(BroadcastTo((4, 2, 3)), lambda a: np.broadcast_to(a, (4, 2, 3)), shapes=[(2, 3)], seed=14, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1283,7 +1303,9 @@ verdict = check.all(check.backward(BroadcastTo((2, 3, 4)), shapes=[(3, 1)], seed
                     check.backward(BroadcastTo((4, 2, 3)), shapes=[(1, 3)], seed=22),
                     check.backward(BroadcastTo((2, 3)), shapes=[(2, 3)], seed=23),
                     check.backward(BroadcastTo((3, 2, 5)), shapes=[(1, 2, 1)], seed=24),
-                    check.backward(BroadcastTo((2, 3)), shapes=[()], seed=25))
+                    check.backward(BroadcastTo((2, 3)), shapes=[()], seed=25),
+                    check.backward(BroadcastTo((2, 3, 4)), shapes=[(3, 4)], seed=26, layout="fortran"),
+                    check.backward(BroadcastTo((4, 2, 3)), shapes=[(2, 1)], seed=27, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1341,12 +1363,22 @@ def __getitem__(self, index):          # x[index]
 
 # %% test id=test_getitem_forward points=1
 verdict = check.all(check.forward(GetItem(np.s_[1:, ::-2]), lambda a: a[1:, ::-2], shapes=[(3, 4)]),
-                    check.forward(GetItem(np.s_[[0, 2, 0]]), lambda a: a[[0, 2, 0]], shapes=[(3, 2)]))
+                    check.forward(GetItem(np.s_[[0, 2, 0]]), lambda a: a[[0, 2, 0]], shapes=[(3, 2)]),
+                    check.indexing(np.s_[[0, 2, 0]], (3, 2)),
+                    check.indexing(np.s_[1, -2], (3, 4)))
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
+verdict = check.all(check.indexing(np.s_[-1], (3, 4), seed=16),
+                    check.indexing(np.s_[1:, ::-2], (3, 4), seed=17),
+                    check.indexing(np.s_[:, [2, 2, 0], -1], (2, 3, 4), seed=18),
+                    check.indexing(np.array([1, 0, 1]), (2, 3), seed=19),
+                    check.indexing(np.s_[[1, 0, 1, 1], 2:], (2, 5), seed=20))
+assert verdict.passed, verdict.message
 verdict = check.all(check.forward(GetItem(np.s_[-1]), lambda a: a[-1], shapes=[(3, 4)], seed=11),
                     check.forward(GetItem(np.s_[[1, 0, 1, 1], 2:]), lambda a: a[[1, 0, 1, 1], 2:], shapes=[(2, 5)], seed=12),
-                    check.forward(GetItem(np.s_[1, -2]), lambda a: a[1, -2], shapes=[(3, 4)], seed=13))
+                    check.forward(GetItem(np.s_[1, -2]), lambda a: a[1, -2], shapes=[(3, 4)], seed=13),
+                    check.forward(GetItem(np.s_[:, [2, 0, 2]]), lambda a: a[:, [2, 0, 2]], shapes=[(3, 4)], seed=14, layout="fortran"),
+                    check.forward(GetItem(np.s_[1:, ::-2]), lambda a: a[1:, ::-2], shapes=[(3, 4)], seed=15, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1359,7 +1391,9 @@ verdict = check.all(check.backward(GetItem(np.s_[[1, 0, 1, 1], 2:]), shapes=[(2,
                     check.backward(GetItem(np.s_[:, [2, 2, 0], -1]), shapes=[(2, 3, 4)], seed=22),
                     check.backward(GetItem(np.s_[1, -2]), shapes=[(3, 4)], seed=23),
                     check.backward(GetItem(np.s_[::-1]), shapes=[(5,)], seed=24),
-                    check.backward(GetItem(np.s_[[0, 0, 0]]), shapes=[(2,)], seed=25))
+                    check.backward(GetItem(np.s_[[0, 0, 0]]), shapes=[(2,)], seed=25),
+                    check.backward(GetItem(np.s_[:, [2, 0, 2]]), shapes=[(3, 4)], seed=26, layout="fortran"),
+                    check.backward(GetItem(np.s_[1:, ::-2]), shapes=[(3, 4)], seed=27, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1430,7 +1464,9 @@ verdict = check.forward(MatMul(), np.matmul, shapes=[(2, 3), (3, 4)])
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(MatMul(), np.matmul, shapes=[(5, 2, 3), (3, 4)], seed=11),
-                    check.forward(MatMul(), np.matmul, shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=12))
+                    check.forward(MatMul(), np.matmul, shapes=[(2, 1, 2, 3), (3, 3, 2)], seed=12),
+                    check.forward(MatMul(), np.matmul, shapes=[(4, 3), (3, 5)], seed=13, layout="fortran"),
+                    check.forward(MatMul(), np.matmul, shapes=[(2, 4, 3), (3, 5)], seed=14, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1449,7 +1485,9 @@ verdict = check.all(check.backward(MatMul(), shapes=[(4, 4), (4, 4)], seed=21),
                     check.backward(MatMul(), shapes=[(2, 3, 2, 4), (4, 3)], seed=27),
                     check.backward(MatMul(), shapes=[(2, 3), (2, 2, 3, 2)], seed=28),
                     check.backward(MatMul(), shapes=[(2, 4, 3), (3, 2)], constant=[0], seed=29),
-                    check.backward(MatMul(), shapes=[(2, 3), (4, 3, 2)], constant=[1], seed=30))
+                    check.backward(MatMul(), shapes=[(2, 3), (4, 3, 2)], constant=[1], seed=30),
+                    check.backward(MatMul(), shapes=[(4, 3), (3, 5)], seed=31, layout="fortran"),
+                    check.backward(MatMul(), shapes=[(2, 4, 3), (3, 5)], seed=32, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1632,7 +1670,9 @@ assert verdict.passed, verdict.message
 # loss, a result of **one element** (shape `()`, `(1,)` or `(1, 1)`): start from a tensor of ones shaped
 # like `y`. A caller may pass `grad` explicitly, with `y`'s shape, as a Tensor or as a NumPy array
 # (wrap an array in a Tensor with `requires_grad=False`); then start from it. That is how you
-# differentiate a result of several elements.
+# differentiate a result of several elements. The ones, and a wrapped array, take `y`'s dtype, whatever
+# the array's own: the first `backward` to run receives a gradient of its output's dtype, as each op's
+# backward hands its inputs gradients of theirs.
 #
 # **Two calls that make no sense, refused.** `backward()` checks two things before it touches any
 # `.grad`, and raises with a message that says what is wrong and what to do:

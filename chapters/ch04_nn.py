@@ -1156,7 +1156,9 @@ print("after zero_grad(): gradients", [p.grad for p in model.parameters()])
 # the leading axis of size 1: a gradient has its input's shape. Work in NumPy, on `out_grad.data` and
 # the inputs' `.data` (`node._inputs`), and return Tensors that do not require a gradient, each in its
 # input's dtype, as `Softmax.backward` does. You may take `MatMul`'s shortcut: when $X$ does not
-# require a gradient (a batch of images), return zeros for it instead of computing $G W^\top$.
+# require a gradient (a batch of images), return zeros for it instead of computing $G W^\top$. As in
+# chapter 3's shape operations, the inputs may be views in any memory order (a transposed weight, a
+# reversed slice of a batch): work on their values, never on how memory holds them.
 
 # %% solution id=affine export
 class Affine(Function):
@@ -1188,7 +1190,9 @@ verdict = check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(4, 3), (3,
 assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(1, 5), (5, 1), (1, 1)], seed=11),
-                    check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(6, 2), (2, 7), (1, 7)], seed=12))
+                    check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(6, 2), (2, 7), (1, 7)], seed=12),
+                    check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(5, 3), (3, 4), (1, 4)], seed=13, layout="fortran"),
+                    check.forward(Affine(), lambda x, w, b: x @ w + b, shapes=[(5, 3), (3, 4), (1, 4)], seed=14, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 
@@ -1198,7 +1202,9 @@ assert verdict.passed, verdict.message
 ### BEGIN HIDDEN TESTS
 verdict = check.all(check.backward(Affine(), shapes=[(1, 5), (5, 1), (1, 1)], seed=21),
                     check.backward(Affine(), shapes=[(6, 2), (2, 7), (1, 7)], seed=22),
-                    check.backward(Affine(), shapes=[(5, 3), (3, 4), (1, 4)], constant=[0], seed=23))
+                    check.backward(Affine(), shapes=[(5, 3), (3, 4), (1, 4)], constant=[0], seed=23),
+                    check.backward(Affine(), shapes=[(5, 3), (3, 4), (1, 4)], seed=24, layout="fortran"),
+                    check.backward(Affine(), shapes=[(5, 3), (3, 4), (1, 4)], seed=25, layout="reversed"))
 assert verdict.passed, verdict.message
 ### END HIDDEN TESTS
 

@@ -501,6 +501,51 @@ def test_operators_check_catches_wrong_wiring_and_restores_the_ops(ns):
     assert Checker(ns, verbose=False).operators().passed
 
 
+def test_a_sum_that_tests_axes_for_truth_fails_the_operators_check(ns, monkeypatch):
+    """axes=0 names the first axis: a Tensor.sum that treats it as no axes sums every element."""
+    monkeypatch.setattr(ns["Tensor"], "sum",
+                        lambda self, axes=None: ns["Summation"](axes)(self) if axes else ns["Summation"]()(self))
+    verdict = Checker(ns, verbose=False).operators()
+    assert not verdict.passed and "`a.sum(axes=0)` has shape ()" in verdict.message, verdict.message
+    assert "`a.sum(axes=-1)`" not in verdict.message
+
+
+@pytest.mark.parametrize("index", [np.s_[[0, 2, 0]], np.s_[1, -2], np.s_[1:, ::-2], np.array([2, 0])])
+def test_indexing_goes_through_the_notebooks_getitem_operator(ns, monkeypatch, index):
+    """x[index] is checked through the notebook's Tensor.__getitem__ (the op checks call GetItem directly): one that
+    turns a list into a tuple fails where the index is a list, one that records no graph fails everywhere."""
+    check = Checker(ns, verbose=False)
+    assert check.indexing(index, (3, 4)).passed
+    GetItem = ns["GetItem"]
+
+    def list_as_tuple(self, index):
+        return GetItem(tuple(index) if isinstance(index, list) else index)(self)
+    monkeypatch.setattr(ns["Tensor"], "__getitem__", list_as_tuple)
+    assert check.indexing(index, (3, 4)).passed is not isinstance(index, list)
+    monkeypatch.setattr(ns["Tensor"], "__getitem__", lambda self, index: ns["Tensor"](self.data[index]))
+    verdict = check.indexing(index, (3, 4))
+    assert not verdict.passed and "does not record your GetItem" in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("layout", ["fortran", "reversed"])
+def test_shape_ops_are_checked_on_inputs_in_other_memory_orders(ns, check, layout):
+    """A transpose's view (Fortran order) and a reversed slice (negative strides) reach the shape ops: a Reshape
+    that reads memory order (order="A") is right on C-ordered inputs only; the solution is right on both."""
+    class MemoryOrderReshape(ns["Reshape"]):
+        def forward(self, a):
+            return np.reshape(a, self.shape, order="A")
+    assert check.forward(MemoryOrderReshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)]).passed
+    verdict = check.forward(MemoryOrderReshape((3, 2)), lambda a: a.reshape(3, 2), shapes=[(2, 3)], layout="fortran")
+    assert not verdict.passed and "Fortran order" in verdict.message, verdict.message
+    assert "never on how memory holds them" in verdict.message
+    for op, expected, shape in [(ns["Reshape"]((4, 6)), lambda a: a.reshape(4, 6), (2, 3, 4)),
+                                (ns["MatMul"](), np.matmul, [(2, 4, 3), (3, 5)]),
+                                (ns["Summation"](-1), lambda a: a.sum(axis=-1), (2, 3, 4))]:
+        shapes = shape if isinstance(shape, list) else [shape]
+        assert check.forward(op, expected, shapes=shapes, layout=layout).passed
+        assert check.backward(op, shapes=shapes, layout=layout).passed
+
+
 def unwritten(ns, name):
     """Op class `name` as a student has it before starting its exercise."""
     def skeleton(self, *args):
@@ -659,6 +704,25 @@ def test_a_gradient_that_requires_a_gradient_fails_the_engine_checks(ns, monkeyp
     for name in ("product", "explicit_grad"):
         verdict = Checker(ns, verbose=False).engine(name)
         assert not verdict.passed and "handed an out_grad that requires a gradient" in verdict.message, verdict.message
+
+
+def test_a_gradient_of_another_dtype_than_the_output_fails_the_engine_checks(ns, monkeypatch):
+    """The gradient backward() starts from has the output's dtype (float32, what Function makes): ones or a NumPy
+    grad kept float64 give the same values on the checks' float32-exact graphs, so the dtype handed is compared."""
+    Tensor = ns["Tensor"]
+    original = Tensor.backward
+
+    def float64_seed(self, grad=None):
+        if grad is None:
+            grad = Tensor(np.ones_like(self.data), dtype=np.float64, requires_grad=False)
+        elif not isinstance(grad, Tensor):
+            grad = Tensor(grad, dtype=np.float64, requires_grad=False)
+        return original(self, grad)
+    monkeypatch.setattr(Tensor, "backward", float64_seed)
+    for name in ("product", "explicit_grad"):
+        verdict = Checker(ns, verbose=False).engine(name)
+        assert not verdict.passed and "out_grad of dtype float64 for an output of dtype float32" in verdict.message, \
+            verdict.message
 
 
 def test_a_zero_grad_that_drops_the_graph_fails(ns, monkeypatch):

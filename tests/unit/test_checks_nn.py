@@ -629,3 +629,24 @@ def test_an_eval_that_flips_the_flag_fails_when_called_twice(ns, check, monkeypa
     assert_fails(check.module("train_eval"), "after tree.eval() twice in a row", "not a switch that flips")
     monkeypatch.undo()
     assert check.module("train_eval").passed
+
+
+@pytest.mark.parametrize("layout", ["fortran", "reversed"])
+def test_an_affine_that_assumes_c_order_fails_on_views_in_other_orders(ns, check, monkeypatch, layout):
+    """Affine's inputs may be views in any memory order: a backward that builds Xᵀ from C-order strides is right on
+    C-ordered inputs only, and the solution is right on all."""
+    Affine, Tensor = ns["Affine"], ns["Tensor"]
+    shapes = [(5, 3), (3, 4), (1, 4)]
+    assert check.backward(Affine(), shapes=shapes, layout=layout).passed
+
+    def c_strided(self, out_grad, node):
+        x, weight, _ = node._inputs
+        g = out_grad.data
+        xt = np.lib.stride_tricks.as_strided(x.data, x.shape[::-1], (x.data.itemsize, x.data.itemsize * x.shape[1]))
+        grads = (g @ weight.data.T, xt @ g, g.sum(axis=0, keepdims=True))
+        return tuple(Tensor(grad, dtype=t.dtype, requires_grad=False) for grad, t in zip(grads, node._inputs))
+    monkeypatch.setattr(Affine, "backward", c_strided)
+    assert check.backward(Affine(), shapes=shapes).passed
+    verdict = check.backward(Affine(), shapes=shapes, layout=layout)
+    assert not verdict.passed and "the gradient for b is wrong" in verdict.message, verdict.message
+    assert "never on how memory holds them" in verdict.message

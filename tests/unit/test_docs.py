@@ -276,3 +276,23 @@ def test_scale_rewrites_only_its_region():
     assert scale.rewrite_region(text, "new") == f"# Title\n\nreading\n\n{scale.BEGIN}\nnew\n{scale.END}\n\nmore reading\n"
     with pytest.raises(ValueError, match="no <!-- scale:begin -->"):
         scale.rewrite_region("# no marks\n", "new")
+
+
+# Where the docs count the catalogue, and the words around the two numbers
+CATALOGUE_COUNTS = {"README.md": r"catalogue of (\d+) realistic wrong answers\s+and (\d+) right",
+                    "docs/grading-correctness.md": r"(\d+) wrong and (\d+) right",
+                    "CHANGELOG.md": r"catalogue of (\d+) wrong and (\d+) right"}
+
+
+@pytest.mark.parametrize("path", sorted(CATALOGUE_COUNTS))
+def test_the_catalogue_is_counted_as_it_is(path):
+    """The figures a reader is given for the catalogue are its size: every chapter's mistakes and right answers."""
+    from autograder.build.submissions import load_catalog
+    from autograder.course import Course
+
+    course = Course(ROOT)
+    catalogues = [load_catalog(course, chapter) for chapter in course.chapters]
+    counted = (sum(len(c.MISTAKES) for c in catalogues), sum(len(getattr(c, "ALTERNATIVES", [])) for c in catalogues))
+    stated = re.search(CATALOGUE_COUNTS[path], (ROOT / path).read_text(encoding="utf-8"))
+    assert stated, f"{path} no longer counts the catalogue where this test looks"
+    assert tuple(map(int, stated.groups())) == counted, f"{path} says {stated.groups()}, the catalogue holds {counted}"

@@ -47,7 +47,7 @@ def engine(rng, name):
                             reported_ownership(reply, len(graph.report)) if graph.own else None)
     handed = reply.get("handed")
     if not isinstance(handed, list) or len(handed) > 64 or not all(
-            isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and isinstance(h[1], bool)
-            and isinstance(h[2], str) for h in handed):
+            isinstance(h, list) and len(h) == 4 and isinstance(h[0], str) and isinstance(h[1], bool)
+            and isinstance(h[2], str) and isinstance(h[3], bool) for h in handed):
         raise ProbeFailure("the reply does not say what the ops' backwards were handed")
     return depth_verdict(title, graph, reported_depth(reply), handed_verdict(title, verdict, handed))

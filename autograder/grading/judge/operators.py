@@ -7,7 +7,9 @@ the kernel; the values, which need a working operator on inputs the student neve
 import numpy as np
 
 from autograder.grading.judge.probes import ProbeFailure, returned
+from autograder.student import gradcheck
 from autograder.student.checks.describe import number
+from autograder.student.checks.indexing import Indexed, indexing_verdict
 from autograder.student.checks.operators import CASES, NO_GRAPH, STRAY_LEAF, operators_verdict
 from autograder.grading.judge.registry import judges
 
@@ -45,3 +47,17 @@ def case_problem(text, want, hint, result):
     if result.get("stray", 0) != 0:
         return f"`{text}` {STRAY_LEAF} Hint: {hint}"
     return None
+
+
+@judges("indexing")
+def indexing(rng, index, shape, seed=0):
+    """x[index] through the student's Tensor.__getitem__, on the judge's secret values (checks/indexing.py)."""
+    a = gradcheck.sample(tuple(shape), "real", rng)
+    reply = yield {"kind": "indexing", "x": a, "index": index}
+    got = returned(reply.get("returned"))
+    if got.failed:
+        return indexing_verdict(index, a, Indexed(error=(got.error_type, got.message)))
+    if got.kind != "tensor":
+        return indexing_verdict(index, a, Indexed(type_name=got.type_name or got.kind))
+    return indexing_verdict(index, a, Indexed(value=got.value, getitem=reply.get("getitem") is True,
+                                              reaches=reply.get("reaches") is True))

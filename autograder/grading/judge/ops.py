@@ -26,6 +26,7 @@ from autograder.student.checks.ops import (
     forward_side_effect_problem,
     forward_state_note,
     grad_set_problem,
+    layout_hint,
     layout_label,
     gradient_mismatch,
     ignores_out_grad,
@@ -74,7 +75,7 @@ def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False
     mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
     if mismatch:
         return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch,
-                                       slips.params_of_call(op.name, op.args, op.kwargs)))
+                                       slips.params_of_call(op.name, op.args, op.kwargs), layout))
     problem = forward_side_effect_problem(where, arrays, after)
     if not problem and owns_memory:
         shares = objects(reply, "shares", 1, kind=list)[0]
@@ -238,7 +239,7 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
     if problem:
         return failed(problem), analytic
-    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
+    message = (gradient_mismatch(where, arrays, analytic, numeric, layout_hint(slips.backward_hint(case, analytic), layout))
                or side_effect_problem(where, [upstream, *arrays, out], after)
                or grad_set_problem(where, grads_set))
     return (failed(message) if message else passed("ok")), analytic

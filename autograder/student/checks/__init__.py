@@ -13,7 +13,8 @@ import functools
 import inspect
 
 from autograder.student.checks import (  # noqa: F401  (importing a module registers its checks)
-    capstone, convolution, data, engine, engine_rules, fitting, idx, init, kinks, module_tree, nn, operators, ops, optim,
+    capstone, convolution, data, engine, engine_rules, fitting, idx, indexing, init, kinks, module_tree, nn, operators, ops,
+    optim,
     persistence, pool_ties, scalar, tensor, training, transforms,
 )
 from autograder.student.checks.registry import CHECKS, unknown

@@ -108,8 +108,8 @@ def is_op(value, Function):
 
 @contextlib.contextmanager
 def swapped(namespace, keep=()):
-    """The notebook's chapter-3 op classes but those named in `keep` (the op under test), and all the
-    Tensor operators, replaced by the course's for the length of the block, then restored.
+    """The notebook's chapter-3 op classes but those named in `keep` (the op under test), and the Tensor
+    operators but those named in `keep` (`__getitem__`), replaced by the course's for the block, then restored.
 
     Only names that hold an op class are swapped (chapter 4's `ReLU` module keeps its name); a
     namespace without `Function` and `Tensor` (chapters 1 and 2) is left alone.
@@ -121,7 +121,7 @@ def swapped(namespace, keep=()):
     ops = {name: standin(Function, name) for name in FORWARDS}
     names = [name for name in FORWARDS if name not in keep and is_op(namespace.get(name), Function)]
     saved_names = {name: namespace[name] for name in names}
-    methods = operator_methods(Tensor, ops)
+    methods = {name: method for name, method in operator_methods(Tensor, ops).items() if name not in keep}
     saved_methods = {name: Tensor.__dict__.get(name, MISSING) for name in methods}
     namespace.update({name: ops[name] for name in names})
     for name, method in methods.items():

@@ -319,14 +319,22 @@ HANDED_HINT = ("the gradient backward() starts from, ones or a NumPy `grad` it w
                "backward would otherwise build one, and keep it alive, at every step).")
 
 
+DTYPE_HINT = ("the gradient backward() starts from, ones or a NumPy `grad` it wraps, has the output's dtype, "
+              "whatever the dtype of the array it was given (section 3.8).")
+
+
 def handed_verdict(title, verdict, handed):
-    """`verdict`, unless an op's backward was handed an out_grad that requires a gradient. `handed`:
-    engine_graph.probe_ops's record. Shared with the judge."""
+    """`verdict`, unless an op's backward was handed an out_grad that requires a gradient, or one of another dtype
+    than its output. `handed`: engine_graph.probe_ops's record. Shared with the judge."""
     if not verdict.passed:
         return verdict
-    if any(requires_grad for _, requires_grad, _ in handed or []):
+    if any(requires_grad for _, requires_grad, *_ in handed or []):
         return failed(f"{title}: an op's backward was handed an out_grad that requires a gradient, so the "
                       f"computation of the gradients was itself recorded as a graph.\n  Hint: {HANDED_HINT}")
+    other = next(((got, want) for got, _, want, engines in handed or [] if engines and got != want), None)
+    if other:
+        return failed(f"{title}: an op's backward was handed an out_grad of dtype {other[0]} for an output of dtype "
+                      f"{other[1]}.\n  Hint: {DTYPE_HINT}")
     return verdict
 
 
@@ -354,7 +362,7 @@ def check_engine(Tensor, Function, name):
     depth = 0
     for index, (node, upstream) in enumerate(graph.calls):
         args = () if upstream is None else (np.array(upstream, dtype=np.float64),) if index in graph.plain else \
-            (Tensor(upstream, dtype=np.float64, requires_grad=False),)
+            (Tensor(upstream, dtype=nodes[node].data.dtype, requires_grad=False),)   # a Tensor: the output's dtype
         try:
             if graph.chain_length():
                 depth = max(depth, running.deepest_call(run_quietly, nodes[node].backward, *args))

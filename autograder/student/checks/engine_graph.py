@@ -11,10 +11,16 @@ import numpy as np
 def probe_ops(Function, Tensor, handed=None):
     """Scale, Plus and Times: tiny ops with NumPy backwards, subclassing the notebook's Function. Plus
     hands both inputs the very same out_grad, as the course's Add does. `handed`, a list: each backward
-    appends what it was given, [out_grad's dtype name, requires_grad, its output's dtype name] (the first 64)."""
+    appends what it was given, [out_grad's dtype name, requires_grad, its output's dtype name, whether out_grad is
+    the engine's (not a gradient one of these ops returned)] (the first 64)."""
+    returned = set()                     # ids of the gradients these ops returned, kept alive in `kept`
+    kept = []
 
     def tensor(x):
-        return Tensor(x, dtype=np.float64, requires_grad=False)
+        t = Tensor(x, dtype=np.float64, requires_grad=False)
+        returned.add(id(t))
+        kept.append(t)
+        return t
 
     def given(op, out_grad, node=None):
         """`out_grad` itself, once it is known to be a Tensor: the contract every op's backward relies on."""
@@ -27,7 +33,7 @@ def probe_ops(Function, Tensor, handed=None):
                             "engine must hand Tensors along, whatever form .grad is stored in")
         if handed is not None and len(handed) < 64:
             handed.append([str(np.asarray(out_grad.data).dtype), getattr(out_grad, "requires_grad", None) is True,
-                           str(np.asarray(getattr(node, "data", out_grad.data)).dtype)])
+                           str(np.asarray(getattr(node, "data", out_grad.data)).dtype), id(out_grad) not in returned])
         return out_grad
 
     class Scale(Function):

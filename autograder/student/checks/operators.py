@@ -40,6 +40,11 @@ CASES = [
     ("a.transpose((1, 0))", lambda a, b, m: a.transpose((1, 0)), lambda a, b, m: a.T, "pass axes on to Transpose."),
     ("a.sum()", lambda a, b, m: a.sum(), lambda a, b, m: a.sum(), "use Summation(axes)."),
     ("a.sum(axes=1)", lambda a, b, m: a.sum(axes=1), lambda a, b, m: a.sum(axis=1), "the keyword is `axes`, as in Summation."),
+    # Settings whose truth value is not what they mean: axis 0 is an axis, -1 counts from the end.
+    ("a.sum(axes=0)", lambda a, b, m: a.sum(axes=0), lambda a, b, m: a.sum(axis=0),
+     "pass axes on to Summation as given: 0 names the first axis; only None means every axis."),
+    ("a.sum(axes=-1)", lambda a, b, m: a.sum(axes=-1), lambda a, b, m: a.sum(axis=-1),
+     "pass axes on to Summation as given: a negative axis counts from the last one."),
     ("a.broadcast_to((4, 2, 3))", lambda a, b, m: a.broadcast_to((4, 2, 3)),
      lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
     # A float is a Python number as much as 2 is (section 3.7: `x * 0.5`): each operator that tells numbers from

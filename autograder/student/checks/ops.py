@@ -30,17 +30,21 @@ def own_method(op, name):
     return getattr(type(op), name, None)
 
 
-LAYOUTS = ("C", "batch_last")
+LAYOUTS = ("C", "batch_last", "fortran", "reversed")
 
 
 def laid_out(array, layout):
-    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default), or "batch_last",
-    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order, the
-    first axis fastest). Shared with the judge's worker, which keeps its own copy of these lines."""
-    if layout == "batch_last":
-        if array.ndim == 4:
-            return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default); "batch_last",
+    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order);
+    "fortran", the first axis fastest, as a transpose's view lies; "reversed", a view whose every axis runs backwards
+    in memory (negative strides), as `a[::-1]` is. Shared with the judge's worker, which keeps its own copy."""
+    if layout == "batch_last" and array.ndim == 4:
+        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout in ("batch_last", "fortran"):
         return np.asfortranarray(array)
+    if layout == "reversed":
+        backwards = (slice(None, None, -1),) * array.ndim
+        return np.ascontiguousarray(array[backwards])[backwards]
     return np.array(array, order="C")
 
 
@@ -78,7 +82,7 @@ def check_forward(op, expected, shapes, domains="real", seed=0, owns_memory=Fals
     mismatch = gradcheck.worst_mismatch(got, want, rtol=1e-5, atol=1e-6)
     if mismatch:
         return failed(forward_mismatch(where, op_name(op), arrays, got, want, mismatch,
-                                       slips.params_of_instance(op_name(op), op)))
+                                       slips.params_of_instance(op_name(op), op), layout))
     problem = forward_side_effect_problem(where, arrays, given) \
         or (owns_memory and shared_memory_problem(where, [np.may_share_memory(got, g) for g in given]))
     if problem:
@@ -98,9 +102,27 @@ def shared_memory_problem(where, shares):
     return None
 
 
+# The layouts of views an op meets in a graph, whose failure the memory order alone explains (chapter 10's batch-last
+# layout has messages of its own).
+MEMORY_ORDER_LAYOUTS = ("fortran", "reversed")
+MEMORY_ORDER_RULE = ("these inputs are views whose memory holds the numbers in another order than NumPy's default. "
+                     "The answer depends on the values alone: work on them as NumPy's functions do, never on how "
+                     "memory holds them (strides, buffers, an order argument).")
+
+
+def layout_hint(hint, layout):
+    """The hint for a gradient that is wrong on inputs laid out as `layout` (shared with the judge)."""
+    return MEMORY_ORDER_RULE if layout in MEMORY_ORDER_LAYOUTS else hint
+
+
 def layout_label(layout):
     """How a message names inputs given in a memory order other than C's."""
-    return " (batch-last in memory: an NCHW view of (C, H, W, N) data)" if layout == "batch_last" else ""
+    return LAYOUT_LABELS.get(layout, "")
+
+
+LAYOUT_LABELS = {"batch_last": " (batch-last in memory: an NCHW view of (C, H, W, N) data)",
+                 "fortran": " (in Fortran order: the first axis fastest in memory, as a transpose's view)",
+                 "reversed": " (a view with negative strides: every axis runs backwards in memory, as a[::-1])"}
 
 
 def one_input_gradient(Tensor, op, label, a, out, upstream, where):
@@ -148,11 +170,12 @@ def conv_forward_hint(arrays, got, want, params):
             "(H_out, W_out, N): reshape in that order, then transpose to NCHW.")
 
 
-def forward_mismatch(where, name, arrays, got, want, mismatch, params=None):
+def forward_mismatch(where, name, arrays, got, want, mismatch, params=None, layout="C"):
     """The message for a forward whose values are wrong: the worst element, the inputs, and for the ops that
     exponentiate, what inf or nan where a finite value belongs says; for Conv, a slip the values show
-    (`params`: the op's settings). Shared with the judge."""
-    hint = ""
+    (`params`: the op's settings); for inputs in another memory order than C's (`layout`), the rule that the
+    values alone decide. Shared with the judge."""
+    hint = f"\n  Hint: {MEMORY_ORDER_RULE}" if layout in MEMORY_ORDER_LAYOUTS else ""
     if name == "Conv" and len(arrays) == 2 and np.shape(got) == want.shape and want.ndim == 4:
         hint = conv_forward_hint(arrays, got, want, params or {})
     lost = ~np.isfinite(np.asarray(got, dtype=np.float64)) & np.isfinite(want)
@@ -311,7 +334,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
     problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
     if problem:
         return failed(problem), analytic
-    message = (gradient_mismatch(where, arrays, analytic, numeric, slips.backward_hint(case, analytic))
+    message = (gradient_mismatch(where, arrays, analytic, numeric, layout_hint(slips.backward_hint(case, analytic), layout))
                or side_effect_problem(where, [upstream, *arrays, out], after)
                or grad_set_problem(where, grads_set))
     return (failed(message) if message else passed("ok")), analytic

@@ -165,10 +165,13 @@ def deepest_call(fn, *args):
 
 def laid_out(array, layout):
     """A copy of `array` in the memory order `layout`, as checks/ops.laid_out makes it."""
-    if layout == "batch_last":
-        if array.ndim == 4:
-            return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout == "batch_last" and array.ndim == 4:
+        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout in ("batch_last", "fortran"):
         return np.asfortranarray(array)
+    if layout == "reversed":
+        backwards = (slice(None, None, -1),) * array.ndim
+        return np.ascontiguousarray(array[backwards])[backwards]
     return np.array(array, order="C")
 
 
@@ -298,7 +301,7 @@ def engine(request, namespace):
     Tensor = namespace["Tensor"]
     graph = request["graph"]
     try:
-        handed = []                             # [dtype, requires_grad] of each out_grad a private op was given
+        handed = []                             # what each private op's backward was given (engine_graph.probe_ops)
         nodes = shipped("engine_graph")["build"](graph["leaves"], graph.get("constants", []), graph["ops"],
                                                  Tensor, namespace["Function"], handed)
     except Exception as error:  # noqa: BLE001
@@ -307,7 +310,7 @@ def engine(request, namespace):
     depth = 0                                   # how deep backward() nests its calls, when the graph asks
     for index, (node_index, grad) in enumerate(graph["calls"]):
         args = () if grad is None else (np.array(grad, dtype=np.float64),) if index in plain else \
-            (Tensor(grad, dtype=np.float64, requires_grad=False),)
+            (Tensor(grad, dtype=nodes[node_index].data.dtype, requires_grad=False),)   # a Tensor: the output's dtype
         try:
             if graph.get("depth"):
                 depth = max(depth, deepest_call(quietly, nodes[node_index].backward, *args))
@@ -383,6 +386,23 @@ def operators(request, namespace):
             namespace.pop(name, None)
         namespace.update(saved)
     return {"results": results}
+
+
+@handles("indexing")
+def indexing(request, namespace):
+    """x[index] on the judge's array through the notebook's Tensor.__getitem__ and GetItem, the other ops and
+    operators the course's meanwhile (checks/indexing.py)."""
+    Tensor = namespace["Tensor"]
+    with course_ops(namespace, ["GetItem", "__getitem__"]):
+        x = Tensor(request["x"].copy(), dtype=np.float64, requires_grad=True)
+        try:
+            result = quietly(lambda: x[request["index"]])
+        except Exception as error:  # noqa: BLE001
+            return {"returned": error_report(error), "getitem": False, "reaches": False}
+    GetItem = namespace.get("GetItem")
+    return {"returned": report(result, Tensor),
+            "getitem": isinstance(GetItem, type) and isinstance(getattr(result, "_op", None), GetItem),
+            "reaches": reaches(result, x)}
 
 
 MISSING = object()
