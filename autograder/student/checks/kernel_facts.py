@@ -1,6 +1,6 @@
 """Facts a check gathers in the kernel, gathered the same way by the course's checks and the judge's worker: how
 deeply a call nests Python calls, which leaves a result's graph holds, what a backward call changed on its op,
-whether a dataset holds given samples, a number's type, whether parameters hold gradients, and the mode a
+whether a dataset holds given samples, the memory order an op's inputs are laid out in, a number's type, whether parameters hold gradients, and the mode a
 Dropout was in at each forward call. Also the course's own state loading, which both sides stand in for a
 student's `load_state_dict` while they grade another exercise of chapter 8.
 
@@ -10,6 +10,22 @@ ships `engine_graph.py`), so both sides gather with the very same code.
 import sys
 
 import numpy as np
+
+
+def laid_out(array, layout):
+    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default); "batch_last",
+    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order);
+    "fortran", the first axis fastest, as a transpose's view lies; "reversed", a view whose every axis runs backwards
+    in memory (negative strides), as `a[::-1]` is. The judge's worker lays its
+    inputs out with this same function."""
+    if layout == "batch_last" and array.ndim == 4:
+        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+    if layout in ("batch_last", "fortran"):
+        return np.asfortranarray(array)
+    if layout == "reversed":
+        backwards = (slice(None, None, -1),) * array.ndim
+        return np.ascontiguousarray(array[backwards])[backwards]
+    return np.array(array, order="C")
 
 
 def deepest_call(fn, *args):

@@ -18,7 +18,7 @@ from autograder.student.checks.describe import (
     shapes_label,
     type_name,
 )
-from autograder.student.checks.kernel_facts import changed_attributes, op_attributes
+from autograder.student.checks.kernel_facts import changed_attributes, laid_out, op_attributes
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.hints import backward_hint, op_name
@@ -31,21 +31,6 @@ def own_method(op, name):
 
 
 LAYOUTS = ("C", "batch_last", "fortran", "reversed")
-
-
-def laid_out(array, layout):
-    """A copy of `array` with the same values in the memory order `layout`: "C" (NumPy's default); "batch_last",
-    an NCHW view of (C, H, W, N) memory as chapter 10's Conv hands its output on (other ranks: Fortran order);
-    "fortran", the first axis fastest, as a transpose's view lies; "reversed", a view whose every axis runs backwards
-    in memory (negative strides), as `a[::-1]` is. Shared with the judge's worker, which keeps its own copy."""
-    if layout == "batch_last" and array.ndim == 4:
-        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
-    if layout in ("batch_last", "fortran"):
-        return np.asfortranarray(array)
-    if layout == "reversed":
-        backwards = (slice(None, None, -1),) * array.ndim
-        return np.ascontiguousarray(array[backwards])[backwards]
-    return np.array(array, order="C")
 
 
 def other_inputs(shapes, domains, seed):

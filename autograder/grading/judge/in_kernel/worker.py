@@ -164,15 +164,8 @@ def deepest_call(fn, *args):
 
 
 def laid_out(array, layout):
-    """A copy of `array` in the memory order `layout`, as checks/ops.laid_out makes it."""
-    if layout == "batch_last" and array.ndim == 4:
-        return np.ascontiguousarray(array.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
-    if layout in ("batch_last", "fortran"):
-        return np.asfortranarray(array)
-    if layout == "reversed":
-        backwards = (slice(None, None, -1),) * array.ndim
-        return np.ascontiguousarray(array[backwards])[backwards]
-    return np.array(array, order="C")
+    """A copy of `array` in the memory order `layout`, by the course's own checks/kernel_facts.laid_out."""
+    return shipped("kernel_facts")["laid_out"](array, layout)
 
 
 def make_op(namespace, spec):
