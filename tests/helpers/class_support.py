@@ -22,7 +22,7 @@ from helpers.course_paths import ROOT
 # while the per-chapter pipeline tests grade every chapter.
 CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 
-COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "demo", "source", "release"]
+COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "catalogue", "demo", "source", "release"]
 # A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.
 TEST_CELL_TIMEOUT = 5
 

@@ -1117,11 +1117,13 @@ def test_chapter_10_right_submission_keeps_full_marks_through_the_judge(graded):
 def test_chapter_10_plan_reads_slow_literal_names_and_isolate():
     plans = plan_notebook(source_notebook(CH10), JUDGED_CHECKS, KERNEL_DECIDES)
     assert {g for g, p in plans.items() if p.unjudged} == set()
-    hidden = plans["test_conv_backward"].calls[-3]
-    assert hidden.args[0] == OpSpec("Conv", (1, 2)) and hidden.kwargs["isolate"] == ["Flip", "Dilate"]
-    filters_constant = plans["test_conv_backward"].calls[-1]
-    assert filters_constant.args[0] == OpSpec("Conv", (2, 1)) and filters_constant.kwargs["constant"] == [1]
-    assert [c.name for c in plans["test_max_pool_backward"].calls] == ["backward", "max_pool_ties"] + ["backward"] * 3 + ["max_pool_ties"] * 2
+    calls = plans["test_conv_backward"].calls
+    dilated = [c for c in calls if c.args[0] == OpSpec("Conv", (1, 2))]        # a hidden dilation case
+    assert dilated and all(c.kwargs["isolate"] == ["Flip", "Dilate"] for c in dilated)
+    filters_constant = [c for c in calls if c.kwargs.get("constant") == [1]]
+    assert [c.args[0] for c in filters_constant] == [OpSpec("Conv", (2, 1))]
+    assert [c.name for c in plans["test_max_pool_backward"].calls] == (
+        ["backward"] * 2 + ["max_pool_ties"] + ["backward"] * 3 + ["max_pool_ties"] * 2 + ["backward"] * 2)
     expected = plans["test_flip_forward"].calls[0].args[1]
     assert expected(np.arange(4.0)).tolist() == [3, 2, 1, 0]
 
