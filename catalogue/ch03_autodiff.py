@@ -376,6 +376,11 @@ MISTAKES = [
           ["test_engine_constant_error"]),
     wrong("matmul_shortcut_tests_b", "the shortcut tests b.requires_grad: a gets zeros whenever b is a constant",
           "matmul", "        if not a.requires_grad:", "        if not b.requires_grad:", ["test_matmul_backward"]),
+    wrong("matmul_mirror_shortcut_shapes_swapped", "adds the mirror shortcut for a constant b, but sums a's gradient to "
+          "b's shape and gives b zeros of a's: right only when a and b have one shape", "matmul",
+          "        if not a.requires_grad:", "        if not b.requires_grad:\n            return sum_to_shape(out_grad @ "
+          "b.transpose(), b.shape), Tensor(np.zeros_like(a.data), dtype=a.dtype)\n        if not a.requires_grad:",
+          ["test_matmul_backward"]),
     wrong("mul_scalar_only_ints", "tests isinstance(other, int) for a number: a * 0.5 goes to Mul with a float",
           "operators", "    if isinstance(other, Tensor):\n        return Mul()(self, other)\n    return MulScalar(other)(self)",
           "    if isinstance(other, int):\n        return MulScalar(other)(self)\n    return Mul()(self, other)",

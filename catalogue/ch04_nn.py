@@ -275,6 +275,11 @@ MISTAKES = [
           "g = out_grad.data", "g = np.ones_like(out_grad.data)", ["test_affine_backward"]),
     wrong("affine_x_grad_always_zeros", "takes MatMul's shortcut for every x, also one that needs its gradient",
           "affine", AFFINE_X_GRAD, "        grad_x = np.zeros_like(x.data)\n", ["test_affine_backward"]),
+    wrong("affine_shortcut_skips_weight_grad", "for a constant x, skips the weight's product (Xᵀ G) instead of x's: the "
+          "weight gets zeros whenever the input is data", "affine",
+          "        grads = (grad_x, x.data.T @ g, g.sum(axis=0, keepdims=True))",
+          "        grads = (grad_x, x.data.T @ g if x.requires_grad else np.zeros_like(weight.data), "
+          "g.sum(axis=0, keepdims=True))", ["test_affine_backward"]),
     wrong("affine_forward_no_bias", "forward leaves the bias out", "affine", "return x @ weight + bias",
           "return x @ weight", ["test_affine_forward", "test_affine_backward"]),
     # SoftmaxCrossEntropy (fused)
