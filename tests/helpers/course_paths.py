@@ -1,6 +1,8 @@
 """Where the committed course is (the repository's root, found from this file, so tests run from any
 folder), and what a fresh copy of it needs."""
+import fnmatch
 import shutil
+import subprocess
 from pathlib import Path
 
 from autograder.course import Course
@@ -22,3 +24,36 @@ def copy_course_inputs(target, names=COURSE_INPUTS):
         elif source.exists():
             shutil.copy2(source, target / name)
     return Course(target)
+
+
+def ignored(relative, is_dir, patterns):
+    """Whether .gitignore's simple patterns (`name`, `/name`, `name/`, `*.ext`) leave out `relative`."""
+    for pattern in patterns:
+        if pattern.endswith("/") and not is_dir:
+            continue
+        pattern = pattern.rstrip("/")
+        if pattern.startswith("/"):
+            if fnmatch.fnmatch(relative, pattern[1:]):
+                return True
+        elif fnmatch.fnmatch(relative.rsplit("/", 1)[-1], pattern):
+            return True
+    return False
+
+
+def course_files(root=ROOT, untracked=False):
+    """The course's files, relative paths: git's list in a checkout (with `untracked`, also the files git does not
+    ignore yet, as a clone of the next commit would hold them); in a copy without .git (`git archive`, as
+    .ci/reproduce-elsewhere makes), every file .gitignore does not leave out."""
+    extra = ["--others", "--exclude-standard"] if untracked else []
+    listed = subprocess.run(["git", "ls-files", "--cached", *extra, "-z"], cwd=root, capture_output=True)
+    if not listed.returncode:
+        return sorted(p for p in listed.stdout.decode().split("\0") if p and (Path(root) / p).is_file())
+    gitignore = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
+    patterns = [line.strip() for line in gitignore if line.strip() and not line.startswith("#")] + [".git/"]
+    found, folders = [], [root]
+    while folders:
+        for entry in sorted(folders.pop().iterdir()):
+            relative = entry.relative_to(root).as_posix()
+            if not ignored(relative, entry.is_dir(), patterns):
+                (folders if entry.is_dir() else found).append(entry if entry.is_dir() else relative)
+    return sorted(found)

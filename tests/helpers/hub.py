@@ -14,7 +14,7 @@ from pathlib import Path
 
 import requests
 
-from helpers.course_paths import ROOT
+from helpers.course_paths import ROOT, course_files
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"
 PREFIX = "bghub"                 # every Linux user and group the hub test makes starts with it
@@ -120,12 +120,6 @@ class Hub:
         return (self.base / "hub.log").read_text(errors="replace")
 
 
-def course_files():
-    """The repository's files, as a clone would hold them (tracked and new, not ignored ones)."""
-    listed = run("git", "ls-files", "-co", "--exclude-standard", "-z", cwd=ROOT).stdout.split("\0")
-    return [name for name in listed if name and (ROOT / name).is_file()]
-
-
 def set_up(base):
     """Users, the course folder in the instructor's home, deploy/jupyterhub/setup.sh, the hub started."""
     remove_users()
@@ -133,7 +127,7 @@ def set_up(base):
     homes.mkdir(mode=0o755)
     run("useradd", "-m", "-d", homes / INSTRUCTOR, "-s", "/bin/bash", INSTRUCTOR)
     course = homes / INSTRUCTOR / "babygrad-course"
-    for name in course_files():
+    for name in course_files(untracked=True):
         (course / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, course / name)
     hub = Hub(base, free_port(), course)
