@@ -245,7 +245,8 @@ def configure_nbgrader(c) -> None:
     # number of files), what intake refuses is moved out to <LEDGER_DIR>/refused/ (grading/set_aside.py);
     # then what is left is checked for files others could have changed, or unlike the exchange's copy
     # (grading/submission_modes.py). nbgrader calls one hook, with keywords.
-    set_aside = SetAside(IntakeLimits.from_config(globals()), LEDGER_DIR, SUBMITTED_DIR)
+    intake_limits = IntakeLimits.from_config(globals())      # what one submission folder may hold
+    set_aside = SetAside(intake_limits, LEDGER_DIR, SUBMITTED_DIR)
     check_modes = before_autograde(Path(__file__).parent)
 
     def before_autograde_copies(**submission):
@@ -287,7 +288,7 @@ def configure_nbgrader(c) -> None:
     # folders 0777, which its collect keeps: the course's collect leaves submitted/<student>/<chapter>/ the
     # instructor's alone (grading/submission_modes.py).
     c.ExchangeFactory.collect = "autograder.grading.submission_modes.PrivateCollect"
-    c.IntakeCollect.limits = IntakeLimits.from_config(globals())
+    c.IntakeCollect.limits = intake_limits
     c.IntakeCollect.notebooks = {a.id: f"{a.notebook}.ipynb" for a in CHAPTERS + BONUS}
     c.IntakeCollect.ledger_directory = LEDGER_DIR
     # A chapter released through the exchange before an earlier one is due carries none of its solution

@@ -91,21 +91,27 @@ def digests(folder, notebooks, limits):
 
 
 def exchange_copy(exchange, course_id, student, chapter_id, submitted):
-    """The inbound folder this submission was collected from (same timestamp.txt), or None."""
+    """The inbound folder this submission was collected from (same timestamp.txt), or None. Every student can
+    write in inbound/, so its stamps are read as intake reads a submission: never through a link or a FIFO."""
     inbound = Path(exchange) / course_id / "inbound"
-    stamp = Path(submitted) / "timestamp.txt"
-    if not inbound.is_dir() or not stamp.is_file():
+    wanted = stamp(submitted)
+    if not inbound.is_dir() or wanted is None:
         return None
-    wanted = stamp.read_bytes()
     try:
         candidates = sorted(inbound.glob(f"{student}+{chapter_id}+*"))
     except PermissionError:
         return None
-    for candidate in candidates:
-        copy_stamp = candidate / "timestamp.txt"
-        if copy_stamp.is_file() and copy_stamp.read_bytes() == wanted:
-            return candidate
-    return None
+    return next((candidate for candidate in candidates if stamp(candidate) == wanted), None)
+
+
+def stamp(folder):
+    """The bytes of the folder's timestamp.txt, or None where it is missing or not a regular file."""
+    from autograder.grading import intake
+
+    try:
+        return intake.read_regular(Path(folder) / "timestamp.txt")
+    except OSError:
+        return None
 
 
 def check_submission(submitted, owner_uid, inbound=None, notebooks=(), limits=None):
