@@ -388,7 +388,7 @@ def grown(graded_class, student, folder, suffix):
 
 
 def test_every_output_channel_stays_under_the_cap_and_keeps_full_marks(graded_class):
-    """Cells of the student's own send 20 MB as a display update, 2,000 results of 8 kB, 20 MB of output
+    """Cells of the student's own send 20 MB as a display update, 200 results of 8 kB, 20 MB of output
     metadata, 20 MB of widget state and an exception whose name and message are 5 MB each: each cell keeps at most
     its cap, says what was cut, and the autograded notebook and feedback page grow by less than a notebook's cap."""
     import course_config
