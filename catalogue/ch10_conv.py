@@ -3,7 +3,7 @@
 The capstone cell trains the whole network with the student's ops, so a mistake in an op the network
 uses can cost the capstone too: the `loses` below say so wherever the network no longer reaches 97%
 (or no longer runs). A Conv with Python loops over images or pixels is not in this catalog, only in
-tests/unit/test_checks_conv.py: its capstone would run for minutes in every test run.
+tests/unit/test_ch10_conv.py: its capstone would run for minutes in every test run.
 """
 from autograder.build.submissions import right, wrong
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from autograder.build import authoring
 from autograder.student.checks.capstone import RECIPES, held_out_accuracy, mnist
-from autograder.student.checks.fitting import headless
+from autograder.student.checks.ch09_trainer import headless
 from autograder.student.my_library import assemble
 
 RTOL, ATOL = 1e-6, 1e-8     # float64 on both sides: a right op agrees to rounding, a wrong one by far more

@@ -30,7 +30,7 @@ from autograder.grading.judge.probes import (
 from autograder.grading.judged_execute import JUDGE_ERROR_NAME, judge_error, judge_error_line, judge_pass
 from autograder.grading.nbgrader_cli import run_nbgrader
 from autograder.student.checks import Checker
-from autograder.student.checks.engine import GRAPHS, expected_grads
+from autograder.student.checks.ch03_autodiff_engine import GRAPHS, expected_grads
 from autograder.student.verdict import JUDGED_OUTSIDE_ENV
 
 from helpers.across_workers import once_per_run
@@ -726,7 +726,7 @@ def test_every_chapter_1_and_5_grade_cell_is_judged(chapter_id, cells):
 @pytest.mark.parametrize("name", ["order", "reuse", "twice", "long_chain"])
 def test_the_judges_value_graphs_agree_with_finite_differences(name):
     """The judge's own reverse sweep over a chapter 1 graph: a judge bug would fail right answers."""
-    from autograder.grading.judge.scalar import GRAPHS as VALUE_GRAPHS
+    from autograder.grading.judge.ch01_scalar import GRAPHS as VALUE_GRAPHS
 
     def output(graph, leaves):
         values = list(leaves)
@@ -749,7 +749,7 @@ def test_the_judges_value_graphs_agree_with_finite_differences(name):
 def test_the_judges_numerical_gradient_functions_have_their_exact_derivatives(case):
     import math
 
-    from autograder.grading.judge.scalar import FUNCTIONS
+    from autograder.grading.judge.ch01_scalar import FUNCTIONS
     rng = np.random.default_rng(6)
     for text, params, body, draw, h, exact, _ in FUNCTIONS[case]:
         f = eval(f"lambda {params}: {body}", {"math": math})  # noqa: S307
@@ -1303,7 +1303,7 @@ def test_a_loader_that_answers_the_courses_probe_dataset_fails_on_the_judges_sam
     which is all the in-kernel check's ProbeDataset holds, passes that check; the judge's samples are secret."""
     from helpers.solved_code import notebook_namespace
 
-    from autograder.student.checks import data as data_checks
+    from autograder.student.checks import ch06_data as data_checks
     namespace = notebook_namespace(CH06)
     Tensor, real = namespace["Tensor"], namespace["DataLoader"]
 
@@ -1371,7 +1371,7 @@ def test_the_judges_gains_are_the_notebooks():
     """The judge's copy of the provided GAINS table: a student who edits theirs cannot move the target."""
     from helpers.solved_code import solved_namespace
 
-    from autograder.student.checks import init
+    from autograder.student.checks import ch07_init as init
     assert init.GAINS == pytest.approx(solved_namespace(CH07)["GAINS"])
 
 
@@ -1475,7 +1475,7 @@ def test_a_gradient_stored_without_a_copy_is_named_as_shared_by_judge_and_kernel
 
 
 def test_ownership_names_shared_and_read_only_arrays_only():
-    from autograder.student.checks.engine_graph import ownership
+    from autograder.student.checks.ch03_autodiff_engine_graph import ownership
 
     a = np.ones(3)
     facts = ownership([a, a[1:], np.ones(3), np.broadcast_to(np.ones(1), (3,)), None])
@@ -1506,7 +1506,7 @@ def test_a_wrong_module_method_fails_the_judge_with_the_checks_message(mistake, 
 def test_the_module_tree_holds_the_judges_secret_values_not_the_courses():
     """The tree the kernel builds gets the judge's values of secret shapes and tags: no two runs alike, and
     nothing the public course's tree (default_rng(5), all 2x2 leaves) holds."""
-    from autograder.grading.judge.module_tree import SecretTree
+    from autograder.grading.judge.ch04_nn_module_tree import SecretTree
     trees = [SecretTree(np.random.default_rng([secret, 1])) for secret in range(3)]
     assert len({tuple(t.tags) for t in trees}) == 3 and all(len(set(t.tags)) == 9 for t in trees)
     assert len({tuple(p.shape for p in t.params) for t in trees}) > 1
@@ -1591,8 +1591,8 @@ def test_resume_training_compares_the_optimizers_state_not_only_the_models(secre
 def test_the_judge_leaves_out_of_its_own_training_only_what_float32_rounding_decides():
     """Under Adam, BatchNorm leaves the first Linear's bias a gradient of pure rounding noise: every bias that
     moved is left out, and running_mean with it; SGD's steps are linear in the noise, so nothing is."""
-    from autograder.grading.judge import persistence as judged
-    from autograder.student.checks import persistence as rules
+    from autograder.grading.judge import ch08_persistence as judged
+    from autograder.student.checks import ch08_persistence as rules
     left_out = {}
     for optimizer in ("adam", "sgd"):
         rng = np.random.default_rng(4)
@@ -1614,7 +1614,7 @@ def test_the_judge_leaves_out_of_its_own_training_only_what_float32_rounding_dec
 def test_the_judges_pickled_checkpoint_is_secret_and_judged_as_the_kernel_judges_it():
     """Secret name, sizes, values and entry; the judge only writes the pickle (the kernel's reply is JSON), and a
     loader that unpickles it gets the kernel's message, the file's secret name apart."""
-    from autograder.grading.judge import persistence as judged
+    from autograder.grading.judge import ch08_persistence as judged
     files = [judged.not_checkpoint(np.random.default_rng(secret), "pickled", judged.net_sizes(np.random.default_rng(secret)))
              for secret in (1, 2)]
     assert files[0][1] != files[1][1] and not np.array_equal(files[0][2], files[1][2])
@@ -1636,7 +1636,7 @@ def trained_briefly(namespace, model, image_shape, digits=2000):
     """`model` after one epoch of the capstone recipe on the first `digits` training digits: weights with the
     near-ties of a real model, in seconds."""
     from autograder.student.checks import capstone as course
-    from autograder.student.checks.fitting import quiet
+    from autograder.student.checks.ch09_trainer import quiet
     x, y = course.mnist("train", image_shape)
     loader = namespace["DataLoader"](namespace["ArrayDataset"](x[:digits], y[:digits]), batch_size=64, shuffle=True, seed=0)
     trainer = namespace["Trainer"](model, namespace["SoftmaxLoss"](), namespace["Adam"](model.parameters(), lr=0.002))
@@ -1810,7 +1810,7 @@ def test_a_model_the_judge_cannot_walk_is_counted_from_predictions_in_a_secret_o
     """A custom Module (a trained MLP inside) is counted the weaker way, to the same accuracy, and says so;
     a model that answers the public test labels in their public order fails: the judge sent the digits shuffled."""
     from autograder.student.checks import capstone as course
-    from autograder.student.checks.training import trained_model_verdict
+    from autograder.student.checks.ch07_init_training import trained_model_verdict
     namespace = dict(capstone_ch09[0])
     Module, Tensor = namespace["Module"], namespace["Tensor"]
     _, labels = course.mnist_pixels("test")

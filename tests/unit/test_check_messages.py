@@ -13,7 +13,7 @@ import pytest
 from autograder import cell_marks
 from autograder.build import authoring, submissions
 from autograder.course import Course
-from autograder.student.checks import Checker, optim, slips
+from autograder.student.checks import Checker, ch05_optimizer as optim, slips
 from autograder.student.checks.registry import CHECKS
 from autograder.student.hints import BACKWARD
 

@@ -21,7 +21,7 @@ def same(array):
 
 
 def layer(name, config=None, **arrays):
-    """A leaf record as worker_capstone.layer_record makes it, the arrays passed through (`same` decodes them);
+    """A leaf record as in_kernel/capstone.layer_record makes it, the arrays passed through (`same` decodes them);
     an array given as None is in `none`, as bias=False is reported."""
     return {"name": name, "config": config or {}, "arrays": {k: v for k, v in arrays.items() if v is not None},
             "none": [k for k, v in arrays.items() if v is None], "skipped": {}}

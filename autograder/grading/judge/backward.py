@@ -12,7 +12,7 @@ window's gradient to its first maximum in reading order, and nothing to the rows
 import numpy as np
 
 from autograder.grading.judge.forward import LAYERS, Layer, NotWalkable, flattened, im2col, layer_forward
-from autograder.student.checks.pool_ties import tiles, untiled
+from autograder.student.checks.ch10_conv_pool_ties import tiles, untiled
 
 
 def parameter_gradients(record, decode, images, upstream, overrides=None):

@@ -16,10 +16,10 @@ import numpy as np
 
 from autograder.grading.judge.capstone_gradients import library_gradients
 from autograder.grading.judge.forward import NotWalkable, flattened, model_from_record
-from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.ch03_autodiff_ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import capstone as course
-from autograder.student.checks.training import NO_TRAINED_MODEL, trained_model_verdict
+from autograder.student.checks.ch07_init_training import NO_TRAINED_MODEL, trained_model_verdict
 from autograder.student.verdict import failed
 from autograder.grading.judge.registry import judges
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from autograder.grading.judge.backward import kinked_digits, parameter_gradients, relu_kinks
 from autograder.grading.judge.forward import flattened
-from autograder.grading.judge.ops import describe_error
+from autograder.grading.judge.ch03_autodiff_ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
 from autograder.student.checks import capstone as course
 from autograder.student.verdict import failed

@@ -17,7 +17,7 @@ class NotWalkable(Exception):
 
 
 def model_from_record(record, decode):
-    """fn(images) -> logits for a model record of worker_capstone.layer_record; `decode` reads its arrays."""
+    """fn(images) -> logits for a model record of in_kernel/capstone.layer_record; `decode` reads its arrays."""
     layers = [layer_forward(r, decode) for r in flattened(record)]
     if not layers:
         raise NotWalkable("the model has no layers")

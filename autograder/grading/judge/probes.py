@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks import course_ops, engine_graph, kernel_facts, slow
+from autograder.student.checks import ch03_autodiff_course_ops as course_ops, ch03_autodiff_engine_graph as engine_graph, kernel_facts, slow
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 # Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
@@ -29,9 +29,9 @@ NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradien
 # requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
 # ops are built from, the course's own chapter-3 ops and operators that keep each op's check alone, and the
 # engine checks' private ops and graph builder (SHIPPED: NumPy only, compiled on first use).
-WORKER_FILES = ("worker.py", "worker_scalar.py", "worker_optim.py", "worker_data.py", "worker_tensor.py",
-                "worker_training.py", "worker_trainer.py", "worker_module.py", "worker_persistence.py",
-                "worker_capstone.py")
+WORKER_FILES = ("worker.py", "ch01_scalar.py", "ch05_optimizer.py", "ch06_data.py", "ch02_tensor.py",
+                "ch07_init.py", "ch09_trainer.py", "ch04_nn.py", "ch08_persistence.py",
+                "capstone.py")
 SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,   # worker.shipped(name)
            "kernel_facts": kernel_facts}
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"

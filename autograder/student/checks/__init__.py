@@ -13,9 +13,27 @@ import functools
 import inspect
 
 from autograder.student.checks import (  # noqa: F401  (importing a module registers its checks)
-    capstone, convolution, data, engine, engine_rules, fitting, idx, indexing, init, kinks, module_tree, nn, operators, ops,
-    optim,
-    persistence, pool_ties, scalar, tensor, training, transforms,
+    capstone,
+    ch01_scalar,
+    ch02_tensor,
+    ch03_autodiff_engine,
+    ch03_autodiff_engine_rules,
+    ch03_autodiff_indexing,
+    ch03_autodiff_kinks,
+    ch03_autodiff_operators,
+    ch03_autodiff_ops,
+    ch04_nn,
+    ch04_nn_module_tree,
+    ch05_optimizer,
+    ch06_data,
+    ch06_data_idx,
+    ch06_data_transforms,
+    ch07_init,
+    ch07_init_training,
+    ch08_persistence,
+    ch09_trainer,
+    ch10_conv,
+    ch10_conv_pool_ties,
 )
 from autograder.student.checks.registry import CHECKS, unknown
 from autograder.student.verdict import deferred, deferred_together, judged_outside, passed

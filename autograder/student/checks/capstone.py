@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.student.checks.fitting import quiet
+from autograder.student.checks.ch09_trainer import quiet
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.datasets import mnist_files

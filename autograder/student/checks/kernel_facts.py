@@ -5,7 +5,7 @@ Dropout was in at each forward call. Also the course's own state loading, which 
 student's `load_state_dict` while they grade another exercise of chapter 8.
 
 NumPy and the standard library only, no course imports: the judge ships this file as text to the kernel (as it
-ships `engine_graph.py`), so both sides gather with the very same code.
+ships `ch03_autodiff_engine_graph.py`), so both sides gather with the very same code.
 """
 import sys
 

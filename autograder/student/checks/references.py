@@ -9,7 +9,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from autograder.student import gradcheck
-from autograder.student.checks import course_ops, formulas, slow
+from autograder.student.checks import ch03_autodiff_course_ops as course_ops, formulas, slow
 from autograder.student.checks.describe import INPUT_NAMES, number, shapes_label
 
 # op class name -> its settings' names, in the order its constructor takes them (as its __init__ stores

@@ -3,7 +3,7 @@
 A hint names a specific mistake only when the student's gradients equal, on the very inputs checked,
 the gradients that mistake computes; otherwise it gives the op's rule (`hints.BACKWARD`). Each slip
 says what the gradient equals (an observation, true whenever it matches) and the rule it broke.
-Shared by the in-kernel checks (checks/ops.py) and the judge (grading/judge/ops.py), so both say the same.
+Shared by the in-kernel checks (checks/ch03_autodiff_ops.py) and the judge (grading/judge/ch03_autodiff_ops.py), so both say the same.
 """
 from dataclasses import dataclass, field
 

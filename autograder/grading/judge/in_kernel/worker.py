@@ -89,7 +89,7 @@ def quietly(fn, *args):
         return fn(*args)
 
 
-# Notebook cells' file names, as checks/ops.py's NOTEBOOK_CELL (this file imports nothing from the course).
+# Notebook cells' file names, as checks/ch03_autodiff_ops.py's NOTEBOOK_CELL (this file imports nothing from the course).
 NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
 
 
@@ -356,7 +356,7 @@ def stray_leaves(result, given):
 @handles("operators")
 def operators(request, namespace):
     """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
-    (checks/course_ops.py, the stand-ins of the course's operators check)."""
+    (checks/ch03_autodiff_course_ops.py, the stand-ins of the course's operators check)."""
     Tensor, Function = namespace["Tensor"], namespace["Function"]
     course = shipped("course_ops")
     saved = {name: namespace[name] for name in course["FORWARDS"] if name in namespace}
@@ -384,7 +384,7 @@ def operators(request, namespace):
 @handles("indexing")
 def indexing(request, namespace):
     """x[index] on the judge's array through the notebook's Tensor.__getitem__ and GetItem, the other ops and
-    operators the course's meanwhile (checks/indexing.py)."""
+    operators the course's meanwhile (checks/ch03_autodiff_indexing.py)."""
     Tensor = namespace["Tensor"]
     with course_ops(namespace, ["GetItem", "__getitem__"]):
         x = Tensor(request["x"].copy(), dtype=np.float64, requires_grad=True)
@@ -515,7 +515,7 @@ _SHIPPED = {}
 
 
 def shipped(name):
-    """A course file shipped as text (slow.py's forwards, course_ops.py, engine_graph.py), compiled once per kernel."""
+    """A course file shipped as text (slow.py's forwards, ch03_autodiff_course_ops.py, ch03_autodiff_engine_graph.py), compiled once per kernel."""
     if name not in _SHIPPED:
         scope = {}
         exec(compile(SHIPPED_SOURCES[name], PROBE_FILE, "exec"), scope)
@@ -595,7 +595,7 @@ def conv2d(request, namespace):
 
 def conv2d_bias_backward(layer, x, request, namespace):
     """The layer on x again with its weight held still, then backward from the output with the judge's upstream:
-    what it raised, .bias.grad, the shapes of the output's operands (as checks/convolution.bias_backward_facts)."""
+    what it raised, .bias.grad, the shapes of the output's operands (as checks/ch10_conv.bias_backward_facts)."""
     Tensor = namespace["Tensor"]
     weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
     held, operands = getattr(weight, "requires_grad", None), []

@@ -1,0 +1,268 @@
+"""Judge-side checks of one op: `forward` against the test cell's trusted expected function, `backward`
+against central differences the judge computes itself, on inputs drawn from the judge's secret seed.
+
+Each check is a generator: it yields a request for the kernel, receives the reply's JSON, and
+returns a Verdict (see `Judge`, which batches the requests of a cell into one probe). They mirror
+`autograder/student/checks/ch03_autodiff_ops.py` (same order of checks, tolerances and messages), so a right
+answer never fails; what changes is who decides: the numbers come back as data and are compared here.
+"""
+import numpy as np
+
+from autograder.grading.judge.probes import (
+    ProbeFailure,
+    objects,
+    returned,
+    returned_list,
+)
+from autograder.student import gradcheck
+from autograder.student.checks import ch03_autodiff_kinks as kinks, references, slips
+from autograder.student.checks.ch10_conv import STANDINS
+from autograder.student.checks.describe import INPUT_NAMES, shapes_label
+from autograder.student.checks.ch03_autodiff_ops import (
+    backward_where,
+    changed_op_note,
+    compared,
+    forward_mismatch,
+    forward_side_effect_problem,
+    forward_state_note,
+    grad_set_problem,
+    layout_hint,
+    layout_label,
+    gradient_mismatch,
+    ignores_out_grad,
+    not_a_tensor,
+    one_gradient_expected,
+    shared_memory_problem,
+    side_effect_problem,
+)
+from autograder.student.checks.running import method_of, not_implemented
+from autograder.student.hints import rule
+from autograder.student.verdict import failed, passed
+from autograder.grading.judge.registry import judges
+
+
+def describe_error(label, method, outcome):
+    """A student's exception, reported by the kernel, told as the in-kernel checks tell it."""
+    if outcome.error_type == "NotImplementedError":
+        return not_implemented(label, method, outcome.helper)
+    where = f"\n  at: {outcome.line}" if outcome.line else ""
+    return f"{method_of(label, method)} raised {outcome.error_type}: {outcome.message}{where}"
+
+
+def inputs_for(shapes, domains, rng):
+    domains = [domains] * len(shapes) if isinstance(domains, str) else list(domains)
+    return [gradcheck.sample(tuple(s), d, rng) for s, d in zip(shapes, domains)]
+
+
+@judges("forward")
+def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False, layout="C"):
+    """op.forward on the judge's float64 arrays must equal `expected(*arrays)`, computed here; with
+    `owns_memory`, the kernel's report must say the output shares no memory with an input."""
+    arrays = inputs_for(shapes, domains, rng)
+    want = np.asarray(expected(*[a.copy() for a in arrays]))
+    reply = yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name], "layout": layout}
+    got = returned_list(reply, "results", 1)[0]
+    after = reported_after(objects(reply, "after", 1, kind=list)[0], arrays)
+    if got.failed:
+        return failed(describe_error(op.label, "forward", got))
+    where = f"{op.label}.forward on inputs {shapes_label(arrays)}{layout_label(layout)}"
+    if got.kind != "array":
+        hint = " forward works on NumPy arrays; __call__ wraps the result in a Tensor for you." \
+            if got.kind == "tensor" else ""
+        return failed(f"{where} returned a {got.type_name or got.kind}, expected a numpy.ndarray.{hint}")
+    if got.value.shape != want.shape:
+        return failed(f"{where}: expected output shape {want.shape}, received {got.value.shape}.")
+    mismatch = gradcheck.worst_mismatch(got.value, want, rtol=1e-5, atol=1e-6)
+    if mismatch:
+        return failed(forward_mismatch(where, op.name, arrays, got.value, want, mismatch,
+                                       slips.params_of_call(op.name, op.args, op.kwargs), layout))
+    problem = forward_side_effect_problem(where, arrays, after)
+    if not problem and owns_memory:
+        shares = objects(reply, "shares", 1, kind=list)[0]
+        if len(shares) != len(arrays) or not all(isinstance(s, bool) for s in shares):
+            raise ProbeFailure("the reply does not say which inputs the output shares memory with")
+        problem = shared_memory_problem(where, shares)
+    if problem:
+        return failed(problem)
+    return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
+
+
+def standins(names):
+    """{op class name: the name of its slow forward in checks/slow.py}, for the worker to build stand-ins from."""
+    return {name: STANDINS[name].__name__ for name in names}
+
+
+@judges("backward")
+def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), layout="C", other_forward=False):
+    """op.backward against central differences of op.forward, for an all-ones and a random out_grad.
+
+    As in the course's check, the differences are those of the student's own forward, which must first
+    agree with the course's (references.py: a forward that computes nothing has a zero gradient); the
+    judge computes them itself from forward values on its perturbed inputs.
+    As in the course's check, the kernel swaps every other chapter-3 op and the Tensor operators for the
+    course's meanwhile (`keep`: the op under test; checks/ch03_autodiff_course_ops.py), and `isolate`: further ops
+    (chapter 10's Flip, Dilate) for known-right stand-ins.
+    """
+    label = op.label
+    arrays = inputs_for(shapes, domains, rng)
+    pool = rng.standard_normal(pool_size(op, shapes))
+    isolate = standins(isolate)
+    constant = [int(i) for i in constant]
+    state = {"layout": layout, "others": inputs_for(shapes, domains, rng) if other_forward else None}
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
+                   "isolate": isolate, "keep": [op.name], "constant": constant, **state}
+    first = returned(reply.get("forward"))
+    if first.failed:
+        return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
+    if first.kind != "array":
+        return failed(f"{label}.forward returned a {first.type_name or first.kind}, not a NumPy array: "
+                      "backward is checked against your forward, fix forward first.")
+    out = np.asarray(first.value, dtype=np.float64)
+    if not np.all(np.isfinite(out)):
+        return failed(f"{label}.forward returned inf or nan on inputs {shapes_label(arrays)} "
+                      f"(values {np.array2string(arrays[0].ravel()[:4], precision=5)} ...).\n  backward is checked "
+                      "against your forward, by finite differences: fix forward first.")
+    reference = references.of_call(op.name, op.args, op.kwargs)
+    problem = reference and references.wrong_shape(label, reference, arrays, out)
+    if problem:
+        return failed(problem)
+    nudged = references.Nudged(reference, arrays) if reference else None
+    random = pool[:out.size].reshape(out.shape) if out.size <= pool.size else rng.standard_normal(out.shape)
+    upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
+    if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
+        reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
+                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
+                       "keep": [op.name], "constant": constant, **state}
+    answers = returned_list(reply, "grads", len(upstreams))
+    afters = [reported_after(item, [upstream, *arrays, out])
+              for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
+    perturbed = returned(reply.get("perturbed"))
+    changes, results = [], {}
+    for (name, upstream), answer, after, changed, grads_set in zip(upstreams, answers, afters,
+                                                                   reported_changes(reply, len(upstreams)),
+                                                                   reported_grads_set(reply, len(upstreams))):
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant,
+                                       grads_set, first.value.dtype, layout, other_forward)
+        if not verdict.passed:
+            if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
+                verdict.message += "\n  Your gradients are those of an all-ones out_grad: does your backward multiply by out_grad?"
+            verdict.message += changed_op_note(changes)
+            return verdict
+        results["ones" if "ones" in name else "random"] = grads
+        changes = changed
+    return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
+
+
+def reported_changes(reply, count):
+    """For each backward call, the op's attributes it had changed by then, [(name, repr before, repr after)], as the
+    kernel reports them (only ever told in a failing message, as the course's check tells them)."""
+    calls = objects(reply, "changed", count, kind=list)
+    if not all(isinstance(c, list) and len(c) == 3 and all(isinstance(t, str) for t in c) for call in calls for c in call):
+        raise ProbeFailure("the reply's 'changed' attributes are malformed")
+    return [[tuple(t[:80] for t in c) for c in call[:8]] for call in calls]
+
+
+def reported_grads_set(reply, count):
+    """For each backward call, whether it set the .grad of each input and of the output (node), as the kernel reports
+    it (the kernel's word: it can only fail the cell)."""
+    calls = objects(reply, "grads_set", count, kind=list)
+    if not all(isinstance(flag, bool) for call in calls for flag in call) or any(len(call) > 17 for call in calls):
+        raise ProbeFailure("the reply's 'grads_set' is malformed")
+    return calls
+
+
+def pool_size(op, shapes):
+    """Enough random out_grad values for the op's output, guessed from its input shapes and its shape
+    arguments (BroadcastTo grows its input); a bigger output costs one more round, not a wrong verdict."""
+    sizes = [int(np.prod(s)) for s in shapes] + [int(np.prod(a)) for a in op.args
+                                                if isinstance(a, tuple) and all(isinstance(n, int) for n in a)]
+    return max(64, 2 * max(sizes, default=1))
+
+
+def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
+    """d/dx of sum(forward * upstream) from forward values at x ± step, in the order the worker made them."""
+    values = np.asarray(perturbed, dtype=np.float64)
+    if values.shape != (2 * sum(a.size for a in arrays),) + out.shape:
+        raise ProbeFailure(f"forward's outputs on perturbed inputs have shape {values.shape}, "
+                           f"expected {2 * sum(a.size for a in arrays)} of shape {out.shape}")
+    return gradcheck.central_differences(arrays, values, upstream, step)
+
+
+def reported_after(items, sent):
+    """out_grad's, each input's and the output's data after backward: what the judge `sent` where the
+    kernel reports it untouched (null), else the value it reports (an array, or None for anything else);
+    [] when backward raised, and it is not read then. Only changed arguments travel, to keep probes small."""
+    if not items:
+        return []
+    if len(items) != len(sent):
+        raise ProbeFailure("the reply's 'after' has the wrong length")
+    values = [None if i is None else returned(i) for i in items]
+    return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
+
+
+def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=(),
+                  grads_set=(), out_dtype=None, layout="C", other_forward=False):
+    """Judge one reply of op.backward; returns (verdict, gradients as float64 arrays or None). `nudged`: the
+    course's forward around the inputs (references.Nudged), whose finite differences the student's must agree with."""
+    label = op.label
+    case = slips.Case(op.name, slips.params_of_call(op.name, op.args, op.kwargs), arrays, out, upstream)
+    where = backward_where(label, arrays, upstream_name, constant, layout, other_forward)
+    if answer.failed:
+        return failed(describe_error(label, "backward", answer) + f"\n  while running {where}.\n  Hint: {rule(op.name)}"
+                      + forward_state_note(op.name, answer.error_type, answer.message)), None
+    if answer.kind == "none":
+        return failed(f"{where} returned None: did you forget `return`?"), None
+    grads = answer.items if answer.kind == "sequence" else [answer]
+    if len(grads) != len(arrays):
+        plural = "a tuple of" if len(arrays) > 1 else "exactly"
+        return failed(f"{where}: {op.name} has {len(arrays)} input(s), so backward must return "
+                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+    for i, g in enumerate(grads):
+        name = INPUT_NAMES[i]
+        if i in constant:
+            continue
+        if g.kind != "tensor":
+            kind = g.type_name or g.kind
+            return not_a_tensor(where, name, kind, g.kind == "array" or kind in ("float", "int")), None
+        if g.value.shape != arrays[i].shape:
+            return failed(f"{where}: the gradient for {name} has shape {g.value.shape}, expected {arrays[i].shape} "
+                          f"(the shape of input {name}).\n  Hint: "
+                          f"{slips.shape_hint(case, [v.value if v.kind == 'tensor' else None for v in grads], i)}"), None
+    if perturbed.failed:
+        return failed(describe_error(label, "forward", perturbed) + "\n  while computing finite differences of your forward."), None
+    if perturbed.kind != "array":
+        raise ProbeFailure("the perturbed forward values are not an array")
+    if len(after) != len(arrays) + 2:
+        raise ProbeFailure("backward returned, but the reply does not say what became of its arguments")
+    numeric = numeric_gradients(arrays, out, perturbed.value, upstream)
+    analytic = compared(grads, numeric, constant, lambda g: g.value)
+    problem = nudged and references.wrong_differences(label, nudged, arrays, out, numeric, upstream, out_dtype)
+    if problem:
+        return failed(problem), analytic
+    message = (gradient_mismatch(where, arrays, analytic, numeric, layout_hint(slips.backward_hint(case, analytic), layout))
+               or side_effect_problem(where, [upstream, *arrays, out], after)
+               or grad_set_problem(where, grads_set))
+    return (failed(message) if message else passed("ok")), analytic
+
+
+def rule_gradient(op, a, out, upstream, where):
+    """The kernel's op.backward on a node built by hand over `a` and `out`, for out_grad `upstream`, with no finite
+    differences (the gradient is judged by a rule: ties, kinks): (the gradient for a, None), or (None, the failed
+    Verdict), as `checks.ops.one_input_gradient` gives them in the kernel."""
+    reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
+                   "isolate": {}, "keep": [op.name]}
+    answer = returned_list(reply, "grads", 1)[0]
+    if answer.failed:
+        return None, failed(describe_error(op.label, "backward", answer) + f"\n  while running {where}.")
+    grads = answer.items if answer.kind == "sequence" else [answer]
+    if len(grads) != 1 or grads[0].kind != "tensor":
+        return None, one_gradient_expected(where, answer.type_name or answer.kind)
+    return np.asarray(grads[0].value, dtype=np.float64), None
+
+
+@judges("kink")
+def kink(rng, op, shapes, seed=0):
+    """ReLU's or Abs's backward on the judge's input holding exact zeros (`checks/ch03_autodiff_kinks.py`), against the rule."""
+    a, out, upstream = kinks.kink_case(op.name, shapes[0], rng)
+    grad, failure = yield from rule_gradient(op, a, out, upstream, kinks.kink_where(op.label, a))
+    return failure or kinks.kink_verdict(op.name, op.label, a, upstream, grad)
