@@ -5,6 +5,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 # pytest-xdist workers for `make test`, which share the tests out by work stealing (see tests/conftest.py)
 JOBS   ?= 2
+# pytest's temporary folders: this checkout's own, one per target. pytest's default, /tmp/pytest-of-USER, is shared
+# by every run on the machine and each run prunes the older ones, so a suite in another checkout could remove this
+# one's fixtures. pytest empties the folder when a run starts; xdist's workers get theirs inside it.
+TESTS_TMP := $(CURDIR)/.pytest-tmp
 
 .PHONY: setup build demo test test-fast lint lab clean
 
@@ -34,10 +38,12 @@ demo: $(VENV)/.installed    ## build, then autograde the demo submissions and pr
 	$(BIN)/python -m autograder readme
 
 test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
-	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15
+	mkdir -p -m 0700 $(TESTS_TMP)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15 --basetemp=$(TESTS_TMP)/test
 
 test-fast: $(VENV)/.installed  ## tests/unit/: checks, judges' rules, build pieces, in process (well under a minute)
-	$(BIN)/python -m pytest -n $(JOBS) -m unit
+	mkdir -p -m 0700 $(TESTS_TMP)
+	$(BIN)/python -m pytest -n $(JOBS) -m unit --basetemp=$(TESTS_TMP)/test-fast
 
 lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml
 	$(BIN)/ruff check .
@@ -45,5 +51,5 @@ lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml
 lab: $(VENV)/.installed     ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/
 
-clean:                      ## nbgrader's working folders and gradebook
-	rm -rf submitted autograded feedback gradebook.db
+clean:                      ## nbgrader's working folders and gradebook, and the tests' temporary folders
+	rm -rf submitted autograded feedback gradebook.db $(TESTS_TMP)

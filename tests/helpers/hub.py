@@ -17,7 +17,8 @@ import requests
 from helpers.course_paths import ROOT, course_files
 
 DEBIAN_PYTHON = "/usr/bin/python3.11"
-PREFIX = "bghub"                 # every Linux user and group the hub test makes starts with it
+PREFIX = "bghub"                 # every Linux user the hub test makes starts with it (one hub test at a time:
+                                 # tests/system/test_jupyterhub.py's fixture holds a machine-wide lock)
 INSTRUCTOR = f"{PREFIX}-teacher"
 STUDENTS = {kind: f"{PREFIX}-{kind}" for kind in ("perfect", "partial", "untouched")}
 PASSWORD = "a-passphrase-for-the-hub-test"

@@ -22,33 +22,55 @@ def free_port():
         return s.getsockname()[1]
 
 
+PORT_TAKEN = "no available port could be found"     # the server's last words when its port was taken meanwhile
+STARTS = 5                                           # ports tried
+
+
 @contextlib.contextmanager
 def serving(root, tmp_path, env, app="server"):
     """(base URL, token) of `jupyter <app>` started in `root` and serving it, with `env`; stopped on leaving.
-    Its log is tmp_path/<app>.log, quoted when it fails to start."""
-    token, port = secrets.token_hex(16), free_port()
-    log_path = tmp_path / f"{app}.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen([sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}",
-                                   "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root",
-                                   f"--ServerApp.root_dir={root}"],
-                                  cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    Its log is tmp_path/<app>.log, quoted when it fails to start.
+
+    The port is free when chosen, but another process (another test run on the machine) may take it before
+    the server binds it: the server then exits rather than move to another port (`port_retries=0`, else this
+    would wait on a port where another run's server answers), and starts again on a new one."""
+    token, log_path = secrets.token_hex(16), tmp_path / f"{app}.log"
+    for _ in range(STARTS):
+        port = free_port()
+        with log_path.open("w") as log:
+            server = subprocess.Popen([sys.executable, "-m", "jupyter", app, "--no-browser", f"--port={port}",
+                                       "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1",
+                                       f"--ServerApp.token={token}", "--allow-root", f"--ServerApp.root_dir={root}"],
+                                      cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                    break
-                except OSError:
-                    if server.poll() is not None:
-                        raise RuntimeError(f"jupyter {app} exited:\n" + log_path.read_text()) from None
-                    time.sleep(0.5)
-            else:
-                raise RuntimeError(f"jupyter {app} did not start:\n" + log_path.read_text())
-            yield base, token
+            if started(server, base, token, log_path, app):
+                yield base, token
+                return
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop(server)
+    raise RuntimeError(f"jupyter {app} found no free port in {STARTS} tries:\n" + log_path.read_text())
+
+
+def started(server, base, token, log_path, app):
+    """Whether the server answers (within minutes: JupyterLab starts slowly on a busy machine); False when it
+    exited because its port was taken."""
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+            return True
+        except OSError:
+            if server.poll() is not None:
+                if PORT_TAKEN in log_path.read_text():
+                    return False
+                raise RuntimeError(f"jupyter {app} exited:\n" + log_path.read_text()) from None
+            time.sleep(0.5)
+    raise RuntimeError(f"jupyter {app} did not start:\n" + log_path.read_text())
+
+
+def stop(server):
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()

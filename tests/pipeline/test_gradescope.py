@@ -1,7 +1,6 @@
 """The Gradescope autograder zip, run as Gradescope runs it: unzipped into a folder laid out like
 /autograder (source, submission, results), `run_autograder` once per submission, results.json
 checked against Gradescope's published specification and against nbgrader's own scores."""
-import fcntl
 import functools
 import hashlib
 import json
@@ -44,6 +43,7 @@ from autograder.grading.runner_config import runner_config
 from helpers.across_workers import once_per_run
 from helpers.class_support import CLASS_CHAPTERS, class_notebooks, course_copy, solved_notebook_maker
 from helpers.hostile_folders import LINKED_MARKERS, MANY_FILES, PAGE, PAGES, SNOOP, password_file
+from helpers.machine_lock import machine_wide
 from helpers.course_paths import ROOT
 from helpers.outgrowers import DEEP, deeply_nested, outgrower
 from helpers.readable_text import file_text
@@ -87,19 +87,15 @@ def gradescope_runs(repo_course, tmp_path_factory):
     return dict(runs, course=course, chapter=course.chapter(chapter_id))
 
 
-# Every run's kernel runs as the same fallback uid, and a run ends by killing that uid's processes, as
-# Gradescope's one-submission container allows. Two runs at once (two xdist workers) would kill each
-# other's kernels: runs take this machine-wide lock.
-ONE_RUN_AT_A_TIME = Path(tempfile.gettempdir()) / "babygrad-gradescope-test.lock"
-
-
 @contextmanager
 def gradescope_root():
-    """A folder laid out like /autograder, for one run at a time on this machine. It lives in /tmp,
-    traversable by everyone, because the kernel's user must reach the course package in it, as it does
-    in /autograder (pytest's own folders are root's alone)."""
-    with open(ONE_RUN_AT_A_TIME, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    """A folder laid out like /autograder, for one run at a time on this machine: every run's kernel runs as
+    the same fallback uid, and a run ends by killing that uid's processes, as Gradescope's one-submission
+    container allows, so two runs at once (two xdist workers, or two test suites in two checkouts) would kill
+    each other's kernels; runs take turns through a machine-wide lock (helpers/machine_lock.py). The folder
+    lives in /tmp, traversable by everyone, because the kernel's user must reach the course package in it, as
+    it does in /autograder (pytest's own folders are root's alone)."""
+    with machine_wide("gradescope-kernel-user"):
         root = Path(tempfile.mkdtemp(prefix="babygrad-gradescope-test-", dir="/tmp"))
         os.chmod(root, 0o755)
         try:

@@ -38,7 +38,9 @@ pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
 CHAPTER, NOTEBOOK = "ch03", "autodiff.ipynb"
 POINTS = Course(ROOT).autograded_points(Course(ROOT).chapter(CHAPTER))
 CELL_TIMEOUT = 6           # the endless cell costs this long; several times any chapter 3 cell or probe, loaded
-MARK = "737.25"            # every process a hostile student leaves behind is `sleep 737.25`
+# Every process a hostile student leaves behind is `sleep MARK`, a number of this test process's own: another test
+# run's hostile students, grading at the same time on the machine, are not this one's leftovers.
+MARK = f"737.{os.getpid()}"
 
 # Appended to the first solution cell (`operators`); each attempt reports how it went, and never raises.
 SNOOP = r'''

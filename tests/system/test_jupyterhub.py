@@ -18,6 +18,7 @@ from helpers import hub as hub_support
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
 from helpers.hub import INSTRUCTOR, STUDENTS
+from helpers.machine_lock import machine_wide
 
 pytestmark = pytest.mark.slow
 COURSE = Course(ROOT)
@@ -176,20 +177,26 @@ def formgrader_panel(hub, folder):
 @pytest.fixture(scope="session")
 def term(tmp_path_factory):
     """One hub for every hub test, whichever xdist worker asks first: set up, a term lived, stopped, its users
-    and folders removed; the tests look at what it recorded."""
+    and folders removed; the tests look at what it recorded.
+
+    The hub's Linux users and students' group have fixed names (helpers/hub.py), which the set-up first
+    removes where a stopped run left them, and its ports are chosen free before the minutes setup.sh takes:
+    two test suites on one machine take turns, through a machine-wide lock held from the set-up to the
+    removal (helpers/machine_lock.py)."""
     reason = hub_support.missing_machinery()
     if reason:
         pytest.skip(reason)
 
     def make(folder):
-        base = hub_support.make_base()
-        running = None
-        try:
-            running = hub_support.set_up(base)
-            return live_term(running, folder)
-        finally:
-            hub_support.tear_down(running)
-            hub_support.remove_base(base)
+        with machine_wide("jupyterhub"):
+            base = hub_support.make_base()
+            running = None
+            try:
+                running = hub_support.set_up(base)
+                return live_term(running, folder)
+            finally:
+                hub_support.tear_down(running)
+                hub_support.remove_base(base)
     return once_per_run(tmp_path_factory, "jupyterhub-term", make)
 
 

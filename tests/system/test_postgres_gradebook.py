@@ -1,12 +1,14 @@
 """The course on a real PostgreSQL gradebook (course_config.GRADEBOOK_URL): build, serial nbgrader
 autograde, parallel grading and nbgrader's CSV export all work there, with the same grades.
 
-Needs a server: `.ci/run` starts one (Debian's postgresql) and sets BABYGRAD_TEST_POSTGRES_URL."""
+Needs a server: `.ci/run` starts one (Debian's postgresql) and sets BABYGRAD_TEST_POSTGRES_URL; the test grades
+in a database of its own there."""
 import csv
 import os
+import uuid
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, make_url, text
 
 from autograder.course import Course
 from autograder.grading import autograde, scores
@@ -22,20 +24,27 @@ pytestmark = pytest.mark.skipif(not URL, reason="no PostgreSQL server: set BABYG
                                                 "(.ci/run starts one with .ci/postgres)")
 
 
-def empty_database(url):
-    engine = create_engine(url)
-    with engine.begin() as connection:
-        connection.execute(text("DROP SCHEMA public CASCADE"))
-        connection.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
+@pytest.fixture
+def database_url():
+    """The URL of a new, empty database of this test's own on the server at BABYGRAD_TEST_POSTGRES_URL (its user
+    creates databases), dropped afterwards: another test run on the machine may use the same server."""
+    name = f"babygrad_test_{uuid.uuid4().hex[:16]}"
+    server = create_engine(URL, isolation_level="AUTOCOMMIT")
+    with server.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with server.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        server.dispose()
 
 
 @pytest.mark.parametrize("chapter_id", CHAPTERS[:1])
-def test_autograde_parallel_grading_and_export_on_postgresql(built_course, tmp_path, chapter_id):
+def test_autograde_parallel_grading_and_export_on_postgresql(built_course, tmp_path, chapter_id, database_url):
     """The database is what this tests, not the chapter: the first chapter stands for all."""
-    empty_database(URL)
-    course = course_copy(built_course, tmp_path / "course", chapter_id, gradebook_url=URL)
-    assert course.gradebook_url == URL and not (course.root / "gradebook.db").exists()
+    course = course_copy(built_course, tmp_path / "course", chapter_id, gradebook_url=database_url)
+    assert course.gradebook_url == database_url and not (course.root / "gradebook.db").exists()
     chapter = course.chapter(chapter_id)
     full = course.autograded_points(chapter)
     notebooks = class_notebooks(course, chapter)
