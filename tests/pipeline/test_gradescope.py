@@ -95,7 +95,7 @@ def gradescope_root():
     each other's kernels; runs take turns through a machine-wide lock (helpers/machine_lock.py). The folder
     lives in /tmp, traversable by everyone, because the kernel's user must reach the course package in it, as
     it does in /autograder (pytest's own folders are root's alone)."""
-    with machine_wide("gradescope-kernel-user"):
+    with machine_wide("gradescope-test"):
         root = Path(tempfile.mkdtemp(prefix="babygrad-gradescope-test-", dir="/tmp"))
         os.chmod(root, 0o755)
         try:
