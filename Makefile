@@ -7,8 +7,9 @@ BIN    := $(VENV)/bin
 JOBS   ?= 2
 # pytest's temporary folders: this checkout's own, one per target. pytest's default, /tmp/pytest-of-USER, is shared
 # by every run on the machine and each run prunes the older ones, so a suite in another checkout could remove this
-# one's fixtures. pytest empties the folder when a run starts; xdist's workers get theirs inside it.
-TESTS_TMP := $(CURDIR)/.pytest-tmp
+# one's fixtures. Outside the checkout, named by its path: a test's folder inside it would find the checkout's git
+# and pyproject.toml. pytest empties the folder when a run starts; xdist's workers get theirs inside it.
+TESTS_TMP := $(or $(TMPDIR),/tmp)/babygrad-tests-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 
 .PHONY: setup build demo test test-fast lint lab clean
 
