@@ -51,13 +51,15 @@ def student_folder(tmp_path):
 
 @pytest.fixture
 def lab(tmp_path, student_folder):
-    """JupyterLab serving the student's folder; yields its base URL and token."""
+    """JupyterLab serving the student's folder; yields its base URL and token. Its settings and workspaces (the
+    layout Lab saves as the page changes) are the test's own, not the home folder's, which every test run shares."""
     settings = tmp_path / "lab-settings"
     for name, values in LAB_SETTINGS.items():
         path = settings / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
-    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
+               JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"))
     with serving(student_folder.parent, tmp_path, env, app="lab") as (base, token):
         yield base, token
 
