@@ -1,5 +1,6 @@
 """Headless Chromium (Debian's `chromium`, driven by Playwright), for tests that look at a page as a person would."""
 import contextlib
+import os
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,15 @@ def skip_without_chromium():
 
 @contextlib.contextmanager
 def chromium_page(tmp_path, viewport=(1400, 900)):
-    """A new page of a fresh headless Chromium profile under tmp_path; the browser closes on leaving."""
+    """A new page of a fresh headless Chromium profile under tmp_path; the browser closes on leaving. Its home
+    (crash reports' settings, dconf, caches) is there too: the user's is shared by every test run on the machine."""
     sync_api = skip_without_chromium()
+    home = tmp_path / "chromium-home"
+    env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"))
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True,
-            viewport={"width": viewport[0], "height": viewport[1]}, args=ARGS)
+            viewport={"width": viewport[0], "height": viewport[1]}, args=ARGS, env=env)
         try:
             yield browser.new_page()
         finally:
