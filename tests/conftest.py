@@ -23,18 +23,6 @@ def recursion_limit_restored():
         yield
 
 
-@pytest.fixture(scope="session", autouse=True)
-def own_jupyter_and_ipython_folders(tmp_path_factory):
-    """Jupyter's data folder (kernels' connection files, the notebooks' trust database) and IPython's (its history
-    database), this test process's own for every kernel, server and nbgrader run the tests start: the home
-    folder's are shared by every test run on the machine, and their SQLite databases written by all at once."""
-    folder = tmp_path_factory.mktemp("home-folders")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("JUPYTER_DATA_DIR", str(folder / "jupyter-data"))
-        patch.setenv("IPYTHONDIR", str(folder / "ipython"))
-        yield
-
-
 @pytest.fixture(scope="session")
 def repo_course():
     return Course(ROOT)
