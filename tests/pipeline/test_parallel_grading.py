@@ -135,6 +135,11 @@ def test_rerun_does_no_work_twice_and_regrades_a_changed_submission(broken_class
     assert {s: r for s, r in after.items() if s != "corrupt"} == {s: r for s, r in before.items() if s != "corrupt"}
 
 
+# The cell timeout of the submissions an interrupted run leaves in flight: their cells sleep past it. Long, so that
+# the interrupt's stop (seconds; a minute or two on a busy machine) is told from waiting for them.
+STUCK_SECONDS = 600
+
+
 def test_interrupted_run_resumes_where_it_stopped(repo_course, tmp_path):
     """Ctrl-C in the middle: workers and kernels stop at once, merged students stay; the next run grades
     only the rest, and the end result equals an uninterrupted run.
@@ -143,28 +148,28 @@ def test_interrupted_run_resumes_where_it_stopped(repo_course, tmp_path):
     the test takes, so the interrupt always falls after one merge and before the rest, however
     loaded the machine. They hand in the quick notebook before the resumed run."""
     chapter_id = CHAPTERS[0]
-    course = course_copy(repo_course, tmp_path / "course", chapter_id)
+    course = course_copy(repo_course, tmp_path / "course", chapter_id, cell_timeout=STUCK_SECONDS)
     chapter = course.chapter(chapter_id)
     solved_with = solved_notebook_maker(course, chapter)
     perfect = solved_with("")
-    waiting = solved_with("import time\ntime.sleep(600)")   # cut off at 120 s
+    waiting = solved_with(f"import time\ntime.sleep({2 * STUCK_SECONDS})")   # cut off at STUCK_SECONDS
     students = [f"student{i}" for i in range(4)]
     hand_in(course, chapter, {s: perfect if s == students[0] else waiting for s in students})
     ledger = course.root / course.config.LEDGER_DIR / f"{chapter.id}.json"
     env = dict(os.environ, **nbgrader_env())
     run = subprocess.Popen([sys.executable, "-m", "autograder", "grade", chapter.id, "--jobs", "2", "--quiet"],
                            cwd=course.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + STUCK_SECONDS / 2       # the quick notebook's result, before any other
     while not (ledger.exists() and json.loads(ledger.read_text())) and time.monotonic() < deadline:
         assert run.poll() is None, run.communicate()
         time.sleep(0.2)
     helpers = psutil.Process(run.pid).children(recursive=True)
     run.send_signal(signal.SIGINT)
-    try:            # the submissions in flight are stopped, not waited for (their cells run for 120 s)
-        run.communicate(timeout=30)
+    try:            # the submissions in flight are stopped, not waited for (their cells run for STUCK_SECONDS)
+        run.communicate(timeout=STUCK_SECONDS / 2)
     except subprocess.TimeoutExpired:
         run.kill()
-        pytest.fail("Ctrl-C did not stop grading within 30 s: it waited for the submissions in flight")
+        pytest.fail(f"Ctrl-C did not stop grading within {STUCK_SECONDS / 2:g} s: it waited for the submissions in flight")
     done_first = set(json.loads(ledger.read_text()))
     assert done_first == {students[0]}, "the interrupt came too late to test resuming"
     gone, alive = psutil.wait_procs(helpers, timeout=30)
