@@ -1,7 +1,6 @@
 """Machine-wide locks, for what two test runs in two checkouts cannot each have for themselves: fixed Linux
-users and groups, a user id whose processes a run ends by killing them all. A run holding one waits for
-nothing else; a run that asks waits its turn. `fcntl.flock` locks go with the process, so a run that dies
-leaves no stale lock behind."""
+users and groups, a user id whose processes a run ends by killing them all. A run that asks for a lock another
+run holds waits its turn. `fcntl.flock` locks go with the process, so a run that dies leaves no stale lock."""
 import contextlib
 import fcntl
 from pathlib import Path
