@@ -16,7 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks import ch03_autodiff_course_ops as course_ops, ch03_autodiff_engine_graph as engine_graph, kernel_facts, slow
+from autograder.student.checks import (
+    ch03_autodiff_course_ops as course_ops,
+    ch03_autodiff_engine_graph as engine_graph,
+    ch05_optimizer_facts,
+    ch07_init_facts,
+    ch09_trainer_facts,
+    kernel_facts,
+    slow,
+)
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 # Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
@@ -32,8 +40,15 @@ NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradien
 WORKER_FILES = ("worker.py", "ch01_scalar.py", "ch05_optimizer.py", "ch06_data.py", "ch02_tensor.py",
                 "ch07_init.py", "ch09_trainer.py", "ch04_nn.py", "ch08_persistence.py",
                 "capstone.py")
-SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,   # worker.shipped(name)
-           "kernel_facts": kernel_facts}
+SHIPPED = {                                         # worker.shipped(name)
+    "slow": slow,
+    "course_ops": course_ops,
+    "engine_graph": engine_graph,
+    "kernel_facts": kernel_facts,
+    "ch05_optimizer_facts": ch05_optimizer_facts,
+    "ch07_init_facts": ch07_init_facts,
+    "ch09_trainer_facts": ch09_trainer_facts,
+}
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "
