@@ -3,6 +3,7 @@ student/ never imports build/ or grading/ (it is published alone), and the judge
 nothing of the course (it is shipped as text into a kernel the student controls)."""
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,23 @@ def test_the_kernel_side_of_the_judge_imports_nothing_of_the_course():
     wrong = [f"{path.name} imports {name}" for path in sorted((PACKAGE / "grading/judge/in_kernel").glob("*.py"))
              for name in every_import(path) if name.startswith(("autograder", "."))]
     assert not wrong, "; ".join(wrong)
+
+
+def test_the_modules_the_judge_ships_as_text_import_nothing_of_the_course_and_run_in_a_fresh_scope():
+    """probes.SHIPPED's modules are compiled in the kernel from their text alone, each in a scope of its own: an
+    import of the course or a relative one, or a read of `__file__`, would break there or run code the student can
+    replace."""
+    from autograder.grading.judge import probes
+    wrong, trees = [], {}
+    for name, module in probes.SHIPPED.items():
+        path = Path(module.__file__)
+        wrong += [f"{name} imports {imported}" for imported in every_import(path) if imported.startswith(("autograder", "."))]
+        trees[name] = ast.parse(path.read_text(encoding="utf-8"))
+        wrong += [f"{name} reads __file__" for node in ast.walk(trees[name])
+                  if isinstance(node, ast.Name) and node.id == "__file__"]
+    assert not wrong, "; ".join(wrong)
+    for tree in trees.values():
+        exec(compile(tree, "<babygrad probe>", "exec"), {})             # defines its names without the course
 
 
 def test_grading_imports_nothing_of_the_build():

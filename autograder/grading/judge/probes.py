@@ -21,6 +21,7 @@ from autograder.student.checks import (
     ch03_autodiff_engine_graph as engine_graph,
     ch05_optimizer_facts,
     ch07_init_facts,
+    ch08_persistence_facts,
     ch09_trainer_facts,
     kernel_facts,
     slow,
@@ -47,6 +48,7 @@ SHIPPED = {                                         # worker.shipped(name)
     "kernel_facts": kernel_facts,
     "ch05_optimizer_facts": ch05_optimizer_facts,
     "ch07_init_facts": ch07_init_facts,
+    "ch08_persistence_facts": ch08_persistence_facts,
     "ch09_trainer_facts": ch09_trainer_facts,
 }
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
