@@ -70,14 +70,14 @@ def load_arrays(arrays, state, strict=True):
 
 
 def course_optimizer_state(optimizer):
-    """The course's state dict of one of chapter 5's optimizers: every number it holds, and each per-parameter array
-    under the parameter's position in optimizer.params."""
+    """The course's state dict of one of chapter 5's optimizers: every number it holds, then each per-parameter array
+    of its parameters, table by table in the table's own order, under the parameter's position in optimizer.params."""
     kind = type(optimizer).__name__
+    position = {id(p): i for i, p in enumerate(optimizer.params)}
     state = {name: np.array(getattr(optimizer, name)) for name in OPTIMIZER_NUMBERS[kind] if hasattr(optimizer, name)}
-    for position, p in enumerate(optimizer.params):
-        for table in OPTIMIZER_ARRAYS[kind]:
-            if id(p) in getattr(optimizer, table, {}):
-                state[f"{table}.{position}"] = np.array(getattr(optimizer, table)[id(p)])
+    for table in OPTIMIZER_ARRAYS[kind]:
+        arrays = getattr(optimizer, table, {})
+        state.update({f"{table}.{position[key]}": np.array(arrays[key]) for key in arrays if key in position})
     return state
 
 
