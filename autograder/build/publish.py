@@ -114,6 +114,16 @@ def copy_chapters(course, folder, chapters, dest):
         shutil.copytree(course.root / folder / chapter.id, dest / folder / chapter.id, ignore=CACHES)
 
 
+def copy_solutions(course, solved, dest):
+    """solutions/<id>/ of each solved chapter, with release/<id>/'s earlier_chapters.py, which its notebook imports:
+    solutions/'s copy is the same bytes but is not committed (the build and `make setup` write it)."""
+    copy_chapters(course, course.config.SOLUTIONS_DIR, solved, dest)
+    for chapter in solved:
+        provided = course.root / course.config.RELEASE_DIR / chapter.id / PROVIDED_MODULE
+        if provided.is_file():
+            shutil.copy2(provided, dest / course.config.SOLUTIONS_DIR / chapter.id / PROVIDED_MODULE)
+
+
 def copy_release_settings(course, dest):
     """Files at the top of release/ (a student-side nbgrader_config.py) belong to every chapter. The
     nbgrader configuration also goes to the tree's root: nbgrader reads it from the folder the Jupyter
@@ -192,7 +202,7 @@ def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
     bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
     copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
     copy_release_settings(course, dest)
-    copy_chapters(course, cfg.SOLUTIONS_DIR, solved, dest)
+    copy_solutions(course, solved, dest)
     copy_student_package(course, released, dest)
     shutil.copy2(course.root / "runtime.txt", dest / "runtime.txt")
     (dest / "requirements.txt").write_text(requirements_text(course), encoding="utf-8")
