@@ -33,15 +33,17 @@ STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "threadpoolctl", "nbgrade
                         "nbclient", "nbformat", "ipykernel", "jupyter_client", "jupyter_server", "SQLAlchemy"}
 CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
 # Check modules written for one chapter. Most hold the course's own version of what their chapter asks,
-# swapped in so that each exercise is graded alone (tensor's stand-ins for chapter 2's Tensor methods,
-# persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
+# swapped in so that each exercise is graded alone (ch02_tensor's stand-ins for chapter 2's Tensor methods,
+# ch08_persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
 # 10's forwards), written so as not to be the chapter's solution (tests/system/test_publish.py scans every release
 # point), but still the chapter's material: until their chapter is released they are published as
 # WITHHELD_CHECKS, a module that checks/__init__ still imports, whose every name refuses. Chapter 1 is
-# always released; chapter 3's course_ops and operators are shared with later chapters' checks.
-CHAPTER_CHECKS = {"ch02": ["tensor"], "ch04": ["nn", "module_tree", "formulas"], "ch05": ["optim"],
-                  "ch06": ["data", "idx", "transforms"], "ch07": ["init", "training"], "ch08": ["persistence"],
-                  "ch09": ["fitting", "capstone"], "ch10": ["convolution", "slow"]}
+# always released; chapter 3's ch03_autodiff_course_ops and ch03_autodiff_operators are shared with later
+# chapters' checks.
+CHAPTER_CHECKS = {"ch02": ["ch02_tensor"], "ch04": ["ch04_nn", "ch04_nn_module_tree", "formulas"],
+                  "ch05": ["ch05_optimizer"], "ch06": ["ch06_data", "ch06_data_idx", "ch06_data_transforms"],
+                  "ch07": ["ch07_init", "ch07_init_training"], "ch08": ["ch08_persistence"],
+                  "ch09": ["ch09_trainer", "capstone"], "ch10": ["ch10_conv", "slow"]}
 WITHHELD_CHECKS = '''"""Chapter {number}'s checks, published with chapter {number}."""
 
 
@@ -112,6 +114,16 @@ def prepare(dest, replace):
 def copy_chapters(course, folder, chapters, dest):
     for chapter in chapters:
         shutil.copytree(course.root / folder / chapter.id, dest / folder / chapter.id, ignore=CACHES)
+
+
+def copy_solutions(course, solved, dest):
+    """solutions/<id>/ of each solved chapter, with release/<id>/'s earlier_chapters.py, which its notebook imports:
+    solutions/'s copy is the same bytes but is not committed (the build and `make setup` write it)."""
+    copy_chapters(course, course.config.SOLUTIONS_DIR, solved, dest)
+    for chapter in solved:
+        provided = course.root / course.config.RELEASE_DIR / chapter.id / PROVIDED_MODULE
+        if provided.is_file():
+            shutil.copy2(provided, dest / course.config.SOLUTIONS_DIR / chapter.id / PROVIDED_MODULE)
 
 
 def copy_release_settings(course, dest):
@@ -192,7 +204,7 @@ def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
     bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
     copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
     copy_release_settings(course, dest)
-    copy_chapters(course, cfg.SOLUTIONS_DIR, solved, dest)
+    copy_solutions(course, solved, dest)
     copy_student_package(course, released, dest)
     shutil.copy2(course.root / "runtime.txt", dest / "runtime.txt")
     (dest / "requirements.txt").write_text(requirements_text(course), encoding="utf-8")

@@ -70,7 +70,8 @@ def process_words(path, text):
 
 
 def test_a_copy_without_git_lists_what_git_tracks(tmp_path):
-    """What the scan reads in a `git archive` copy is what `git ls-tree` lists, without what grading leaves."""
+    """What the scan reads in a `git archive` copy is what `git ls-tree` lists, without what grading, `make demo`
+    and `make setup` leave (a submission, the demo students, solutions/'s copy of earlier_chapters.py)."""
     if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode:
         pytest.skip("this copy of the course is no git checkout: there is no git list to compare with")
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, capture_output=True, check=True).stdout
@@ -82,6 +83,9 @@ def test_a_copy_without_git_lists_what_git_tracks(tmp_path):
     (tmp_path / "submitted" / "ada" / "notes.txt").write_text("what she wrote", encoding="utf-8")
     (tmp_path / "tests" / "__pycache__").mkdir(exist_ok=True)
     (tmp_path / "tests" / "__pycache__" / "x.pyc").write_bytes(b"")
+    (tmp_path / "demo" / "submitted" / "ada" / "ch03").mkdir(parents=True)
+    (tmp_path / "demo" / "submitted" / "ada" / "ch03" / "autodiff.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "solutions" / "ch03" / "earlier_chapters.py").write_text("# release/'s copy", encoding="utf-8")
     assert course_files(tmp_path) == sorted(p for p in tracked if p)
 
 
