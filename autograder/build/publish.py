@@ -32,18 +32,27 @@ PACKAGE_DATA = "data/mnist/*.gz"                    # in student/: all of MNIST:
 STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "threadpoolctl", "nbgrader", "jupyterlab", "notebook", "nbconvert",
                         "nbclient", "nbformat", "ipykernel", "jupyter_client", "jupyter_server", "SQLAlchemy"}
 CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
-# Check modules written for one chapter. Most hold the course's own version of what their chapter asks,
-# swapped in so that each exercise is graded alone (ch02_tensor's stand-ins for chapter 2's Tensor methods,
-# ch08_persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
-# 10's forwards), written so as not to be the chapter's solution (tests/system/test_publish.py scans every release
-# point), but still the chapter's material: until their chapter is released they are published as
-# WITHHELD_CHECKS, a module that checks/__init__ still imports, whose every name refuses. Chapter 1 is
-# always released; chapter 3's ch03_autodiff_course_ops and ch03_autodiff_operators are shared with later
-# chapters' checks.
-CHAPTER_CHECKS = {"ch02": ["ch02_tensor"], "ch04": ["ch04_nn", "ch04_nn_module_tree", "formulas"],
-                  "ch05": ["ch05_optimizer"], "ch06": ["ch06_data", "ch06_data_idx", "ch06_data_transforms"],
-                  "ch07": ["ch07_init", "ch07_init_training"], "ch08": ["ch08_persistence"],
-                  "ch09": ["ch09_trainer", "capstone"], "ch10": ["ch10_conv", "slow"]}
+# Check modules written for one chapter are named after it (`ch05_optimizer.py`, `ch05_optimizer_facts.py`).
+# Most hold the course's own version of what their chapter asks, swapped in so that each exercise is graded
+# alone (ch02_tensor's stand-ins for chapter 2's Tensor methods, ch08_persistence_facts' state for chapter 8's
+# state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter 10's forwards), written so as not to be
+# the chapter's solution (tests/system/test_publish.py scans every release point), but still the chapter's
+# material: until their chapter is released they are published as WITHHELD_CHECKS, a module that
+# checks/__init__ still imports, whose every name refuses. A later chapter is released only with every chapter
+# before it (check_deadlines), so chapter 3's ops, shared with later chapters' checks, are there when needed.
+# Besides the named ones, the shared modules first needed by a later chapter:
+FIRST_NEEDED_BY = {"formulas": "ch04", "capstone": "ch09", "slow": "ch10"}
+
+
+def chapter_checks(course):
+    """{chapter id: the check modules withheld until it is released}, from the modules' names."""
+    modules = sorted(p.stem for p in (course.root / "autograder" / STUDENT_PACKAGE / "checks").glob("ch*_*.py"))
+    found = {c.id: [m for m in modules if m.startswith(f"{c.id}_")] for c in course.chapters}
+    for module, chapter_id in FIRST_NEEDED_BY.items():
+        found[chapter_id].append(module)
+    return {chapter_id: names for chapter_id, names in found.items() if names}
+
+
 WITHHELD_CHECKS = '''"""Chapter {number}'s checks, published with chapter {number}."""
 
 
@@ -144,7 +153,7 @@ def copy_student_package(course, released, dest):
         shutil.copy2(source / f"{name}.py", target / f"{name}.py")
     shutil.copytree(source / STUDENT_PACKAGE, target / STUDENT_PACKAGE, ignore=CACHES)
     ids = {c.id for c in released}
-    for chapter_id, modules in CHAPTER_CHECKS.items():
+    for chapter_id, modules in chapter_checks(course).items():
         for name in modules if chapter_id not in ids else []:
             text = WITHHELD_CHECKS.format(number=int(chapter_id[2:]))
             (target / STUDENT_PACKAGE / "checks" / f"{name}.py").write_text(text, encoding="utf-8")

@@ -86,12 +86,12 @@ def course_optimizer_load(optimizer, state):
     per-parameter dict gets its parameters in that order): numbers as Python numbers, arrays as copies under the id
     of the parameter at their position."""
     kind = type(optimizer).__name__
-    for key, value in state.items():
-        table, _, position = key.partition(".")
+    for entry, value in state.items():
+        table, _, position = entry.partition(".")
         if table in OPTIMIZER_ARRAYS[kind] and position:
             getattr(optimizer, table)[id(optimizer.params[int(position)])] = np.array(value)
-        elif key in OPTIMIZER_NUMBERS[kind]:
-            setattr(optimizer, key, np.asarray(value).item())
+        elif entry in OPTIMIZER_NUMBERS[kind]:
+            setattr(optimizer, entry, np.asarray(value).item())
 
 
 @contextlib.contextmanager
