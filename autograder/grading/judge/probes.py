@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks import ch03_autodiff_course_ops as course_ops, ch03_autodiff_engine_graph as engine_graph, kernel_facts, slow
+from autograder.student.checks import (ch02_tensor_facts, ch03_autodiff_course_ops as course_ops,
+                                       ch03_autodiff_engine_graph as engine_graph, ch04_nn_facts, ch06_data_facts,
+                                       describe, kernel_facts, running, slow)
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 # Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
@@ -33,7 +35,8 @@ WORKER_FILES = ("worker.py", "ch01_scalar.py", "ch05_optimizer.py", "ch06_data.p
                 "ch07_init.py", "ch09_trainer.py", "ch04_nn.py", "ch08_persistence.py",
                 "capstone.py")
 SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,   # worker.shipped(name)
-           "kernel_facts": kernel_facts}
+           "kernel_facts": kernel_facts, "running": running, "describe": describe,
+           "ch02_tensor_facts": ch02_tensor_facts, "ch04_nn_facts": ch04_nn_facts, "ch06_data_facts": ch06_data_facts}
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "

@@ -6,7 +6,6 @@
   same lines for a 4-image batch of 12×12 images as for one 6×6 image; a loop over pixels does not.
 * `check_conv2d` and `check_max_pool2d` grade the layers with stand-in ops.
 """
-import contextlib
 import os
 import sys
 import sysconfig
@@ -17,7 +16,8 @@ import numpy as np
 from autograder.student import gradcheck
 from autograder.student.checks import ch07_init as init, slow
 from autograder.student.checks.describe import number, op_label, shapes_label
-from autograder.student.checks.ch03_autodiff_operators import make_standin, reaches
+from autograder.student.checks.ch03_autodiff_course_ops import stood_in
+from autograder.student.checks.kernel_facts import reaches
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -26,18 +26,9 @@ STANDINS = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate,
             "Conv": slow.conv, "MaxPool": slow.max_pool}
 
 
-@contextlib.contextmanager
 def swapped(namespace, names):
     """The notebook's ops `names` replaced by forward-only stand-ins known to be right, then restored."""
-    Function = namespace["Function"]
-    saved = {name: namespace[name] for name in names if name in namespace}
-    namespace.update({name: make_standin(Function, name, STANDINS[name]) for name in names})
-    try:
-        yield
-    finally:
-        for name in names:
-            namespace.pop(name, None)
-        namespace.update(saved)
+    return stood_in(namespace, {name: STANDINS[name] for name in names})
 
 
 # ── vectorization ─────────────────────────────────────────────────────────────────────────────
