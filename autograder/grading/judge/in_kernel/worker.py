@@ -512,23 +512,13 @@ def conv2d(request, namespace):
 
 def conv2d_bias_backward(layer, x, request, namespace):
     """The layer on x again with its weight held still, then backward from the output with the judge's upstream:
-    what it raised, .bias.grad, the shapes of the output's operands (as checks/ch10_conv.bias_backward_facts)."""
+    what it raised, .bias.grad, the shapes of the output's operands (checks/ch10_conv_facts.bias_backward_facts)."""
     Tensor = namespace["Tensor"]
-    weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
-    held, operands = getattr(weight, "requires_grad", None), []
-    try:
-        bias.grad = None
-        weight.requires_grad = False
-        with isolated(namespace, request["standins"]):
-            out = quietly(layer, x)
-            operands = [[int(n) for n in t.shape] for t in list(getattr(out, "_inputs", ()) or ())[:8]]
-            quietly(out.backward, Tensor(request["upstream"].astype(np.asarray(out.data).dtype), requires_grad=False))
-        return {"error": "", "grad": report(bias.grad, Tensor), "operands": operands}
-    except Exception as error:  # noqa: BLE001
+    error, grad, operands = shipped("ch10_conv_facts")["bias_backward_facts"](
+        Tensor, layer, x, request["upstream"], quietly, lambda: isolated(namespace, request["standins"]))
+    if error is not None:
         return {"error": f"{type(error).__name__}: {str(error)[:300]}", "operands": operands}
-    finally:
-        if held is not None:
-            weight.requires_grad = held
+    return {"error": "", "grad": report(grad, Tensor), "operands": operands}
 
 
 @handles("max_pool2d")
