@@ -2,7 +2,10 @@
 student/ never imports build/ or grading/ (it is published alone), and the judge's kernel side imports
 nothing of the course (it is shipped as text into a kernel the student controls)."""
 import ast
+import contextlib
+import io
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,21 +81,42 @@ def test_the_kernel_side_of_the_judge_imports_nothing_of_the_course():
     assert not wrong, "; ".join(wrong)
 
 
-def test_the_modules_the_judge_ships_as_text_import_nothing_of_the_course_and_run_in_a_fresh_scope():
-    """probes.SHIPPED's modules are compiled in the kernel from their text alone, each in a scope of its own: an
-    import of the course or a relative one, or a read of `__file__`, would break there or run code the student can
-    replace."""
-    from autograder.grading.judge import probes
-    wrong, trees = [], {}
-    for name, module in probes.SHIPPED.items():
-        path = Path(module.__file__)
-        wrong += [f"{name} imports {imported}" for imported in every_import(path) if imported.startswith(("autograder", "."))]
-        trees[name] = ast.parse(path.read_text(encoding="utf-8"))
-        wrong += [f"{name} reads __file__" for node in ast.walk(trees[name])
-                  if isinstance(node, ast.Name) and node.id == "__file__"]
+def kernel_unsafe_imports(source):
+    """What a file shipped as text into a kernel imports beyond NumPy and the standard library (relative imports
+    too: a shipped file runs in a fresh scope, outside any package)."""
+    allowed = set(sys.stdlib_module_names) | {"numpy"}
+    for node in ast.walk(ast.parse(source)):
+        names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+            ["." * node.level + (node.module or "")] if isinstance(node, ast.ImportFrom) else []
+        yield from (name for name in names if name.startswith(".") or name.split(".")[0] not in allowed)
+
+
+def test_a_course_import_is_told_apart_from_numpy_and_the_standard_library():
+    source = "import gzip\nimport numpy as np\nfrom autograder.student.checks import describe\nfrom . import slow\n"
+    assert list(kernel_unsafe_imports(source)) == ["autograder.student.checks", "."]
+
+
+def test_every_file_shipped_to_the_kernel_imports_only_numpy_and_the_standard_library():
+    """probes.SHIPPED's files are sent as text and compiled in the student's kernel, where the course is not
+    installed: an import of `autograder` works in the checks and fails only in the judge's probe."""
+    from autograder.grading.judge.probes import SHIPPED
+    wrong = [f"{module.__name__} imports {name}" for module in SHIPPED.values()
+             for name in kernel_unsafe_imports(Path(module.__file__).read_text(encoding="utf-8"))]
     assert not wrong, "; ".join(wrong)
-    for tree in trees.values():
-        exec(compile(tree, "<babygrad probe>", "exec"), {})             # defines its names without the course
+
+
+def test_every_file_shipped_to_the_kernel_runs_alone_in_a_fresh_scope_and_writes_no_stderr():
+    """As worker.shipped compiles it: no `__file__`, no package, and nothing on stderr (which zeroes a cell)."""
+    from autograder.grading.judge.probes import SHIPPED
+    for name, module in SHIPPED.items():
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        assert "__file__" not in {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}, name
+        scope, stderr = {}, io.StringIO()
+        with contextlib.redirect_stderr(stderr):
+            exec(compile(source, "<babygrad probe>", "exec"), scope)  # noqa: S102 (the course's own file)
+        assert stderr.getvalue() == "", name
+        public = {n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n))}
+        assert public <= set(scope), f"{name}: {sorted(public - set(scope))} missing when run alone"
 
 
 def test_grading_imports_nothing_of_the_build():

@@ -17,13 +17,19 @@ from pathlib import Path
 import numpy as np
 
 from autograder.student.checks import (
+    ch02_tensor_facts,
     ch03_autodiff_course_ops as course_ops,
     ch03_autodiff_engine_graph as engine_graph,
+    ch04_nn_facts,
     ch05_optimizer_facts,
+    ch06_data_facts,
     ch07_init_facts,
     ch08_persistence_facts,
     ch09_trainer_facts,
+    ch10_conv_facts,
+    describe,
     kernel_facts,
+    running,
     slow,
 )
 
@@ -35,9 +41,11 @@ MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB
 MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
 # The kernel side, run in one scope: worker.py (the protocol and the ops' requests), then each chapter's own
-# requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
-# ops are built from, the course's own chapter-3 ops and operators that keep each op's check alone, and the
-# engine checks' private ops and graph builder (SHIPPED: NumPy only, compiled on first use).
+# requests, which use worker.py's helpers; last, the text of the check modules that gather what the student's
+# code did, the very code the visible checks import (SHIPPED: NumPy and the standard library only, compiled on
+# first use by worker.shipped): the slow reference loops of chapter 10's stand-ins, the course's own chapter-3 ops
+# and operators, the engine checks' graph builder, quiet runs and error lines, type names, facts of every chapter,
+# and each chapter's own stand-ins and facts (chNN_<chapter>_facts).
 WORKER_FILES = ("worker.py", "ch01_scalar.py", "ch05_optimizer.py", "ch06_data.py", "ch02_tensor.py",
                 "ch07_init.py", "ch09_trainer.py", "ch04_nn.py", "ch08_persistence.py",
                 "capstone.py")
@@ -46,10 +54,16 @@ SHIPPED = {                                         # worker.shipped(name)
     "course_ops": course_ops,
     "engine_graph": engine_graph,
     "kernel_facts": kernel_facts,
+    "running": running,
+    "describe": describe,
+    "ch02_tensor_facts": ch02_tensor_facts,
+    "ch04_nn_facts": ch04_nn_facts,
     "ch05_optimizer_facts": ch05_optimizer_facts,
+    "ch06_data_facts": ch06_data_facts,
     "ch07_init_facts": ch07_init_facts,
     "ch08_persistence_facts": ch08_persistence_facts,
     "ch09_trainer_facts": ch09_trainer_facts,
+    "ch10_conv_facts": ch10_conv_facts,
 }
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)

@@ -1,5 +1,5 @@
 """Facts a check gathers in the kernel, gathered the same way by the course's checks and the judge's worker: how
-deeply a call nests Python calls, which leaves a result's graph holds, what a backward call changed on its op,
+deeply a call nests Python calls, whether a result's graph reaches a tensor and which leaves it holds, what a backward call changed on its op,
 whether a dataset holds given samples, the memory order an op's inputs are laid out in, a number's type, whether parameters hold gradients, and the mode a
 Dropout was in at each forward call.
 
@@ -48,6 +48,19 @@ def deepest_call(fn, *args):
     finally:
         sys.setprofile(previous)
     return deepest
+
+
+def reaches(result, leaf):
+    """Whether `leaf` is among the ancestors of `result` in the recorded graph (its `_inputs`, followed back)."""
+    stack, seen = [result], set()
+    while stack:
+        node = stack.pop()
+        if node is leaf:
+            return True
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(getattr(node, "_inputs", ()) or ())
+    return False
 
 
 def stray_leaves(result, given):
