@@ -134,3 +134,38 @@ def test_tests_share_code_through_helpers_not_through_each_other():
     wrong = [f"{path.relative_to(tests)} imports {name}" for path in sorted(tests.rglob("*.py"))
              for name in every_import(path) if name.split(".")[0] in pytest_modules]
     assert not wrong, "; ".join(wrong)
+
+
+CHAPTER_SCRIPTS = sorted(p.stem for p in (ROOT / "chapters").glob("ch[0-9][0-9]_*.py"))
+# Where an exercise's pieces live; `git ls-files | grep ch05_optimizer` finds them all.
+EXERCISE_FOLDERS = [PACKAGE / "student" / "checks", PACKAGE / "grading" / "judge", PACKAGE / "grading" / "judge" / "in_kernel",
+                    ROOT / "catalogue", ROOT / "tests" / "unit"]
+
+
+def chapter_of(module):
+    """The chapter script a module `chNN_<notebook>[_<part>]` (or `test_chNN_...`) belongs to, or None."""
+    name = module.removeprefix("test_")
+    return next((s for s in CHAPTER_SCRIPTS if name == s or name.startswith(f"{s}_")), None)
+
+
+def test_a_module_named_for_a_chapter_names_a_real_one():
+    """One name per exercise: a module of a chapter's material is named as that chapter's script, so a
+    misspelt or renamed chapter leaves no module behind under a name nothing else uses."""
+    wrong = [str(p.relative_to(ROOT)) for folder in EXERCISE_FOLDERS for p in folder.glob("*ch[0-9][0-9]_*.py")
+             if chapter_of(p.stem) is None]
+    assert wrong == [], f"named like a chapter, but no chapters/ script is theirs: {wrong}"
+    assert {chapter_of(p.stem) for p in (ROOT / "catalogue").glob("ch*.py")} == set(CHAPTER_SCRIPTS)
+
+
+def test_a_check_registered_in_a_chapters_module_is_called_by_that_chapter():
+    """The visible check and the judge of an exercise sit in the modules named after the chapter that calls
+    them: a check registered under another chapter's name would send a reader to the wrong files."""
+    from autograder.grading.judge import JUDGED_CHECKS
+    from autograder.student.checks.registry import CHECKS
+    called = {s: set(re.findall(r"check\.(\w+)\(", (ROOT / "chapters" / f"{s}.py").read_text(encoding="utf-8")))
+              for s in CHAPTER_SCRIPTS}
+    wrong = [f"{function.__module__}: check.{name}" for registry in (CHECKS, JUDGED_CHECKS)
+             for name, function in registry.items()
+             if chapter_of(function.__module__.rsplit(".", 1)[1]) is not None
+             and name not in called[chapter_of(function.__module__.rsplit(".", 1)[1])]]
+    assert wrong == [], f"registered in a chapter's module, but that chapter never calls it: {wrong}"
