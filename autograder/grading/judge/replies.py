@@ -1,0 +1,292 @@
+"""The kernel's replies as typed records, read in one place.
+
+A reply is untrusted JSON. Each request kind declares what its reply holds as a frozen dataclass whose
+fields say how each value is read (`wire(Int())`, `wire(ListOf(Array(), length="params"))`, ...), and
+`read(reply, Record)` gives that record or raises `ProbeFailure` naming the field: a judged check then
+works on Python values whose types it can rely on, and never reads a dict by hand.
+
+Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `Array`, `ListOf`, `Nested`, `Raised`,
+`OneOf`) refuses anything but its type; a *lenient* one (`AsText`, `Flag`, `Number`) is the kernel's word that
+can only fail a check, never pass one, and reads whatever came as the judge's own code always did (a
+description shown as text, `true` and nothing else as yes, a number or nothing).
+
+A record may stand for one of several shapes of the same reply (the student's code raised, or it ran): such
+a record names the key that tells it apart (`TAG`), and `read(reply, Raised | Ran)` reads the first member
+whose tag the reply carries, else the last.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping, TypeVar
+
+from autograder.grading.judge.probes import ProbeFailure, Returned, decode_array, returned
+
+R = TypeVar("R")
+MISSING = object()      # the reply has no such key
+MAX_LIST = 100_000      # no reply lists more values than this (the longest, a 2,000-node chain's, far less)
+
+
+def wire(spec: Spec, key: str | None = None) -> Any:
+    """A record's field, read from the reply's `key` (the field's own name unless given) by `spec`."""
+    return dataclasses.field(metadata={"wire": spec, "key": key})
+
+
+def place(path: str) -> str:
+    """How a message names a field: `the reply's 'steps'[2][0]`."""
+    return f"the reply's {path}" if path else "the reply"
+
+
+class Spec:
+    """How one JSON value becomes one Python value; `read` raises ProbeFailure naming `path`."""
+
+    def read(self, value: Any, path: str, sizes: Mapping[str, int]) -> Any:
+        raise NotImplementedError
+
+    def missing(self, path: str) -> Any:
+        """The value of a field the reply does not hold: a strict field is then malformed."""
+        raise ProbeFailure(f"{place(path)} is missing")
+
+
+def whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Int(Spec):
+    """A whole number (never a bool, never a float such as NaN) within [low, high]."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def read(self, value, path, sizes):
+        if not whole(value):
+            raise ProbeFailure(f"{place(path)} is not a whole number")
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ProbeFailure(f"{place(path)} is {value}, outside [{self.low}, {self.high}]")
+        return value
+
+
+@dataclass(frozen=True)
+class Real(Spec):
+    """A number as a float (a JSON int too, never a bool); NaN and infinities only when `finite` is False."""
+
+    finite: bool = True
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ProbeFailure(f"{place(path)} is not a number")
+        if self.finite and not math.isfinite(value):
+            raise ProbeFailure(f"{place(path)} is {value}, not a finite number")
+        return float(value)
+
+
+@dataclass(frozen=True)
+class Bool(Spec):
+    """JSON true or false, nothing else."""
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, bool):
+            raise ProbeFailure(f"{place(path)} is not true or false")
+        return value
+
+
+@dataclass(frozen=True)
+class Text(Spec):
+    """A string, cut to `limit` characters (the kernel cuts its own; a longer one is only shortened)."""
+
+    limit: int = 200
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, str):
+            raise ProbeFailure(f"{place(path)} is not a string")
+        return value[:self.limit]
+
+
+@dataclass(frozen=True)
+class OneOf(Spec):
+    """One of a few known strings (a stage, an event's name)."""
+
+    choices: frozenset
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, str) or value not in self.choices:
+            raise ProbeFailure(f"{place(path)} is not one of {', '.join(sorted(self.choices))}")
+        return value
+
+
+@dataclass(frozen=True)
+class Array(Spec):
+    """A packed array (`probes.decode_array`: a number dtype, at most MAX_ARRAY_ELEMENTS values)."""
+
+    def read(self, value, path, sizes):
+        try:
+            return decode_array(value)
+        except ProbeFailure as failure:
+            raise ProbeFailure(f"{place(path)}: {failure}") from None
+
+
+@dataclass(frozen=True)
+class Raised(Spec):
+    """What one call of student code gave back (`probes.returned`): most often the exception it raised."""
+
+    def read(self, value, path, sizes):
+        try:
+            return returned(value)
+        except ProbeFailure as failure:
+            raise ProbeFailure(f"{place(path)}: {failure}") from None
+
+
+@dataclass(frozen=True)
+class Optional(Spec):
+    """`spec`, or None when the value is null or the key is absent."""
+
+    spec: Spec
+
+    def read(self, value, path, sizes):
+        return None if value is None else self.spec.read(value, path, sizes)
+
+    def missing(self, path):
+        return None
+
+
+@dataclass(frozen=True)
+class ListOf(Spec):
+    """A list of `item`s: exactly `length` of them (a number, or the name of a size given to `read`), or
+    between `least` and `most`."""
+
+    item: Spec
+    length: int | str | None = None
+    least: int | str = 0
+    most: int | str = MAX_LIST
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, list):
+            raise ProbeFailure(f"{place(path)} is not a list")
+        want, least, most = (sizes[n] if isinstance(n, str) else n for n in (self.length, self.least, self.most))
+        if want is not None and len(value) != want:
+            raise ProbeFailure(f"{place(path)} holds {len(value)} values, expected {want}")
+        if not least <= len(value) <= most:
+            raise ProbeFailure(f"{place(path)} holds {len(value)} values, expected {least} to {most}")
+        return [self.item.read(v, f"{path}[{i}]", sizes) for i, v in enumerate(value)]
+
+
+@dataclass(frozen=True)
+class Nested(Spec):
+    """A JSON object read as a record (or a union of records, as `read` reads one)."""
+
+    record: Any
+
+    def read(self, value, path, sizes):
+        return read_record(value, self.record, path, sizes)
+
+
+@dataclass(frozen=True)
+class Either(Spec):
+    """`then` when `when(value)` holds, else `otherwise`: a value of two shapes told apart by the raw JSON."""
+
+    when: Callable[[Any], bool]
+    then: Spec
+    otherwise: Spec
+
+    def read(self, value, path, sizes):
+        return (self.then if self.when(value) else self.otherwise).read(value, path, sizes)
+
+
+# ── lenient fields: the kernel's word, read as the judge always read it ──
+
+@dataclass(frozen=True)
+class AsText(Spec):
+    """Anything, shown as text cut to `limit` (a type name, a repr): `absent` stands for a missing key."""
+
+    limit: int = 200
+    absent: Any = ""
+
+    def read(self, value, path, sizes):
+        return str(value)[:self.limit]
+
+    def missing(self, path):
+        return str(self.absent)[:self.limit]
+
+
+@dataclass(frozen=True)
+class Flag(Spec):
+    """The kernel says yes only with JSON true; anything else, or nothing, is no."""
+
+    def read(self, value, path, sizes):
+        return value is True
+
+    def missing(self, path):
+        return False
+
+
+@dataclass(frozen=True)
+class Number(Spec):
+    """A number as a float, or None for anything else (the message then shows what came instead)."""
+
+    def read(self, value, path, sizes):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def missing(self, path):
+        return None
+
+
+# ── records ──
+
+@dataclass(frozen=True)
+class Tag:
+    """How a record of a union is told apart: the reply holds `key`, with this `value` when given, and a value
+    `when` holds for when given."""
+
+    key: str
+    value: Any = MISSING
+    when: Callable[[Any], bool] | None = None
+
+    def matches(self, data: Mapping[str, Any]) -> bool:
+        return self.key in data and (self.value is MISSING or data[self.key] == self.value) \
+            and (self.when is None or self.when(data[self.key]))
+
+
+def members(record: Any) -> tuple:
+    """The records of a union `A | B` (or the one record)."""
+    return typing.get_args(record) if isinstance(record, types.UnionType) else (record,)
+
+
+def read_record(data: Any, record: Any, path: str, sizes: Mapping[str, int]) -> Any:
+    if not isinstance(data, dict):
+        raise ProbeFailure(f"{place(path)} is not a JSON object")
+    options = members(record)
+    chosen = next((r for r in options if getattr(r, "TAG", None) is not None and r.TAG.matches(data)), options[-1])
+    values = {}
+    for f in dataclasses.fields(chosen):
+        spec, key = f.metadata["wire"], f.metadata["key"] or f.name
+        inner = f"{path}[{key!r}]" if path else repr(key)
+        values[f.name] = spec.read(data[key], inner, sizes) if key in data else spec.missing(inner)
+    return chosen(**values)
+
+
+def read(reply: Any, record: type[R], **sizes: int) -> R:
+    """`reply` as `record` (a frozen dataclass of `wire` fields, or a union of them): ProbeFailure naming the first
+    field missing or malformed. `sizes` give the lengths fields ask for by name (`ListOf(..., length="params")`)."""
+    return read_record(reply, record, "", sizes)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The student's code raised, and the reply says only that: `{"error": ...}`."""
+
+    TAG: ClassVar[Tag] = Tag("error")
+    error: Returned = wire(Raised())
+
+
+def is_error(value: Any) -> bool:
+    """Whether a raw value is a report of a raised exception (worker.error_report writes `kind: error`)."""
+    return isinstance(value, dict) and value.get("kind") == "error"
+
+
+def is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+

@@ -1,0 +1,101 @@
+"""A malformed reply becomes a ProbeFailure that names the field (`judge.replies`)."""
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from autograder.grading.judge.probes import MAX_ARRAY_ELEMENTS, ProbeFailure, pack
+from autograder.grading.judge.replies import (Array, AsText, Bool, Failed, Flag, Int, ListOf, Nested, Number, Optional,
+                                              Real, Tag, Text, read, wire)
+
+pytestmark = pytest.mark.unit
+
+
+@dataclass(frozen=True)
+class Inner:
+    count: int = wire(Int(low=0))
+
+
+@dataclass(frozen=True)
+class Sample:
+    values: list[np.ndarray] = wire(ListOf(Array(), length="params"))
+    count: int = wire(Int(low=0))
+    loss: float = wire(Real())
+    name: str = wire(Text(10))
+    done: bool = wire(Bool())
+    inner: list[Inner] = wire(ListOf(Nested(Inner), most=2))
+    extra: np.ndarray | None = wire(Optional(Array()))
+    shown: str = wire(AsText(5, absent=None))
+    said: bool = wire(Flag())
+    real: float | None = wire(Number())
+
+
+def sample():
+    return {"values": [pack(np.arange(3.0)), pack(np.ones((2, 2)))], "count": 2, "loss": 0.5, "name": "x",
+            "done": True, "inner": [{"count": 1}]}
+
+
+def test_a_well_formed_reply_reads_as_its_record():
+    got = read(sample(), Sample, params=2)
+    assert np.array_equal(got.values[1], np.ones((2, 2))) and got.count == 2 and got.loss == 0.5
+    assert got.inner == [Inner(1)] and got.extra is None
+    # the lenient fields, missing: the kernel said nothing
+    assert (got.shown, got.said, got.real) == ("None", False, None)
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda r: r.pop("count"), "the reply's 'count' is missing"),
+    (lambda r: r.update(count=float("nan")), "the reply's 'count' is not a whole number"),
+    (lambda r: r.update(count=True), "the reply's 'count' is not a whole number"),
+    (lambda r: r.update(count=-1), "the reply's 'count' is -1, outside"),
+    (lambda r: r.update(loss=float("inf")), "the reply's 'loss' is inf, not a finite number"),
+    (lambda r: r.update(loss="0.5"), "the reply's 'loss' is not a number"),
+    (lambda r: r.update(name=3), "the reply's 'name' is not a string"),
+    (lambda r: r.update(done=1), "the reply's 'done' is not true or false"),
+    (lambda r: r.update(values="1,2,3"), "the reply's 'values' is not a list"),
+    (lambda r: r["values"].pop(), "the reply's 'values' holds 1 values, expected 2"),
+    (lambda r: r["values"].__setitem__(1, "<f8;2;@@@@"), r"the reply's 'values'\[1\]: .*not valid base64"),
+    (lambda r: r["values"].__setitem__(0, pack(np.zeros(MAX_ARRAY_ELEMENTS + 1, np.int8))),
+     r"the reply's 'values'\[0\]: an array in the reply has 1000001 elements"),
+    (lambda r: r["values"].__setitem__(0, [1.0, 2.0]), r"the reply's 'values'\[0\]: .*not a string"),
+    (lambda r: r.update(inner=[{"count": 1}, {"count": 2}, {"count": 3}]), "'inner' holds 3 values, expected 0 to 2"),
+    (lambda r: r["inner"][0].update(count="1"), r"the reply's 'inner'\[0\]\['count'\] is not a whole number"),
+    (lambda r: r.update(inner=[[1]]), r"the reply's 'inner'\[0\] is not a JSON object"),
+    (lambda r: r.update(extra={"__ndarray__": "x"}), "the reply's 'extra': .*not a string"),
+], ids=["missing", "NaN count", "bool count", "negative count", "infinite loss", "string loss", "number name",
+        "int flag", "string for arrays", "short list", "bad base64", "oversized array", "list for an array",
+        "long list", "nested field", "nested not object", "object for an array"])
+def test_a_malformed_field_is_a_probe_failure_that_names_it(change, says):
+    reply = sample()
+    change(reply)
+    with pytest.raises(ProbeFailure, match=says):
+        read(reply, Sample, params=2)
+
+
+def test_the_reply_must_be_an_object():
+    with pytest.raises(ProbeFailure, match="the reply is not a JSON object"):
+        read([1], Sample, params=2)
+
+
+@dataclass(frozen=True)
+class Stage:
+    TAG: ClassVar[Tag] = Tag("stage", "run")
+    stage: str = wire(Text())
+    value: float = wire(Real())
+
+
+@dataclass(frozen=True)
+class Other:
+    stage: str = wire(Text())
+
+
+def test_a_union_reads_the_member_whose_tag_the_reply_carries_else_the_last():
+    raised = {"error": {"kind": "error", "error_type": "ValueError", "message": "no", "line": "x = 1"}}
+    assert read(raised, Failed | Sample, params=2).error.error_type == "ValueError"
+    assert isinstance(read(sample(), Failed | Sample, params=2), Sample)
+    assert read({"stage": "run", "value": 1}, Stage | Other) == Stage("run", 1.0)
+    assert read({"stage": "type", "value": 1}, Stage | Other) == Other("type")
+    with pytest.raises(ProbeFailure, match=r"the reply's 'error': a returned value in the reply is malformed"):
+        read({"error": "boom"}, Failed | Sample, params=2)
+
