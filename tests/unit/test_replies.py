@@ -1,11 +1,17 @@
-"""A malformed reply becomes a ProbeFailure that names the field (`judge.replies`)."""
+"""A malformed reply becomes a ProbeFailure that names the field, for the record mechanism itself and for each
+request kind whose judge reads its reply as a record: the right code's real reply, run in process, passes, and
+the same reply with one field broken fails the probe, saying which field."""
+import copy
+import json
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import pytest
+from helpers.solved_code import in_process, solved_namespace
 
-from autograder.grading.judge.probes import MAX_ARRAY_ELEMENTS, ProbeFailure, pack
+from autograder.grading.judge import JUDGED_CHECKS
+from autograder.grading.judge.probes import MAX_ARRAY_ELEMENTS, ProbeFailure, pack, probe_code, reply_from_outputs
 from autograder.grading.judge.replies import (Array, AsText, Bool, Failed, Flag, Int, ListOf, Nested, Number, Optional,
                                               Real, Tag, Text, read, wire)
 
@@ -98,4 +104,76 @@ def test_a_union_reads_the_member_whose_tag_the_reply_carries_else_the_last():
     assert read({"stage": "type", "value": 1}, Stage | Other) == Other("type")
     with pytest.raises(ProbeFailure, match=r"the reply's 'error': a returned value in the reply is malformed"):
         read({"error": "boom"}, Failed | Sample, params=2)
+
+
+# ── each converted request kind, on the right code's real reply ──
+
+def real_reply(chapter_id, request):
+    """The reply the chapter's solved code gives `request`, run in process as a probe."""
+    namespace = solved_namespace(chapter_id)
+    outputs = in_process(namespace)(probe_code({"kind": "batch", "requests": [request], "marks": [0]}, install=True))
+    return json.loads(json.dumps(reply_from_outputs(outputs)["replies"][0]))
+
+
+def judged(name, args, chapter_id, change):
+    """What the judge of check.`name` makes of its first request's real reply after `change`."""
+    judge = JUDGED_CHECKS[name](np.random.default_rng(7), *args)
+    reply = real_reply(chapter_id, next(judge))
+    change(reply)
+    try:
+        judge.send(reply)
+    except StopIteration as done:
+        return done.value
+    return "another request"
+
+
+def drop(*path):
+    def change(reply):
+        node = reply
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+    return change
+
+
+def put(value, *path):
+    def change(reply):
+        node = reply
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = copy.deepcopy(value)
+    return change
+
+
+def unchanged(reply):
+    pass
+
+
+HUGE = pack(np.zeros(MAX_ARRAY_ELEMENTS + 1, np.int8))
+
+# (check, its arguments, chapter, a change to the real reply, what the ProbeFailure says)
+MALFORMED = [
+    ("sgd", (), "ch05", drop("grads_after"), "'grads_after' is missing"),
+    ("sgd", (), "ch05", put("1,2", "steps", 0), r"'steps'\[0\] is not a list"),
+    ("sgd", (), "ch05", put(HUGE, "steps", 1, 0), r"'steps'\[1\]\[0\]: an array in the reply has 1000001 elements"),
+    ("sgd", (), "ch05", put(None, "float32", "same_array"), r"'float32'\['same_array'\] is not true or false"),
+    ("optimizer_zero_grad", (), "ch05", put([1.0], "before"), "'before' holds 1 values, expected 3"),
+    ("optimizer_zero_grad", (), "ch05", put(7, "grad_types", 0), r"'grad_types'\[0\] is not a string"),
+    ("train_step", (), "ch05", put(["forward", "fly"], "calls", 0, "events"), r"'calls'\[0\]\['events'\]\[1\] is not one of"),
+    ("train_step", (), "ch05", put("<f8;2;@@@@", "calls", 1, "seen"), r"'calls'\[1\]\['seen'\]: .*base64"),
+    ("train_step", (), "ch05", put([], "calls"), "'calls' holds 0 values, expected 1 to 2"),
+]
+
+
+@pytest.mark.parametrize("name, args, chapter_id", sorted({(m[0], m[1], m[2]) for m in MALFORMED}))
+def test_the_right_codes_real_reply_passes(name, args, chapter_id):
+    verdict = judged(name, args, chapter_id, unchanged)
+    assert verdict == "another request" or verdict.passed, verdict
+
+
+@pytest.mark.parametrize("name, args, chapter_id, change, says", MALFORMED,
+                         ids=[f"{m[0]}-{m[4][:40]}" for m in MALFORMED])
+def test_a_malformed_reply_fails_the_probe_naming_the_field(name, args, chapter_id, change, says):
+    with pytest.raises(ProbeFailure, match=says):
+        judged(name, args, chapter_id, change)
 

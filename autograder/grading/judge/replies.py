@@ -5,10 +5,10 @@ fields say how each value is read (`wire(Int())`, `wire(ListOf(Array(), length="
 `read(reply, Record)` gives that record or raises `ProbeFailure` naming the field: a judged check then
 works on Python values whose types it can rely on, and never reads a dict by hand.
 
-Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `Array`, `ListOf`, `Nested`, `Raised`,
-`OneOf`) refuses anything but its type; a *lenient* one (`AsText`, `Flag`, `Number`) is the kernel's word that
-can only fail a check, never pass one, and reads whatever came as the judge's own code always did (a
-description shown as text, `true` and nothing else as yes, a number or nothing).
+Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `Array`, `ListOf`, `Pair`, `MapOf`, `Nested`,
+`Raised`, `OneOf`) refuses anything but its type; a *lenient* one (`AsText`, `Flag`, `Number`, `Whole`, `Or`,
+`Json`) is the kernel's word that can only fail a check, never pass one, and reads whatever came as the judge
+always did (a description shown as text, `true` and nothing else as yes, a number or nothing).
 
 A record may stand for one of several shapes of the same reply (the student's code raised, or it ran): such
 a record names the key that tells it apart (`TAG`), and `read(reply, Raised | Ran)` reads the first member
@@ -16,6 +16,7 @@ whose tag the reply carries, else the last.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import types
@@ -96,9 +97,10 @@ class Bool(Spec):
 
 @dataclass(frozen=True)
 class Text(Spec):
-    """A string, cut to `limit` characters (the kernel cuts its own; a longer one is only shortened)."""
+    """A string, cut to `limit` characters (the kernel cuts its own; a longer one is only shortened; None: as it
+    is, bounded by the reply's own size)."""
 
-    limit: int = 200
+    limit: int | None = 200
 
     def read(self, value, path, sizes):
         if not isinstance(value, str):
@@ -120,13 +122,19 @@ class OneOf(Spec):
 
 @dataclass(frozen=True)
 class Array(Spec):
-    """A packed array (`probes.decode_array`: a number dtype, at most MAX_ARRAY_ELEMENTS values)."""
+    """A packed array (`probes.decode_array`: a number dtype, at most MAX_ARRAY_ELEMENTS values); of exactly
+    `size` values when given."""
+
+    size: int | None = None
 
     def read(self, value, path, sizes):
         try:
-            return decode_array(value)
+            array = decode_array(value)
         except ProbeFailure as failure:
             raise ProbeFailure(f"{place(path)}: {failure}") from None
+        if self.size is not None and array.size != self.size:
+            raise ProbeFailure(f"{place(path)} holds {array.size} values, expected {self.size}")
+        return array
 
 
 @dataclass(frozen=True)
@@ -175,6 +183,46 @@ class ListOf(Spec):
 
 
 @dataclass(frozen=True)
+class Pair(Spec):
+    """A JSON list of two values, read by `first` and `second`, as a tuple."""
+
+    first: Spec
+    second: Spec
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, list) or len(value) != 2:
+            raise ProbeFailure(f"{place(path)} is not a list of two values")
+        return (self.first.read(value[0], f"{path}[0]", sizes), self.second.read(value[1], f"{path}[1]", sizes))
+
+
+@dataclass(frozen=True)
+class MapOf(Spec):
+    """A JSON object of at most `most` `item`s by name."""
+
+    item: Spec
+    most: int = 100
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, dict) or len(value) > self.most:
+            raise ProbeFailure(f"{place(path)} is not a JSON object of at most {self.most} entries")
+        return {key: self.item.read(v, f"{path}[{key[:40]!r}]", sizes) for key, v in value.items()}
+
+
+@dataclass(frozen=True)
+class Default(Spec):
+    """`spec`, or `value` when the key is absent (a null is read by `spec`)."""
+
+    spec: Spec
+    value: Any
+
+    def read(self, value, path, sizes):
+        return self.spec.read(value, path, sizes)
+
+    def missing(self, path):
+        return copy.copy(self.value)
+
+
+@dataclass(frozen=True)
 class Nested(Spec):
     """A JSON object read as a record (or a union of records, as `read` reads one)."""
 
@@ -194,6 +242,9 @@ class Either(Spec):
 
     def read(self, value, path, sizes):
         return (self.then if self.when(value) else self.otherwise).read(value, path, sizes)
+
+    def missing(self, path):
+        return self.otherwise.missing(path)
 
 
 # ── lenient fields: the kernel's word, read as the judge always read it ──
@@ -232,6 +283,58 @@ class Number(Spec):
 
     def missing(self, path):
         return None
+
+
+@dataclass(frozen=True)
+class Or(Spec):
+    """`spec`, or what `instead` reads from any value `spec` refuses (and from a missing key): a value the kernel
+    reports in one of two shapes, a number or its text, say."""
+
+    spec: Spec
+    instead: Spec
+
+    def read(self, value, path, sizes):
+        try:
+            return self.spec.read(value, path, sizes)
+        except ProbeFailure:
+            return self.instead.read(value, path, sizes)
+
+    def missing(self, path):
+        return self.instead.missing(path)
+
+
+@dataclass(frozen=True)
+class Const(Spec):
+    """Always `value`, whatever came: with `Or`, what the judge takes for a value of no use to it."""
+
+    value: Any
+
+    def read(self, value, path, sizes):
+        return copy.copy(self.value)
+
+    def missing(self, path):
+        return copy.copy(self.value)
+
+
+@dataclass(frozen=True)
+class Json(Spec):
+    """Any JSON value, as it came: the kernel's word the judge compares with its own value, never computes on."""
+
+    def read(self, value, path, sizes):
+        return value
+
+
+@dataclass(frozen=True)
+class Whole(Spec):
+    """A whole number, or `otherwise` for anything else (a count the student's code advanced by other steps)."""
+
+    otherwise: int = -1
+
+    def read(self, value, path, sizes):
+        return value if whole(value) else self.otherwise
+
+    def missing(self, path):
+        return self.otherwise
 
 
 # ── records ──
