@@ -2,13 +2,14 @@
 request kind whose judge reads its reply as a record: the right code's real reply, run in process, passes, and
 the same reply with one field broken fails the probe, saying which field."""
 import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 import pytest
-from helpers.solved_code import in_process, solved_namespace
+from helpers.solved_code import in_process, notebook_namespace
 
 from autograder.grading.judge import JUDGED_CHECKS
 from autograder.grading.judge.probes import MAX_ARRAY_ELEMENTS, ProbeFailure, pack, probe_code, reply_from_outputs
@@ -108,9 +109,15 @@ def test_a_union_reads_the_member_whose_tag_the_reply_carries_else_the_last():
 
 # ── each converted request kind, on the right code's real reply ──
 
+@functools.cache
+def solved(chapter_id):
+    """The chapter's notebook, solved, without its training runs: one namespace per chapter for these tests."""
+    return notebook_namespace(chapter_id, training=False)
+
+
 def real_reply(chapter_id, request):
     """The reply the chapter's solved code gives `request`, run in process as a probe."""
-    namespace = solved_namespace(chapter_id)
+    namespace = solved(chapter_id)
     outputs = in_process(namespace)(probe_code({"kind": "batch", "requests": [request], "marks": [0]}, install=True))
     return json.loads(json.dumps(reply_from_outputs(outputs)["replies"][0]))
 
@@ -162,6 +169,13 @@ MALFORMED = [
     ("train_step", (), "ch05", put(["forward", "fly"], "calls", 0, "events"), r"'calls'\[0\]\['events'\]\[1\] is not one of"),
     ("train_step", (), "ch05", put("<f8;2;@@@@", "calls", 1, "seen"), r"'calls'\[1\]\['seen'\]: .*base64"),
     ("train_step", (), "ch05", put([], "calls"), "'calls' holds 0 values, expected 1 to 2"),
+    ("initializer", ("xavier_uniform",), "ch07", put([], "draws"), "'draws' holds 0 values, expected 3"),
+    ("initializer", ("xavier_uniform",), "ch07", put("1;2", "draws", 2, "value"), r"'draws'\[2\]\['value'\]: .*packed"),
+    ("initializer", ("xavier_uniform",), "ch07", drop("draws", 0, "value"), r"'draws'\[0\]\['value'\] is missing"),
+    ("train_epoch", (), "ch07", put([3, float("nan")], "calls"), r"'calls'\[1\] is not a whole number"),
+    ("train_epoch", (), "ch07", put(HUGE, "result"), "'result': an array in the reply has 1000001 elements"),
+    ("accuracy", (), "ch07", put(pack(np.zeros(0)), "result"), "'result' holds 0 values, expected 1"),
+    ("accuracy", (), "ch07", put([0.5], "result"), "'result': .*not a string"),
 ]
 
 
