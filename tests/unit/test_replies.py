@@ -176,6 +176,19 @@ MALFORMED = [
     ("train_epoch", (), "ch07", put(HUGE, "result"), "'result': an array in the reply has 1000001 elements"),
     ("accuracy", (), "ch07", put(pack(np.zeros(0)), "result"), "'result' holds 0 values, expected 1"),
     ("accuracy", (), "ch07", put([0.5], "result"), "'result': .*not a string"),
+    ("value_graph", ("mul",), "ch01", put({"is_value": True, "members": [["input", 2]]}, "results", 0),
+     r"'results'\[0\]\['members'\]\[0\]\[1\] is not one of 0, 1"),
+    ("value_graph", ("mul",), "ch01", put([["twin", 0]], "results", 3, "members"),
+     r"'results'\[3\]\['members'\]\[0\] is not a pair \[input \| value \| other, value\]"),
+    ("value_graph", ("mul",), "ch01", put({"input": 0}, "results", 1, "members"), r"'results'\[1\]\['members'\] is not a list"),
+    ("value_backward", ("add",), "ch01", put("finished", "results", 0, "stage"), r"'results'\[0\]\['stage'\] is not one of done"),
+    ("value_backward", ("add",), "ch01", put([1.0], "results", 2, "grads"), r"'results'\[2\]\['grads'\] holds 1 values, expected 2"),
+    ("value_engine", ("long_chain",), "ch01", put(float("nan"), "depth"), "'depth' is not a whole number"),
+    ("value_engine", ("order",), "ch01", drop("shown"), "'shown' is missing"),
+    ("numerical_gradient", (), "ch01", put(5, "results", 0, "count"),
+     r"'results'\[0\]: 'count' is 5, but 'returned' holds 1 derivatives"),
+    ("numerical_gradient", (), "ch01", put(["1.0", 2.0], "results", 1, "returned"),
+     r"'results'\[1\]\['returned'\]\[0\] is not a number"),
 ]
 
 

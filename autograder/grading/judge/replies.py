@@ -10,7 +10,8 @@ Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `Array`, `Lis
 `Json`) is the kernel's word that can only fail a check, never pass one, and reads whatever came as the judge
 always did (a description shown as text, `true` and nothing else as yes, a number or nothing).
 
-A record may stand for one of several shapes of the same reply (the student's code raised, or it ran): such
+A record whose fields must agree with each other says how in a method `invalid(self)`, which returns what is
+wrong or None. A record may stand for one of several shapes of the same reply (the student's code raised, or it ran): such
 a record names the key that tells it apart (`TAG`), and `read(reply, Raised | Ran)` reads the first member
 whose tag the reply carries, else the last.
 """
@@ -110,13 +111,13 @@ class Text(Spec):
 
 @dataclass(frozen=True)
 class OneOf(Spec):
-    """One of a few known strings (a stage, an event's name)."""
+    """One of a few known values (a stage, an event's name, an input's index)."""
 
     choices: frozenset
 
     def read(self, value, path, sizes):
-        if not isinstance(value, str) or value not in self.choices:
-            raise ProbeFailure(f"{place(path)} is not one of {', '.join(sorted(self.choices))}")
+        if not isinstance(value, (str, int, float)) or value not in self.choices:
+            raise ProbeFailure(f"{place(path)} is not one of {', '.join(sorted(map(str, self.choices)))}")
         return value
 
 
@@ -193,6 +194,18 @@ class Pair(Spec):
         if not isinstance(value, list) or len(value) != 2:
             raise ProbeFailure(f"{place(path)} is not a list of two values")
         return (self.first.read(value[0], f"{path}[0]", sizes), self.second.read(value[1], f"{path}[1]", sizes))
+
+
+@dataclass(frozen=True)
+class Tagged(Spec):
+    """A JSON list `[tag, detail]` whose tag says how its detail is read (`by[tag]`), as a tuple."""
+
+    by: Mapping[str, Spec]
+
+    def read(self, value, path, sizes):
+        if not isinstance(value, list) or len(value) != 2 or not isinstance(value[0], str) or value[0] not in self.by:
+            raise ProbeFailure(f"{place(path)} is not a pair [{' | '.join(self.by)}, value]")
+        return (value[0], self.by[value[0]].read(value[1], f"{path}[1]", sizes))
 
 
 @dataclass(frozen=True)
@@ -368,7 +381,11 @@ def read_record(data: Any, record: Any, path: str, sizes: Mapping[str, int]) -> 
         spec, key = f.metadata["wire"], f.metadata["key"] or f.name
         inner = f"{path}[{key!r}]" if path else repr(key)
         values[f.name] = spec.read(data[key], inner, sizes) if key in data else spec.missing(inner)
-    return chosen(**values)
+    made = chosen(**values)
+    problem = made.invalid() if hasattr(made, "invalid") else None
+    if problem:
+        raise ProbeFailure(f"{place(path)}: {problem}")
+    return made
 
 
 def read(reply: Any, record: type[R], **sizes: int) -> R:
