@@ -189,6 +189,16 @@ MALFORMED = [
      r"'results'\[0\]: 'count' is 5, but 'returned' holds 1 derivatives"),
     ("numerical_gradient", (), "ch01", put(["1.0", 2.0], "results", 1, "returned"),
      r"'results'\[1\]\['returned'\]\[0\] is not a number"),
+    ("evaluate", (), "ch09", put(pack(np.ones(3)), "params"), "'params' is not a list"),
+    ("evaluate", (), "ch09", drop("params"), "'params' is missing"),
+    ("evaluate", (), "ch09", put({"loss": "float"}, "types"), r"'types'\['loss'\] is not a JSON object"),
+    ("keep_best", ("checkpoint",), "ch09", put([[3, float("nan")]], "shapes"), r"'shapes'\[0\]\[1\] is not a whole number"),
+    ("keep_best", ("checkpoint",), "ch09", put("[1.0]", "records", 0, "state"), r"'records'\[0\]\['state'\] is not a list"),
+    ("keep_best", ("checkpoint",), "ch09", put([{}] * 7, "records"), "'records' holds 7 values, expected 0 to 6"),
+    ("fit", (), "ch09", put(float("nan"), "train_calls"), "'train_calls' is not a whole number"),
+    ("fit", (), "ch09", put([[1, True, 2]], "restarts"), r"'restarts'\[0\] is not a list of two values"),
+    ("fit", (), "ch09", put([[1]], "keep_best_calls"), r"'keep_best_calls'\[0\] is not a list of two values"),
+    ("fit", (), "ch09", put([HUGE], "params"), r"'params'\[0\]: an array in the reply has 1000001 elements"),
 ]
 
 
