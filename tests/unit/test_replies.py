@@ -229,3 +229,58 @@ def test_a_malformed_reply_fails_the_probe_naming_the_field(name, args, chapter_
     with pytest.raises(ProbeFailure, match=says):
         judged(name, args, chapter_id, change)
 
+
+
+# ── the trained models' replies, built by hand: a model to walk takes a trained notebook ──
+
+def capstone_reply(steps, *replies):
+    """What a capstone judge's generator makes of `replies`, sent one by one to its requests."""
+    next(steps)
+    for reply in replies:
+        try:
+            steps.send(reply)
+        except StopIteration as done:
+            return done.value
+    return "another request"
+
+
+class Named:
+    name = "build_mlp"
+
+
+BUILDS = {"found": True, "same": False, "shared": 0, "differ": [[0, [784, 16]]]}
+WALK_FAILED = {"found": True, "error": {"kind": "error", "error_type": "ValueError", "message": "no", "line": ""}}
+
+
+def test_a_well_formed_capstone_reply_reads_as_before():
+    from autograder.grading.judge import capstone
+    verdict = capstone_reply(capstone.fresh_builds("mlp", Named()), BUILDS)
+    assert not verdict.passed and "different weights" in verdict.message
+    assert capstone_reply(capstone.fresh_builds("mlp", Named()), {"found": False}) is None
+    assert capstone_reply(capstone.held_out(np.random.default_rng(1), {"capstone": "mlp"}, (784,)), {}) is None
+    said = capstone_reply(capstone.held_out(np.random.default_rng(1), {"capstone": "mlp"}, (784,)), WALK_FAILED,
+                          {"found": True, "logits_shape": [500, 3]})
+    assert said == "the model returned logits of shape (500, 3) for a batch of test digits"
+
+
+@pytest.mark.parametrize("replies, says", [
+    ([{**BUILDS, "differ": [[0, [784, "16"]]]}], r"'differ'\[0\]\[1\]\[1\] is not a whole number"),
+    ([{**BUILDS, "shared": float("nan")}], "'shared' is not a whole number"),
+    ([{**BUILDS, "differ": [[0]]}], r"'differ'\[0\] is not a list of two values"),
+], ids=["shape of text", "NaN count", "short pair"])
+def test_a_malformed_capstone_builds_reply_fails_the_probe_naming_the_field(replies, says):
+    from autograder.grading.judge import capstone
+    with pytest.raises(ProbeFailure, match=says):
+        capstone_reply(capstone.fresh_builds("mlp", Named()), *replies)
+
+
+@pytest.mark.parametrize("replies, says", [
+    ([WALK_FAILED, {"found": True, "predicted": HUGE}], "'predicted': an array in the reply has 1000001 elements"),
+    ([WALK_FAILED, {"found": True, "predicted": [1, 2]}], "'predicted': .*not a string"),
+    ([WALK_FAILED, {"found": True, "logits_shape": [500, 2.5]}], r"'logits_shape'\[1\] is not a whole number"),
+    ([{"found": True}], "'model' is missing"),
+], ids=["oversized predictions", "list for an array", "NaN-like shape", "no model"])
+def test_a_malformed_model_reply_fails_the_probe_naming_the_field(replies, says):
+    from autograder.grading.judge import capstone
+    with pytest.raises(ProbeFailure, match=says):
+        capstone_reply(capstone.held_out(np.random.default_rng(1), {"capstone": "mlp"}, (784,)), *replies)

@@ -355,14 +355,17 @@ class Whole(Spec):
 @dataclass(frozen=True)
 class Tag:
     """How a record of a union is told apart: the reply holds `key`, with this `value` when given, and a value
-    `when` holds for when given."""
+    `when` holds for when given; or, with `or_absent`, the reply has no `key` at all."""
 
     key: str
     value: Any = MISSING
     when: Callable[[Any], bool] | None = None
+    or_absent: bool = False
 
     def matches(self, data: Mapping[str, Any]) -> bool:
-        return self.key in data and (self.value is MISSING or data[self.key] == self.value) \
+        if self.key not in data:
+            return self.or_absent
+        return (self.value is MISSING or data[self.key] == self.value) \
             and (self.when is None or self.when(data[self.key]))
 
 
