@@ -49,31 +49,6 @@ class ProbeFailure(Exception):
     """The kernel did not give a usable answer (it raised, timed out, died, or replied malformed)."""
 
 
-
-def reported_depth(reply: Mapping[str, Any]) -> int:
-    """How deep the kernel says backward() nested its calls (kernel_facts.deepest_call; 0 when nothing was
-    counted). The kernel's word: a depth can only fail a cell whose gradients are right."""
-    depth = reply.get("depth")
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ProbeFailure("the reply does not say how deep backward() went")
-    return depth
-
-
-def reported_ownership(reply: Mapping[str, Any], count: int) -> dict[str, list]:
-    """Which of `count` reported .grad arrays the kernel says are shared or read-only (engine_graph.ownership):
-    pairs and indices in range, or the reply is malformed."""
-    own = reply.get("own")
-
-    def index(i: Any) -> bool:
-        return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count
-
-    if not (isinstance(own, dict) and isinstance(own.get("shared"), list) and isinstance(own.get("readonly"), list)
-            and all(isinstance(p, list) and len(p) == 2 and all(map(index, p)) for p in own["shared"])
-            and all(map(index, own["readonly"]))):
-        raise ProbeFailure("the reply does not say which gradients are arrays of their own")
-    return own
-
-
 class ProbeStopped(Exception):
     """The grader stopped a probe: the student's code ran past its time, or printed without end. The
     message says which, to the student. `started`: the request of the last progress mark (the first

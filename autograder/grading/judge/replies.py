@@ -59,16 +59,21 @@ def whole(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Int(Spec):
-    """A whole number (never a bool, never a float such as NaN) within [low, high]."""
+    """A whole number (never a bool, never a float such as NaN) within [low, high], and below `below` (a number,
+    or the name of a size given to `read`: an index into what the judge sent)."""
 
     low: int | None = None
     high: int | None = None
+    below: int | str | None = None
 
     def read(self, value, path, sizes):
         if not whole(value):
             raise ProbeFailure(f"{place(path)} is not a whole number")
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
             raise ProbeFailure(f"{place(path)} is {value}, outside [{self.low}, {self.high}]")
+        below = sizes[self.below] if isinstance(self.below, str) else self.below
+        if below is not None and value >= below:
+            raise ProbeFailure(f"{place(path)} is {value}, not below {below}")
         return value
 
 
@@ -184,16 +189,20 @@ class ListOf(Spec):
 
 
 @dataclass(frozen=True)
-class Pair(Spec):
-    """A JSON list of two values, read by `first` and `second`, as a tuple."""
+class Row(Spec):
+    """A JSON list of exactly one value per spec, each read by its own, as a tuple."""
 
-    first: Spec
-    second: Spec
+    items: tuple[Spec, ...]
 
     def read(self, value, path, sizes):
-        if not isinstance(value, list) or len(value) != 2:
-            raise ProbeFailure(f"{place(path)} is not a list of two values")
-        return (self.first.read(value[0], f"{path}[0]", sizes), self.second.read(value[1], f"{path}[1]", sizes))
+        if not isinstance(value, list) or len(value) != len(self.items):
+            raise ProbeFailure(f"{place(path)} is not a list of {len(self.items)} values")
+        return tuple(spec.read(v, f"{path}[{i}]", sizes) for i, (spec, v) in enumerate(zip(self.items, value)))
+
+
+def Pair(first: Spec, second: Spec) -> Row:  # noqa: N802 (read as a spec, as Row is)
+    """A JSON list of two values, read by `first` and `second`, as a tuple."""
+    return Row((first, second))
 
 
 @dataclass(frozen=True)
