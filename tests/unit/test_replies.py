@@ -222,8 +222,8 @@ MALFORMED = [
     ("keep_best", ("checkpoint",), "ch09", put("[1.0]", "records", 0, "state"), r"'records'\[0\]\['state'\] is not a list"),
     ("keep_best", ("checkpoint",), "ch09", put([{}] * 7, "records"), "'records' holds 7 values, expected 0 to 6"),
     ("fit", (), "ch09", put(float("nan"), "train_calls"), "'train_calls' is not a whole number"),
-    ("fit", (), "ch09", put([[1, True, 2]], "restarts"), r"'restarts'\[0\] is not a list of two values"),
-    ("fit", (), "ch09", put([[1]], "keep_best_calls"), r"'keep_best_calls'\[0\] is not a list of two values"),
+    ("fit", (), "ch09", put([[1, True, 2]], "restarts"), r"'restarts'\[0\] is not a list of 2 values"),
+    ("fit", (), "ch09", put([[1]], "keep_best_calls"), r"'keep_best_calls'\[0\] is not a list of 2 values"),
     ("fit", (), "ch09", put([HUGE], "params"), r"'params'\[0\]: an array in the reply has 1000001 elements"),
 ]
 
@@ -277,7 +277,7 @@ def test_a_well_formed_capstone_reply_reads_as_before():
 @pytest.mark.parametrize("replies, says", [
     ([{**BUILDS, "differ": [[0, [784, "16"]]]}], r"'differ'\[0\]\[1\]\[1\] is not a whole number"),
     ([{**BUILDS, "shared": float("nan")}], "'shared' is not a whole number"),
-    ([{**BUILDS, "differ": [[0]]}], r"'differ'\[0\] is not a list of two values"),
+    ([{**BUILDS, "differ": [[0]]}], r"'differ'\[0\] is not a list of 2 values"),
 ], ids=["shape of text", "NaN count", "short pair"])
 def test_a_malformed_capstone_builds_reply_fails_the_probe_naming_the_field(replies, says):
     from autograder.grading.judge import capstone
