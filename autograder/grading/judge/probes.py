@@ -39,7 +39,7 @@ SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "
-                 + repr({name: Path(module.__file__).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
+                 + repr({name: Path(str(module.__file__)).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
 # As the first probe of each kernel sends it: compressed, a quarter of the text for IPython to take in
 # (a 115 kB cell costs the kernel ~25 ms more than a 37 kB one, every submission).
 WORKER_PACKED = base64.b64encode(zlib.compress(WORKER_SOURCE.encode("utf-8"), 9)).decode("ascii")
