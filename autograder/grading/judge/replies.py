@@ -5,15 +5,16 @@ fields say how each value is read (`wire(Int())`, `wire(ListOf(Array(), length="
 `read(reply, Record)` gives that record or raises `ProbeFailure` naming the field: a judged check then
 works on Python values whose types it can rely on, and never reads a dict by hand.
 
-Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `Array`, `ListOf`, `Pair`, `MapOf`, `Nested`,
-`Raised`, `OneOf`) refuses anything but its type; a *lenient* one (`AsText`, `Flag`, `Number`, `Whole`, `Or`,
-`Json`) is the kernel's word that can only fail a check, never pass one, and reads whatever came as the judge
-always did (a description shown as text, `true` and nothing else as yes, a number or nothing).
+Two kinds of field: a *strict* one (`Int`, `Real`, `Bool`, `Text`, `OneOf`, `Array`, `Raised`, `ListOf`, `Row`,
+`Pair`, `Tagged`, `MapOf`, `Nested`, and `Optional`, `Default`, `Either` around them) refuses anything but its
+type; a *lenient* one (`AsText`, `Flag`, `Number`, `Whole`, `Or`, `Const`, `Json`) is the kernel's word that can
+only fail a check, never pass one, and reads whatever came as the judge always did (a description shown as
+text, `true` and nothing else as yes, a number or nothing).
 
 A record whose fields must agree with each other says how in a method `invalid(self)`, which returns what is
-wrong or None. A record may stand for one of several shapes of the same reply (the student's code raised, or it ran): such
-a record names the key that tells it apart (`TAG`), and `read(reply, Raised | Ran)` reads the first member
-whose tag the reply carries, else the last.
+wrong or None. A record may stand for one of several shapes of the same reply (the student's code raised, or
+it ran): such a record names the key that tells it apart (`TAG`), and `read(reply, Failed | Ran)` reads the
+first member whose tag the reply carries, else the last.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from autograder.grading.judge.probes import ProbeFailure, Returned, decode_array
 
 R = TypeVar("R")
 MISSING = object()      # the reply has no such key
-MAX_LIST = 100_000      # no reply lists more values than this (the longest, a 2,000-node chain's, far less)
+MAX_LIST = 100_000      # values in one list of a reply: far more than any request asks for
 
 
 def wire(spec: Spec, key: str | None = None) -> Any:
