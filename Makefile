@@ -48,8 +48,9 @@ test: setup                 ## the test suite, what CI runs (the browser test ne
 test-fast: setup            ## tests/unit/: checks, judges' rules, build pieces, in process (well under a minute)
 	$(BIN)/python -m pytest -n $(JOBS) -m unit
 
-lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml
+lint: $(VENV)/.installed    ## ruff, and mypy on the judge's protocol and the registries, as configured in pyproject.toml
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 lab: setup                  ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/
