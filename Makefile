@@ -27,29 +27,39 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	cp jupyter-config/jupyter_server_config.d/autograder.grading.page_policy.json $(VENV)/etc/jupyter/jupyter_server_config.d/
 	touch $@
 
-setup: $(VENV)/.installed   ## a virtual environment with the pinned stack and the course package
+# solutions/<id>/earlier_chapters.py, which a solution notebook imports, is release/<id>/'s byte for byte (nbgrader's
+# generate_solution and generate_assignment both copy source/<id>/'s): not committed, it is copied here from the
+# committed one. A rule on the file (not a step of the install) keeps it current after every pull that changes
+# release/'s, and costs a `cp` per chapter; the build writes it too.
+SOLVED_PROVIDED := $(patsubst release/%,solutions/%,$(wildcard release/*/earlier_chapters.py))
 
-build: $(VENV)/.installed   ## every generated file: the chapters (source/, release/, solutions/), demo/submitted/, README.md's table
+solutions/%/earlier_chapters.py: release/%/earlier_chapters.py
+	cp $< $@
+
+setup: $(VENV)/.installed $(SOLVED_PROVIDED)   ## a virtual environment with the pinned stack and the course package; solutions/'s earlier_chapters.py
+
+build: $(VENV)/.installed   ## every generated file: the chapters (source/, release/, solutions/), demo/submitted/ (not committed), README.md's table
 	$(BIN)/python -m autograder build
 	$(BIN)/python -m autograder demo-submissions
 	$(BIN)/python -m autograder readme
 
-demo: $(VENV)/.installed    ## build, then autograde the demo submissions and print the score table
+demo: setup                 ## build, then autograde the demo submissions and print the score table
 	$(BIN)/python -m autograder demo
 	$(BIN)/python -m autograder readme
 
-test: $(VENV)/.installed    ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
+test: setup                 ## the test suite, what CI runs (the browser test needs Debian's chromium, grading needs bwrap)
 	mkdir -p -m 0700 $(TESTS_TMP)
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal --durations=15 --basetemp=$(TESTS_TMP)/test
 
-test-fast: $(VENV)/.installed  ## tests/unit/: checks, judges' rules, build pieces, in process (well under a minute)
+test-fast: setup            ## tests/unit/: checks, judges' rules, build pieces, in process (well under a minute)
 	mkdir -p -m 0700 $(TESTS_TMP)
 	$(BIN)/python -m pytest -n $(JOBS) -m unit --basetemp=$(TESTS_TMP)/test-fast
 
-lint: $(VENV)/.installed    ## ruff, as configured in pyproject.toml
+lint: $(VENV)/.installed    ## ruff, and mypy on the judge's protocol and the registries, as configured in pyproject.toml
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
-lab: $(VENV)/.installed     ## JupyterLab on the student versions
+lab: setup                  ## JupyterLab on the student versions
 	$(BIN)/jupyter lab release/
 
 clean:                      ## nbgrader's working folders and gradebook, and the tests' temporary folders

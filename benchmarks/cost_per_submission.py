@@ -193,8 +193,10 @@ def scratch_course(scratch, chapter, submissions):
     """The chapter's grading kit unpacked, as a Dask task unpacks it (kit.chapter_kit: the autograde
     source, the configuration, a gradebook that knows the chapter), and `submissions` copies of the
     solved demo notebook to hand in, each in a folder of its own."""
+    import nbformat
     from nbgrader.api import Gradebook
 
+    from autograder.build.submissions import demo_notebooks
     from autograder.course import Course
     from autograder.grading import file_bundle, register
     from autograder.grading.kit import chapter_kit
@@ -210,10 +212,11 @@ def scratch_course(scratch, chapter, submissions):
         kit = chapter_kit(course, chapter, gradebook)
     kit_root = file_bundle.unpack(kit.files, scratch / f"kit-{chapter.id}")
     students = {}
+    perfect = demo_notebooks(Course(ROOT), chapter)["perfect"]
     for n in range(submissions):
         folder = scratch / "inbox" / f"student{n:02d}"
         shutil.copytree(ROOT / "release" / chapter.id, folder)
-        shutil.copy(ROOT / "demo" / "submitted" / "perfect" / chapter.id / f"{chapter.notebook}.ipynb", folder)
+        nbformat.write(perfect, folder / f"{chapter.notebook}.ipynb")
         students[folder.name] = folder
     return kit_root, kit.settings, students
 

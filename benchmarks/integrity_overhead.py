@@ -22,8 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import nbformat  # noqa: E402
 from nbgrader.api import Gradebook  # noqa: E402
 
+from autograder.build.submissions import demo_notebooks  # noqa: E402
 from autograder.course import Course  # noqa: E402
 from autograder.grading.nbgrader_cli import run_nbgrader  # noqa: E402
 
@@ -47,10 +49,11 @@ def course_copy(target, chapter, students, extra_config):
     shutil.copytree(ROOT / "source" / chapter.id, target / "source" / chapter.id)
     run_nbgrader(target, "generate_assignment", chapter.id, "--force")
     release = ROOT / "release" / chapter.id
+    perfect = demo_notebooks(Course(ROOT), chapter)["perfect"]
     for n in range(students):
         folder = target / "submitted" / f"student{n:02d}" / chapter.id
         shutil.copytree(release, folder)
-        shutil.copy(ROOT / "demo" / "submitted" / "perfect" / chapter.id / f"{chapter.notebook}.ipynb", folder)
+        nbformat.write(perfect, folder / f"{chapter.notebook}.ipynb")
     return target
 
 

@@ -28,8 +28,8 @@ def repo_course():
     return Course(ROOT)
 
 
-# The generated folders, which tests/pipeline/test_generated_files.py proves to be what the build makes.
-GENERATED = ["source", "release", "solutions", "demo/submitted", "README.md"]
+# The committed generated files, which tests/pipeline/test_generated_files.py proves to be what the build makes.
+GENERATED = ["source", "release", "solutions", "README.md"]
 
 
 # The rebuild runs as another machine's might: its own hash seed, two OpenMP threads asked for, the
@@ -76,7 +76,8 @@ def rebuilt(tmp_path_factory):
 
 
 def copy_committed_course(target):
-    """The course inputs and the committed generated files: what grading tests start from."""
+    """The course inputs and the committed generated files, and the demo students written from them (as
+    `make demo` writes them; they are not committed): what grading tests start from."""
     copy_course_inputs(target)
     for name in GENERATED:
         source = ROOT / name
@@ -84,7 +85,9 @@ def copy_committed_course(target):
             shutil.copytree(source, target / name, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
         else:
             shutil.copy2(source, target / name)
-    return Course(target)
+    course = Course(target)
+    submissions.write_all_demo_submissions(course, log=lambda message: None)
+    return course
 
 
 @pytest.fixture(scope="session")

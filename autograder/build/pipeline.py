@@ -4,6 +4,12 @@ Each step is the real nbgrader command, configured by course_config.py. Every fi
 generated: edit `chapters/*.py`, never the outputs. The build reads nothing but the chapter scripts,
 the course's configuration and data: the demo submissions (autograder/build/submissions.py) and the
 README's tables (autograder/build/readme.py) are steps of their own, run after it.
+
+Each chapter folder gets earlier_chapters.py, the solved code of the chapters before it; nbgrader copies
+source/'s into release/ and solutions/. Two copies are committed: source/'s is nbgrader's trusted input at
+autograde, which puts it in place of the student's (without it the student's own file would stay), and
+feedback_guard reads it; release/'s is what students fetch (nbgrader's exchange, Binder, Colab's set-up
+cell, a clone). solutions/'s, the same bytes as release/'s, is not committed: `make setup` copies it.
 """
 import os
 import shutil

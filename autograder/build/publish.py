@@ -32,16 +32,27 @@ PACKAGE_DATA = "data/mnist/*.gz"                    # in student/: all of MNIST:
 STUDENT_REQUIREMENTS = {"numpy", "matplotlib", "tqdm", "threadpoolctl", "nbgrader", "jupyterlab", "notebook", "nbconvert",
                         "nbclient", "nbformat", "ipykernel", "jupyter_client", "jupyter_server", "SQLAlchemy"}
 CACHES = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints")
-# Check modules written for one chapter. Most hold the course's own version of what their chapter asks,
-# swapped in so that each exercise is graded alone (tensor's stand-ins for chapter 2's Tensor methods,
-# persistence's state for chapter 8's state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter
-# 10's forwards), written so as not to be the chapter's solution (tests/system/test_publish.py scans every release
-# point), but still the chapter's material: until their chapter is released they are published as
-# WITHHELD_CHECKS, a module that checks/__init__ still imports, whose every name refuses. Chapter 1 is
-# always released; chapter 3's course_ops and operators are shared with later chapters' checks.
-CHAPTER_CHECKS = {"ch02": ["tensor"], "ch04": ["nn", "module_tree", "formulas"], "ch05": ["optim"],
-                  "ch06": ["data", "idx", "transforms"], "ch07": ["init", "training"], "ch08": ["persistence"],
-                  "ch09": ["fitting", "capstone"], "ch10": ["convolution", "slow"]}
+# Check modules written for one chapter are named after it (`ch05_optimizer.py`, `ch05_optimizer_facts.py`).
+# Most hold the course's own version of what their chapter asks, swapped in so that each exercise is graded
+# alone (ch02_tensor's stand-ins for chapter 2's Tensor methods, ch08_persistence_facts' state for chapter 8's
+# state_dict, formulas chapter 4's layers in NumPy, slow's loops chapter 10's forwards), written so as not to be
+# the chapter's solution (tests/system/test_publish.py scans every release point), but still the chapter's
+# material: until their chapter is released they are published as WITHHELD_CHECKS, a module that
+# checks/__init__ still imports, whose every name refuses. A later chapter is released only with every chapter
+# before it (check_deadlines), so chapter 3's ops, shared with later chapters' checks, are there when needed.
+# Besides the named ones, the shared modules first needed by a later chapter:
+FIRST_NEEDED_BY = {"formulas": "ch04", "capstone": "ch09", "slow": "ch10"}
+
+
+def chapter_checks(course):
+    """{chapter id: the check modules withheld until it is released}, from the modules' names."""
+    modules = sorted(p.stem for p in (course.root / "autograder" / STUDENT_PACKAGE / "checks").glob("ch*_*.py"))
+    found = {c.id: [m for m in modules if m.startswith(f"{c.id}_")] for c in course.chapters}
+    for module, chapter_id in FIRST_NEEDED_BY.items():
+        found[chapter_id].append(module)
+    return {chapter_id: names for chapter_id, names in found.items() if names}
+
+
 WITHHELD_CHECKS = '''"""Chapter {number}'s checks, published with chapter {number}."""
 
 
@@ -114,6 +125,16 @@ def copy_chapters(course, folder, chapters, dest):
         shutil.copytree(course.root / folder / chapter.id, dest / folder / chapter.id, ignore=CACHES)
 
 
+def copy_solutions(course, solved, dest):
+    """solutions/<id>/ of each solved chapter, with release/<id>/'s earlier_chapters.py, which its notebook imports:
+    solutions/'s copy is the same bytes but is not committed (the build and `make setup` write it)."""
+    copy_chapters(course, course.config.SOLUTIONS_DIR, solved, dest)
+    for chapter in solved:
+        provided = course.root / course.config.RELEASE_DIR / chapter.id / PROVIDED_MODULE
+        if provided.is_file():
+            shutil.copy2(provided, dest / course.config.SOLUTIONS_DIR / chapter.id / PROVIDED_MODULE)
+
+
 def copy_release_settings(course, dest):
     """Files at the top of release/ (a student-side nbgrader_config.py) belong to every chapter. The
     nbgrader configuration also goes to the tree's root: nbgrader reads it from the folder the Jupyter
@@ -132,7 +153,7 @@ def copy_student_package(course, released, dest):
         shutil.copy2(source / f"{name}.py", target / f"{name}.py")
     shutil.copytree(source / STUDENT_PACKAGE, target / STUDENT_PACKAGE, ignore=CACHES)
     ids = {c.id for c in released}
-    for chapter_id, modules in CHAPTER_CHECKS.items():
+    for chapter_id, modules in chapter_checks(course).items():
         for name in modules if chapter_id not in ids else []:
             text = WITHHELD_CHECKS.format(number=int(chapter_id[2:]))
             (target / STUDENT_PACKAGE / "checks" / f"{name}.py").write_text(text, encoding="utf-8")
@@ -192,7 +213,7 @@ def publish(course, dest, chapter_ids, solution_ids=(), replace=False):
     bonus = course.bonus if len(released) == len(order) else []     # it trains on every chapter's library
     copy_chapters(course, cfg.RELEASE_DIR, bonus, dest)
     copy_release_settings(course, dest)
-    copy_chapters(course, cfg.SOLUTIONS_DIR, solved, dest)
+    copy_solutions(course, solved, dest)
     copy_student_package(course, released, dest)
     shutil.copy2(course.root / "runtime.txt", dest / "runtime.txt")
     (dest / "requirements.txt").write_text(requirements_text(course), encoding="utf-8")

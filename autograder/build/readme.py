@@ -6,31 +6,45 @@ BEGIN, END = "<!-- chapters:begin -->", "<!-- chapters:end -->"
 BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
-def chapter_table(course, chapters=None):
+def chapter_table(course, chapters=None, catalogue=False):
     """One row per chapter: its autograded points, and apart from them the points of its written
-    questions, which people grade in formgrader (both read from the built source notebook's cells)."""
+    questions, which people grade in formgrader (both read from the built source notebook's cells). With
+    `catalogue`, the instructors' table also counts the answers each chapter's checks are tested against
+    (catalogue/), so adding one changes no sentence by hand."""
     cfg = course.config
     chapters = course.chapters if chapters is None else chapters
-    rows = ["| chapter | notebook | autograded points | written questions (graded by hand) | open in Colab |",
-            "|---|---|---|---|---|"]
-    autograded_total = written_total = 0
+    extra = " catalogue: wrong / right answers |" if catalogue else ""
+    rows = [f"| chapter | notebook | autograded points | written questions (graded by hand) |{extra} open in Colab |",
+            "|---|---|---|---|---|" + ("---|" if catalogue else "")]
+    autograded_total = written_total = wrong_total = right_total = 0
     for chapter in chapters:
         number = int(chapter.id[2:])
         notebook = f"{cfg.RELEASE_DIR}/{chapter.id}/{chapter.notebook}.ipynb"
         autograded, written = course.autograded_points(chapter), course.written_points(chapter)
         autograded_total += autograded
         written_total += written
-        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {autograded} | {written} | "
+        counts = ""
+        if catalogue:
+            wrong, right = catalogue_counts(course, chapter)
+            wrong_total, right_total = wrong_total + wrong, right_total + right
+            counts = f" {wrong} / {right} |"
+        rows.append(f"| {number} · {chapter.title} | [`{notebook}`]({notebook}) | {autograded} | {written} |{counts} "
                     f"[![Open in Colab]({BADGE})]({cfg.colab_url(chapter)}) |")
-    rows.append(f"| | **total** | **{autograded_total}** | **{written_total}** | |")
+    totals = f" **{wrong_total} / {right_total}** |" if catalogue else ""
+    rows.append(f"| | **total** | **{autograded_total}** | **{written_total}** |{totals} |")
     return "\n".join(rows)
 
 
+def catalogue_counts(course, chapter):
+    """(wrong answers, right answers) in the chapter's catalogue."""
+    from autograder.build.submissions import load_catalog
+    module = load_catalog(course, chapter)
+    return len(module.MISTAKES), len(getattr(module, "ALTERNATIVES", []))
 
 
 def with_chapter_table(readme, course):
     """`readme` with the text between the chapter markers replaced by the current table."""
-    block = f"{BEGIN}\n{chapter_table(course)}\n{END}"
+    block = f"{BEGIN}\n{chapter_table(course, catalogue=True)}\n{END}"
     return re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, readme, flags=re.S)
 
 

@@ -1,7 +1,8 @@
 """Make submissions the way students would: a release notebook with its exercise cells filled in.
 
-Used for the demo students that ship with the course (perfect, partial, untouched) and by the
-tests, which fill in realistic wrong and right answers and grade them with the real nbgrader.
+Used for the course's demo students (perfect, partial, untouched: written to demo/submitted/ by
+`make demo` and `make build`, never committed) and by the tests, which fill in realistic wrong and right
+answers and grade them with the real nbgrader.
 """
 import importlib.util
 import shutil
@@ -90,9 +91,10 @@ def write_submission(course, chapter, student, notebook, folder):
     return path
 
 
-def write_demo_submissions(course, chapter):
-    """<DEMO_DIR>/{perfect,partial,untouched}/<chapter>/: the built release notebook filled in with the
-    solved answers, with the catalogue's DEMO_PARTIAL mistakes, and as handed out."""
+def demo_notebooks(course, chapter):
+    """{"perfect", "partial", "untouched": notebook}: the built release notebook filled in with the solved
+    answers, with the catalogue's DEMO_PARTIAL mistakes, and as handed out. Made in memory from the
+    committed release and source notebooks and catalogue/, so demo/submitted/ is never committed."""
     cfg = course.config
     release_path = course.notebook(cfg.RELEASE_DIR, chapter)
     if not release_path.is_file():
@@ -103,9 +105,14 @@ def write_demo_submissions(course, chapter):
     catalog = load_catalog(course, chapter)
     by_name = {m.name: m for m in catalog.MISTAKES}
     partial = [by_name[name] for name in catalog.DEMO_PARTIAL]
-    write_submission(course, chapter, "perfect", filled(release, answers), cfg.DEMO_DIR)
-    write_submission(course, chapter, "partial", filled(release, with_mistakes(answers, partial)), cfg.DEMO_DIR)
-    write_submission(course, chapter, "untouched", release, cfg.DEMO_DIR)
+    return {"perfect": filled(release, answers), "partial": filled(release, with_mistakes(answers, partial)),
+            "untouched": release}
+
+
+def write_demo_submissions(course, chapter):
+    """<DEMO_DIR>/{perfect,partial,untouched}/<chapter>/: the chapter's demo_notebooks, as nbgrader expects them."""
+    for student, notebook in demo_notebooks(course, chapter).items():
+        write_submission(course, chapter, student, notebook, course.config.DEMO_DIR)
 
 
 def write_all_demo_submissions(course, chapter_ids=None, log=print):

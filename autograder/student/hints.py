@@ -2,56 +2,10 @@
 evaluated where, never the line to type (a hint that can be pasted teaches nothing).
 
 A hint that names a specific mistake comes from `checks/slips.py`, and only when the evidence matches.
+Chapter 3's ops keep their rules in their records (`checks/ch03_autodiff_op_specs.py`); the later chapters' are here.
 """
 
 BACKWARD = {
-    "Add": "a + b grows one-for-one with each input (both partial derivatives are 1), so each input's gradient "
-           "is the upstream gradient, out_grad, as it is.",
-    "Mul": "chain rule: each input's gradient is out_grad times the partial derivative of a·b with respect to "
-           "that input, taken with the other input held constant.",
-    "Sub": "the partial derivatives of a − b are +1 with respect to a and −1 with respect to b; each input's "
-           "gradient is out_grad times its own partial derivative.",
-    "Div": "chain rule with the partial derivatives of a / b: with respect to a it is 1/b; with respect to b, "
-           "differentiate a·b⁻¹ by the power rule (mind the sign and the power of b).",
-    "Pow": "a^b has two partial derivatives: with b held constant it is the power rule; with a held constant it is "
-           "an exponential in b, whose derivative brings down ln(a). Each gradient is out_grad times its own.",
-    "Negate": "the derivative of −a is −1 everywhere; the gradient is out_grad times it.",
-    "Log": "d log(a)/da = 1/a, evaluated at the input a (node._inputs), not at the output node; "
-           "the gradient is out_grad times it.",
-    "Exp": "exp is its own derivative, so the local derivative is the output node you already computed; "
-           "the gradient is out_grad times it.",
-    "Sqrt": "d√a/da = 1/(2√a), and √a is the output node you already computed; the gradient is out_grad times it.",
-    "Abs": "d|a|/da is the sign of the input: +1 where a > 0, −1 where a < 0; the gradient is out_grad times it.",
-    "ReLU": "relu's derivative is 1 where the INPUT is positive and 0 elsewhere: the mask comes from the input, "
-            "not from out_grad or the output; the gradient is out_grad times the mask.",
-    "Sigmoid": "dσ/da = s(1 − s), where s = σ(a) is the OUTPUT (node), not the input; the gradient is out_grad times it.",
-    "Tanh": "d tanh(a)/da = 1 − t², where t = tanh(a) is the OUTPUT (node), not the input; "
-            "the gradient is out_grad times it.",
-    "Reshape": "reshape moves no values, so the gradient is out_grad laid out in the INPUT's shape "
-               "(self.shape is the output's shape).",
-    "Transpose": "transpose moves values, so the gradient moves them back: transpose out_grad by the INVERSE "
-                 "permutation, the one that sends every axis back to where it came from (a permutation is its own "
-                 "inverse only when it is a swap); with axes=None the last two axes were swapped.",
-    "Summation": "each summed element contributed once to its sum, so its gradient is that sum's out_grad: put the "
-                 "summed axes back as size 1 (negative axes count from the end; an int is one axis), then "
-                 "broadcast to the input's shape.",
-    "BroadcastTo": "each input element was copied to many places of the output, so its gradient is the sum of "
-                   "out_grad over those places: the prepended axes and the axes where the input had size 1; "
-                   "then restore the input's shape.",
-    "MatMul": "each gradient has its input's shape: out_grad (…, n, p) must meet b (…, m, p) to give a's "
-              "(…, n, m), and a (…, n, m) must meet out_grad to give b's (…, m, p), which decides which factor is "
-              "transposed (last two axes) and on which side it goes; when a batch axis was broadcast, sum it away.",
-    "AddScalar": "a + c grows one-for-one with a: the gradient is out_grad as it is.",
-    "MulScalar": "the derivative of c·a with respect to a is the constant c; the gradient is out_grad times it.",
-    "DivScalar": "the derivative of a / c with respect to a is the constant 1/c; the gradient is out_grad times it.",
-    "PowerScalar": "power rule: the derivative of aⁿ is n·aⁿ⁻¹, evaluated at the input a; "
-                   "the gradient is out_grad times it.",
-    "GetItem": "indexing copies the picked input elements to the output without changing them, so each input "
-               "element's gradient is the sum of out_grad over the output places it was copied to, and 0 where it "
-               "was not picked: start from zeros in the INPUT's shape.",
-    "GELU": "product rule on 0.5·x·(1 + t), with t = tanh(z) and z = √(2/π)(x + 0.044715x³): the derivative is "
-            "0.5(1 + t) + 0.5·x·(1 − t²)·dz/dx, and dz/dx = √(2/π)(1 + 3·0.044715x²) by the chain rule; all "
-            "evaluated at the input x; the gradient is out_grad times it.",
     "LogSumExp": "the derivative of logsumexp over the reduced axes is softmax(a) = exp(a - logsumexp(a)) over those "
                  "axes, which stays finite where exp(a) alone overflows (large a); put the reduced axes back as "
                  "size 1 so out_grad broadcasts against it.",
@@ -84,15 +38,23 @@ BACKWARD = {
 DEFAULT = "work out the local derivative by hand on a 1-element input and compare it with what your backward returns."
 
 
+def rules():
+    """{op class name: the rule of its backward}, for every op the course checks."""
+    # Imported here, not above: the checks import this module while their package is being imported.
+    from autograder.student.checks.ch03_autodiff_op_specs import OPS
+    return {**{name: op.hint for name, op in OPS.items()}, **BACKWARD}
+
+
 def rule(name):
     """The rule for the op class called `name`."""
-    return BACKWARD.get(name, DEFAULT)
+    return rules().get(name, DEFAULT)
 
 
 def op_name(op):
     """The name of `op`'s class, or of the nearest course op it derives from (a student's subclass)."""
+    known = rules()
     for cls in type(op).__mro__:
-        if cls.__name__ in BACKWARD:
+        if cls.__name__ in known:
             return cls.__name__
     return type(op).__name__
 

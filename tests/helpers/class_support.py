@@ -22,13 +22,14 @@ from helpers.course_paths import ROOT
 # while the per-chapter pipeline tests grade every chapter.
 CLASS_CHAPTERS = sorted({Course(ROOT).chapters[0].id, "ch03"})
 
-COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "catalogue", "demo", "source", "release"]
+COURSE_FILES = ["course_config.py", "nbgrader_config.py", "chapters", "catalogue", "source", "release"]
 # A small per-cell timeout, so the endless loop costs seconds; still far above any solution cell.
 TEST_CELL_TIMEOUT = 5
 
 
 def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_url=None, gradebook=True):
-    """A new course folder with `chapter_id` built (copied) and, unless told not to, in a fresh gradebook."""
+    """A new course folder with `chapter_id` built (copied), its demo students written (they are not committed)
+    and, unless told not to, in a fresh gradebook."""
     target.mkdir(parents=True, exist_ok=True)
     for name in COURSE_FILES:
         source = built_course.root / name
@@ -43,6 +44,8 @@ def course_copy(built_course, target, chapter_id, cell_timeout=None, gradebook_u
         config = re.sub(r"(?m)^GRADEBOOK_URL = None", f"GRADEBOOK_URL = {gradebook_url!r}", config)
     (target / "course_config.py").write_text(config, encoding="utf-8")
     course = Course(target)
+    if course.chapter(chapter_id) in course.chapters:       # a bonus assignment has no demo students
+        submissions.write_demo_submissions(course, course.chapter(chapter_id))
     if gradebook:
         registered(course, chapter_id)
     return course
@@ -103,7 +106,7 @@ def solved_notebook_maker(course, chapter):
 
 
 def demo_class(course, chapter):
-    """The demo students shipped with the chapter: perfect, partial, untouched."""
+    """The chapter's demo students, as course_copy wrote them: perfect, partial, untouched."""
     return {s: nbformat.read(course.notebook(course.config.DEMO_DIR, chapter, s), as_version=4)
             for s in ("perfect", "partial", "untouched")}
 

@@ -40,6 +40,18 @@ def ignored(relative, is_dir, patterns):
     return False
 
 
+def gitignore_patterns(root=ROOT):
+    """.gitignore's patterns, and .git/ (which git leaves out of its own lists)."""
+    gitignore = (Path(root) / ".gitignore").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in gitignore if line.strip() and not line.startswith("#")] + [".git/"]
+
+
+def left_out(relative, patterns):
+    """Whether `patterns` leave out the file `relative` or a folder it is in."""
+    parts = relative.split("/")
+    return any(ignored("/".join(parts[:i]), i < len(parts), patterns) for i in range(1, len(parts) + 1))
+
+
 def course_files(root=ROOT, untracked=False):
     """The course's files, relative paths: git's list in a checkout (with `untracked`, also the files git does not
     ignore yet, as a clone of the next commit would hold them); in a copy without .git (`git archive`, as
@@ -48,8 +60,7 @@ def course_files(root=ROOT, untracked=False):
     listed = subprocess.run(["git", "ls-files", "--cached", *extra, "-z"], cwd=root, capture_output=True)
     if not listed.returncode:
         return sorted(p for p in listed.stdout.decode().split("\0") if p and (Path(root) / p).is_file())
-    gitignore = (root / ".gitignore").read_text(encoding="utf-8").splitlines()
-    patterns = [line.strip() for line in gitignore if line.strip() and not line.startswith("#")] + [".git/"]
+    patterns = gitignore_patterns(root)
     found, folders = [], [root]
     while folders:
         for entry in sorted(folders.pop().iterdir()):

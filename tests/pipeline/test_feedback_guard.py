@@ -21,6 +21,7 @@ from autograder.grading.nbgrader_cli import run_nbgrader
 from helpers.across_workers import once_per_run
 from helpers.class_support import registered
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 
 CHAPTER = "ch03"
 GUARD_OFF = ["--NeutraliseStudentMarkers.enabled=False", "--FeedbackGuard.enabled=False"]
@@ -49,7 +50,7 @@ def class_of_four(course, chapter):
     honest = submissions.filled(release, answers)
     return {
         "honest": honest,
-        "partial": nbformat.read(ROOT / "demo" / "submitted" / "partial" / CHAPTER / "autodiff.ipynb", as_version=4),
+        "partial": demo_notebook(CHAPTER, "partial"),
         # The release has no solutions: the printed solution line is not the student's own code.
         "printer": with_cell(release, f"print({HIDDEN_LINE!r})\nprint('    ' + {SOLUTION_LINE!r})"),
         # What a kernel outside the sandbox could do: read the source notebook from the course folder.

@@ -3,10 +3,18 @@ the student versions leak neither solutions nor hidden tests.
 
 Two layers: the source notebooks and earlier_chapters.py are regenerated in memory in milliseconds
 (a chapter edited but not rebuilt fails at once, and conftest runs these tests first); the full
-rebuild executes every solution and compares everything by meaning (autograder/build/generated_files.py).
-Failures name the first differing file, cell and output; nothing asks pytest to diff large text."""
+rebuild executes every solution and compares every committed generated file by meaning
+(autograder/build/generated_files.py). Failures name the first differing file, cell and output; nothing
+asks pytest to diff large text.
+
+What the build makes and .gitignore leaves out is not compared, as nothing of it is committed:
+demo/submitted/ (the demo students, made from the committed release and source notebooks and catalogue/
+whenever they are needed: `make demo`, helpers/demo_students.py, conftest's course copies) and
+solutions/<id>/earlier_chapters.py (release/<id>/'s, which is compared, byte for byte: the rebuild
+proves they are alike, and `make setup` copies it)."""
 import ast
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -25,19 +33,30 @@ from autograder.build import student_config
 from autograder.course import Course
 from autograder.grading.feedback_guard import leaked_lines, secret_lines
 
-from helpers.course_paths import ROOT
+from helpers.course_paths import ROOT, course_files, gitignore_patterns, left_out
 from helpers.readable_text import file_text
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
 ASSIGNMENTS = [c.id for c in COURSE.assignments]      # the chapters and the bonus assignments (built alike)
-GENERATED = [COURSE.config.SOURCE_DIR, COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR, COURSE.config.DEMO_DIR]
+GENERATED = [COURSE.config.SOURCE_DIR, COURSE.config.RELEASE_DIR, COURSE.config.SOLUTIONS_DIR]
 
 
 def files_under(root, folder, chapter_id):
     base = root / folder
     return sorted(p.relative_to(root) for p in base.rglob("*") if p.is_file() and chapter_id in p.parts
                   and "__pycache__" not in p.parts)
+
+
+def committed_under(folder, chapter_id):
+    """The chapter's committed files in `folder` (git's list, or .gitignore's walk in a copy without .git)."""
+    return sorted(Path(p) for p in course_files() if Path(p).parts[0] == folder and chapter_id in Path(p).parts)
+
+
+def made_under(root, folder, chapter_id):
+    """What the build made of the chapter in `folder`, without what .gitignore leaves out (never committed)."""
+    patterns = gitignore_patterns()
+    return [p for p in files_under(root, folder, chapter_id) if not left_out(p.as_posix(), patterns)]
 
 
 @pytest.mark.parametrize("chapter_id", ASSIGNMENTS)
@@ -106,13 +125,18 @@ def test_student_and_solution_versions_are_current(repo_course, chapter_id):
 def test_rebuilding_reproduces_the_committed_files(rebuilt, chapter_id):
     rebuilt_course = rebuilt(chapter_id)
     for folder in GENERATED:
-        committed = files_under(ROOT, folder, chapter_id)
-        made = files_under(rebuilt_course.root, folder, chapter_id)
+        committed = committed_under(folder, chapter_id)
+        made = made_under(rebuilt_course.root, folder, chapter_id)
         missing, extra = sorted(set(made) - set(committed)), sorted(set(committed) - set(made))
         assert not missing and not extra, \
             f"{folder}/: not committed {missing[:3]}, no longer built {extra[:3]}: run `make build` and commit"
         difference = compare_trees(ROOT, rebuilt_course.root, [p.as_posix() for p in committed])
         assert difference is None, str(difference)
+    solved, released = (rebuilt_course.root / getattr(COURSE.config, folder) / chapter_id / build.PROVIDED_MODULE
+                        for folder in ("SOLUTIONS_DIR", "RELEASE_DIR"))
+    assert solved.is_file() == released.is_file()
+    assert not released.is_file() or solved.read_bytes() == released.read_bytes(), \
+        f"the build's {solved.relative_to(rebuilt_course.root)} differs from release/'s, which `make setup` copies"
 
 
 def test_rebuilding_reproduces_the_files_beside_the_chapter_folders(rebuilt):

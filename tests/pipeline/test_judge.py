@@ -106,13 +106,13 @@ ATTACKS = {
 
 
 def committed_course(target, judged=True, chapter=CHAPTER):
-    """A course folder with `chapter` (chapter 3 by default) as committed (source, release, demo), registered
+    """A course folder with `chapter` (chapter 3 by default) as committed (source, release), registered
     in a fresh gradebook. Without the judge, autograde runs nbgrader's Execute with the course's kernel
     environment (EnvironmentExecute), unsandboxed: what the course did before the judge."""
     target.mkdir(parents=True, exist_ok=True)
     for name in ("course_config.py", "nbgrader_config.py"):
         shutil.copy2(ROOT / name, target / name)
-    for folder in ("source", "release", "demo/submitted/partial", "demo/submitted/perfect", "demo/submitted/untouched"):
+    for folder in ("source", "release"):
         shutil.copytree(ROOT / folder / chapter, target / folder / chapter)
     (target / "catalogue").mkdir(parents=True)
     shutil.copy2(Course(ROOT).catalogue(Course(ROOT).chapter(chapter)), target / "catalogue")

@@ -17,11 +17,10 @@ from autograder.course import Course
 from autograder.grading.lms import CollectError, collect
 
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_bytes
 
 NB = "autodiff"
-PERFECT = (ROOT / "demo" / "submitted" / "perfect" / "ch03" / f"{NB}.ipynb").read_bytes()
-PARTIAL = (ROOT / "demo" / "submitted" / "partial" / "ch03" / f"{NB}.ipynb").read_bytes()
-UNTOUCHED = (ROOT / "demo" / "submitted" / "untouched" / "ch03" / f"{NB}.ipynb").read_bytes()
+PERFECT, PARTIAL, UNTOUCHED = (demo_bytes("ch03", student) for student in ("perfect", "partial", "untouched"))
 ROSTER = [("12345", "ada", "Ada Lovelace"), ("23456", "grace", "Grace Hopper"),
           ("34567", "alan", "Alan Turing"), ("45678", "alan2", "Alan Turing")]
 WHEN = (2026, 11, 20, 14, 3, 0)

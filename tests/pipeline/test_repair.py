@@ -18,6 +18,7 @@ from autograder.grading.repair_log import RepairKind, read_repairs
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 from helpers.outgrowers import DEEP, TOO_DEEP, deeply_nested
 from helpers.readable_text import visible_text
 
@@ -137,10 +138,9 @@ def grade_repaired_class(root):
     course = Course(root)
     chapter = course.chapter(CHAPTER)
     run_nbgrader(root, "generate_assignment", CHAPTER, "--force")
-    demo = Course(ROOT).notebook  # the committed demo submissions: perfect scores full marks
-    students = class_of_broken_notebooks(*(nbformat.read(path, as_version=4) for path in (
-        demo("demo/submitted", chapter, "perfect"), demo("demo/submitted", chapter, "partial"),
-        course.notebook("release", chapter))))
+    # the demo students (perfect scores full marks) and the untouched release notebook
+    students = class_of_broken_notebooks(demo_notebook(CHAPTER, "perfect"), demo_notebook(CHAPTER, "partial"),
+                                         nbformat.read(course.notebook("release", chapter), as_version=4))
     students["not-json"] = ("untouched", '{"cells": [ this is not JSON')
     students["metadata-100000-deep"] = ("untouched", deeply_nested(students["perfect"][1], TOO_DEEP))
     for student, (_, notebook) in students.items():
@@ -185,8 +185,7 @@ def test_broken_notebook_scores_as_its_intact_twin(repaired_class, student):
 
 
 # The oversized cell is appended after the perfect demo's last cell: its index is the demo's length.
-OVERSIZED_INDEX = len(nbformat.read(ROOT / "demo" / "submitted" / "perfect" / CHAPTER / "autodiff.ipynb",
-                                    as_version=4).cells)
+OVERSIZED_INDEX = len(demo_notebook(CHAPTER, "perfect").cells)
 EXPECTED_REPAIRS = {
     "test-duplicated": {(RepairKind.DUPLICATE_DROPPED, "test_mul_forward")},
     "three-tests-deleted": {(RepairKind.MISSING_CELL, c) for c in ("test_mul_forward", "test_sub_backward",

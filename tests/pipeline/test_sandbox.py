@@ -30,6 +30,7 @@ from autograder.questions import written_points
 from helpers.across_workers import once_per_run
 from helpers.class_support import registered
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 from helpers.outgrowers import CHANNELS, CUT_KINDS, outgrower
 
 pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None,
@@ -137,7 +138,7 @@ while True:
 
 
 def solved():
-    return nbformat.read(ROOT / "demo" / "submitted" / "perfect" / CHAPTER / NOTEBOOK, as_version=4)
+    return demo_notebook(CHAPTER, "perfect")
 
 
 def appended(code, cell_id="operators"):
@@ -187,7 +188,7 @@ WITH_FEEDBACK = ["outgrower", "perfect"]   # their feedback pages are made too
 # Graded first, in a run of their own: the hostile run must leave their gradebook rows as they were.
 BYSTANDERS = {
     "perfect": solved(),
-    "partial": nbformat.read(ROOT / "demo" / "submitted" / "partial" / CHAPTER / NOTEBOOK, as_version=4),
+    "partial": demo_notebook(CHAPTER, "partial"),
 }
 
 

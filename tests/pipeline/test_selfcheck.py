@@ -15,6 +15,7 @@ from autograder.student import selfcheck
 from autograder.student.progress import NOT_RUN, PASSED, format_table
 
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 
 COURSE = Course(ROOT)
 CHAPTERS = [c.id for c in COURSE.chapters]
@@ -26,7 +27,7 @@ def student_folder(tmp_path, chapter, student=None):
     folder = tmp_path / chapter.id
     shutil.copytree(release, folder)
     if student:
-        shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, chapter, student), folder)
+        nbformat.write(demo_notebook(chapter.id, student), folder / f"{chapter.notebook}.ipynb")
     return folder / f"{chapter.notebook}.ipynb"
 
 

@@ -8,7 +8,6 @@ nor each other's submissions; Validate must run with the course's cell timeout a
 import json
 import re
 
-import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from nbgrader.api import Gradebook
@@ -17,6 +16,7 @@ from autograder.course import Course
 from helpers import hub as hub_support
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 from helpers.hub import INSTRUCTOR, STUDENTS
 from helpers.machine_lock import machine_wide
 
@@ -67,7 +67,7 @@ def live_term(hub, folder):
         fetched = hub.as_user(student, "POST", "/assignments/fetch", data=form)
         assert fetched.status_code == 200, fetched.text
         if kind != "untouched":
-            work = nbformat.read(COURSE.notebook(COURSE.config.DEMO_DIR, CHAPTER, kind), as_version=4)
+            work = demo_notebook(CHAPTER.id, kind)
             saved = hub.as_user(student, "PUT", f"/api/contents/{CHAPTER.id}/{NOTEBOOK}",
                                 json={"type": "notebook", "format": "json", "content": work})
             assert saved.status_code == 200, saved.text

@@ -17,7 +17,7 @@ from autograder.student import export, support
 
 from helpers import fresh_env
 from helpers.across_workers import once_per_run
-from helpers.course_paths import ROOT
+from helpers.course_paths import ROOT, course_files
 
 COURSE = Course(ROOT)
 RELEASED, SOLVED = ["ch01", "ch02", "ch03"], ["ch01", "ch02"]
@@ -119,9 +119,28 @@ def test_published_tree_holds_no_later_chapter_or_instructor_folder(published):
     assert (release, solutions) == (RELEASED, SOLVED)
     shipped = sorted(p.name for p in (published / "autograder").iterdir() if p.is_dir())
     assert shipped == ["student"], f"published autograder/ holds {shipped}: build/ and grading/ (the judge) stay home"
-    later = [name for cid, names in publish.CHAPTER_CHECKS.items() if cid not in RELEASED for name in names]
+    modules = ROOT / "autograder" / publish.STUDENT_PACKAGE / "checks"
+    withheld = publish.chapter_checks(COURSE)
+    named = [name for names in withheld.values() for name in names]
+    assert [name for name in named if not (modules / f"{name}.py").is_file()] == [], "FIRST_NEEDED_BY names no module"
+    assert {"ch05_optimizer", "ch05_optimizer_facts", "ch08_persistence_facts"} <= set(withheld["ch05"] + withheld["ch08"])
+    later = [name for cid, names in withheld.items() if cid not in RELEASED for name in names]
     assert len(later) > 10 and [name for name in later if "published with chapter" not in
                                 (published / "autograder" / "student" / "checks" / f"{name}.py").read_text()] == []
+
+
+def test_a_fresh_clone_publishes_each_solution_with_its_earlier_chapters(tmp_path):
+    """solutions/<id>/earlier_chapters.py is not committed: a clone's files alone, before any `make`, publish
+    each solved chapter with release/<id>/'s, which the solution notebook imports."""
+    clone = tmp_path / "clone"
+    for name in course_files():
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, clone / name)
+    assert not list(clone.glob(f"{COURSE.config.SOLUTIONS_DIR}/*/earlier_chapters.py"))
+    tree = publish.publish(Course(clone), tmp_path / "tree", RELEASED, SOLVED)
+    for chapter_id in SOLVED:
+        provided = tree / COURSE.config.SOLUTIONS_DIR / chapter_id / "earlier_chapters.py"
+        assert provided.read_bytes() == (ROOT / COURSE.config.RELEASE_DIR / chapter_id / provided.name).read_bytes()
 
 
 def test_scan_finds_what_it_looks_for(tmp_path):
@@ -262,6 +281,8 @@ def test_release_notebook_runs_from_the_published_tree_alone(published, tmp_path
 
     solved = tmp_path / "solved"                  # chapter 3's checks work with later chapters' withheld
     shutil.copytree(ROOT / COURSE.config.SOLUTIONS_DIR / chapter.id, solved)
+    # beside a solution notebook, publish puts release/'s earlier_chapters.py (solutions/'s is not committed)
+    shutil.copy2(ROOT / COURSE.config.RELEASE_DIR / chapter.id / "earlier_chapters.py", solved)
     assert fresh_env.errors(env.execute(solved / f"{chapter.notebook}.ipynb")) == [], "a check failed the solution"
 
     refused = subprocess.run([str(env.python), "-m", "autograder", "build"], cwd=published, capture_output=True,

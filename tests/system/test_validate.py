@@ -18,6 +18,7 @@ from autograder.course import Course
 
 from helpers.across_workers import once_per_run
 from helpers.course_paths import ROOT
+from helpers.demo_students import demo_notebook
 from helpers.jupyter_servers import fresh_jupyter_env as student_env, serving
 
 COURSE = Course(ROOT)
@@ -37,7 +38,7 @@ def published_release(tmp_path, student=None):
                     ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "mybabygrad"))
     assert not any((folder / student_config.FILE_NAME).exists() for folder in release.parents)
     if student:
-        shutil.copy(COURSE.notebook(COURSE.config.DEMO_DIR, SOLVED, student), release / SOLVED.id)
+        nbformat.write(demo_notebook(SOLVED.id, student), release / SOLVED.id / f"{SOLVED.notebook}.ipynb")
     return release
 
 

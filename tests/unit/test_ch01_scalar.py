@@ -7,7 +7,7 @@ import pytest
 
 from autograder.build.submissions import load_catalog
 from autograder.course import Course
-from autograder.student.checks import Checker, running, ch01_scalar as scalar
+from autograder.student.checks import Checker, kernel_facts, running, ch01_scalar as scalar
 
 from helpers.course_paths import ROOT
 from helpers.solved_code import notebook_namespace
@@ -160,8 +160,8 @@ def test_the_depth_of_calls_is_one_per_level_of_recursion_and_a_few_for_a_loop()
             n -= 1
 
     sys.setrecursionlimit(5_000)
-    assert 1_500 <= running.deepest_call(down, 1_500) <= 1_510
-    assert running.deepest_call(loop, 1_500) <= 2
+    assert 1_500 <= kernel_facts.deepest_call(down, 1_500) <= 1_510
+    assert kernel_facts.deepest_call(loop, 1_500) <= 2
     assert sys.getprofile() is None, "the hook is taken off again"
     assert running.recursion_problem("t", 1_001, 2_000, "h") and running.recursion_problem("t", 1_000, 2_000, "h") is None
 

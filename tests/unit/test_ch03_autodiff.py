@@ -1,15 +1,17 @@
 """The checks that notebooks call: right answers always pass, wrong ones fail with a message that teaches."""
+import functools
 import linecache
+import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from autograder.grading.judge.in_kernel.worker import error_report
 from autograder.student import gradcheck
-from autograder.student.checks import Checker, slips
+from autograder.student.checks import Checker, ch03_autodiff_course_ops as course_ops, references, slips
+from autograder.student.checks.ch03_autodiff_op_specs import OPS as RECORDS
 from autograder.student.checks.running import describe_exception
-from autograder.student.hints import BACKWARD
+from autograder.student.hints import rules
 
 from helpers.solved_code import solved_namespace
 
@@ -51,6 +53,31 @@ def ns():
 @pytest.fixture
 def check(ns):
     return Checker(ns, verbose=False)
+
+
+@pytest.mark.parametrize("name", list(RECORDS))
+def test_each_op_record_is_the_solved_ops_and_its_checked_call_passes(ns, check, name):
+    """An op's record (ch03_autodiff_op_specs.py) gives the course's forward and settings of the chapter's op: the
+    solution's forward equals it on the record's call, and its backward passes there, so the record's domain keeps
+    finite differences away from kinks and poles."""
+    record = RECORDS[name]
+    op = ns[name](*record.args)
+    assert set(record.settings) <= set(vars(op)), f"{name}'s __init__ keeps {sorted(vars(op))}"
+    assert name in course_ops.FORWARDS or record.forward, f"{name} has no forward: give its record one"
+    reference = references.of_call(name, record.args, ())
+    verdict = check.forward(op, reference, shapes=list(record.shapes), domains=record.domain)
+    assert verdict.passed, verdict.message
+    verdict = check.backward(op, shapes=list(record.shapes), domains=record.domain, seed=5)
+    assert verdict.passed, verdict.message
+
+
+def test_the_rules_load_when_the_hints_are_imported_first():
+    """hints.py reads chapter 3's rules from the op records, inside the checks package, which imports hints.py."""
+    code = ("from autograder.student import hints\n"
+            "from autograder.student.checks.ch03_autodiff_op_specs import OPS\n"
+            "assert hints.rule('Tanh') == OPS['Tanh'].hint and hints.rule('Conv') == hints.BACKWARD['Conv']")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
 
 
 def test_central_differences_are_accurate():
@@ -291,7 +318,7 @@ CODE_IN_A_HINT = ["return ", "out_grad *", "out_grad /", "np.", "._inputs[", "+=
 
 
 def test_no_backward_hint_holds_a_line_to_type():
-    texts = list(BACKWARD.values()) + [slip.says for ops in slips.SLIPS.values() for slip in ops]
+    texts = list(rules().values()) + [slip.says for ops in slips.SLIPS.values() for slip in ops]
     for text in texts:
         for code in CODE_IN_A_HINT:
             assert code not in text, (code, text)
@@ -629,12 +656,21 @@ def raised_in_a_cell(filename):
         return error
 
 
+@functools.cache
+def kernel_side():
+    """The judge's kernel side as a probe runs it: the worker's files and the course files they ship, in one scope."""
+    from autograder.grading.judge.probes import WORKER_SOURCE
+    scope = {"__name__": "__babygrad_probe__"}
+    exec(compile(WORKER_SOURCE, "<babygrad probe>", "exec"), scope)  # noqa: S102 (the course's own worker)
+    return scope
+
+
 @pytest.mark.parametrize("filename", ["/tmp/ipykernel_4242/1234567.py", "<ipython-input-3-abcdef>"])
 def test_the_at_line_is_the_students_own_line_not_numpys(filename):
     error = raised_in_a_cell(filename)
     try:
         assert describe_exception("Op", "backward", error).endswith("at: return np.broadcast_to(x, (2, 4))")
-        assert error_report(error)["line"] == "return np.broadcast_to(x, (2, 4))"
+        assert kernel_side()["error_report"](error)["line"] == "return np.broadcast_to(x, (2, 4))"
     finally:
         linecache.cache.pop(filename, None)
 
@@ -679,11 +715,10 @@ def test_a_check_registers_once():
 
 def test_a_type_from_another_module_is_named_so_that_its_article_reads_right():
     """`returned a earlier_chapters.Tensor` read wrong: a class of a module other than NumPy is named first."""
-    from autograder.grading.judge.in_kernel import worker
     from autograder.student.checks.describe import type_name
 
     Tensor = type("Tensor", (), {"__module__": "earlier_chapters"})
-    for name in (type_name, worker.type_name):
+    for name in (type_name, kernel_side()["type_name"]):
         assert name(Tensor()) == "Tensor (from earlier_chapters)"
         assert name(np.zeros(1)) == "numpy.ndarray" and name(np.float32(1)) == "numpy.float32" and name(1) == "int"
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from autograder.student.checks import Checker, ch09_trainer as fitting, ch08_persistence as persistence
+from autograder.student.checks import ch08_persistence_facts as persistence_facts
 
 from helpers.solved_code import solved_namespace
 
@@ -215,8 +216,9 @@ def test_a_checkpoint_of_another_model_is_refused_by_a_strict_load_and_half_load
 
 
 def test_the_course_load_state_dict_a_check_stands_in_with_is_strict_and_all_or_nothing():
-    """kernel_facts.load_arrays, which both the checks and the judge's worker use for the course's load_state_dict."""
-    from autograder.student.checks.kernel_facts import load_arrays
+    """ch08_persistence_facts.load_arrays, which both the checks and the judge's worker use for the course's
+    load_state_dict."""
+    load_arrays = persistence_facts.load_arrays
     arrays = [("w", np.zeros((2, 3))), ("b", np.zeros(3))]
     with pytest.raises(KeyError, match="misses \\['b'\\]"):
         load_arrays(arrays, {"w": np.ones((2, 3)), "x": np.ones(3)})
@@ -506,7 +508,7 @@ def test_the_judges_names_and_shapes_are_those_of_the_checks_models(ns):
         assert [name for name, _ in expected] == persistence.TREE_NAMES[variant]
     model = persistence.small_net(ns, seed=0)
     state = persistence.net_state(model)
-    assert {name: persistence.values_of(h).shape for name, h in state} == persistence.net_shapes((4, 6, 3))
+    assert {name: persistence.values_of(h).shape for name, h in state} == persistence_facts.net_shapes((4, 6, 3))
     assert [(name, id(h)) for name, h in state] == [(name, id(h)) for name, h in model.named_state()]
 
 

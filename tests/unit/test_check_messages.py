@@ -15,7 +15,7 @@ from autograder.build import authoring, submissions
 from autograder.course import Course
 from autograder.student.checks import Checker, ch05_optimizer as optim, slips
 from autograder.student.checks.registry import CHECKS
-from autograder.student.hints import BACKWARD
+from autograder.student.hints import rules
 
 from helpers.code_in_text import code_in, hint_of
 from helpers.course_paths import ROOT
@@ -112,7 +112,7 @@ def test_the_catalogue_makes_every_graded_check_fail_visibly(chapter_messages):
 
 
 def test_no_hint_of_a_backward_or_a_slip_holds_code():
-    texts = list(BACKWARD.values()) + [slip.says for ops in slips.SLIPS.values() for slip in ops]
+    texts = list(rules().values()) + [slip.says for ops in slips.SLIPS.values() for slip in ops]
     assert [t for t in texts if code_in(t)] == []
 
 

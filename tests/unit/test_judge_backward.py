@@ -234,7 +234,7 @@ def test_a_kinked_relus_reported_input_is_used_only_within_its_margin():
     """capstone_gradients.students_branches: the kernel's input of a kinked ReLU is taken where it lies near 0, and
     refused, as a forward that is not the model's, when it differs from the judge's there by more than the margin."""
     from autograder.grading.judge.capstone_gradients import KINK_MARGIN, students_branches
-    from autograder.grading.judge.probes import pack
+    from autograder.grading.judge.probes import pack, returned
     from autograder.grading.judge.backward import relu_kinks
 
     model = sequential(layer("Linear", {}, weight=np.eye(3), bias=np.zeros((1, 3))), simple("ReLU"))
@@ -242,8 +242,8 @@ def test_a_kinked_relus_reported_input_is_used_only_within_its_margin():
     kinks = relu_kinks(model, same, images, KINK_MARGIN)
     assert list(kinks) == [1] and kinks[1][0].tolist() == [[True, False, False], [False, True, False]]
 
-    def reply(values):
-        return {"inputs": [{"kind": "array", "value": pack(np.array(values, dtype=np.float32))}]}
+    def reply(values):      # the reply's 'inputs', as capstone_gradients.Gradients reads them
+        return [returned({"kind": "array", "value": pack(np.array(values, dtype=np.float32))})]
 
     overrides, problem = students_branches(model, kinks, reply([[1e-8, 1.0, -2.0], [0.5, -1e-8, 2.0]]))
     assert problem is None and overrides[1][1] == pytest.approx([1e-8, -1e-8])

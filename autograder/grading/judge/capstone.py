@@ -11,13 +11,17 @@ must then show that the library that trained it computes its gradients (`capston
 import base64
 import logging
 import zlib
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
-from autograder.grading.judge.capstone_gradients import library_gradients
+from autograder.grading.judge.capstone_gradients import NotFound, library_gradients
 from autograder.grading.judge.forward import NotWalkable, flattened, model_from_record
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, decode_array
+from autograder.grading.judge.replies import (Array, Failed, Flag, Int, Json, ListOf, Optional, Pair, Tag, read,
+                                              wire)
 from autograder.student.checks import capstone as course
 from autograder.student.checks.ch07_init_training import NO_TRAINED_MODEL, trained_model_verdict
 from autograder.student.verdict import failed
@@ -31,6 +35,40 @@ MAX_ARRAY = 1_000_000         # probes.MAX_ARRAY_ELEMENTS: a larger array is mea
 MAX_TOTAL = 6_000_000         # ~32 MB of base64 float32, within probes.MAX_REPLY_CHARS
 WEAKER = ("counted from the predictions your kernel returned for the test digits in a secret order, because the "
           "judge could not rebuild your model from its layers ({why}); a weaker proof than the judge's own forward")
+
+
+# ── the replies (a reply that finds no model is capstone_gradients.NotFound) ──
+
+@dataclass(frozen=True)
+class Builds:
+    """The build function called twice: whether it returned one object twice, how many parameters the two models
+    share, and which parameters differ in value ([index, shape]; None when the two models have different counts)."""
+
+    same: bool = wire(Flag())
+    shared: int | None = wire(Optional(Int(low=0)))
+    differ: list[tuple[int, list[int]]] | None = wire(Optional(ListOf(Pair(Int(low=0), ListOf(Int(low=0), most=32)))))
+
+
+@dataclass(frozen=True)
+class Walked:
+    """The trained model's layers as data, read by `forward.model_from_record`, which checks them itself."""
+
+    model: Any = wire(Json())
+
+
+@dataclass(frozen=True)
+class WrongLogits:
+    """The model's output for a batch of test digits was not (batch, 10) logits: its shape."""
+
+    TAG: ClassVar[Tag] = Tag("logits_shape")
+    logits_shape: list[int] = wire(ListOf(Int(low=0), most=32))
+
+
+@dataclass(frozen=True)
+class Predicted:
+    """The model's predicted class for each test digit, in the order sent."""
+
+    predicted: np.ndarray = wire(Array())
 
 
 @judges("trained_model")
@@ -87,18 +125,15 @@ def capstone(rng, kind, build):
 def fresh_builds(kind, build):
     """None when the notebook's build function, called twice in the kernel, returns two separate models equal in
     every weight (the text's fixed seeds); else the failed Verdict, as the course's check words it."""
-    reply = yield {"kind": "capstone_builds", "build": getattr(build, "name", f"build_{kind}")}
-    if not reply.get("found"):
+    reply = read((yield {"kind": "capstone_builds", "build": getattr(build, "name", f"build_{kind}")}),
+                 NotFound | Failed | Builds)
+    if isinstance(reply, NotFound):
         return None                   # no such function: the check that trains says so, and no model is found
-    if "error" in reply:
+    if isinstance(reply, Failed):
         return failed(f"build_{kind}() called a second time: "
-                      + describe_error(f"build_{kind}", "call", returned(reply["error"])).replace(f"build_{kind}.call ", ""))
-    differ = reply.get("differ")
-    if differ is not None:
-        if not isinstance(differ, list) or not all(isinstance(d, list) and len(d) == 2 for d in differ):
-            raise ProbeFailure("the reply does not list the differing parameters")
-        differ = [(int(i), tuple(int(n) for n in shape)) for i, shape in differ]
-    return course.fresh_model_problem(kind, reply.get("same") is True, int(reply.get("shared") or 0), differ)
+                      + describe_error(f"build_{kind}", "call", reply.error).replace(f"build_{kind}.call ", ""))
+    differ = None if reply.differ is None else [(i, tuple(shape)) for i, shape in reply.differ]
+    return course.fresh_model_problem(kind, reply.same, reply.shared or 0, differ)
 
 
 @judges("my_capstone")
@@ -113,18 +148,19 @@ def held_out(rng, where, image_shape):
     """(accuracy, note, record) of the kernel's trained model on the test digits; None when there is no model,
     a message (str) when it cannot be measured. The note is empty, and the model's record (its layers as data)
     given, unless the weaker count was used."""
-    walk = yield {"kind": "model_walk", "where": where, "max_array": MAX_ARRAY, "max_total": MAX_TOTAL}
-    if not walk.get("found"):
+    walk = read((yield {"kind": "model_walk", "where": where, "max_array": MAX_ARRAY, "max_total": MAX_TOTAL}),
+                NotFound | Failed | Walked)
+    if isinstance(walk, NotFound):
         return None
     pixels, labels = course.mnist_pixels("test")
     try:
-        if "error" in walk:
-            raise NotWalkable(f"reading the model raised {returned(walk['error']).error_type}")
-        forward = model_from_record(walk.get("model"), decode_array)
+        if isinstance(walk, Failed):
+            raise NotWalkable(f"reading the model raised {walk.error.error_type}")
+        forward = model_from_record(walk.model, decode_array)
         images = course.normalized(pixels, image_shape)
         predicted = np.concatenate([forward(images[start:start + BATCH_SIZE]).argmax(axis=1)
                                     for start in range(0, len(images), BATCH_SIZE)])
-        return float(np.mean(predicted == labels)), "", walk["model"]
+        return float(np.mean(predicted == labels)), "", walk.model
     except NotWalkable as why:
         log.warning("judge: the trained model is not walkable (%s): counting the kernel's predictions, a weaker proof", why)
         reason = str(why)
@@ -132,14 +168,14 @@ def held_out(rng, where, image_shape):
     reply = yield {"kind": "model_predict", "where": where, "shape": list(image_shape), "batch_size": BATCH_SIZE,
                    "scale": course.SCALE, "shift": course.SHIFT,
                    "pixels": base64.b64encode(zlib.compress(pixels[order].tobytes(), 6)).decode("ascii")}
-    if not reply.get("found"):
+    reply = read(reply, NotFound | Failed | WrongLogits | Predicted)
+    if isinstance(reply, NotFound):
         return None
-    if "error" in reply:
-        error = returned(reply["error"])
-        return f"the model raised {error.error_type} on the test digits: {error.message}"
-    if "logits_shape" in reply:
-        return f"the model returned logits of shape {tuple(reply['logits_shape'])} for a batch of test digits"
-    predicted = decode_array(reply.get("predicted"))
+    if isinstance(reply, Failed):
+        return f"the model raised {reply.error.error_type} on the test digits: {reply.error.message}"
+    if isinstance(reply, WrongLogits):
+        return f"the model returned logits of shape {tuple(reply.logits_shape)} for a batch of test digits"
+    predicted = reply.predicted
     if predicted.shape != order.shape:
         raise ProbeFailure(f"the kernel returned {predicted.size} predictions for {order.size} digits")
     return float(np.mean(predicted == labels[order])), WEAKER.format(why=reason), None

@@ -15,12 +15,16 @@ not tell training libraries apart from the others: on one replay, the catalogue'
 the CNN (a fold that assigns, every tie given the gradient) point as far from the true gradient as some that
 never learn. So a capstone counts a model trained by a library that computes its gradients.
 """
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.backward import kinked_digits, parameter_gradients, relu_kinks
 from autograder.grading.judge.forward import flattened
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned, returned_list
+from autograder.grading.judge.probes import Returned, decode_array
+from autograder.grading.judge.replies import Failed, ListOf, Raised, Tag, read, wire
 from autograder.student.checks import capstone as course
 from autograder.student.verdict import failed
 
@@ -32,6 +36,23 @@ NEGLIGIBLE = 1e-12          # a true gradient this small (a unit dead on every d
 HINT = ("  Hint: the capstone counts a model trained by your library, so it counts only when your library computes "
         "that model's gradients. A backward that is a little wrong can still train a network to the accuracy, but "
         "its gradients are not the model's. This chapter's backward checks name the op.")
+
+
+# ── the replies ──
+
+@dataclass(frozen=True)
+class NotFound:
+    """The kernel holds no trained model where the judge looked (`{"found": false}`)."""
+
+    TAG: ClassVar[Tag] = Tag("found", when=lambda found: not found, or_absent=True)
+
+
+@dataclass(frozen=True)
+class Gradients:
+    """Each asked parameter's .grad after backward, and the input of each leaf asked for (`inputs_at`)."""
+
+    grads: list[Returned] = wire(ListOf(Raised(), length="grads"))
+    inputs: list[Returned] = wire(ListOf(Raised(), length="inputs"))
 
 
 def library_gradients(rng, where, record, image_shape, label):
@@ -52,22 +73,20 @@ def library_gradients(rng, where, record, image_shape, label):
     kinks = relu_kinks(record, decode_array, images, KINK_MARGIN)
     want = parameter_gradients(record, decode_array, images, upstream)
     keys = sorted(want)
-    reply = yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
-                   "images": images, "upstream": upstream, "inputs_at": sorted(kinks)}
-    if not reply.get("found"):
+    reply = read((yield {"kind": "model_gradient", "where": where, "parameters": [list(k) for k in keys],
+                         "images": images, "upstream": upstream, "inputs_at": sorted(kinks)}),
+                 NotFound | Failed | Gradients, grads=len(keys), inputs=len(kinks))
+    if isinstance(reply, NotFound):
         return failed(f"{label}: the trained model left the kernel before its gradients could be checked.")
-    if "error" in reply:
+    if isinstance(reply, Failed):
         return failed(f"{label}: backpropagating through your trained model raised an error.\n  "
-                      + describe_error(record["name"], "backward", returned(reply["error"])) + "\n" + HINT)
-    grads = reply.get("grads")
-    if not isinstance(grads, list) or len(grads) != len(keys):
-        raise ProbeFailure(f"the reply does not hold the {len(keys)} gradients asked for")
+                      + describe_error(record["name"], "backward", reply.error) + "\n" + HINT)
     if kinks:                                   # the judge's gradient again, on the student's branches
-        overrides, problem = students_branches(record, kinks, reply)
+        overrides, problem = students_branches(record, kinks, reply.inputs)
         if problem:
             return failed(f"{label}: {problem}")
         want = parameter_gradients(record, decode_array, images, upstream, overrides)
-    problems = {key: gradient_problem(want[key], returned(data)) for key, data in zip(keys, grads)}
+    problems = {key: gradient_problem(want[key], data) for key, data in zip(keys, reply.grads)}
     wrong = [key for key in keys if problems[key]]
     if not wrong:
         return None
@@ -79,12 +98,11 @@ def library_gradients(rng, where, record, image_shape, label):
                   f"{problems[leaf, key]}\n{where_it_enters(names, leaf, keys, problems)}{HINT}")
 
 
-def students_branches(record, kinks, reply):
+def students_branches(record, kinks, inputs):
     """(overrides for parameter_gradients, None) or (None, why not): the student's own values of each kinked
     ReLU's input, where they lie near 0, so that the judge follows the branch the student's float32 took.
     A value there may differ from the judge's by the kink's own margin, no more: the student's forward is the
     model's, so reporting other values gains nothing, and a value beyond the margin is a forward that is not."""
-    inputs = returned_list(reply, "inputs", len(kinks))
     names = [r["name"] for r in flattened(record)]
     overrides = {}
     for (index, (mask, tolerance, own)), got in zip(sorted(kinks.items()), inputs):

@@ -4,11 +4,16 @@ drawn from the secret seed and reports data (values, gradients, labels, which of
 verdicts, through the same functions (`graph_problem`, `closure_problem`, `compare`, `numeric_problem`).
 """
 import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, objects, reported_depth, returned
+from autograder.grading.judge.probes import Returned
+from autograder.grading.judge.replies import (AsText, Bool, Const, Either, Failed, Flag, Int, Json, ListOf, Nested,
+                                              Number, OneOf, Optional, Or, Raised, Real, Tag, Tagged, Text, Whole,
+                                              read, wire)
 from autograder.student.checks import ch01_scalar as rules
 from autograder.student.verdict import failed, passed
 from autograder.grading.judge.registry import judges
@@ -34,6 +39,119 @@ class Shown:
         return self.text
 
 
+# ── the replies ──
+
+# A member of _prev: one of the judge's inputs (by index), another Value (its data, NaN when not a float), or
+# anything else (its repr).
+MEMBER = Tagged({"input": OneOf(frozenset({0, 1})), "value": Or(Real(finite=False), Const(float("nan"))),
+                 "other": AsText(100)})
+
+
+@dataclass(frozen=True)
+class Built:
+    """The kernel's description of what `a op b` built: whether it is a Value (else its type), whether it is one
+    of the inputs, whether the inputs changed, its data, _op and _prev (as members and as reprs)."""
+
+    is_value: bool = wire(Flag())
+    type_name: str = wire(AsText(200))
+    is_input: bool = wire(Flag())
+    inputs_changed: bool = wire(Or(Bool(), Const(True)))      # only a plain `false` says they did not
+    data: float | None = wire(Number())
+    data_repr: str = wire(AsText(200))
+    op: str | None = wire(Or(Text(None), Const(None)))
+    op_repr: str = wire(AsText(200))
+    members: list[tuple[str, Any]] | None = wire(Optional(ListOf(MEMBER, most=16)))
+    distinct: int = wire(Whole(99))
+    prev_repr: str = wire(AsText(200))
+
+
+@dataclass(frozen=True)
+class Graphs:
+    results: list[Failed | Built] = wire(ListOf(Nested(Failed | Built), length="cases"))
+
+
+@dataclass(frozen=True)
+class BuildRaised:
+    """`a op b` raised before there was a closure to call."""
+
+    TAG: ClassVar[Tag] = Tag("stage", "build")
+    error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class NotValue:
+    """`a op b` gave something else than a Value."""
+
+    TAG: ClassVar[Tag] = Tag("stage", "type")
+    type_name: str = wire(AsText(100, absent=None))
+
+
+@dataclass(frozen=True)
+class NoClosure:
+    """The Value built has no callable _backward: what it has instead."""
+
+    TAG: ClassVar[Tag] = Tag("stage", "closure")
+    shown: str = wire(AsText(100, absent=None))
+
+
+@dataclass(frozen=True)
+class ClosureRaised:
+    """out._backward() raised."""
+
+    TAG: ClassVar[Tag] = Tag("stage", "run")
+    error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class ClosureRan:
+    """a.grad and b.grad after out._backward(): each a number, or None with its repr in `shown`."""
+
+    stage: str = wire(OneOf(frozenset({"done"})))
+    grads: list[Any] = wire(ListOf(Json(), length=2))
+    shown: list[Any] = wire(ListOf(Json(), length=2))
+
+
+CLOSURE_STAGES = BuildRaised | NotValue | NoClosure | ClosureRaised | ClosureRan
+
+
+@dataclass(frozen=True)
+class Closures:
+    results: list[CLOSURE_STAGES] = wire(ListOf(Nested(CLOSURE_STAGES), length="cases"))
+
+
+@dataclass(frozen=True)
+class Backward:
+    """Each reported node's .grad after backward() (a number, or None with its repr in `shown`), and how deep
+    backward() nested its calls (kernel_facts.deepest_call; 0 when not asked)."""
+
+    grads: list[Any] = wire(ListOf(Json(), length="report"))
+    shown: list[Any] = wire(ListOf(Json(), length="report"))
+    depth: int = wire(Int(low=0))
+
+
+@dataclass(frozen=True)
+class Derivatives:
+    """numerical_gradient's derivatives (numbers, or the type it returned instead) and the input list after the
+    call; `count` and `args_count` are the lengths before the kernel cut them to 64."""
+
+    returned: list[float] | str = wire(Either(lambda v: isinstance(v, list), ListOf(Real(finite=False)), Text(100)))
+    count: int = wire(Int(low=0))
+    args_after: list[Any] = wire(ListOf(Json()))
+    args_count: int = wire(Int(low=0))
+
+    def invalid(self):
+        if isinstance(self.returned, list) and self.count != len(self.returned):
+            return f"'count' is {self.count}, but 'returned' holds {len(self.returned)} derivatives"
+        if self.args_count != len(self.args_after):
+            return f"'args_count' is {self.args_count}, but 'args_after' holds {len(self.args_after)} values"
+        return None
+
+
+@dataclass(frozen=True)
+class NumericalGradients:
+    results: list[Failed | Derivatives] = wire(ListOf(Nested(Failed | Derivatives), length="cases"))
+
+
 # ── value_graph ────────────────────────────────────────────────────────────────────────────
 
 @judges("value_graph")
@@ -47,9 +165,9 @@ def value_graph(rng, op, seed=0):
              (f"c {symbol} c with c = Value({z})", ("c", "c", [z]), fn(z, z), None),
              (f"a {symbol} {f} with a = Value({x})", ("a", f, [x]), fn(x, f), f)]
     reply = yield {"kind": "value_graph", "symbol": symbol, "cases": [list(c[1]) for c in cases]}
-    for (text, (_, _, inputs), want, number_input), result in zip(cases, objects(reply, "results", len(cases))):
-        if "error" in result:
-            outcome = returned(result["error"])
+    for (text, (_, _, inputs), want, number_input), result in zip(cases, read(reply, Graphs, cases=len(cases)).results):
+        if isinstance(result, Failed):
+            outcome = result.error
             return rules.graph_error(op, text, outcome.error_type, describe_error("Value", method, outcome),
                                      rules.int_case([(c[0], c[3]) for c in cases], text))
         problem = rules.graph_problem(op, text, built(result), want, inputs, number_input)
@@ -59,35 +177,11 @@ def value_graph(rng, op, seed=0):
 
 
 def built(result):
-    """The kernel's description of a built Value, checked for shape (its truth is checked by graph_problem)."""
-    text = {k: str(result.get(k, ""))[:200] for k in ("type_name", "data_repr", "op_repr", "prev_repr")}
-    if not result.get("is_value"):
-        return rules.Built(False, text["type_name"])
-    members = result.get("members")
-    if members is not None:
-        if not isinstance(members, list) or len(members) > 16:
-            raise ProbeFailure("the reported _prev is malformed")
-        members = [member(m) for m in members]
-    data = result.get("data")
-    op = result.get("op")
-    distinct = result.get("distinct")
-    return rules.Built(True, text["type_name"], result.get("is_input") is True, result.get("inputs_changed") is not False,
-                       float(data) if isinstance(data, (int, float)) else None, text["data_repr"],
-                       op if isinstance(op, str) else None, text["op_repr"], members,
-                       distinct if isinstance(distinct, int) else 99, text["prev_repr"])
-
-
-def member(item):
-    if not isinstance(item, list) or len(item) != 2 or item[0] not in ("input", "value", "other"):
-        raise ProbeFailure("a reported _prev member is malformed")
-    kind, detail = item
-    if kind == "input" and detail not in (0, 1):
-        raise ProbeFailure("a reported _prev member names no input")
-    if kind == "value":
-        detail = float(detail) if isinstance(detail, (int, float)) else float("nan")
-    if kind == "other":
-        detail = str(detail)[:100]
-    return (kind, detail)
+    """The kernel's description of a built Value, as graph_problem reads it (which checks its truth)."""
+    if not result.is_value:
+        return rules.Built(False, result.type_name)
+    return rules.Built(True, result.type_name, result.is_input, result.inputs_changed, result.data, result.data_repr,
+                       result.op, result.op_repr, result.members, result.distinct, result.prev_repr)
 
 
 # ── value_backward: the _backward closures ─────────────────────────────────────────────────
@@ -100,21 +194,18 @@ def value_backward(rng, op, seed=0):
     cases = rules.backward_cases(secret_seed(rng))
     reply = yield {"kind": "value_closure", "symbol": symbol,
                    "cases": [[x, y, g, grad_a, grad_b] for _, x, y, g, grad_a, grad_b in cases]}
-    for (case, x, y, g, grad_a, grad_b), result in zip(cases, objects(reply, "results", len(cases))):
+    for (case, x, y, g, grad_a, grad_b), result in zip(cases, read(reply, Closures, cases=len(cases)).results):
         expression = rules.closure_expression(op, x, y)
-        stage = result.get("stage")
-        if stage == "build":
-            return failed(describe_error("Value", method, returned(result.get("error"))) + f"\n  while computing {expression}.")
-        if stage == "type":
-            return failed(f"{title}: {expression} returned a {str(result.get('type_name'))[:100]}, expected a Value.")
-        if stage == "closure":
-            return failed(rules.no_closure(title, str(result.get('shown'))[:100]))
-        if stage == "run":
-            outcome = returned(result.get("error"))
+        if isinstance(result, BuildRaised):
+            return failed(describe_error("Value", method, result.error) + f"\n  while computing {expression}.")
+        if isinstance(result, NotValue):
+            return failed(f"{title}: {expression} returned a {result.type_name}, expected a Value.")
+        if isinstance(result, NoClosure):
+            return failed(rules.no_closure(title, result.shown))
+        if isinstance(result, ClosureRaised):
+            outcome = result.error
             return rules.closure_error(op, describe_error("out", "_backward", outcome), outcome.error_type, case, x, y)
-        grads, shown = result.get("grads"), result.get("shown")
-        if stage != "done" or not isinstance(grads, list) or len(grads) != 2 or not isinstance(shown, list) or len(shown) != 2:
-            raise ProbeFailure("a _backward result is malformed")
+        grads, shown = result.grads, result.shown
         problem = rules.closure_problem(op, case, x, y, g, grad_a, grad_b,
                                         number_or_shown(grads[0], shown[0]), number_or_shown(grads[1], shown[1]))
         if problem:
@@ -222,13 +313,10 @@ def value_engine(rng, name):
     deep = name == "long_chain"             # how deep backward() nests its calls: a recursive search's one per node
     reply = yield {"kind": "value_engine", "leaves": graph.leaves, "ops": [list(op) for op in graph.ops],
                    "calls": calls, "report": [node for _, node in report], "depth": deep}
-    if "error" in reply:
-        outcome = returned(reply["error"])
-        return rules.backward_error(title, outcome.error_type, describe_error("Value", "backward", outcome))
-    grads, shown = reply.get("grads"), reply.get("shown")
-    if not isinstance(grads, list) or not isinstance(shown, list) or len(grads) != len(report) or len(shown) != len(report):
-        raise ProbeFailure("the reply does not hold one gradient per reported node")
-    got = [number_or_shown(g, s) for g, s in zip(grads, shown)]
+    reply = read(reply, Failed | Backward, report=len(report))
+    if isinstance(reply, Failed):
+        return rules.backward_error(title, reply.error.error_type, describe_error("Value", "backward", reply.error))
+    got = [number_or_shown(g, s) for g, s in zip(reply.grads, reply.shown)]
     want = graph.grads()
     expectations = [(label, value, want[node]) for (label, node), value in zip(report, got)]
     if expectations[0][0] == "out":
@@ -240,7 +328,7 @@ def value_engine(rng, name):
         hint = rules.twice_hint(graph.leaves[0], graph.leaves[1], got[0], got[1])
     verdict = rules.compare(title, expectations, hint)
     if verdict.passed and deep:
-        return rules.recursion_problem(title, reported_depth(reply), len(graph.ops)) or verdict
+        return rules.recursion_problem(title, reply.depth, len(graph.ops)) or verdict
     return verdict
 
 
@@ -277,23 +365,13 @@ def numerical_gradient(rng, case="basic"):
              in FUNCTIONS[case]]
     reply = yield {"kind": "numerical_gradient",
                    "cases": [{"params": params, "body": body, "xs": xs, "h": h} for _, params, body, xs, h, _, _ in cases]}
-    for (text, params, body, xs, h, exact, tol), result in zip(cases, objects(reply, "results", len(cases))):
-        if "error" in result:
-            described = describe_error("numerical_gradient", "", returned(result["error"]))
+    for (text, params, body, xs, h, exact, tol), result in zip(cases, read(reply, NumericalGradients,
+                                                                           cases=len(cases)).results):
+        if isinstance(result, Failed):
+            described = describe_error("numerical_gradient", "", result.error)
             return failed(described.replace("numerical_gradient. ", "numerical_gradient ", 1) + f"\n  while computing {rules.numeric_call(xs, h)} for {text}.")
-        got, args = result.get("returned"), result.get("args_after")
-        if isinstance(got, list):
-            if result.get("count") != len(got) or not all(isinstance(v, (int, float)) for v in got):
-                raise ProbeFailure("the returned derivatives are not a list of numbers")
-            got = [float(v) for v in got]
-        elif isinstance(got, str):
-            got = got[:100]
-        else:
-            raise ProbeFailure("the returned derivatives are malformed")
-        if not isinstance(args, list) or result.get("args_count") != len(args):
-            raise ProbeFailure("the input list after the call is not reported")
         f = eval(f"lambda {params}: {body}", {"math": math})  # noqa: S307 (the judge's own text)
-        problem = rules.numeric_problem(text, f, xs, h, exact(*xs), tol, args, got)
+        problem = rules.numeric_problem(text, f, xs, h, exact(*xs), tol, result.args_after, result.returned)
         if problem:
             return problem
     return passed("✔ numerical_gradient matches the exact derivatives")

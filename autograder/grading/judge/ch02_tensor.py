@@ -5,10 +5,15 @@ The kernel builds tensors from the judge's values and shapes (`in_kernel/ch02_te
 (), and whether a copy shares memory with its original, only the kernel can say: those are taken as
 reported, never the values. The verdicts and messages are `checks/ch02_tensor.py`'s.
 """
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import (Array, AsText, Bool, Const, Either, Failed, Flag, Int, Json, ListOf,
+                                              Nested, Optional, Or, Raised, Tag, Text, is_object, read, wire)
 from autograder.student.checks import ch02_tensor as rules
 from autograder.student.verdict import failed, passed
 from autograder.grading.judge.registry import judges
@@ -46,31 +51,209 @@ def constructor_case(rng, case):
             data.astype(np.float32), True)
 
 
+# ── the replies ──
+
+@dataclass(frozen=True)
+class Missing:
+    """The tensor has no such attribute."""
+
+    TAG: ClassVar[Tag] = Tag("missing", True)
+
+
+@dataclass(frozen=True)
+class Values:
+    """A tensor's .data, an array of numbers."""
+
+    TAG: ClassVar[Tag] = Tag("value")
+    value: np.ndarray = wire(Array())
+
+
+@dataclass(frozen=True)
+class NotValues:
+    """A tensor's .data that is not an array of numbers: its type."""
+
+    type_name: str = wire(AsText(100, absent="?"))
+
+
+DATA = Nested(Missing | Values | NotValues)
+
+
 def shown_data(report):
-    """A reported .data as `rules.shown` gives it."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a tensor's data in the reply is not an object")
-    if report.get("missing") is True:
-        return None
-    if "value" in report:
-        return decode_array(report["value"])
-    return str(report.get("type_name", "?"))[:100]
+    """A reported .data as `rules.shown` gives it: None (missing), the array, or its type's name."""
+    return None if isinstance(report, Missing) else report.value if isinstance(report, Values) else report.type_name
+
+
+@dataclass(frozen=True)
+class FieldFacts:
+    """One field of a new tensor, as `rules.field_facts` describes it: what only the kernel can say of it."""
+
+    is_none: bool = wire(Flag())
+    is_true: bool = wire(Flag())
+    is_false: bool = wire(Flag())
+    empty_tuple: bool = wire(Flag())
+    repr: str = wire(AsText(60, absent="?"))
+
+
+FACTS = Nested(Missing | FieldFacts)
 
 
 def field_facts(report):
-    if not isinstance(report, dict):
-        raise ProbeFailure("a tensor's field in the reply is not an object")
-    if report.get("missing") is True:
-        return {"missing": True}
-    facts = {k: report.get(k) is True for k in ("is_none", "is_true", "is_false", "empty_tuple")}
-    return dict(facts, repr=str(report.get("repr", "?"))[:60])
+    return {"missing": True} if isinstance(report, Missing) else dict(vars(report))
 
 
-def results_of(reply, count):
-    results = reply.get("results")
-    if not isinstance(results, list) or len(results) != count or not all(isinstance(r, dict) for r in results):
-        raise ProbeFailure(f"the reply does not hold {count} results")
-    return results
+@dataclass(frozen=True)
+class Fields:
+    """The facts of each of `rules.FIELDS`."""
+
+    requires_grad: Missing | FieldFacts = wire(FACTS)
+    grad: Missing | FieldFacts = wire(FACTS)
+    op: Missing | FieldFacts = wire(FACTS, key="_op")
+    inputs: Missing | FieldFacts = wire(FACTS, key="_inputs")
+
+    def named(self, name):
+        return field_facts(getattr(self, name.lstrip("_")))
+
+
+@dataclass(frozen=True)
+class Constructed:
+    """Tensor(...) of one case: its .data and fields, and (for a copy) whether it shares the original's memory."""
+
+    data: Missing | Values | NotValues = wire(DATA)
+    fields: Fields = wire(Nested(Fields))
+    shares: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Constructions:
+    results: list[Failed | Constructed] = wire(ListOf(Nested(Failed | Constructed), length="cases"))
+
+
+@dataclass(frozen=True)
+class MadeTensor:
+    """A factory call that gave a Tensor: its .data and requires_grad (a bool, or its repr)."""
+
+    TAG: ClassVar[Tag] = Tag("is_tensor", True)
+    type_name: str = wire(AsText(100, absent="?"))
+    data: Missing | Values | NotValues = wire(DATA)
+    requires_grad: bool | str = wire(Or(Bool(), AsText(60, absent=None)))
+
+
+@dataclass(frozen=True)
+class MadeOther:
+    """A factory call that gave something else than a Tensor: its type."""
+
+    type_name: str = wire(AsText(100, absent="?"))
+
+
+@dataclass(frozen=True)
+class Factories:
+    results: list[Failed | MadeTensor | MadeOther] = wire(
+        ListOf(Nested(Failed | MadeTensor | MadeOther), length="cases"))
+
+
+@dataclass(frozen=True)
+class ReprText:
+    """repr(t)'s text."""
+
+    text: str = wire(Text(None))
+
+
+@dataclass(frozen=True)
+class Reprs:
+    results: list[Failed | ReprText] = wire(ListOf(Nested(Failed | ReprText), length="cases"))
+
+
+@dataclass(frozen=True)
+class Member:
+    """A property's value as data (in_kernel's member_report): its type and repr, and its value when it is a dtype,
+    an int or a sequence of ints; whether it is a method."""
+
+    type_name: str = wire(AsText(100, absent="?"))
+    shown: str = wire(AsText(100, absent="?"), key="repr")
+    is_dtype: bool = wire(Flag())
+    dtype: str = wire(AsText(40, absent=None))
+    whole: int | None = wire(Or(Int(), Const(None)), key="int")
+    wholes: list[int] | None = wire(Or(ListOf(Int(), most=32), Const(None)), key="ints")
+    method: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Members:
+    shape: Member = wire(Nested(Member))
+    ndim: Member = wire(Nested(Member))
+    size: Member = wire(Nested(Member))
+    dtype: Member = wire(Nested(Member))
+
+
+@dataclass(frozen=True)
+class PropertyFailed:
+    """Reading the property `name` raised."""
+
+    TAG: ClassVar[Tag] = Tag("error")
+    error: Returned = wire(Raised())
+    name: str = wire(AsText(20, absent=None))
+
+
+@dataclass(frozen=True)
+class Properties:
+    members: Members = wire(Nested(Members))
+
+
+@dataclass(frozen=True)
+class NumpyRan:
+    """t.numpy(): what it returned, then t.data after the judge's sentinel was written into that result."""
+
+    before: Missing | Values | NotValues = wire(DATA)
+    after: np.ndarray = wire(Array())
+
+
+@dataclass(frozen=True)
+class Item:
+    """t.item(): its type, its repr, and its value when a float."""
+
+    type_name: str = wire(AsText(100, absent="?"))
+    repr: str = wire(AsText(60, absent="?"))
+    value: Any = wire(Json())
+
+
+@dataclass(frozen=True)
+class NotATensor:
+    """detach() gave t itself, or no Tensor: which."""
+
+    TAG: ClassVar[Tag] = Tag("wrong")
+    wrong: str = wire(AsText(100))
+
+
+@dataclass(frozen=True)
+class Detached:
+    """detach()'s new tensor: its .data, whether requires_grad is False (and its repr), whether it has no history."""
+
+    data: Missing | Values | NotValues = wire(DATA)
+    grad_off: bool = wire(Flag())
+    grad_repr: str = wire(AsText(60, absent="?"))
+    no_history: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Conversions:
+    """numpy(), item() on each value, detach() and len(), in that order: the kernel stops at the first that raises,
+    so a later step is missing only after one that failed."""
+
+    numpy: Failed | NumpyRan = wire(Nested(Failed | NumpyRan))
+    item: list[Failed | Item] | None = wire(Optional(ListOf(Nested(Failed | Item), least=1, most="items")))
+    detach: Failed | NotATensor | Detached | None = wire(Optional(Nested(Failed | NotATensor | Detached)))
+    length: Failed | int | str | None = wire(
+        Optional(Either(is_object, Nested(Failed), Either(lambda v: isinstance(v, str), Text(None), Int()))), key="len")
+
+    def invalid(self):
+        steps = [("numpy", self.numpy), ("item", self.item), ("detach", self.detach), ("len", self.length)]
+        for (_, step), (name, following) in zip(steps, steps[1:]):
+            failed_step = isinstance(step, Failed) or (isinstance(step, list) and isinstance(step[-1], Failed))
+            if failed_step:
+                return None
+            if following is None:
+                return f"{name!r} is missing"
+        return None
 
 
 @judges("constructor")
@@ -79,33 +262,27 @@ def constructor(rng, case):
     if case == "copies":
         return (yield from copies(rng))
     text, request, want, requires_grad = constructor_case(rng, case)
-    (result,) = results_of((yield {"kind": "tensor_constructor", "cases": [request]}), 1)
-    if "error" in result:
-        message = describe_error("Tensor", "__init__", returned(result["error"]))
+    (result,) = read((yield {"kind": "tensor_constructor", "cases": [request]}), Constructions, cases=1).results
+    if isinstance(result, Failed):
+        message = describe_error("Tensor", "__init__", result.error)
         return failed(message + f"\n  while computing {text}." + rules.setter_hint(message))
-    fields = result.get("fields")
-    if not isinstance(fields, dict):
-        raise ProbeFailure("the reply's fields are missing")
-    return rules.constructor_verdict(text, shown_data(result.get("data")), want, requires_grad,
-                                     {name: field_facts(fields.get(name)) for name in rules.FIELDS})
+    return rules.constructor_verdict(text, shown_data(result.data), want, requires_grad,
+                                     {name: result.fields.named(name) for name in rules.FIELDS})
 
 
 def copies(rng):
     data = values(rng, 3)
     cases = [{"data": data, "kwargs": {}, "copy_of": "array" if source == "array" else "tensor",
               "original_kwargs": rules.source_kwargs(source)} for source in rules.COPY_SOURCES]
-    results = results_of((yield {"kind": "tensor_constructor", "cases": cases}), len(cases))
+    results = read((yield {"kind": "tensor_constructor", "cases": cases}), Constructions, cases=len(cases)).results
     for source, result in zip(rules.COPY_SOURCES, results):
         text = rules.copies_text(source, data)
-        if "error" in result:
-            message = describe_error("Tensor", "__init__", returned(result["error"]))
+        if isinstance(result, Failed):
+            message = describe_error("Tensor", "__init__", result.error)
             hint = rules.setter_hint(message) or (f"\n  Hint: {rules.TENSOR_NOT_ARRAY}" if source != "array" else "")
             return failed(message + f"\n  while computing {text}." + hint)
-        fields = result.get("fields")
-        if not isinstance(fields, dict):
-            raise ProbeFailure("the reply's fields are missing")
-        problem = rules.copies_problem(text, source, np.asarray(data, np.float32), shown_data(result.get("data")),
-                                       result.get("shares") is True, field_facts(fields.get("requires_grad")))
+        problem = rules.copies_problem(text, source, np.asarray(data, np.float32), shown_data(result.data),
+                                       result.shares, result.fields.named("requires_grad"))
         if problem:
             return problem
     return passed("✔ a tensor made from a tensor or an array owns a copy of the values")
@@ -114,18 +291,14 @@ def copies(rng):
 def made(result, name, shape, kwargs):
     """A reported factory call as a `rules.Made`."""
     text = rules.factory_text(name, shape, kwargs)
-    if "error" in result:
-        error = returned(result["error"])
-        message = describe_error(name, "()", error).replace(f"{name}.()", f"{name}()", 1)
+    if isinstance(result, Failed):
+        message = describe_error(name, "()", result.error).replace(f"{name}.()", f"{name}()", 1)
         return rules.Made(text, rules.factory_failure(name, shape, text, message))
-    type_name = str(result.get("type_name", "?"))[:100]
-    if result.get("is_tensor") is not True:
-        return rules.Made(text, type_name=type_name)
-    data = shown_data(result.get("data"))
-    flag = result.get("requires_grad")
-    return rules.Made(text, type_name=type_name, is_tensor=True,
-                      data=data if isinstance(data, np.ndarray) else np.array(np.nan),
-                      requires_grad=flag if isinstance(flag, bool) else str(flag)[:60])
+    if isinstance(result, MadeOther):
+        return rules.Made(text, type_name=result.type_name)
+    data = shown_data(result.data)
+    return rules.Made(text, type_name=result.type_name, is_tensor=True,
+                      data=data if isinstance(data, np.ndarray) else np.array(np.nan), requires_grad=result.requires_grad)
 
 
 @judges("factories")
@@ -146,7 +319,7 @@ def factories(rng, kind, case="basic"):
         if case != "basic":
             draw = int(rng.integers(0, 2 ** 31))
             calls += [(name, (100, 100), {"seed": draw}) for name in ("randn", "rand")]
-    results = results_of((yield {"kind": "tensor_factories", "calls": calls}), len(calls))
+    results = read((yield {"kind": "tensor_factories", "calls": calls}), Factories, cases=len(calls)).results
     got = [made(result, name, shape, kwargs) for result, (name, shape, kwargs) in zip(results, calls)]
     if kind == "constant":
         return rules.constant_verdict(case, calls, got)
@@ -162,15 +335,12 @@ def tensor_repr(rng, case="basic"):
     exactly those strings takes what writing __repr__ takes."""
     cases = rules.REPR_CASES[case]
     request = [(values, dtype, requires_grad, op is not None) for (values, dtype, requires_grad, op), _ in cases]
-    results = results_of((yield {"kind": "tensor_repr", "cases": request}), len(cases))
+    results = read((yield {"kind": "tensor_repr", "cases": request}), Reprs, cases=len(cases)).results
     for ((values, dtype, requires_grad, op), want), result in zip(cases, results):
         text = rules.repr_text(values, dtype, requires_grad, op)
-        if "error" in result:
-            return failed(describe_error("Tensor", "__repr__", returned(result["error"])) + f"\n  for {text}.")
-        got = result.get("text")
-        if not isinstance(got, str):
-            raise ProbeFailure("a repr in the reply is not text")
-        problem = rules.repr_problem(text, got, want)
+        if isinstance(result, Failed):
+            return failed(describe_error("Tensor", "__repr__", result.error) + f"\n  for {text}.")
+        problem = rules.repr_problem(text, result.text, want)
         if problem:
             return problem
     return passed("✔ repr(t) shows values, dtype, requires_grad and op as specified")
@@ -189,20 +359,17 @@ class Shown:
 def member_value(report):
     """A reported property as the value `rules.properties_verdict` compares: a tuple or list of ints, an int,
     a dtype, or a `Shown`; and its type's name and whether it is a method."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a property in the reply is not an object")
-    kind, text = str(report.get("type_name", "?"))[:100], str(report.get("repr", "?"))[:100]
-    value = Shown(text)
-    if report.get("is_dtype") is True:
+    value = Shown(report.shown)
+    if report.is_dtype:
         try:
-            value = np.dtype(str(report.get("dtype"))[:40])
+            value = np.dtype(report.dtype)
         except TypeError:
             pass
-    elif isinstance(report.get("int"), int):
-        value = report["int"]
-    elif isinstance(report.get("ints"), list) and all(isinstance(v, int) for v in report["ints"][:32]):
-        value = (tuple if kind == "tuple" else list)(report["ints"][:32])
-    return value, kind, report.get("method") is True
+    elif report.whole is not None:
+        value = report.whole
+    elif report.wholes is not None:
+        value = (tuple if report.type_name == "tuple" else list)(report.wholes)
+    return value, report.type_name, report.method
 
 
 PROPERTY_SHAPES = {"matrix": (2,), "scalar": (), "float64": (3,), "empty": (3,)}
@@ -216,14 +383,12 @@ def properties(rng, case="matrix"):
     if case == "empty":
         shape[int(rng.integers(len(shape)))] = 0
     array = rng.standard_normal(tuple(shape)).astype(dtype)
-    reply = yield {"kind": "tensor_properties", "values": array, "dtype": dtype}
+    reply = read((yield {"kind": "tensor_properties", "values": array, "dtype": dtype}), PropertyFailed | Properties)
     text = rules.properties_text(array)
-    if "error" in reply:
-        return failed(describe_error("Tensor", str(reply.get("name"))[:20], returned(reply["error"])) + f"\n  for {text}.")
-    members = reply.get("members")
-    if not isinstance(members, dict):
-        raise ProbeFailure("the reply's properties are missing")
-    return rules.properties_verdict(text, array, {name: member_value(members.get(name)) for name in rules.PROPERTIES})
+    if isinstance(reply, PropertyFailed):
+        return failed(describe_error("Tensor", reply.name, reply.error) + f"\n  for {text}.")
+    return rules.properties_verdict(text, array, {name: member_value(getattr(reply.members, name))
+                                                  for name in rules.PROPERTIES})
 
 
 @judges("conversions")
@@ -236,57 +401,44 @@ def conversions(rng, case="basic"):
     detach_values = (rng.integers(-40, 40, 3) / 4).tolist()     # exact in float32: a lost dtype shows as the dtype
     length = tuple(int(s) for s in rng.integers(1, 6, len(plan["len"])))
     sentinel = float(rng.integers(100, 1000))
-    reply = yield {"kind": "tensor_conversions", "numpy": np.asarray(numpy_values), "numpy_dtype": plan["numpy"],
-                   "sentinel": sentinel, "item": items, "detach": np.asarray(detach_values),
-                   "detach_dtype": plan["detach"], "len": length}
+    reply = read((yield {"kind": "tensor_conversions", "numpy": np.asarray(numpy_values), "numpy_dtype": plan["numpy"],
+                         "sentinel": sentinel, "item": items, "detach": np.asarray(detach_values),
+                         "detach_dtype": plan["detach"], "len": length}), Conversions, items=len(items))
     text = rules.numpy_text(numpy_values, plan["numpy"])
-    numpy_reply = reply.get("numpy")
-    if not isinstance(numpy_reply, dict):
-        raise ProbeFailure("the reply's numpy() is missing")
-    if "error" in numpy_reply:
-        return failed(describe_error("Tensor", "numpy", returned(numpy_reply["error"])) + f"\n  for {text}.")
-    after = decode_array(numpy_reply.get("after"))
+    if isinstance(reply.numpy, Failed):
+        return failed(describe_error("Tensor", "numpy", reply.numpy.error) + f"\n  for {text}.")
+    after = reply.numpy.after
     problem = rules.numpy_problem(text, plan["numpy"], np.asarray(numpy_values, plan["numpy"]),
-                                  shown_data(numpy_reply.get("before")), bool(after.size and after.flat[0] == sentinel))
+                                  shown_data(reply.numpy.before), bool(after.size and after.flat[0] == sentinel))
     if problem:
         return problem
-    got_items = reply.get("item")
-    if not isinstance(got_items, list) or not 1 <= len(got_items) <= len(items):
-        raise ProbeFailure("the reply's item() results are missing")
-    for value, got in zip(items, got_items):
+    for value, got in zip(items, reply.item):
         text = f"t = Tensor({value!r})"
-        if not isinstance(got, dict):
-            raise ProbeFailure("an item() result in the reply is not an object")
-        if "error" in got:
-            return failed(describe_error("Tensor", "item", returned(got["error"])) + f"\n  for {text}."
+        if isinstance(got, Failed):
+            return failed(describe_error("Tensor", "item", got.error) + f"\n  for {text}."
                           + f"\n  Hint: {rules.ITEM_HINT}")
-        result, kind = got.get("value"), str(got.get("type_name", "?"))[:100]
-        is_float = kind == "float" and isinstance(result, float)
+        is_float = got.type_name == "float" and isinstance(got.value, float)
         problem = rules.item_problem(text, float(np.asarray(value, dtype=np.float32).item()), is_float,
-                                     result if is_float else None, str(got.get("repr", "?"))[:60], kind)
+                                     got.value if is_float else None, got.repr, got.type_name)
         if problem:
             return problem
-    if len(got_items) != len(items):
+    if len(reply.item) != len(items):
         raise ProbeFailure("the reply stops before the last item()")
-    detach = reply.get("detach")
+    detach = reply.detach
     want = np.asarray(detach_values, plan["detach"])
     text = rules.detach_text(detach_values, plan["detach"])
-    if not isinstance(detach, dict):
-        raise ProbeFailure("the reply's detach() is missing")
-    if "error" in detach:
-        return failed(describe_error("Tensor", "detach", returned(detach["error"])) + f"\n  for {text}.")
-    if "wrong" in detach:
-        problem = rules.detach_problem(text, want, str(detach["wrong"])[:100])
+    if isinstance(detach, Failed):
+        return failed(describe_error("Tensor", "detach", detach.error) + f"\n  for {text}.")
+    if isinstance(detach, NotATensor):
+        problem = rules.detach_problem(text, want, detach.wrong)
     else:
-        problem = rules.detach_problem(text, want, None, shown_data(detach.get("data")), detach.get("grad_off") is True,
-                                       str(detach.get("grad_repr", "?"))[:60], detach.get("no_history") is True)
+        problem = rules.detach_problem(text, want, None, shown_data(detach.data), detach.grad_off, detach.grad_repr,
+                                       detach.no_history)
     if problem:
         return problem
-    count = reply.get("len")
-    if isinstance(count, dict):
-        return failed(describe_error("Tensor", "__len__", returned(count.get("error"))) + f"\n  for a tensor of shape {length}.")
-    if not isinstance(count, (int, str)) or isinstance(count, bool):
-        raise ProbeFailure("the reply's len() is malformed")
+    count = reply.length
+    if isinstance(count, Failed):
+        return failed(describe_error("Tensor", "__len__", count.error) + f"\n  for a tensor of shape {length}.")
     return rules.len_problem(length, count if isinstance(count, int) else Shown(count)) or passed(
         "✔ numpy(), item(), detach() and len() work" if case == "basic" else
         "✔ numpy(), item(), detach() and len() keep the dtype and work on every shape")

@@ -1,8 +1,13 @@
 """Judge-side checks of Tensor.backward: the judge draws one of the course's graphs (`checks/ch03_autodiff_engine.py`)
 from the secret seed, the kernel builds it from private ops and runs the student's engine, and the judge
 compares the reported gradients with the course's own reverse sweep over the same description."""
+from dataclasses import dataclass
+from typing import ClassVar
+
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, reported_depth, reported_ownership, returned, returned_list
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import (Bool, Flag, Int, ListOf, Nested, Optional, Pair, Raised, Row, Tag, Text,
+                                              read, wire)
 from autograder.student.checks.ch03_autodiff_engine import (
     GRAPHS,
     RECURSION_MESSAGE,
@@ -13,6 +18,36 @@ from autograder.student.checks.ch03_autodiff_engine import (
 )
 from autograder.student.verdict import failed
 from autograder.grading.judge.registry import judges
+
+GRAD = Int(low=0, below="grads")        # the index of a reported .grad
+
+
+@dataclass(frozen=True)
+class EngineFailed:
+    """Building the graph (`built` false) or backward() raised."""
+
+    TAG: ClassVar[Tag] = Tag("error")
+    error: Returned = wire(Raised())
+    built: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Which reported .grad arrays are one array (pairs of indices) and which are read-only (engine_graph.ownership)."""
+
+    shared: list[tuple[int, int]] = wire(ListOf(Pair(GRAD, GRAD)))
+    readonly: list[int] = wire(ListOf(GRAD))
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Each reported node's .grad; who owns the arrays (when the graph asks); what each private op's backward was
+    handed ([out_grad's dtype, whether it requires a gradient, its output's dtype, engines]); backward()'s depth."""
+
+    grads: list[Returned] = wire(ListOf(Raised(), length="grads"))
+    own: Ownership | None = wire(Optional(Nested(Ownership)))
+    handed: list[tuple[str, bool, str, bool]] = wire(ListOf(Row((Text(None), Bool(), Text(None), Bool())), most=64))
+    depth: int = wire(Int(low=0))
 
 
 def reported_grad(name, g):
@@ -33,21 +68,17 @@ JUDGE_CHAIN = {"long_chain": {"length": 3_000}}
 def engine(rng, name):
     """One property of the student's Tensor.backward, on a secret graph of private ops."""
     title, graph, hint = GRAPHS[name](rng, **JUDGE_CHAIN.get(name, {}))
-    reply = yield {"kind": "engine", "graph": graph.request()}
-    if "error" in reply:
-        outcome = returned(reply["error"])
-        if not reply.get("built"):
+    reply = read((yield {"kind": "engine", "graph": graph.request()}), EngineFailed | Engine, grads=len(graph.report))
+    if isinstance(reply, EngineFailed):
+        outcome = reply.error
+        if not reply.built:
             return failed(f"{title}: the course's graph could not be built with your Tensor and Function: "
                           f"{outcome.error_type}: {outcome.message}")
         if outcome.error_type == "RecursionError":
             return failed(f"{title}: {RECURSION_MESSAGE}")
         return failed(describe_error("Tensor", "backward", outcome) + f"\n  while checking: {title}")
-    got = returned_list(reply, "grads", len(graph.report))
-    verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, got)],
-                            reported_ownership(reply, len(graph.report)) if graph.own else None)
-    handed = reply.get("handed")
-    if not isinstance(handed, list) or len(handed) > 64 or not all(
-            isinstance(h, list) and len(h) == 4 and isinstance(h[0], str) and isinstance(h[1], bool)
-            and isinstance(h[2], str) and isinstance(h[3], bool) for h in handed):
-        raise ProbeFailure("the reply does not say what the ops' backwards were handed")
-    return depth_verdict(title, graph, reported_depth(reply), handed_verdict(title, verdict, handed))
+    if graph.own and reply.own is None:
+        raise ProbeFailure("the reply's 'own' is missing")
+    verdict = grads_verdict(title, graph, hint, [reported_grad(n, g) for n, g in zip(graph.names, reply.grads)],
+                            vars(reply.own) if graph.own else None)
+    return depth_verdict(title, graph, reply.depth, handed_verdict(title, verdict, reply.handed))

@@ -4,9 +4,12 @@ arrays with the op classes swapped for known-right stand-ins; the judge compares
 Whether the result carries a graph (`_op` is a stand-in, `a` is reachable) can only be reported by
 the kernel; the values, which need a working operator on inputs the student never saw, are verified here.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
-from autograder.grading.judge.probes import ProbeFailure, returned
+from autograder.grading.judge.probes import Returned
+from autograder.grading.judge.replies import Default, Flag, Int, ListOf, Nested, Raised, read, wire
 from autograder.student import gradcheck
 from autograder.student.checks.describe import number
 from autograder.student.checks.ch03_autodiff_indexing import Indexed, indexing_verdict
@@ -14,22 +17,35 @@ from autograder.student.checks.ch03_autodiff_operators import CASES, NO_GRAPH, S
 from autograder.grading.judge.registry import judges
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """One expression (or x[index]): what it returned, whether its _op is a stand-in (GetItem for indexing) and the
+    graph reaches `a`, and how many leaves it holds that are none of the judge's tensors."""
+
+    returned: Returned = wire(Raised())
+    standin: bool = wire(Flag())
+    getitem: bool = wire(Flag())
+    reaches: bool = wire(Flag())
+    stray: int = wire(Default(Int(low=0), 0))
+
+
+@dataclass(frozen=True)
+class Operators:
+    results: list[Evaluated] = wire(ListOf(Nested(Evaluated), length="cases"))
+
+
 @judges("operators")
 def operators(rng):
     a, b, m = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
     reply = yield {"kind": "operators", "a": a, "b": b, "m": m, "cases": [text for text, *_ in CASES]}
-    results = reply.get("results")
-    if not isinstance(results, list) or len(results) != len(CASES):
-        raise ProbeFailure("the operators reply does not hold one result per case")
-    if not all(isinstance(result, dict) for result in results):
-        raise ProbeFailure("an operators result is not an object")
+    results = read(reply, Operators, cases=len(CASES)).results
     return operators_verdict([(text, case_problem(text, np.asarray(expected(a, b, m)), hint, result))
-                              for (text, _, expected, hint), result in zip(CASES, results)])
+                              for (text, expected, hint), result in zip(CASES, results)])
 
 
 def case_problem(text, want, hint, result):
     """What is wrong with the kernel's `result` for the case `text`, or None."""
-    got = returned(result.get("returned"))
+    got = result.returned
     if got.failed:
         if got.error_type == "NotImplementedError":
             return f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}"
@@ -42,9 +58,9 @@ def case_problem(text, want, hint, result):
         worst = np.unravel_index(np.argmax(np.abs(got.value - want)), want.shape) if want.ndim else ()
         return (f"`{text}` gives {number(float(got.value[worst]))} at {list(worst)}, "
                 f"expected {number(float(want[worst]))}. Hint: {hint}")
-    if result.get("standin") is not True or result.get("reaches") is not True:
+    if not result.standin or not result.reaches:
         return f"`{text}` {NO_GRAPH} Hint: {hint}"
-    if result.get("stray", 0) != 0:
+    if result.stray != 0:
         return f"`{text}` {STRAY_LEAF} Hint: {hint}"
     return None
 
@@ -53,11 +69,10 @@ def case_problem(text, want, hint, result):
 def indexing(rng, index, shape, seed=0):
     """x[index] through the student's Tensor.__getitem__, on the judge's secret values (checks/ch03_autodiff_indexing.py)."""
     a = gradcheck.sample(tuple(shape), "real", rng)
-    reply = yield {"kind": "indexing", "x": a, "index": index}
-    got = returned(reply.get("returned"))
+    reply = read((yield {"kind": "indexing", "x": a, "index": index}), Evaluated)
+    got = reply.returned
     if got.failed:
         return indexing_verdict(index, a, Indexed(error=(got.error_type, got.message)))
     if got.kind != "tensor":
         return indexing_verdict(index, a, Indexed(type_name=got.type_name or got.kind))
-    return indexing_verdict(index, a, Indexed(value=got.value, getitem=reply.get("getitem") is True,
-                                              reaches=reply.get("reaches") is True))
+    return indexing_verdict(index, a, Indexed(value=got.value, getitem=reply.getitem, reaches=reply.reaches))

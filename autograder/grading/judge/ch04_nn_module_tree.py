@@ -12,11 +12,16 @@ messages are `module_tree`'s, told in the tree's names.
 What only the kernel can say, and the judge takes as reported: that an item is a `Parameter` (its type's
 name) and a flag's exact type. Neither can pass a wrong method: every verdict also needs the numbers.
 """
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.ch04_nn import layer_verdict, upstreams_for
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned, decode_array, returned
+from autograder.grading.judge.replies import (Array, Either, Failed, Int, Json, ListOf, MapOf, Nested, Optional, Raised,
+                                              Tag, Text, read, wire)
 from autograder.student import gradcheck
 from autograder.student.checks import ch04_nn_module_tree as tree_checks
 from autograder.student.checks import ch04_nn as nn_checks
@@ -96,35 +101,102 @@ class SecretTree:
 
     def flags(self, reply):
         """{tag: flag} -> the flags in TREE_MODULES order."""
-        if not isinstance(reply, dict) or set(reply) != {str(t) for t in self.tags}:
+        if set(reply) != {str(t) for t in self.tags}:
             raise ProbeFailure("the reply does not give one training flag per stand-in")
-        return [flag(reply[str(tag)]) for tag in self.tags]
+        return [reply[str(tag)] for tag in self.tags]
+
+
+# ── the replies ──
+
+@dataclass(frozen=True)
+class FlagShown:
+    """A `training` flag that is not a bool: its repr."""
+
+    repr: str = wire(Text(60))
+
+
+# A `training` flag: a bool as it is, anything else by its repr (the checks want True or False, exactly).
+FLAG = Either(lambda v: type(v) is bool, Json(), Nested(FlagShown))
 
 
 def flag(value):
-    if type(value) is bool:
-        return value
-    if isinstance(value, dict) and isinstance(value.get("repr"), str):
-        return Shown(value["repr"][:60])
-    raise ProbeFailure("a training flag in the reply is malformed")
+    return Shown(value.repr) if isinstance(value, FlagShown) else value
 
 
-def listed(reply, key, label):
+@dataclass(frozen=True)
+class NotAList:
+    """A method that returned something else than a list: its type."""
+
+    TAG: ClassVar[Tag] = Tag("type_name")
+    type_name: str = wire(Text(None))
+
+
+@dataclass(frozen=True)
+class Items:
+    """A returned list, item by item (the first ones), and its length."""
+
+    items: list[Any] = wire(ListOf(Json()))
+    count: int = wire(Int(low=0))
+
+    def invalid(self):
+        return f"'count' is {self.count}, fewer than the {len(self.items)} items" if self.count < len(self.items) else None
+
+
+@dataclass(frozen=True)
+class ReturnedItems(Items):
+    """A returned list of values (parameters()), each reported as data."""
+
+    items: list[Returned] = wire(ListOf(Raised()))
+
+
+LISTED = Nested(NotAList | Items)
+
+
+def listed(data, label):
     """A list the kernel reported item by item, as labels; or the short name of its type."""
-    data = reply.get(key)
-    if not isinstance(data, dict):
-        raise ProbeFailure(f"the reply's {key!r} is missing")
-    if "type_name" in data:
-        return short(data["type_name"])
-    items, count = data.get("items"), data.get("count")
-    if not isinstance(items, list) or type(count) is not int or count < len(items):
-        raise ProbeFailure(f"the reply's {key!r} is malformed")
-    return [label(item) for item in items] + [None] * (count - len(items))
+    if isinstance(data, NotAList):
+        return short(data.type_name)
+    return [label(item) for item in data.items] + [None] * (data.count - len(data.items))
 
 
-def kernel_error(name, reply):
+@dataclass(frozen=True)
+class TreeReply:
+    """What one check.module request left: the error the student's method raised (None: none), and what the
+    check asked for, each reported only by its own check and only as far as the method ran."""
+
+    error: Returned | None = wire(Optional(Raised()))
+    parameters: NotAList | ReturnedItems | None = wire(Optional(Nested(NotAList | ReturnedItems)))
+    children: NotAList | Items | None = wire(Optional(LISTED))
+    leaf: NotAList | Items | None = wire(Optional(LISTED))
+    initial: bool | FlagShown | None = wire(Optional(FLAG))
+    flags: list[dict[str, bool | FlagShown]] | None = wire(Optional(ListOf(MapOf(FLAG), length="steps")))
+    before: list[np.ndarray] | None = wire(Optional(ListOf(Array(), length="params")))
+    grads: list[Returned] | None = wire(Optional(ListOf(Raised(), length="params")))
+    values: list[np.ndarray] | None = wire(Optional(ListOf(Array(), length="params")))
+
+    def needs(self, *keys):
+        """The fields of a reply without an error: a missing one fails the probe."""
+        missing = next((key for key in keys if getattr(self, key) is None), None)
+        if missing:
+            raise ProbeFailure(f"the reply's {missing!r} is missing")
+        return [getattr(self, key) for key in keys]
+
+
+def tree_reply(reply, tree):
+    return read(reply, TreeReply, steps=len(tree_checks.TRAIN_EVAL_STEPS), params=len(tree.params))
+
+
+@dataclass(frozen=True)
+class Called:
+    """module(x) then module(x, y): the arguments forward received at each call, and the two results."""
+
+    calls: list[list[Returned]] = wire(ListOf(ListOf(Raised(), most=8), most=8))
+    returned: list[Returned] = wire(ListOf(Raised(), length=2))
+
+
+def kernel_error(name, error):
     method = tree_checks.METHODS[name]
-    return tree_checks.error_verdict(name, describe_error("Module", method, returned(reply["error"])))
+    return tree_checks.error_verdict(name, describe_error("Module", method, error))
 
 
 # ── check.module(name) ───────────────────────────────────────────────────────────────────────────
@@ -138,60 +210,55 @@ def module(rng, name):
 
 def parameters(rng):
     tree = SecretTree(rng)
-    reply = yield tree.request("parameters")
-    if "error" in reply:
-        return kernel_error("parameters", reply)
-    got = listed(reply, "parameters", lambda item: tree.parameter_label(returned(item)))
+    reply = tree_reply((yield tree.request("parameters")), tree)
+    if reply.error is not None:
+        return kernel_error("parameters", reply.error)
+    got = listed(*reply.needs("parameters"), tree.parameter_label)
     shapes = {name: p.shape for name, p in zip(tree_checks.TREE_PARAMETERS, tree.params)}
     return tree_checks.parameters_verdict(got, shapes)
 
 
 def children(rng):
     tree = SecretTree(rng)
-    reply = yield tree.request("children")
-    if "error" in reply:
-        return kernel_error("children", reply)
-    return tree_checks.children_verdict(listed(reply, "children", tree.module_label),
-                                        listed(reply, "leaf", tree.module_label))
+    reply = tree_reply((yield tree.request("children")), tree)
+    if reply.error is not None:
+        return kernel_error("children", reply.error)
+    children, leaf = reply.needs("children", "leaf")
+    return tree_checks.children_verdict(listed(children, tree.module_label), listed(leaf, tree.module_label))
 
 
 def train_eval(rng):
     tree = SecretTree(rng)
-    reply = yield dict(tree.request("train_eval"), steps=list(tree_checks.TRAIN_EVAL_STEPS))
-    if "initial" in reply and flag(reply["initial"]) is not True:
-        return tree_checks.train_eval_verdict(flag(reply["initial"]), [], [], [])
-    if "error" in reply:
-        return kernel_error("train_eval", reply)
-    steps = reply.get("flags")
-    if not isinstance(steps, list) or len(steps) != len(tree_checks.TRAIN_EVAL_STEPS):
-        raise ProbeFailure("the reply does not hold the flags after each step of train() and eval()")
-    return tree_checks.train_eval_verdict(True, *(tree.flags(step) for step in steps))
+    reply = tree_reply((yield dict(tree.request("train_eval"), steps=list(tree_checks.TRAIN_EVAL_STEPS))), tree)
+    if reply.initial is not None and flag(reply.initial) is not True:
+        return tree_checks.train_eval_verdict(flag(reply.initial), [], [], [])
+    if reply.error is not None:
+        return kernel_error("train_eval", reply.error)
+    (steps,) = reply.needs("flags")
+    return tree_checks.train_eval_verdict(True, *([flag(f) for f in tree.flags(step)] for step in steps))
 
 
 def zero_grad(rng):
     tree = SecretTree(rng)
     grads = [float32(rng.standard_normal(p.shape)) for p in tree.params]
-    reply = yield tree.request("zero_grad", grads=grads)
-    if "error" in reply:
-        return kernel_error("zero_grad", reply)
+    reply = tree_reply((yield tree.request("zero_grad", grads=grads)), tree)
+    if reply.error is not None:
+        return kernel_error("zero_grad", reply.error)
     count = len(tree.params)
-    before, after, values = (reply.get(key) for key in ("before", "grads", "values"))
-    if not all(isinstance(v, list) and len(v) == count for v in (before, after, values)):
-        raise ProbeFailure(f"the reply does not report the {count} parameters before and after zero_grad")
-    if not all(same(decode_array(b), g) for b, g in zip(before, grads)):
+    before, after, values = reply.needs("before", "grads", "values")
+    if not all(same(b, g) for b, g in zip(before, grads)):
         raise ProbeFailure("the gradients reported before zero_grad are not the judge's")
-    after = [returned(g) for g in after]
     left = [g.kind == "array" and g.type_name == "numpy.ndarray" and not np.any(g.value)
             for g in after if g.kind != "none"]
-    changed = not all(same(decode_array(v), p) for v, p in zip(values, tree.params))
+    changed = not all(same(v, p) for v, p in zip(values, tree.params))
     return tree_checks.zero_grad_verdict(count, left, changed)
 
 
 def call(rng):
     x, y, *results = (rng.standard_normal(secret_shape(rng)) for _ in range(4))
-    reply = yield {"kind": "module_tree", "check": "call", "x": x, "y": y, "results": results}
-    if "error" in reply:
-        return kernel_error("call", reply)
+    reply = read((yield {"kind": "module_tree", "check": "call", "x": x, "y": y, "results": results}), Failed | Called)
+    if isinstance(reply, Failed):
+        return kernel_error("call", reply.error)
     names = {"x": x, "y": y, **dict(zip(tree_checks.RESULTS, results))}
 
     def label(item):
@@ -202,12 +269,8 @@ def call(rng):
                         Shown(f"an array of shape {item.value.shape}"))
         return None if item.kind == "none" else Shown(f"a {short(item.type_name or item.error_type)}")
 
-    calls, gave = reply.get("calls"), reply.get("returned")
-    if not isinstance(calls, list) or not all(isinstance(c, list) for c in calls) \
-            or not isinstance(gave, list) or len(gave) != 2:
-        raise ProbeFailure("the reply does not report forward's calls and the two results")
-    seen = [tuple(label(returned(a)) for a in arguments) for arguments in calls]
-    return tree_checks.call_verdict(seen, [label(returned(g)) for g in gave])
+    seen = [tuple(label(a) for a in arguments) for arguments in reply.calls]
+    return tree_checks.call_verdict(seen, [label(g) for g in reply.returned])
 
 
 # ── check.sequential ──────────────────────────────────────────────────────────────────────────────

@@ -12,6 +12,7 @@ import numpy as np
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import ch06_data as rules
+from autograder.student.checks import ch06_data_facts
 from autograder.student.checks import ch06_data_idx as idx_rules
 from autograder.student.checks import ch06_data_transforms as transform_rules
 from autograder.student.verdict import failed, passed
@@ -456,7 +457,7 @@ def count(value):
 
 
 def stored(report):
-    """The reply's `.images` and `.labels` facts as `rules.stored_facts` gives them."""
+    """The reply's `.images` and `.labels` facts as `ch06_data_facts.stored_facts` gives them."""
     if not isinstance(report, dict):
         raise ProbeFailure("the reply's stored arrays are missing")
     facts = {}
@@ -485,7 +486,7 @@ def mnist_dataset(rng, real_split=None):
     if real_split:
         from autograder.student.datasets import mnist_files
         real_files = mnist_files(real_split)
-        want_images, want_labels = (rules.reference_parse_idx(path) for path in real_files)
+        want_images, want_labels = (ch06_data_facts.parse_idx(path) for path in real_files)
         request.update(real=real_split, real_item=int(rng.integers(len(want_labels))))
     reply = yield request
     if "error" in reply:

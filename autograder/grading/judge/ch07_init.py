@@ -9,16 +9,70 @@ fail a draw, never pass one: the numbers are the judge's to test.
 knows) over secret batches: the losses returned, the running loss shown and the accuracy are checked
 against the judge's numbers; which calls happened, with which objects, in which mode, is the kernel's word.
 """
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import Returned
+from autograder.grading.judge.replies import (Array, AsText, Either, Failed, Flag, Int, ListOf, Nested, Number, Optional,
+                                              Raised, Tag, Whole, is_error, read, wire)
 from autograder.student.checks import ch07_init as rules
 from autograder.student.checks import ch07_init_training as loop
 from autograder.student.verdict import failed
 from autograder.grading.judge.registry import judges
 
 SEED_RANGE = 2 ** 31 - 2        # the secret seed and seed + 1 are both valid seeds for default_rng
+
+
+# ── the replies ──
+
+@dataclass(frozen=True)
+class TensorDrawn:
+    """A draw that gave a Tensor: its values and whether it requires a gradient."""
+
+    TAG: ClassVar[Tag] = Tag("is_tensor", True)
+    value: np.ndarray = wire(Array())
+    requires_grad: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class OtherDrawn:
+    """A draw that gave something else than a Tensor: its type."""
+
+    type_name: str = wire(AsText(200))
+
+
+@dataclass(frozen=True)
+class Draws:
+    """The three draws: with the secret seed twice, then with the next seed; each a value or an exception."""
+
+    draws: list[Returned | TensorDrawn | OtherDrawn] = wire(
+        ListOf(Either(is_error, Raised(), Nested(TensorDrawn | OtherDrawn)), length=3))
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """train_epoch over the judge's batches: train_step's calls counted in two epochs, whether they got the
+    right objects in training mode, the losses returned (or their repr), and what the progress bar showed."""
+
+    calls: list[int] = wire(ListOf(Int(low=0), length=2))
+    right_arguments: bool = wire(Flag())
+    training: bool = wire(Flag())
+    result: np.ndarray | None = wire(Optional(Array()))
+    result_text: str = wire(AsText(200, absent=None))
+    updates: int = wire(Whole(-1))      # -1: not a whole number
+    shown: float | None = wire(Number())
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """accuracy()'s value when a float, its type, and whether the model ran in training mode."""
+
+    result: np.ndarray | None = wire(Optional(Array(size=1)))
+    type_name: str = wire(AsText(200))
+    trained: bool = wire(Flag())
 
 
 @judges("initializer")
@@ -29,11 +83,8 @@ def initializer(rng, name, fan_in=400, fan_out=600, setting=(), seed=0):
     label = rules.initializer_label(name, fan_in, fan_out, setting, seed)
     reply = yield {"kind": "initializer", "name": name, "fan_in": fan_in, "fan_out": fan_out,
                    "setting": list(setting), "seeds": [seed, seed, seed + 1]}
-    draws = reply.get("draws")
-    if not isinstance(draws, list) or len(draws) != 3:
-        raise ProbeFailure("the reply does not hold the 3 draws")
     weights = []
-    for data in draws:
+    for data in read(reply, Draws).draws:
         w, problem = drawn(label, fan_in, fan_out, data)
         if problem and not weights:
             return failed(problem)
@@ -47,15 +98,13 @@ def initializer(rng, name, fan_in=400, fan_out=600, setting=(), seed=0):
 
 def drawn(label, fan_in, fan_out, data):
     """(float64 weights, None) or (None, the in-kernel check's message) for one reported draw."""
-    if not isinstance(data, dict):
-        raise ProbeFailure("a draw in the reply is not a JSON object")
-    if data.get("kind") == "error":
-        return None, describe_error(label.split("(")[0], "", returned(data)).replace(". ", " ", 1)
-    is_tensor = data.get("is_tensor") is True
-    values = decode_array(data.get("value")) if is_tensor else None
-    problem = rules.drawn_problem(label, fan_in, fan_out, str(data.get("type_name", ""))[:200], is_tensor,
+    if isinstance(data, Returned):
+        return None, describe_error(label.split("(")[0], "", data).replace(". ", " ", 1)
+    is_tensor = isinstance(data, TensorDrawn)
+    values = data.value if is_tensor else None
+    problem = rules.drawn_problem(label, fan_in, fan_out, "" if is_tensor else data.type_name, is_tensor,
                                   values.shape if is_tensor else (), values.dtype if is_tensor else None,
-                                  data.get("requires_grad") is True)
+                                  is_tensor and data.requires_grad)
     return (None, problem) if problem else (values.astype(np.float64), None)
 
 
@@ -83,20 +132,13 @@ def train_epoch(rng):
 
 def train_epoch_run(rng, sizes, losses):
     """One train_epoch request over secret batches of `sizes`, train_step returning `losses`: its verdict."""
-    reply = yield {"kind": "train_epoch", "losses": losses, "images": [rng.standard_normal((n, 3)) for n in sizes],
-                   "labels": [rng.integers(0, 4, n) for n in sizes]}
-    if "error" in reply:
-        return failed(describe_error("train_epoch", "", returned(reply["error"])).replace(". ", " ", 1))
-    counted = reply.get("calls")
-    if not isinstance(counted, list) or len(counted) != 2 or not all(isinstance(c, int) for c in counted):
-        raise ProbeFailure("the reply does not count train_step's calls")
-    result = reply.get("result")
-    result = [float(v) for v in decode_array(result).ravel()] if result is not None else str(reply.get("result_text"))[:200]
-    shown = reply.get("shown")
-    ran = {"calls": counted, "right_arguments": reply.get("right_arguments") is True,
-           "training": reply.get("training") is True, "result": result,
-           "updates": reply.get("updates") if isinstance(reply.get("updates"), int) else -1,
-           "shown": float(shown) if isinstance(shown, (int, float)) and not isinstance(shown, bool) else None}
+    reply = read((yield {"kind": "train_epoch", "losses": losses, "images": [rng.standard_normal((n, 3)) for n in sizes],
+                         "labels": [rng.integers(0, 4, n) for n in sizes]}), Failed | Epoch)
+    if isinstance(reply, Failed):
+        return failed(describe_error("train_epoch", "", reply.error).replace(". ", " ", 1))
+    ran = {"calls": reply.calls, "right_arguments": reply.right_arguments, "training": reply.training,
+           "result": [float(v) for v in reply.result.ravel()] if reply.result is not None else reply.result_text,
+           "updates": reply.updates, "shown": reply.shown}
     return loop.train_epoch_verdict(ran, losses)
 
 
@@ -115,9 +157,9 @@ def accuracy(rng):
         x = rng.standard_normal((len(firsts), 3))
         x[:, 0] = np.abs(x[:, 0]) * firsts
         images.append(x)
-    reply = yield {"kind": "accuracy", "images": images, "labels": [np.array(labels) for _, labels in batches]}
-    if "error" in reply:
-        return failed(describe_error("accuracy", "", returned(reply["error"])).replace(". ", " ", 1))
-    result = reply.get("result")
-    result = float(decode_array(result).ravel()[0]) if result is not None else None
-    return loop.accuracy_verdict(batches, result, str(reply.get("type_name", ""))[:200], reply.get("trained") is True)
+    reply = read((yield {"kind": "accuracy", "images": images, "labels": [np.array(labels) for _, labels in batches]}),
+                 Failed | Accuracy)
+    if isinstance(reply, Failed):
+        return failed(describe_error("accuracy", "", reply.error).replace(". ", " ", 1))
+    result = float(reply.result.ravel()[0]) if reply.result is not None else None
+    return loop.accuracy_verdict(batches, result, reply.type_name, reply.trained)

@@ -16,6 +16,7 @@ import numpy as np
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
 from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
 from autograder.student.checks import ch08_persistence as rules
+from autograder.student.checks.ch08_persistence_facts import net_shapes
 from autograder.student.verdict import failed, passed
 from autograder.grading.judge.registry import judges
 
@@ -42,7 +43,7 @@ def net_sizes(rng):
 def net_values(rng, sizes):
     """Secret values for every holder of small_net (running_var positive), by name in the course's order."""
     return {name: secret(rng, shape, *((0.5, 2.0) if name.endswith("running_var") else ()))
-            for name, shape in rules.net_shapes(sizes).items()}
+            for name, shape in net_shapes(sizes).items()}
 
 
 def arrays(reply, key, count):
@@ -142,7 +143,7 @@ def load_errors(rng):
     """Secret ill-fitting state dicts (which name is missing, which is extra, which shape is wrong) must be refused
     with the right exception naming them, leaving the model as it was; strict=False loads what is there."""
     sizes = net_sizes(rng)
-    shapes = rules.net_shapes(sizes)
+    shapes = net_shapes(sizes)
     before, good = net_values(rng, sizes), net_values(rng, sizes)
     # the last weight and bias, as in the kernel's check: a load that checks while it copies is half done by then
     resized, missing = "modules.3.weight", "modules.3.bias"
@@ -198,7 +199,7 @@ def optimizer_secrets(rng, key, sizes):
     state = {name: np.array(float(value)) for name, value in numbers.items()}
     if cls == "Adam":
         state["t"] = np.array(int(rng.integers(1, 40)))
-    params = [shape for name, shape in rules.net_shapes(sizes).items() if rules.is_parameter(name)]
+    params = [shape for name, shape in net_shapes(sizes).items() if rules.is_parameter(name)]
     # the order each parameter first got its state in (some got their first gradient later): never params' order
     order = [int(i) for i in rng.permutation(len(params))]
     while order == sorted(order):
@@ -422,7 +423,7 @@ def resume_training(rng, optimizer="adam", seed=0):
                                    decode_array(reply.get("resumed_out")))
     if not verdict.passed:
         return verdict
-    shapes = rules.net_shapes(sizes)
+    shapes = net_shapes(sizes)
     final = dict(zip(shapes, arrays(reply, "holders", len(shapes))))
     settings = dict(rules.OPTIMIZER_DEFAULTS[cls], **settings)
     want = train_small_net(values, data, cls, settings)

@@ -8,15 +8,101 @@ the last one left, whether a batch went through the Dropout in training mode (wh
 gradients were left, and the Python types of evaluate's values are the kernel's word (each can only fail a cell);
 every number is checked here.
 """
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import (Array, AsText, Bool, Const, Default, Either, Failed, Flag, Int, Json,
+                                              ListOf, MapOf, Nested, Number, Optional, Or, Pair, Raised, Real, Tag,
+                                              Text, Whole, is_object, read, wire)
 from autograder.student.checks import ch09_trainer as rules
 from autograder.student.verdict import failed
 from autograder.grading.judge.registry import judges
 
 POOL = 64           # values per snapshot: the small trainer's model has 31 (Linear(3, 4), Linear(4, 3))
+SHAPES = ListOf(ListOf(Int(low=0), most=32), most=POOL)    # the model's parameter shapes, as the kernel fills them
+
+
+# ── the replies ──
+
+@dataclass(frozen=True)
+class NumberType:
+    """The Python type of one of evaluate's values (kernel_facts.number_report)."""
+
+    type_name: str = wire(AsText(60, absent=None))
+    float: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """What evaluate returned (its keys, its text, its numbers and their types), whether the model ran in training
+    mode or kept gradients, and the model's parameters afterwards."""
+
+    keys: list[str] | None = wire(Optional(ListOf(Text(None), most=100)))
+    text: str = wire(AsText(300, absent=None))
+    loss: float | None = wire(Number())
+    accuracy: float | None = wire(Number())
+    types: dict[str, NumberType] = wire(Default(MapOf(Nested(NumberType)), {}))
+    gradients: bool = wire(Flag())
+    training: bool = wire(Flag())
+    params: list[np.ndarray] = wire(ListOf(Array(), length="params"))
+
+
+@dataclass(frozen=True)
+class KeepBestRecord:
+    """What one keep_best call left, as `rules.keep_best_problem` reads it: its flag, best_epoch and best_loss (each
+    also as text), best_state's arrays and type, and the checkpoint file's arrays."""
+
+    flag: bool | None = wire(Or(Bool(), Const(None)))
+    flag_text: str = wire(AsText(100, absent=None))
+    best_epoch: int | str = wire(Or(Int(), AsText(100, absent=None)))
+    best_loss: float | None = wire(Number())
+    best_loss_text: str = wire(AsText(100, absent=None))
+    state: list[np.ndarray] | None = wire(Optional(ListOf(Array())))
+    state_type: str = wire(AsText(100, absent=None))
+    file: list[np.ndarray] | None = wire(Optional(ListOf(Array())))
+    file_optimizer: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class KeepBestFailed:
+    """keep_best (or the trainer) raised at `epoch` (0: building the trainer), after the records so far."""
+
+    TAG: ClassVar[Tag] = Tag("error")
+    error: Returned = wire(Raised())
+    epoch: int = wire(Whole(0))
+    records: list[KeepBestRecord] = wire(Default(ListOf(Nested(KeepBestRecord), most="epochs"), []))
+    shapes: list[list[int]] | None = wire(Optional(SHAPES))
+
+
+@dataclass(frozen=True)
+class KeptBest:
+    """One record per epoch, and the model's parameter shapes."""
+
+    records: list[KeepBestRecord] = wire(Default(ListOf(Nested(KeepBestRecord), most="epochs"), []))
+    shapes: list[list[int]] | None = wire(Optional(SHAPES))
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The calls fit made of the stand-ins (train_epoch's count, whether its first got the trainer's objects,
+    with a bar or not, and from which weights; evaluate's loaders; keep_best's arguments; report's epochs), the
+    history it returned, and the model's parameters and shapes afterwards."""
+
+    train_calls: int = wire(Int(low=0))
+    first_right: bool = wire(Flag())
+    history: dict[str, list[float] | str] | str = wire(
+        Either(is_object, MapOf(Or(ListOf(Real(finite=False)), AsText(200))), AsText(100, absent=None)))
+    evaluate_calls: list[str] = wire(ListOf(AsText(100)))
+    keep_best_calls: list[tuple[Any, Any]] = wire(ListOf(Pair(Json(), Json())))
+    params: list[np.ndarray] = wire(ListOf(Array()))
+    shapes: list[list[int]] | None = wire(Optional(SHAPES))
+    bars: list[bool] = wire(ListOf(Flag()))
+    restarts: list[tuple[int, bool]] = wire(ListOf(Pair(Int(), Flag())))
+    reports: list[int | str] = wire(Or(ListOf(Or(Int(), AsText(40))), Const([])))
 
 
 @judges("evaluate")
@@ -30,23 +116,16 @@ def evaluate(rng, samples=10, batch_size=4, seed=0):
             break
     reply = yield {"kind": "trainer_evaluate", "x": x, "y": y, "weights": weights, "batch_size": batch_size,
                    "seed": int(rng.integers(0, 2 ** 31 - 2))}
-    if "error" in reply:
-        return failed(describe_error("Trainer", "evaluate", returned(reply["error"])))
-    params = reply.get("params")
-    if not isinstance(params, list) or len(params) != len(weights):
-        raise ProbeFailure("the reply does not hold the model's 4 parameters")
+    reply = read(reply, Failed | Evaluated, params=len(weights))
+    if isinstance(reply, Failed):
+        return failed(describe_error("Trainer", "evaluate", reply.error))
     changed = any(a.size != w.size or not np.array_equal(a.ravel(), w.ravel().astype(a.dtype))
-                  for a, w in zip(map(decode_array, params), weights))
-    keys = reply.get("keys")
-    types = reply.get("types") if isinstance(reply.get("types"), dict) else {}
-    types = {str(k): t for k, t in types.items() if isinstance(t, dict)}
-    got = {"keys": [str(k) for k in keys] if isinstance(keys, list) else None, "text": str(reply.get("text"))[:300],
-           "loss": real(reply.get("loss")), "accuracy": real(reply.get("accuracy")),
-           "types": {k: str(t.get("type_name"))[:60] for k, t in types.items()},
-           "floats": [k for k, t in types.items() if t.get("float") is True]}
-    return rules.evaluate_verdict(samples, batch_size, got, changed, reply.get("training") is True,
-                                  *rules.evaluate_expected(x, y, weights, batch_size),
-                                  gradients=reply.get("gradients") is True)
+                  for a, w in zip(reply.params, weights))
+    got = {"keys": reply.keys, "text": reply.text, "loss": reply.loss, "accuracy": reply.accuracy,
+           "types": {k: t.type_name for k, t in reply.types.items()},
+           "floats": [k for k, t in reply.types.items() if t.float]}
+    return rules.evaluate_verdict(samples, batch_size, got, changed, reply.training,
+                                  *rules.evaluate_expected(x, y, weights, batch_size), gradients=reply.gradients)
 
 
 def telling(x, y, weights, batch_size):
@@ -58,15 +137,10 @@ def telling(x, y, weights, batch_size):
     return not np.isclose(hits.mean(), by_batch[-1]) and not np.isclose(hits.mean(), np.mean(by_batch))
 
 
-def real(value):
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def snapshot(pool, shapes):
     """The judge's values, cut to the model's parameter shapes as the kernel fills them."""
-    if not isinstance(shapes, list) or not all(isinstance(s, list) and all(isinstance(n, int) and n >= 0 for n in s)
-                                               for s in shapes):
-        raise ProbeFailure("the reply's parameter shapes are malformed")
+    if shapes is None:
+        raise ProbeFailure("the reply's 'shapes' is missing")
     sizes = [int(np.prod(s)) for s in shapes]
     if sum(sizes) > pool.size:
         raise ProbeFailure(f"the model has {sum(sizes)} values, more than the {pool.size} the judge sent")
@@ -92,37 +166,19 @@ def keep_best_run(rng, kind, losses, patience):
     pools = [rng.uniform(-1, 1, POOL).astype(np.float32) for _ in range(epochs)]
     reply = yield {"kind": "trainer_keep_best", "variant": kind, "losses": list(losses[:epochs]), "patience": patience,
                    "seed": int(rng.integers(0, 2 ** 31 - 2)), "pools": pools}
-    records = reply.get("records", [])
-    if not isinstance(records, list) or len(records) > epochs:
-        raise ProbeFailure("the reply's keep_best records are malformed")
-    shapes = reply.get("shapes")
+    reply = read(reply, KeepBestFailed | KeptBest, epochs=epochs)
+    records = [vars(r) for r in reply.records]      # as `rules.keep_best_problem` reads them
     for epoch in range(1, len(records) + 1):
-        problem = rules.keep_best_problem(kind, losses, patience, [record(r) for r in records[:epoch]],
-                                          {e: snapshot(pools[e - 1], shapes) for e in range(1, epoch + 1)})
+        problem = rules.keep_best_problem(kind, losses, patience, records[:epoch],
+                                          {e: snapshot(pools[e - 1], reply.shapes) for e in range(1, epoch + 1)})
         if problem:
             return problem
-    if "error" in reply:
-        epoch = reply.get("epoch")
-        where = rules.at_epoch(kind, epoch, losses[epoch - 1]) if isinstance(epoch, int) and 1 <= epoch <= epochs else ""
-        return failed(describe_error("Trainer", "keep_best", returned(reply["error"])) + where)
+    if isinstance(reply, KeepBestFailed):
+        where = rules.at_epoch(kind, reply.epoch, losses[reply.epoch - 1]) if 1 <= reply.epoch <= epochs else ""
+        return failed(describe_error("Trainer", "keep_best", reply.error) + where)
     if len(records) != epochs:
         raise ProbeFailure(f"the reply holds {len(records)} keep_best records, expected {epochs}")
     return None
-
-
-def record(data):
-    """One untrusted keep_best record, as `fitting.keep_best_problem` reads it."""
-    if not isinstance(data, dict):
-        raise ProbeFailure("a keep_best record is not a JSON object")
-    arrays = {key: [decode_array(a) for a in data[key]] if isinstance(data.get(key), list) else None
-              for key in ("state", "file")}
-    best_epoch = data.get("best_epoch")
-    return {"flag": data.get("flag") if isinstance(data.get("flag"), bool) else None,
-            "flag_text": str(data.get("flag_text"))[:100],
-            "best_epoch": best_epoch if isinstance(best_epoch, int) and not isinstance(best_epoch, bool) else str(best_epoch)[:100],
-            "best_loss": real(data.get("best_loss")), "best_loss_text": str(data.get("best_loss_text"))[:100],
-            "state": arrays["state"], "state_type": str(data.get("state_type"))[:100], "file": arrays["file"],
-            "file_optimizer": data.get("file_optimizer") is True}
 
 
 @judges("fit")
@@ -133,26 +189,9 @@ def fit(rng, epochs=5, stop_after=3, validate=True, seed=0):
     reply = yield {"kind": "trainer_fit", "epochs": epochs, "stop_after": stop_after, "validate": validate,
                    "seed": int(rng.integers(0, 2 ** 31 - 2)), "batch_losses": [[float(v) for v in b] for b in batch_losses],
                    "val_results": val_results, "best": best}
-    if "error" in reply:
-        return failed(describe_error("Trainer", "fit", returned(reply["error"])))
-    params, history = reply.get("params"), reply.get("history")
-    calls, evaluated = reply.get("keep_best_calls"), reply.get("evaluate_calls")
-    if not isinstance(params, list) or not isinstance(calls, list) or not isinstance(evaluated, list) \
-            or not isinstance(reply.get("train_calls"), int) or not all(isinstance(c, list) and len(c) == 2 for c in calls):
-        raise ProbeFailure("the reply does not describe fit's calls")
-    if isinstance(history, dict):
-        history = {key: [float(v) for v in value] if isinstance(value, list) and all(real(v) is not None for v in value)
-                   else str(value)[:200] for key, value in history.items()}
-    else:
-        history = str(history)[:100]
-    bars, restarts = reply.get("bars"), reply.get("restarts")
-    if not isinstance(bars, list) or not isinstance(restarts, list) \
-            or not all(isinstance(r, list) and len(r) == 2 and isinstance(r[0], int) for r in restarts):
-        raise ProbeFailure("the reply does not describe how fit called train_epoch")
-    ran = {"train_calls": reply["train_calls"], "first_right": reply.get("first_right") is True, "history": history,
-           "evaluate_calls": [str(c)[:100] for c in evaluated], "keep_best_calls": [tuple(c) for c in calls],
-           "params": [decode_array(p) for p in params], "bars": [b is True for b in bars],
-           "restarts": [(r[0], r[1] is True) for r in restarts],
-           "reports": [r if isinstance(r, int) and not isinstance(r, bool) else str(r)[:40]
-                       for r in reply.get("reports")] if isinstance(reply.get("reports"), list) else []}
-    return rules.fit_verdict(epochs, stop_after, validate, ran, batch_losses, val_results, snapshot(best, reply.get("shapes")))
+    reply = read(reply, Failed | Fitted)
+    if isinstance(reply, Failed):
+        return failed(describe_error("Trainer", "fit", reply.error))
+    ran = {key: getattr(reply, key) for key in ("train_calls", "first_right", "history", "evaluate_calls",
+                                                "keep_best_calls", "params", "bars", "restarts", "reports")}
+    return rules.fit_verdict(epochs, stop_after, validate, ran, batch_losses, val_results, snapshot(best, reply.shapes))

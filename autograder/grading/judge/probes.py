@@ -11,12 +11,29 @@ import json
 import math
 import re
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from autograder.student.checks import ch03_autodiff_course_ops as course_ops, ch03_autodiff_engine_graph as engine_graph, kernel_facts, slow
+from autograder.student.checks import (
+    ch02_tensor_facts,
+    ch03_autodiff_course_ops as course_ops,
+    ch03_autodiff_engine_graph as engine_graph,
+    ch04_nn_facts,
+    ch05_optimizer_facts,
+    ch06_data_facts,
+    ch07_init_facts,
+    ch08_persistence_facts,
+    ch09_trainer_facts,
+    ch10_conv_facts,
+    describe,
+    kernel_facts,
+    running,
+    slow,
+)
 
 PROBE_MIME = "application/vnd.babygrad.probe+json"
 # Before the first request of each grade cell in a batch, the worker says which request it starts: the runner
@@ -26,18 +43,34 @@ MAX_REPLY_CHARS = 32_000_000        # a reply of ch03's largest probe is ~0.5 MB
 MAX_ARRAY_ELEMENTS = 1_000_000      # no judged check asks for more than a few thousand values
 NUMERIC_KINDS = "biuf"              # bool, int, unsigned, float: what a gradient or output may be
 # The kernel side, run in one scope: worker.py (the protocol and the ops' requests), then each chapter's own
-# requests, which use worker.py's helpers; last, the course's slow reference loops that chapter 10's stand-in
-# ops are built from, the course's own chapter-3 ops and operators that keep each op's check alone, and the
-# engine checks' private ops and graph builder (SHIPPED: NumPy only, compiled on first use).
+# requests, which use worker.py's helpers; last, the text of the check modules that gather what the student's
+# code did, the very code the visible checks import (SHIPPED: NumPy and the standard library only, compiled on
+# first use by worker.shipped): the slow reference loops of chapter 10's stand-ins, the course's own chapter-3 ops
+# and operators, the engine checks' graph builder, quiet runs and error lines, type names, facts of every chapter,
+# and each chapter's own stand-ins and facts (chNN_<chapter>_facts).
 WORKER_FILES = ("worker.py", "ch01_scalar.py", "ch05_optimizer.py", "ch06_data.py", "ch02_tensor.py",
                 "ch07_init.py", "ch09_trainer.py", "ch04_nn.py", "ch08_persistence.py",
                 "capstone.py")
-SHIPPED = {"slow": slow, "course_ops": course_ops, "engine_graph": engine_graph,   # worker.shipped(name)
-           "kernel_facts": kernel_facts}
+SHIPPED = {                                         # worker.shipped(name)
+    "slow": slow,
+    "course_ops": course_ops,
+    "engine_graph": engine_graph,
+    "kernel_facts": kernel_facts,
+    "running": running,
+    "describe": describe,
+    "ch02_tensor_facts": ch02_tensor_facts,
+    "ch04_nn_facts": ch04_nn_facts,
+    "ch05_optimizer_facts": ch05_optimizer_facts,
+    "ch06_data_facts": ch06_data_facts,
+    "ch07_init_facts": ch07_init_facts,
+    "ch08_persistence_facts": ch08_persistence_facts,
+    "ch09_trainer_facts": ch09_trainer_facts,
+    "ch10_conv_facts": ch10_conv_facts,
+}
 KERNEL_SIDE = Path(__file__).parent / "in_kernel"
 WORKER_SOURCE = ("\n\n".join((KERNEL_SIDE / name).read_text(encoding="utf-8") for name in WORKER_FILES)
                  + "\nSHIPPED_SOURCES = "
-                 + repr({name: Path(module.__file__).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
+                 + repr({name: Path(str(module.__file__)).read_text(encoding="utf-8") for name, module in SHIPPED.items()}) + "\n")
 # As the first probe of each kernel sends it: compressed, a quarter of the text for IPython to take in
 # (a 115 kB cell costs the kernel ~25 ms more than a 37 kB one, every submission).
 WORKER_PACKED = base64.b64encode(zlib.compress(WORKER_SOURCE.encode("utf-8"), 9)).decode("ascii")
@@ -47,43 +80,18 @@ class ProbeFailure(Exception):
     """The kernel did not give a usable answer (it raised, timed out, died, or replied malformed)."""
 
 
-
-def reported_depth(reply):
-    """How deep the kernel says backward() nested its calls (kernel_facts.deepest_call; 0 when nothing was
-    counted). The kernel's word: a depth can only fail a cell whose gradients are right."""
-    depth = reply.get("depth")
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
-        raise ProbeFailure("the reply does not say how deep backward() went")
-    return depth
-
-
-def reported_ownership(reply, count):
-    """Which of `count` reported .grad arrays the kernel says are shared or read-only (engine_graph.ownership):
-    pairs and indices in range, or the reply is malformed."""
-    own = reply.get("own")
-
-    def index(i):
-        return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count
-
-    if not (isinstance(own, dict) and isinstance(own.get("shared"), list) and isinstance(own.get("readonly"), list)
-            and all(isinstance(p, list) and len(p) == 2 and all(map(index, p)) for p in own["shared"])
-            and all(map(index, own["readonly"]))):
-        raise ProbeFailure("the reply does not say which gradients are arrays of their own")
-    return own
-
-
 class ProbeStopped(Exception):
     """The grader stopped a probe: the student's code ran past its time, or printed without end. The
     message says which, to the student. `started`: the request of the last progress mark (the first
     request of the cell whose checks were running), or None; `killed`: the kernel ignored the interrupt
     and was killed; `out_of_time`: the notebook's budget, not the cell's limit, ran out."""
 
-    def __init__(self, message, started=None, killed=False, out_of_time=False):
+    def __init__(self, message: str, started: int | None = None, killed: bool = False, out_of_time: bool = False):
         super().__init__(message)
         self.started, self.killed, self.out_of_time = started, killed, out_of_time
 
 
-def progress_mark(msg):
+def progress_mark(msg: Mapping[str, Any]) -> int | None:
     """The request index of a progress mark, read from the kernel's iopub message itself (a mark is never an
     output: not built and validated as one); None for any other message, or a mark that is not a small whole
     number (it is untrusted)."""
@@ -102,7 +110,7 @@ def progress_mark(msg):
 PACKED_HEADER = re.compile(r"([<>|=][a-zA-Z]\d{0,3});((?:\d{1,9}(?:,\d{1,9}){0,31})?);")
 
 
-def pack(array):
+def pack(array: np.ndarray) -> str:
     """An array as text: `dtype;shape;base64 of its bytes` (worker.packed writes the same). Reading it takes
     no parsing of a Python literal, as a .npy header does (some 30 µs an array, thousands of arrays a notebook)."""
     if array.dtype.hasobject:
@@ -111,7 +119,7 @@ def pack(array):
     return f"{array.dtype.str};{','.join(map(str, array.shape))};{base64.b64encode(array.tobytes()).decode('ascii')}"
 
 
-def encode(value, sent=None):
+def encode(value: Any, sent: dict[int, int] | None = None) -> Any:
     """JSON-ready form of a request value: arrays packed, tuples kept apart from lists. An array the request
     holds more than once (a layer check's input, given to three steps) travels once: its later places say
     `{"__again__": n}`, the n-th array sent, and the kernel gives each place its own copy (worker.decode)."""
@@ -134,7 +142,7 @@ def encode(value, sent=None):
     return value
 
 
-def decode_array(text):
+def decode_array(text: Any) -> np.ndarray:
     """An untrusted packed array (`pack`): a numeric dtype, a bounded size, bytes that fit both."""
     if not isinstance(text, str) or len(text) > MAX_REPLY_CHARS:
         raise ProbeFailure("an array in the reply is not a string of bounded size")
@@ -173,14 +181,14 @@ class Probe:
 
     setup: str
     call: str
-    marks: tuple = ()       # the requests that start a grade cell's checks: each gets the whole timeout
+    marks: tuple[int, ...] = ()       # the requests that start a grade cell's checks: each gets the whole timeout
 
-    def as_code(self):
+    def as_code(self) -> str:
         """The probe as one cell of code, for a runner without user expressions (the tests' in-process one)."""
         return f"{self.setup}{self.call}\n"
 
 
-def probe_code(request, install, marks=()):
+def probe_code(request: Mapping[str, Any], install: bool, marks: Iterable[int] = ()) -> Probe:
     """The probe for this request: the worker's entry point called on it, after defining it from the
     template when `install` (the first probe of a kernel, or after the name went missing).
 
@@ -198,13 +206,13 @@ def probe_code(request, install, marks=()):
     return Probe(setup, f"{SERVE_NAME}({payload!r}, globals())", tuple(marks))
 
 
-def worker_missing(outputs):
+def worker_missing(outputs: list[dict[str, Any]]) -> bool:
     """True when a probe failed because the kernel no longer holds the worker (a fresh kernel)."""
     return any(o.get("output_type") == "error" and o.get("ename") == "NameError" and SERVE_NAME in str(o.get("evalue"))
                for o in outputs)
 
 
-def reply_from_outputs(outputs):
+def reply_from_outputs(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     """The one JSON reply among a probe cell's outputs; ProbeFailure for anything else."""
     errors = [o for o in outputs if o.get("output_type") == "error"]
     if errors:
@@ -237,23 +245,23 @@ class Returned:
     """
 
     kind: str
-    value: np.ndarray = None
+    value: np.ndarray | None = None
     type_name: str = ""
     error_type: str = ""
     message: str = ""
     line: str = ""
     helper: str = ""
-    items: list = field(default_factory=list)
+    items: list["Returned"] = field(default_factory=list)
 
     @property
-    def failed(self):
+    def failed(self) -> bool:
         return self.kind == "error"
 
 
 KINDS = {"array", "tensor", "none", "error", "sequence", "other"}
 
 
-def returned(data, depth=0):
+def returned(data: Any, depth: int = 0) -> Returned:
     """Parse one untrusted `Returned` from the reply's JSON."""
     if not isinstance(data, dict) or data.get("kind") not in KINDS or depth > 3:
         raise ProbeFailure("a returned value in the reply is malformed")
@@ -266,7 +274,7 @@ def returned(data, depth=0):
     return Returned(kind, value, items=[returned(i, depth + 1) for i in items], **text)
 
 
-def objects(data, key, count, kind=dict):
+def objects(data: Mapping[str, Any], key: str, count: int, kind: type = dict) -> list:
     """reply[key] as a list of `count` JSON objects (a request kind's own reply records), or of lists."""
     items = data.get(key)
     if not isinstance(items, list) or len(items) != count or not all(isinstance(i, kind) for i in items):
@@ -274,7 +282,7 @@ def objects(data, key, count, kind=dict):
     return items
 
 
-def returned_list(data, key, length=None):
+def returned_list(data: Mapping[str, Any], key: str, length: int | None = None) -> list[Returned]:
     """reply[key] as a list of `Returned`, of the expected length."""
     items = data.get(key)
     if not isinstance(items, list) or (length is not None and len(items) != length):

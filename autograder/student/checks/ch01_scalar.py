@@ -10,7 +10,7 @@ import operator
 import random
 from dataclasses import dataclass
 
-from autograder.student.checks import running
+from autograder.student.checks import kernel_facts, running
 from autograder.student.checks.describe import number, type_name
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -365,7 +365,7 @@ def run_backward(title, out, depth=None):
         if depth is None:
             run_quietly(out.backward)
         else:
-            depth.append(running.deepest_call(run_quietly, out.backward))
+            depth.append(kernel_facts.deepest_call(run_quietly, out.backward))
     except Exception as error:  # noqa: BLE001
         return backward_error(title, type(error).__name__, describe_exception("Value", "backward", error))
     return None

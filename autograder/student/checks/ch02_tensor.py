@@ -1,69 +1,17 @@
 """Checks of chapter 2's Tensor: the constructor, properties, conversions, repr and factories.
 
 Every check but the constructor's runs with the rest of the class swapped for stand-ins that are
-known to be right (`standins`), so a broken `__init__` or `dtype` costs its own exercise only.
+known to be right (`ch02_tensor_facts.standins`), so a broken `__init__` or `dtype` costs its own exercise only.
 """
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
+from autograder.student.checks.ch02_tensor_facts import MISSING, Mul, field_facts, standins
 from autograder.student.checks.describe import type_name
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
-
-MISSING = object()
-
-
-# The stand-ins are written another way than the chapter asks (fields set together from a table, values read
-# through NumPy's functions), so that reading them teaches nothing beyond the text's description.
-NEW_TENSOR_FIELDS = {"grad": None, "_op": None, "_inputs": ()}
-
-
-def _init(self, data, *, dtype="float32", requires_grad=True):
-    source = vars(data)["data"] if isinstance(data, type(self)) else data
-    vars(self).update(data=np.asarray(source).astype(dtype), requires_grad=requires_grad, **NEW_TENSOR_FIELDS)
-
-
-def _detach(self):
-    twin = object.__new__(type(self))
-    vars(twin).update(data=np.asarray(self.data).astype(self.data.dtype), requires_grad=False, **NEW_TENSOR_FIELDS)
-    return twin
-
-
-def _repr(self):
-    return f"Tensor({self.data!r}, requires_grad={self.requires_grad})"
-
-
-STANDINS = {
-    "__init__": _init,
-    "shape": property(lambda self: np.shape(self.data)),
-    "ndim": property(lambda self: np.ndim(self.data)),
-    "size": property(lambda self: np.size(self.data)),
-    "dtype": property(lambda self: np.asarray(self.data).dtype),
-    "numpy": lambda self: np.array(self.data),
-    "item": lambda self: np.asarray(self.data).reshape(()).tolist(),
-    "detach": _detach,
-    "__len__": lambda self: np.shape(self.data)[0] if np.ndim(self.data) else len(self.data),
-    "__repr__": _repr,
-}
-
-
-@contextlib.contextmanager
-def standins(Tensor, keep):
-    """Swap every member of Tensor but those in `keep` for a stand-in known to be right; restore after."""
-    saved = {name: Tensor.__dict__.get(name, MISSING) for name in STANDINS if name not in keep}
-    for name in saved:
-        setattr(Tensor, name, STANDINS[name])
-    try:
-        yield
-    finally:
-        for name, member in saved.items():
-            if member is MISSING:
-                delattr(Tensor, name)
-            else:
-                setattr(Tensor, name, member)
 
 
 def call(label, fn, *args, **kwargs):
@@ -138,14 +86,6 @@ def setter_hint(message):
 def shown(data):
     """A tensor's .data as a verdict reads it: an ndarray, None when missing, or the name of its type."""
     return None if data is MISSING else data if isinstance(data, np.ndarray) else type_name(data)
-
-
-def field_facts(got):
-    """One field of a new tensor as `constructor_verdict` reads it."""
-    if got is MISSING:
-        return {"missing": True}
-    return {"repr": repr(got)[:60], "is_none": got is None, "is_true": got is True, "is_false": got is False,
-            "empty_tuple": isinstance(got, tuple) and got == ()}
 
 
 def constructor_verdict(text, data, want, requires_grad, fields):
@@ -438,10 +378,6 @@ def len_problem(shape, got):
 
 
 # ── repr ───────────────────────────────────────────────────────────────────────────────────
-
-class Mul:
-    """Stands for the op that made a tensor: repr shows its class name."""
-
 
 REPR_CASES = {
     "basic": [

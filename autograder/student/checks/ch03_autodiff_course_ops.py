@@ -51,10 +51,9 @@ FORWARDS = {
 MISSING = object()
 
 
-def standin(Function, name):
-    """A forward-only op class named `name`, on the notebook's own Function (so its __call__ records the graph)."""
-    make_forward = FORWARDS[name]
-
+def forward_only(Function, name, make_forward):
+    """An op class named `name` on the notebook's own Function (so its __call__ records the graph), whose
+    forward is `make_forward(*settings)`: a stand-in known to be right, with no backward of its own."""
     def __init__(self, *args, **kwargs):
         self._forward = make_forward(*args, **kwargs)
 
@@ -62,6 +61,46 @@ def standin(Function, name):
         return self._forward(*arrays)
 
     return type(name, (Function,), {"__init__": __init__, "forward": forward})
+
+
+def standin(Function, name):
+    """The course's forward-only op class `name` (FORWARDS)."""
+    return forward_only(Function, name, FORWARDS[name])
+
+
+@contextlib.contextmanager
+def stood_in(namespace, forwards):
+    """The notebook's names `forwards` ({class name: make_forward}) bound to forward-only stand-ins for the block,
+    then restored (a name the notebook lacked is removed again): yields {class name: stand-in class}."""
+    saved = {name: namespace[name] for name in forwards if name in namespace}
+    standins = {name: forward_only(namespace["Function"], name, make) for name, make in forwards.items()}
+    namespace.update(standins)
+    try:
+        yield standins
+    finally:
+        for name in forwards:
+            namespace.pop(name, None)
+        namespace.update(saved)
+
+
+def operator_results(namespace, texts, arrays, call, told=lambda facts: facts):
+    """Each Tensor operator expression of `texts` (`a * b`, `2 / a`, ...) on fresh float64 Tensors a, b, m of
+    `arrays` that require a gradient, with every op class the course's stand-in meanwhile: the operators check's
+    facts {"text", "tensors": (a, b, m), "result", "error" (None, or what it raised), "standin" (whether the result was
+    made by a stand-in)}, each passed to `told` while the stand-ins are in place; the list of what `told` made.
+    `call` runs the student's code (the checks' run_quietly, the worker's quietly)."""
+    Tensor, results = namespace["Tensor"], []
+    with stood_in(namespace, FORWARDS) as standins:
+        for text in texts:
+            tensors = tuple(Tensor(np.array(x), dtype=np.float64, requires_grad=True) for x in arrays)
+            try:
+                result = call(eval, text, {"__builtins__": __builtins__}, dict(zip("abm", tensors)))
+            except Exception as error:  # noqa: BLE001 (the student's error is a fact of the case)
+                results.append(told({"text": text, "tensors": tensors, "result": None, "error": error, "standin": False}))
+                continue
+            results.append(told({"text": text, "tensors": tensors, "result": result, "error": None,
+                                 "standin": isinstance(getattr(result, "_op", None), tuple(standins.values()))}))
+    return results
 
 
 def operator_methods(Tensor, ops):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from autograder.student.checks import running
+from autograder.student.checks import kernel_facts, running
 from autograder.student.checks.describe import type_name
 from autograder.student.checks.ch03_autodiff_engine_graph import build, ownership
 from autograder.student.checks.registry import register
@@ -365,7 +365,7 @@ def check_engine(Tensor, Function, name):
             (Tensor(upstream, dtype=nodes[node].data.dtype, requires_grad=False),)   # a Tensor: the output's dtype
         try:
             if graph.chain_length():
-                depth = max(depth, running.deepest_call(run_quietly, nodes[node].backward, *args))
+                depth = max(depth, kernel_facts.deepest_call(run_quietly, nodes[node].backward, *args))
             else:
                 run_quietly(nodes[node].backward, *args)
         except RecursionError:

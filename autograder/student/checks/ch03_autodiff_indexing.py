@@ -11,7 +11,7 @@ import numpy as np
 from autograder.student import gradcheck
 from autograder.student.checks import ch03_autodiff_course_ops as course_ops
 from autograder.student.checks.describe import number, type_name
-from autograder.student.checks.ch03_autodiff_operators import reaches
+from autograder.student.checks.kernel_facts import reaches
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import run_quietly
 from autograder.student.verdict import failed, passed

@@ -5,54 +5,51 @@ known to be right, so a student's broken Mul costs the Mul exercise, not the wir
 """
 import numpy as np
 
-from autograder.student.checks.ch03_autodiff_course_ops import FORWARDS
+from autograder.student.checks.ch03_autodiff_course_ops import operator_results
 from autograder.student.checks.describe import number, type_name
-from autograder.student.checks.kernel_facts import stray_leaves
+from autograder.student.checks.kernel_facts import reaches, stray_leaves
 from autograder.student.checks.registry import register
+from autograder.student.checks.running import run_quietly
 from autograder.student.verdict import failed, passed
 
-# every op the operators may call, forward only and known to be right: the course's own (ch03_autodiff_course_ops.py)
-STANDINS = FORWARDS
-
-# (expression as the student would write it, how to compute it, what NumPy says it is, a hint)
+# (expression as the student would write it, evaluated on Tensors a, b and m; what NumPy says it is; a hint)
 CASES = [
-    ("a * b", lambda a, b, m: a * b, lambda a, b, m: a * b, "use Mul for Tensor * Tensor."),
-    ("a * 2", lambda a, b, m: a * 2, lambda a, b, m: a * 2, "a Python number is not a Tensor: use MulScalar."),
-    ("2 * a", lambda a, b, m: 2 * a, lambda a, b, m: 2 * a, "2 * a calls a.__rmul__(2)."),
-    ("a - b", lambda a, b, m: a - b, lambda a, b, m: a - b, "use Sub."),
-    ("a - 2", lambda a, b, m: a - 2, lambda a, b, m: a - 2,
+    ("a * b", lambda a, b, m: a * b, "use Mul for Tensor * Tensor."),
+    ("a * 2", lambda a, b, m: a * 2, "a Python number is not a Tensor: use MulScalar."),
+    ("2 * a", lambda a, b, m: 2 * a, "2 * a calls a.__rmul__(2)."),
+    ("a - b", lambda a, b, m: a - b, "use Sub."),
+    ("a - 2", lambda a, b, m: a - 2,
      "subtracting a number adds its negative: AddScalar, given the number with its sign flipped."),
-    ("2 - a", lambda a, b, m: 2 - a, lambda a, b, m: 2 - a,
+    ("2 - a", lambda a, b, m: 2 - a,
      "2 - a calls a.__rsub__(2), with a on the right: the result is 2 minus a, the negative of a plus 2 "
      "(Negate, then AddScalar), not a minus 2."),
-    ("a / b", lambda a, b, m: a / b, lambda a, b, m: a / b, "use Div."),
-    ("a / 2", lambda a, b, m: a / 2, lambda a, b, m: a / 2, "use DivScalar."),
-    ("2 / a", lambda a, b, m: 2 / a, lambda a, b, m: 2 / a,
+    ("a / b", lambda a, b, m: a / b, "use Div."),
+    ("a / 2", lambda a, b, m: a / 2, "use DivScalar."),
+    ("2 / a", lambda a, b, m: 2 / a,
      "2 / a calls a.__rtruediv__(2), with a on the right: the result is 2 divided by a, 2 times a to the "
      "power -1 (PowerScalar, then MulScalar), not a divided by 2."),
-    ("a ** b", lambda a, b, m: a ** b, lambda a, b, m: a ** b, "use Pow for Tensor ** Tensor."),
-    ("a ** 2", lambda a, b, m: a ** 2, lambda a, b, m: a ** 2, "use PowerScalar for Tensor ** number."),
-    ("-a", lambda a, b, m: -a, lambda a, b, m: -a, "use Negate in __neg__."),
-    ("a @ m", lambda a, b, m: a @ m, lambda a, b, m: a @ m, "use MatMul in __matmul__."),
-    ("a.matmul(m)", lambda a, b, m: a.matmul(m), lambda a, b, m: a @ m, "matmul is the method form of @."),
-    ("a.reshape((3, 2))", lambda a, b, m: a.reshape((3, 2)), lambda a, b, m: a.reshape(3, 2), "use Reshape(shape)."),
-    ("a.transpose()", lambda a, b, m: a.transpose(), lambda a, b, m: a.T, "axes=None swaps the last two axes."),
-    ("a.transpose((1, 0))", lambda a, b, m: a.transpose((1, 0)), lambda a, b, m: a.T, "pass axes on to Transpose."),
-    ("a.sum()", lambda a, b, m: a.sum(), lambda a, b, m: a.sum(), "use Summation(axes)."),
-    ("a.sum(axes=1)", lambda a, b, m: a.sum(axes=1), lambda a, b, m: a.sum(axis=1), "the keyword is `axes`, as in Summation."),
+    ("a ** b", lambda a, b, m: a ** b, "use Pow for Tensor ** Tensor."),
+    ("a ** 2", lambda a, b, m: a ** 2, "use PowerScalar for Tensor ** number."),
+    ("-a", lambda a, b, m: -a, "use Negate in __neg__."),
+    ("a @ m", lambda a, b, m: a @ m, "use MatMul in __matmul__."),
+    ("a.matmul(m)", lambda a, b, m: a @ m, "matmul is the method form of @."),
+    ("a.reshape((3, 2))", lambda a, b, m: a.reshape(3, 2), "use Reshape(shape)."),
+    ("a.transpose()", lambda a, b, m: a.T, "axes=None swaps the last two axes."),
+    ("a.transpose((1, 0))", lambda a, b, m: a.T, "pass axes on to Transpose."),
+    ("a.sum()", lambda a, b, m: a.sum(), "use Summation(axes)."),
+    ("a.sum(axes=1)", lambda a, b, m: a.sum(axis=1), "the keyword is `axes`, as in Summation."),
     # Settings whose truth value is not what they mean: axis 0 is an axis, -1 counts from the end.
-    ("a.sum(axes=0)", lambda a, b, m: a.sum(axes=0), lambda a, b, m: a.sum(axis=0),
+    ("a.sum(axes=0)", lambda a, b, m: a.sum(axis=0),
      "pass axes on to Summation as given: 0 names the first axis; only None means every axis."),
-    ("a.sum(axes=-1)", lambda a, b, m: a.sum(axes=-1), lambda a, b, m: a.sum(axis=-1),
+    ("a.sum(axes=-1)", lambda a, b, m: a.sum(axis=-1),
      "pass axes on to Summation as given: a negative axis counts from the last one."),
-    ("a.broadcast_to((4, 2, 3))", lambda a, b, m: a.broadcast_to((4, 2, 3)),
-     lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
+    ("a.broadcast_to((4, 2, 3))", lambda a, b, m: np.broadcast_to(a, (4, 2, 3)), "use BroadcastTo(shape)."),
     # A float is a Python number as much as 2 is (section 3.7: `x * 0.5`): each operator that tells numbers from
     # Tensors meets one.
-    ("a * 0.5", lambda a, b, m: a * 0.5, lambda a, b, m: a * 0.5, "a Python float is a number too: use MulScalar."),
-    ("a - 0.5", lambda a, b, m: a - 0.5, lambda a, b, m: a - 0.5, "a Python float is a number too: use AddScalar."),
-    ("a / 0.5", lambda a, b, m: a / 0.5, lambda a, b, m: a / 0.5, "a Python float is a number too: use DivScalar."),
-    ("a ** 0.5", lambda a, b, m: a ** 0.5, lambda a, b, m: a ** 0.5,
+    ("a * 0.5", lambda a, b, m: a * 0.5, "a Python float is a number too: use MulScalar."),
+    ("a - 0.5", lambda a, b, m: a - 0.5, "a Python float is a number too: use AddScalar."),
+    ("a / 0.5", lambda a, b, m: a / 0.5, "a Python float is a number too: use DivScalar."),
+    ("a ** 0.5", lambda a, b, m: a ** 0.5,
      "a Python float is a number too: use PowerScalar."),
 ]
 
@@ -82,56 +79,25 @@ STRAY_LEAF = ("has the right values, but its graph holds a new tensor that requi
               "it needs no gradient, and a result computed from a constant and a number must stay a constant.")
 
 
-def make_standin(Function, name, make_forward):
-    def __init__(self, *args, **kwargs):
-        self._forward = make_forward(*args, **kwargs)
-
-    def forward(self, *arrays):
-        return self._forward(*arrays)
-
-    return type(name, (Function,), {"__init__": __init__, "forward": forward})
-
-
-def reaches(result, leaf):
-    """True when `leaf` is among the ancestors of `result` in the recorded graph."""
-    stack, seen = [result], set()
-    while stack:
-        node = stack.pop()
-        if node is leaf:
-            return True
-        if id(node) not in seen:
-            seen.add(id(node))
-            stack.extend(getattr(node, "_inputs", ()) or ())
-    return False
-
-
 @register("operators")
 def check_operators(namespace):
     """The Tensor operators and methods call the right Function."""
-    Tensor, Function = namespace["Tensor"], namespace["Function"]
-    saved = {name: namespace[name] for name in STANDINS if name in namespace}
-    standins = {name: make_standin(Function, name, make) for name, make in STANDINS.items()}
     rng = np.random.default_rng(7)
-    a_np, b_np, m_np = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
-    namespace.update(standins)
-    try:
-        problems = [(text, case_problem(Tensor, standins, text, compute, expected(a_np, b_np, m_np), hint, a_np, b_np, m_np))
-                    for text, compute, expected, hint in CASES]
-    finally:
-        for name in standins:
-            namespace.pop(name, None)
-        namespace.update(saved)
-    return operators_verdict(problems)
+    arrays = rng.uniform(0.5, 2, (2, 3)), rng.uniform(0.5, 2, (2, 3)), rng.uniform(-1, 1, (3, 4))
+    cases = {text: (expected(*arrays), hint) for text, expected, hint in CASES}
+
+    def told(facts):
+        return facts["text"], case_problem(namespace["Tensor"], facts["text"], *cases[facts["text"]], facts)
+
+    return operators_verdict(operator_results(namespace, [text for text, _, _ in CASES], arrays, run_quietly, told))
 
 
-def case_problem(Tensor, standins, text, compute, want, hint, a_np, b_np, m_np):
-    """What is wrong with the result of the case `text` (`compute` on fresh Tensors of the arrays), or None."""
-    a, b, m = (Tensor(x, dtype=np.float64, requires_grad=True) for x in (a_np, b_np, m_np))
-    try:
-        result = compute(a, b, m)
-    except NotImplementedError:
+def case_problem(Tensor, text, want, hint, facts):
+    """What is wrong with the result of the case `text` (its `operator_results` facts), or None."""
+    result, error = facts["result"], facts["error"]
+    if isinstance(error, NotImplementedError):
         return f"`{text}` is not written yet (its method still raises NotImplementedError). Hint: {hint}"
-    except Exception as error:  # noqa: BLE001
+    if error is not None:
         return f"`{text}` raised {type(error).__name__}: {error}. Hint: {hint}"
     if not isinstance(result, Tensor):
         return f"`{text}` returned a {type_name(result)}, expected a Tensor. Hint: {hint}"
@@ -141,9 +107,10 @@ def case_problem(Tensor, standins, text, compute, want, hint, a_np, b_np, m_np):
         worst = np.unravel_index(np.argmax(np.abs(result.data - want)), np.shape(want)) if np.ndim(want) else ()
         return (f"`{text}` gives {number(float(result.data[worst]))} at {[int(i) for i in worst]}, "
                 f"expected {number(float(np.asarray(want)[worst]))}. Hint: {hint}")
-    if not isinstance(result._op, tuple(standins.values())) or not reaches(result, a):
+    a = facts["tensors"][0]
+    if not facts["standin"] or not reaches(result, a):
         return f"`{text}` {NO_GRAPH} Hint: {hint}"
-    if stray_leaves(result, (a, b, m)):
+    if stray_leaves(result, facts["tensors"]):
         return f"`{text}` {STRAY_LEAF} Hint: {hint}"
     return None
 

@@ -169,7 +169,7 @@ def forward_mismatch(where, name, arrays, got, want, mismatch, params=None, layo
                 "is nan) or a whole row of exponentials underflowed to 0 (0 / 0). Subtract the maximum before "
                 "exponentiating, and take it along the same axes as the sum, so that every row keeps an exponent "
                 "of 0.")
-    if name in ("Sigmoid", "Tanh") and lost.any():
+    if name in slips.FROM_OUTPUT and lost.any():
         hint = ("\n  Hint: nan where the answer is finite: an exponential of a large positive number overflowed "
                 "to inf (above about 709 in float64), and inf / inf is nan. Write the formula so that no exponential "
                 "of a large positive number is ever taken.")

@@ -13,7 +13,7 @@ from autograder.student import gradcheck
 from autograder.student.checks import formulas, ch07_init as init
 from autograder.student.checks.describe import index_label, number, type_name
 from autograder.student.checks.kernel_facts import stray_leaves
-from autograder.student.checks.ch04_nn_module_tree import reference_parameters
+from autograder.student.checks.ch04_nn_facts import logsumexp_standin, reachable_parameters
 from autograder.student.checks.ch03_autodiff_ops import backward_check, check_forward, forward_check
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -321,7 +321,7 @@ def check_sequential(ns, seed=0):
                           "(x * 2) + 3: the modules in order", SEQUENTIAL_HINT, seed)
     if not verdict.passed:
         return verdict
-    reached = any(p is parts[1].offset for p in reference_parameters(seq, Module, Parameter))
+    reached = any(p is parts[1].offset for p in reachable_parameters(seq, Module, Parameter))
     problem = sequential_reach_problem(label, reached)
     if problem:
         return problem
@@ -667,30 +667,6 @@ def check_mse(ns, shape, seed=0, target_as="tensor"):
                        MSE_FORMULA, MSE_HINT, seed, data_name="targets" if target_as == "array" else None)
 
 
-def logsumexp_standin(ns):
-    """LogSumExp known to be right, for checking SoftmaxLoss alone."""
-    Tensor, Function = ns["Tensor"], ns["Function"]
-
-    class LogSumExp(Function):
-        def __init__(self, axes=None):
-            self.axes = axes
-
-        def forward(self, a):
-            return formulas.logsumexp(a, self.axes)
-
-        def backward(self, out_grad, node):
-            a = node._inputs[0].data
-            axes = tuple(range(a.ndim)) if self.axes is None else self.axes
-            kept = np.expand_dims(out_grad.data, axes) if np.ndim(out_grad.data) < a.ndim else out_grad.data
-            soft = np.exp(a - np.expand_dims(formulas.logsumexp(a, self.axes), axes))
-            return Tensor(kept * soft, dtype=a.dtype, requires_grad=False)
-
-    def logsumexp(a, axes=None):
-        return LogSumExp(axes)(a)
-
-    return {"LogSumExp": LogSumExp, "logsumexp": logsumexp}
-
-
 def softmax_loss_label(batch, classes, offset, labels_as):
     """The loss's label; the checks add the logits' shape ("on x of shape (5, 4)")."""
     return (f"SoftmaxLoss() with labels as {'a Tensor' if labels_as == 'tensor' else 'an int ndarray'}"
@@ -716,7 +692,7 @@ def check_softmax_loss(ns, batch, classes, offset=0.0, labels_as="array", seed=0
     given = Tensor(labels, requires_grad=False) if labels_as == "tensor" else labels
     label, hint = softmax_loss_label(batch, classes, offset, labels_as), softmax_loss_hint(offset)
     saved = {name: ns.get(name) for name in ("LogSumExp", "logsumexp")}
-    ns.update(logsumexp_standin(ns))
+    ns.update(logsumexp_standin(ns["Function"], ns["Tensor"]))
     try:
         return check_layer(ns, label, lambda logits: loss_fn.forward(logits, given),
                            sample((batch, classes), "real", seed) + offset, [],

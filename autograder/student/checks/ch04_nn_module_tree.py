@@ -12,6 +12,7 @@ builds the same tree in the kernel with secret values and gives its data to the 
 """
 import numpy as np
 
+from autograder.student.checks.ch04_nn_facts import LEAF_WEIGHTS, PARAMETER_SHAPES, build_tree
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -35,84 +36,12 @@ CALLS = [("x",), ("x", "y")]                                            # module
 RESULTS = ["result 1", "result 2"]                                      # what forward returned, call by call
 
 
-def reference_parameters(module, Module, Parameter):
-    """Every Parameter that `module` holds, each once: a search of the object graph through the attributes
-    of Modules and the items of lists, tuples and dicts. The checks use it to ask what a model reaches
-    (a Sequential's Parameter); the stand-ins of `build_tree` answer from what they were built with."""
-    found, met, pending = [], set(), [module]
-    while pending:
-        obj = pending.pop(0)
-        if id(obj) in met:
-            continue
-        met.add(id(obj))
-        if isinstance(obj, Parameter):
-            found.append(obj)
-        elif isinstance(obj, Module):
-            pending.extend(vars(obj).values())
-        elif isinstance(obj, dict):
-            pending.extend(obj.values())
-        elif isinstance(obj, (list, tuple)):
-            pending.extend(obj)
-    return found
-
-
-def build_tree(ns, helpers):
-    """A model-shaped tree of stand-in modules. With `helpers`, they bring their own
-    parameters() and children(), so that train/eval/zero_grad are checked alone.
-    Returns the tree, its modules (TREE_MODULES) and its parameters (TREE_PARAMETERS)."""
-    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
+def public_tree(ns, helpers):
+    """The tree of stand-in modules (ch04_nn_facts.build_tree) holding the checks' public values; the judge builds
+    it with secret ones."""
     rng = np.random.default_rng(5)
-
-    def param(*shape):
-        return Parameter(rng.standard_normal(shape))
-
-    # With helpers, each stand-in answers parameters() and children() from a table written as the tree is
-    # built below (by id: the tree's vars() stay the course's), never by walking itself.
-    known = {}
-    extra = {}
-    if helpers:
-        extra = {"parameters": lambda self: list(known[id(self)][0]),
-                 "children": lambda self: list(known[id(self)][1])}
-
-    def init_leaf(self):
-        Module.__init__(self)
-        self.w = param(2, 2)
-        self.buffer = Tensor(np.zeros(2))            # a plain Tensor: not a parameter
-        self.stats = np.ones(3)                      # an ndarray: not a parameter
-        self.name = "leaf"
-
-    def init_block(self):
-        Module.__init__(self)
-        self.gain = param(2)
-        self.leaf = Leaf()
-
-    def init_tree(self):
-        Module.__init__(self)
-        self.first = Leaf()
-        self.bias = param(3)
-        self.layers = [Leaf(), Leaf()]
-        self.table = {"scale": param(1), "deep": [Leaf(), {"inner": param(2)}]}
-        self.pair = (param(4), Leaf())
-        self.tied = self.first.w                     # the same parameter a second time
-        self.again = self.first                      # the same module a second time
-        self.empty = Empty()
-        self.block = Block()                         # a module inside a module: its leaf is a grandchild
-
-    Leaf = type("Leaf", (Module,), {"__init__": init_leaf, **extra})
-    Empty = type("Empty", (Module,), {"__init__": lambda self: Module.__init__(self), **extra})
-    Block = type("Block", (Module,), {"__init__": init_block, **extra})
-    Tree = type("Tree", (Module,), {"__init__": init_tree, **extra})
-    tree = Tree()
-    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty, tree.block,
-               tree.block.leaf]
-    params = [tree.first.w, tree.bias, tree.layers[0].w, tree.layers[1].w, tree.table["scale"],
-              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w,
-              tree.block.gain, tree.block.leaf.w]
-    known[id(tree)] = (params, modules[1:-1])
-    known.update({id(leaf): ([leaf.w], []) for leaf in (*modules[1:-3], tree.block.leaf)})
-    known[id(tree.empty)] = ([], [])
-    known[id(tree.block)] = ([tree.block.gain, tree.block.leaf.w], [tree.block.leaf])
-    return tree, modules, params
+    values = [rng.standard_normal(shape) for shape in PARAMETER_SHAPES]
+    return build_tree(ns, helpers, values, [(np.zeros(2), np.ones(3))] * len(LEAF_WEIGHTS))
 
 
 TREE_PICTURE = ("Tree: first=Leaf(w), bias, layers=[Leaf, Leaf], table={'scale': p, 'deep': [Leaf, {'inner': p}]}, "
@@ -266,7 +195,7 @@ def module_labels(items, names, Module):
 
 def check_parameters(ns):
     try:
-        tree, _, params = run_quietly(build_tree, ns, False)
+        tree, _, params = run_quietly(public_tree, ns, False)
         got = run_quietly(tree.parameters)
     except Exception as error:  # noqa: BLE001
         return error_verdict("parameters", describe_exception("Module", "parameters", error))
@@ -279,7 +208,7 @@ def check_parameters(ns):
 def check_children(ns):
     Module = ns["Module"]
     try:
-        tree, modules, _ = run_quietly(build_tree, ns, False)
+        tree, modules, _ = run_quietly(public_tree, ns, False)
         got = run_quietly(tree.children)
         leaf_children = run_quietly(tree.first.children)
     except Exception as error:  # noqa: BLE001
@@ -291,7 +220,7 @@ def check_children(ns):
 
 def check_train_eval(ns):
     try:
-        tree, modules, _ = run_quietly(build_tree, ns, True)
+        tree, modules, _ = run_quietly(public_tree, ns, True)
         initial = tree.training
         if initial is not True:
             return train_eval_verdict(initial, [], [], [])
@@ -306,7 +235,7 @@ def check_train_eval(ns):
 
 def check_zero_grad(ns):
     try:
-        tree, _, params = run_quietly(build_tree, ns, True)
+        tree, _, params = run_quietly(public_tree, ns, True)
         for p in params:
             p.grad = np.ones(p.shape, dtype=p.data.dtype)
         values = [p.data.copy() for p in params]

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from autograder.student import gradcheck
+from autograder.student.checks import ch05_optimizer_facts as facts
 from autograder.student.checks.describe import index_label, number, type_name
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -143,22 +144,6 @@ def scenario(seed, steps=4):
     return values, grads
 
 
-def run_student(ns, make, values, grads_per_step):
-    """The student's optimizer over float64 Parameters: each parameter's values after every step, and its
-    .grad after every step (None, or the array step() left there: step() must leave it as it was given)."""
-    Parameter = ns["Parameter"]
-    params = [Parameter(v.copy(), dtype=np.float64) for v in values]
-    optimizer = run_quietly(make, params)
-    steps, grads_after = [], []
-    for grads in grads_per_step:
-        for p, g in zip(params, grads):
-            p.grad = None if g is None else g.copy()
-        run_quietly(optimizer.step)
-        steps.append([np.array(p.data, dtype=np.float64) for p in params])
-        grads_after.append([None if p.grad is None else np.array(p.grad, dtype=np.float64) for p in params])
-    return steps, grads_after
-
-
 def first_difference(got_steps, want_steps):
     """(step, parameter, Mismatch) of the first disagreement, or None."""
     for step, (got, want) in enumerate(zip(got_steps, want_steps), 1):
@@ -181,7 +166,7 @@ def same_history(got_steps, want_steps):
 def check_optimizer(ns, label, make, rule, known_mistakes, seed, steps=4, weight_decay=0.0):
     values, grads = scenario(seed, steps)
     try:
-        got, grads_after = run_student(ns, make, values, grads)
+        got, grads_after = facts.optimizer_steps(ns["Parameter"], make, values, grads, run_quietly)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "step", error) + STEPS_CONTEXT + exception_hint(label, type(error).__name__))
     return (grad_changed(label, values, grads, got, grads_after, weight_decay)
@@ -251,20 +236,15 @@ def steps_verdict(label, rule, known_mistakes, values, grads, got):
 
 def check_keeps_dtype(ns, label, make):
     """A float32 parameter must keep its float32 array, updated in place, through two steps."""
-    Parameter = ns["Parameter"]
-    p = Parameter(np.array([0.5, -0.25, 1.0]))
     try:
-        array = p.data
-        optimizer = run_quietly(make, [p])
-        for _ in range(2):
-            p.grad = DTYPE_GRADS.copy()
-            run_quietly(optimizer.step)
+        data, same_array = facts.float32_steps(ns["Parameter"], make, DTYPE_VALUES, [DTYPE_GRADS] * 2, run_quietly)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception(label, "step", error))
-    return dtype_problem(label, type_name(p.data), isinstance(p.data, np.ndarray) and p.data.dtype == np.float32,
-                         getattr(p.data, "dtype", ""), p.data is array)
+    return dtype_problem(label, type_name(data), isinstance(data, np.ndarray) and data.dtype == np.float32,
+                         getattr(data, "dtype", ""), same_array)
 
 
+DTYPE_VALUES = np.array([0.5, -0.25, 1.0])     # the float32 Parameter's values (the public run's)
 DTYPE_GRADS = np.array([0.1, 0.2, -0.3], dtype=np.float32)
 
 
@@ -396,16 +376,10 @@ ZERO_GRAD_SHAPES = ((2, 3), (3,), (1, 1))   # the last one has no gradient to fo
 
 @register("optimizer_zero_grad")
 def check_zero_grad(ns):
-    Parameter = ns["Parameter"]
     rng = np.random.default_rng(3)
-    params = [Parameter(rng.standard_normal(s)) for s in ZERO_GRAD_SHAPES]
     try:
-        optimizer = run_quietly(ns["Optimizer"], iter(params))
-        for p in params:
-            p.grad = np.ones(p.shape, dtype=np.float32)
-        params[2].grad = None
-        values = [p.data.copy() for p in params]
-        run_quietly(optimizer.zero_grad)
+        params, values = facts.zero_grad_run(ns["Optimizer"], ns["Parameter"],
+                                             [rng.standard_normal(s) for s in ZERO_GRAD_SHAPES], run_quietly)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Optimizer", "zero_grad", error))
     return zero_grad_verdict([type_name(p.grad) for p in params], any(isinstance(p.grad, np.ndarray) for p in params),
@@ -432,67 +406,19 @@ TRAIN_STEP_LR = 0.05      # the recording optimizer's step: w -= TRAIN_STEP_LR *
 @register("train_step")
 def check_train_step(ns):
     """train_step with a recording optimizer: order of the calls, fresh gradients, the loss returned."""
-    Tensor, Module, Parameter = ns["Tensor"], ns["Module"], ns["Parameter"]
-    events, outputs = [], []
-    w = Parameter(np.array([[0.5], [-1.0]]), dtype=np.float64)
-
-    class Model(Module):
-        def __init__(self):
-            self.w = w
-
-        def forward(self, x):
-            events.append("forward")
-            outputs.append(x @ self.w)
-            return outputs[-1]
-
-        __call__ = forward
-
-    def loss_fn(pred, y):
-        # "loss_swapped": the model's output came second (a loss takes the prediction, then the target)
-        swapped = not any(pred is out for out in outputs) and any(y is out for out in outputs)
-        events.append("loss_swapped" if swapped else "loss")
-        loss = ((pred - y) ** 2).sum()
-        plain_backward = loss.backward
-
-        def backward(*args):
-            events.append("backward")
-            return plain_backward(*args)
-        loss.backward = backward
-        return loss
-
-    class Recorder:
-        """An optimizer that writes down when it is called and what gradient its step sees."""
-
-        params = [w]
-
-        def zero_grad(self):
-            events.append("zero_grad")
-            w.grad = None
-
-        def step(self):
-            events.append("step")
-            self.seen.append(None if w.grad is None else np.array(w.grad))
-            if w.grad is not None:
-                w.data -= TRAIN_STEP_LR * w.grad
-
-    optimizer, model = Recorder(), Model()
-    optimizer.seen = []
     rng = np.random.default_rng(4)
-    for call in (1, 2):
-        x = rng.uniform(-1, 1, (4, 2))
-        y = rng.uniform(-1, 1, (4, 1))
+    batches = [(rng.uniform(-1, 1, (4, 2)), rng.uniform(-1, 1, (4, 1))) for _ in range(2)]
+    w, calls = facts.train_step_calls(ns, np.array([[0.5], [-1.0]]), batches, TRAIN_STEP_LR, run_quietly)
+    for call, (x, y) in enumerate(batches, 1):
         start = w.data.copy()
         want_grad = 2 * x.T @ (x @ start - y)
         want_loss = float(np.sum((x @ start - y) ** 2))
-        events.clear()
         try:
-            result = run_quietly(ns["train_step"], model, loss_fn, optimizer,
-                                 Tensor(x, dtype=np.float64, requires_grad=False),
-                                 Tensor(y, dtype=np.float64, requires_grad=False))
+            ran = next(calls)
         except Exception as error:  # noqa: BLE001
             return failed(describe_exception("train_step", "", error).replace("train_step. ", "train_step ")
                           + f"\n  while running call {call}.")
-        problem = train_call_problem(call, list(events), optimizer.seen, want_grad, result, want_loss)
+        problem = train_call_problem(call, ran["events"], ran["seen"], want_grad, ran["result"], want_loss)
         if problem:
             return problem
     return passed(f"✔ {TRAIN_STEP_LABEL}: zero_grad → forward → loss → backward → step, with fresh gradients at every call")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from autograder.student.checks.ch06_data_facts import CountingTransform, parse_idx, stored_facts
 from autograder.student.checks.describe import type_name
 from autograder.student.checks.kernel_facts import holds_samples
 from autograder.student.checks.registry import register
@@ -521,15 +522,6 @@ def idx_file(folder, name, array, compress):
     return path
 
 
-def reference_parse_idx(path):
-    """A known-good IDX reader, swapped in while MNISTDataset is checked."""
-    raw = Path(path).read_bytes()
-    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    dtype = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[raw[2]]
-    shape = struct.unpack(f">{raw[3]}I", raw[4:4 + 4 * raw[3]])
-    return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * raw[3]).reshape(shape).astype(np.dtype(dtype).newbyteorder("="))
-
-
 DIMMEST_WHITE = 240
 
 
@@ -541,32 +533,10 @@ def mnist_pixels(rng, shape):
     return raw
 
 
-class CountingTransform:
-    """Doubles an image and counts its calls: shows when and to what a dataset applies its transforms."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, image):
-        self.calls += 1
-        return image * 2
-
-
 def label_facts(label):
     """A label as a verdict reads it: (its value when it is an integer, else None; its repr; its type's name)."""
     integer = isinstance(label, (int, np.integer)) and not isinstance(label, bool)
     return int(label) if integer else None, repr(label)[:60], type_name(label)
-
-
-def stored_facts(ds):
-    """The arrays a dataset keeps, as a verdict reads them: for `images` and `labels`, (type name, dtype, shape),
-    or None when the attribute is missing. The judge's worker reports the same."""
-    facts = {}
-    for name in ("images", "labels"):
-        value = getattr(ds, name, None)
-        facts[name] = None if value is None else (type_name(value), str(getattr(value, "dtype", ""))[:40],
-                                                  tuple(int(d) for d in np.shape(value)))
-    return facts
 
 
 def stored_problem(where, n, image_shape, stored):
@@ -593,7 +563,7 @@ def check_mnist_dataset(namespace, real_files=None):
     raw = mnist_pixels(rng, (7, 4, 5))
     labels = rng.integers(0, 10, size=7, dtype=np.uint8)
     saved = namespace.get("parse_idx")
-    namespace["parse_idx"] = reference_parse_idx
+    namespace["parse_idx"] = parse_idx
     try:
         with tempfile.TemporaryDirectory() as folder:
             images_path = str(idx_file(folder, "images-idx3-ubyte", raw, compress=True))
@@ -601,7 +571,7 @@ def check_mnist_dataset(namespace, real_files=None):
             try:
                 ds = run_quietly(MNISTDataset, images_path, labels_path)
                 n, sample = run_quietly(len, ds), run_quietly(ds.__getitem__, 3)
-                stored = stored_facts(ds)
+                stored = stored_facts(ds, type_name)
                 image, label = sample
                 counter = CountingTransform()
                 augmented = run_quietly(MNISTDataset, images_path, labels_path, counter)
@@ -614,7 +584,7 @@ def check_mnist_dataset(namespace, real_files=None):
                                     "tuple" if isinstance(sample, tuple) else type_name(sample), stored)
         if real_files is None or not verdict.passed:
             return verdict
-        want_images, want_labels = (reference_parse_idx(path) for path in real_files)
+        want_images, want_labels = (parse_idx(path) for path in real_files)
         last = len(want_labels) - 1
         try:
             ds = run_quietly(MNISTDataset, *[str(p) for p in real_files])

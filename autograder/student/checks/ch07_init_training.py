@@ -6,6 +6,7 @@ final check measures a trained model's held-out accuracy with the course's own a
 """
 import numpy as np
 
+from autograder.student.checks import ch07_init_facts as facts
 from autograder.student.checks.describe import type_name
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -16,34 +17,6 @@ def probe_batches(Tensor, sizes, seed=0):
     rng = np.random.default_rng(seed)
     return [(Tensor(rng.standard_normal((n, 3)), requires_grad=False),
              Tensor(rng.integers(0, 4, n), dtype=np.int64, requires_grad=False)) for n in sizes]
-
-
-def probe_module(Module):
-    class Probe(Module):
-        """Records the mode it was in at each forward call."""
-
-        def __init__(self):
-            self.modes = []
-
-        def forward(self, x):
-            self.modes.append(self.training)
-            return x
-
-    return Probe
-
-
-class RecordingBar:
-    """Stands in for a tqdm bar: counts updates, keeps the last postfix."""
-
-    def __init__(self):
-        self.updates = 0
-        self.postfix = {}
-
-    def update(self, n=1):
-        self.updates += n
-
-    def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
-        self.postfix = dict(ordered_dict or {}, **kwargs)
 
 
 TRAIN_EPOCH_LOSSES = [0.9, 0.5, 0.4]    # mean 0.6, last 0.4: a bar showing the last loss is told apart
@@ -62,43 +35,15 @@ def windows_telling(losses, gap=0.005):
 
 
 def run_train_epoch(namespace, batches, losses):
-    """train_epoch with train_step swapped for a recorder that returns `losses` in turn, with and without a bar:
-    a dict of what happened, for `train_epoch_verdict` (the kernel's check and the judge's probe both use it)."""
-    train_epoch = namespace["train_epoch"]
-    model = probe_module(namespace["Module"])()
-    loss_fn, optimizer = object(), object()
-    calls = []
-
-    def recording_train_step(m, lf, opt, x, y):
-        calls.append((m, lf, opt, x, y, m.training))
-        return losses[len(calls) - 1] if len(calls) <= len(losses) else float("nan")
-
-    saved = namespace.get("train_step")
-    namespace["train_step"] = recording_train_step
-    bar = RecordingBar()
+    """train_epoch with train_step swapped for a recorder that returns `losses` in turn, with and without a bar
+    (`ch07_init_facts.train_epoch_run`): a dict of what happened, for `train_epoch_verdict`."""
+    ran = facts.train_epoch_run(namespace, batches, losses, run_quietly)
+    result = ran["result"]
     try:
-        run_quietly(model.eval)
-        result = run_quietly(train_epoch, model, batches, loss_fn, optimizer, bar)
-        calls_with_bar = len(calls)
-        right_arguments = all(m is model and lf is loss_fn and opt is optimizer and x is bx and y is by
-                              for (m, lf, opt, x, y, _), (bx, by) in zip(calls, batches))
-        training = all(mode for *_, mode in calls)
-        calls.clear()
-        run_quietly(train_epoch, model, batches, loss_fn, optimizer)
-        calls_without_bar = len(calls)
-    finally:
-        namespace["train_step"] = saved
-    try:
-        result = [float(r) for r in result] if isinstance(result, list) else type_name(result)
+        ran["result"] = [float(r) for r in result] if isinstance(result, list) else type_name(result)
     except (TypeError, ValueError):
-        result = repr(result)[:200]
-    shown = bar.postfix.get("loss")
-    try:
-        shown = float(shown)
-    except (TypeError, ValueError):
-        shown = None
-    return {"calls": [calls_with_bar, calls_without_bar], "right_arguments": right_arguments, "training": training,
-            "result": result, "updates": bar.updates, "shown": shown}
+        ran["result"] = repr(result)[:200]
+    return ran
 
 
 @register("train_epoch")
@@ -171,38 +116,20 @@ def window_hint(losses, shown):
     return ""
 
 
-def scorer_module(Module, Tensor):
-    class Scorer(probe_module(Module)):
-        """Logits that pick class 0 for positive first inputs, else class 1; noise in training mode."""
-
-        def forward(self, x):
-            super().forward(x)
-            if self.training:
-                return Tensor(np.random.default_rng(len(self.modes)).standard_normal((x.shape[0], 4)), requires_grad=False)
-            first = x.data[:, 0]
-            logits = np.zeros((x.shape[0], 4))
-            logits[np.arange(len(first)), np.where(first > 0, 0, 1)] = 1.0
-            return Tensor(logits, requires_grad=False)
-
-    return Scorer
-
-
 # batch 1: 4 of 4 right; batch 2: 0 of 4; batch 3: 2 of 2. Overall 6 / 10, batch average 2 / 3.
 ACCURACY_BATCHES = [([1, 1, -1, -1], [0, 0, 1, 1]), ([1, -1, 1, -1], [2, 3, 1, 0]), ([-1, 1], [1, 0])]
 
 
 def run_accuracy(namespace, batches):
     """accuracy(Scorer, loader of `batches` (first inputs, labels)): (result, ran in training mode at all)."""
-    Tensor, accuracy = namespace["Tensor"], namespace["accuracy"]
+    Tensor = namespace["Tensor"]
 
     def batch(firsts, labels):
         x = np.zeros((len(firsts), 3))
         x[:, 0] = firsts
         return Tensor(x, requires_grad=False), Tensor(np.array(labels), dtype=np.int64, requires_grad=False)
 
-    model = scorer_module(namespace["Module"], Tensor)()
-    result = run_quietly(accuracy, model, [batch(features, labels) for features, labels in batches])
-    return result, bool(model.modes and any(model.modes))
+    return facts.accuracy_run(namespace, [batch(features, labels) for features, labels in batches], run_quietly)
 
 
 def scored(batches):

@@ -4,100 +4,29 @@ Each check builds what it needs from the notebook's classes and calls only the m
 with the course's own versions of the others swapped in (`named_state` for `state_dict` and
 `load_state_dict`, the state dicts for the checkpoint files), so one slip costs one exercise.
 """
-import contextlib
 import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from autograder.student.checks.kernel_facts import load_arrays, number_report
+from autograder.student.checks.ch08_persistence_facts import (
+    NET_SIZES,
+    OPTIMIZER_ARRAYS,
+    OPTIMIZER_DEFAULTS,
+    OPTIMIZER_NUMBERS,
+    TENSOR_BUFFER,
+    course_methods,
+    course_optimizer_state,
+    net_state,
+    values_of,
+)
+from autograder.student.checks.kernel_facts import number_report
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
 
-# ── the course's own versions, swapped in to keep exercises apart ─────────────────────────────
-
-
-NET_SIZES = (4, 6, 3)            # small_net's Linear(4, 6) → BatchNorm1d(6) → ReLU → Linear(6, 3)
-
-
-def holder_at(model, name):
-    """The object a state name points to, found by following it: "modules.3.bias" is model.modules[3].bias."""
-    found = model
-    for part in name.split("."):
-        found = found[int(part)] if part.isdigit() else found[part] if isinstance(found, dict) else getattr(found, part)
-    return found
-
-
-def net_state(model):
-    """[(name, holder)] of a small_net: the names it is known to have (net_shapes), each looked up in `model`.
-    The course's own answer for the one model the swapped-in methods ever see, so never a walk of the model."""
-    return [(name, holder_at(model, name)) for name in net_shapes(NET_SIZES)]
-
-
-def values_of(holder):
-    """The array behind a holder: the array itself, or a Tensor's .data (an ndarray's .data is a memoryview)."""
-    return holder if isinstance(holder, np.ndarray) else np.asarray(holder.data)
-
-
-@contextlib.contextmanager
-def course_methods(ns, *names):
-    """Replace Module/Optimizer methods `names` by the course's versions while a check runs."""
-    Module, Optimizer = ns["Module"], ns["Optimizer"]
-
-    def named_state(self):
-        return net_state(self)
-
-    def state_dict(self):
-        return {name: np.array(values_of(h)) for name, h in net_state(self)}
-
-    def load_state_dict(self, state, strict=True):
-        load_arrays([(name, values_of(holder)) for name, holder in net_state(self)], state, strict)
-
-    def optimizer_state_dict(self):
-        return course_optimizer_state(self)
-
-    def optimizer_load_state_dict(self, state):
-        kind = type(self).__name__
-        for name in OPTIMIZER_NUMBERS[kind]:
-            if name in state:
-                setattr(self, name, np.asarray(state[name]).item())
-        for position, p in enumerate(self.params):
-            for table in OPTIMIZER_ARRAYS[kind]:
-                if f"{table}.{position}" in state:
-                    getattr(self, table)[id(p)] = np.array(state[f"{table}.{position}"])
-
-    ours = {("Module", "named_state"): named_state, ("Module", "state_dict"): state_dict,
-            ("Module", "load_state_dict"): load_state_dict,
-            ("Optimizer", "state_dict"): optimizer_state_dict,
-            ("Optimizer", "load_state_dict"): optimizer_load_state_dict}
-    classes = {"Module": Module, "Optimizer": Optimizer}
-    saved = {}
-    for key in names:
-        cls, method = classes[key[0]], key[1]
-        saved[key] = cls.__dict__.get(method)
-        setattr(cls, method, ours[key])
-    try:
-        yield
-    finally:
-        for (cls_name, method), original in saved.items():
-            if original is None:
-                delattr(classes[cls_name], method)
-            else:
-                setattr(classes[cls_name], method, original)
-
-
-def course_optimizer_state(optimizer):
-    """The course's state dict of one of chapter 5's optimizers: every number, and each per-parameter array
-    under the parameter's position in optimizer.params."""
-    kind = type(optimizer).__name__
-    state = {name: np.array(getattr(optimizer, name)) for name in OPTIMIZER_NUMBERS[kind]}
-    for position, p in enumerate(optimizer.params):
-        for table in OPTIMIZER_ARRAYS[kind]:
-            if id(p) in getattr(optimizer, table):
-                state[f"{table}.{position}"] = np.array(getattr(optimizer, table)[id(p)])
-    return state
+# ── the course's own versions (ch08_persistence_facts.course_methods) swapped in to keep exercises apart ──
 
 
 def attempt(label, fn, *args, **kwargs):
@@ -131,20 +60,6 @@ NOT_CHECKPOINTS = {
 }
 CHECKPOINT_MARK = "babygrad.checkpoint"
 PICKLE_RULE = "a checkpoint never needs pickle, and loading with pickle allowed runs whatever code the file names"
-
-
-# small_net's buffer kept as a Tensor that is not a Parameter (the text counts both kinds of buffer): its
-# BatchNorm1d keeps ndarrays, and a state dict, a load or a checkpoint that handles only those shows here
-TENSOR_BUFFER = "calibration"
-
-
-def net_shapes(sizes):
-    """{name: shape} of small_net's state, Linear(a, b) → BatchNorm1d(b) → ReLU → Linear(b, c), in order, then its
-    Tensor buffer."""
-    a, b, c = sizes
-    return {"modules.0.weight": (a, b), "modules.0.bias": (1, b), "modules.1.weight": (b,), "modules.1.bias": (b,),
-            "modules.1.running_mean": (b,), "modules.1.running_var": (b,), "modules.3.weight": (b, c),
-            "modules.3.bias": (1, c), TENSOR_BUFFER: (c,)}
 
 
 def is_parameter(name):
@@ -507,7 +422,7 @@ def check_load_errors(ns):
 
 # ── 8.3 the optimizer ─────────────────────────────────────────────────────────────────────────
 
-# key: (class, the settings the cell builds it with, the label); OPTIMIZER_DEFAULTS: every number each keeps
+# key: (class, the settings the cell builds it with, the label)
 OPTIMIZER_SPECS = {
     "adam": ("Adam", {"lr": 0.01}, "Adam(lr=0.01)"),
     "sgd": ("SGD", {"lr": 0.1, "momentum": 0.9}, "SGD(lr=0.1, momentum=0.9)"),
@@ -518,11 +433,7 @@ OPTIMIZER_SPECS = {
 # settings a schedule turned off (to 0) during the run, by key: the fresh optimizer starts with them on, so a
 # state dict or a load that takes a 0 for "no value" (a truth test of the number) leaves them on
 OPTIMIZER_ZEROED = {"sgd_off": ("momentum", "weight_decay")}
-OPTIMIZER_DEFAULTS = {"Adam": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0},
-                      "SGD": {"lr": 0.01, "momentum": 0.0, "weight_decay": 0.0}}
-OPTIMIZER_ARRAYS = {"Adam": ("m", "v"), "SGD": ("velocity",)}       # the per-parameter dicts, keyed by id(p)
-OPTIMIZER_NUMBERS = {kind: (*numbers, "t") if kind == "Adam" else tuple(numbers)   # and Adam's step count
-                     for kind, numbers in OPTIMIZER_DEFAULTS.items()}
+# OPTIMIZER_DEFAULTS (ch08_persistence_facts): every number each keeps
 OPTIMIZERS = {key: (label, lambda ns, ps, cls=cls, settings=settings: ns[cls](ps, **settings))
               for key, (cls, settings, label) in OPTIMIZER_SPECS.items()}
 FROZEN = 2          # parameters without a gradient at the first step: the optimizer's dicts then list them last

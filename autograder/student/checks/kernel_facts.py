@@ -1,8 +1,7 @@
 """Facts a check gathers in the kernel, gathered the same way by the course's checks and the judge's worker: how
-deeply a call nests Python calls, which leaves a result's graph holds, what a backward call changed on its op,
+deeply a call nests Python calls, whether a result's graph reaches a tensor and which leaves it holds, what a backward call changed on its op,
 whether a dataset holds given samples, the memory order an op's inputs are laid out in, a number's type, whether parameters hold gradients, and the mode a
-Dropout was in at each forward call. Also the course's own state loading, which both sides stand in for a
-student's `load_state_dict` while they grade another exercise of chapter 8.
+Dropout was in at each forward call.
 
 NumPy and the standard library only, no course imports: the judge ships this file as text to the kernel (as it
 ships `ch03_autodiff_engine_graph.py`), so both sides gather with the very same code.
@@ -49,6 +48,19 @@ def deepest_call(fn, *args):
     finally:
         sys.setprofile(previous)
     return deepest
+
+
+def reaches(result, leaf):
+    """Whether `leaf` is among the ancestors of `result` in the recorded graph (its `_inputs`, followed back)."""
+    stack, seen = [result], set()
+    while stack:
+        node = stack.pop()
+        if node is leaf:
+            return True
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(getattr(node, "_inputs", ()) or ())
+    return False
 
 
 def stray_leaves(result, given):
@@ -117,18 +129,3 @@ def dropout_modes(dropout):
     dropout.forward = recorded
     return modes
 
-
-def load_arrays(arrays, state, strict=True):
-    """Copy `state` into `arrays` ([(name, writable array)]) as section 8.2 asks: missing or unexpected names
-    refused with a KeyError when strict, a shape mismatch with a ValueError, and nothing changed unless all fits."""
-    names = [name for name, _ in arrays]
-    missing = [name for name in names if name not in state]
-    unexpected = [name for name in state if name not in names]
-    if strict and (missing or unexpected):
-        raise KeyError(f"the state dict misses {missing} and has entries the model does not: {unexpected}")
-    for name, array in arrays:
-        if name in state and np.shape(state[name]) != array.shape:
-            raise ValueError(f"{name}: the state dict has shape {np.shape(state[name])}, the model {array.shape}")
-    for name, array in arrays:
-        if name in state:
-            np.copyto(array, state[name], casting="unsafe")

@@ -10,13 +10,13 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from autograder.student import gradcheck
 from autograder.student.checks import ch03_autodiff_course_ops as course_ops, formulas, slow
+from autograder.student.checks.ch03_autodiff_op_specs import OPS as CH03_OPS
 from autograder.student.checks.describe import INPUT_NAMES, number, shapes_label
 
 # op class name -> its settings' names, in the order its constructor takes them (as its __init__ stores
-# them, provided code in every chapter); the slips of a backward read them too (slips.PARAMETERS).
-SETTINGS = {"Transpose": ("axes",), "Summation": ("axes",), "Reshape": ("shape",), "BroadcastTo": ("shape",),
-            "AddScalar": ("scalar",), "MulScalar": ("scalar",), "DivScalar": ("scalar",),
-            "PowerScalar": ("scalar",), "GetItem": ("index",),
+# them, provided code in every chapter); the slips of a backward read them too (slips.PARAMETERS). Chapter 3's
+# ops keep theirs in their records (ch03_autodiff_op_specs.py).
+SETTINGS = {**{name: op.settings for name, op in CH03_OPS.items() if op.settings},
             "EmbeddingLookup": ("indices",), "LogSumExp": ("axes",), "Softmax": ("axis",),
             "SoftmaxCrossEntropy": ("labels",),
             "Flip": ("axes",), "Dilate": ("axes", "dilation"), "Undilate": ("axes", "dilation"),
@@ -65,7 +65,8 @@ def max_pool(kernel_size=2):
 
 
 FORWARDS = {
-    **course_ops.FORWARDS,
+    **course_ops.FORWARDS,        # the kernel's stand-ins: the chapter-3 ops the Tensor operators build, and more
+    **{name: op.forward for name, op in CH03_OPS.items() if op.forward},       # chapter 3's other ops
     "EmbeddingLookup": lambda indices: lambda weight: formulas.embedding(weight, indices),
     "LogSumExp": lambda axes=None: lambda a: formulas.logsumexp(a, axes),
     "Softmax": lambda axis=-1: lambda a: formulas.softmax(a, axis),

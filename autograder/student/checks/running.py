@@ -1,13 +1,15 @@
 """How every check runs a student's code: quietly (nothing reaches stderr, which would zero an nbgrader
-cell), and what it says when that code raises: the method, the exception, and the student's own line."""
+cell), and what it says when that code raises: the method, the exception, and the student's own line.
+
+NumPy and the standard library only, no course imports: the judge ships this file as text to the kernel
+(probes.SHIPPED), so its worker runs the student's code and finds the student's line as the checks do.
+"""
 import linecache
 import re
 import traceback
 import warnings
 
 import numpy as np
-
-from autograder.student.checks.kernel_facts import deepest_call  # noqa: F401 (the checks' name for it)
 
 
 def run_quietly(fn, *args):
@@ -76,20 +78,26 @@ def method_of(label, method):
 
 
 # The file names IPython gives notebook cells: `/tmp/ipykernel_NNN/NNNN.py` (ipykernel 6, also under nbgrader's
-# nbclient) or `<ipython-input-N-...>` (older kernels). The judge's worker keeps its own copy of this pattern.
+# nbclient) or `<ipython-input-N-...>` (older kernels).
 NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
 
 
-def student_line(tb, own=None):
+def in_autograder(filename):
+    """Whether a frame's file is the course's own code, as the checks run it (an installed `autograder` package)."""
+    return "autograder" in filename
+
+
+def student_line(tb, own=None, graders=in_autograder):
     """The source line to show for a traceback: the line of `own` (the method under test) that was running,
     when it is in the traceback: deeper notebook frames may be the chapter's provided code (`Function.__call__`
     running an op the method called). Else the deepest frame in a notebook cell (the student's own code),
-    else the deepest frame outside the autograder; "" when there is none."""
+    else the deepest frame whose file `graders` does not claim (the judge's worker: its probe's file); ""
+    when there is none."""
     own_code = getattr(own, "__code__", None)
     own_lines = [lineno for frame, lineno in traceback.walk_tb(tb) if frame.f_code is own_code]
     if own_lines:
         return linecache.getline(own_code.co_filename, own_lines[-1]).strip()
-    frames = [f for f in traceback.extract_tb(tb) if "autograder" not in f.filename]
+    frames = [f for f in traceback.extract_tb(tb) if not graders(f.filename)]
     in_cells = [f for f in frames if NOTEBOOK_CELL.search(f.filename)]
     chosen = (in_cells or frames)[-1:]
     return chosen[0].line if chosen and chosen[0].line else ""

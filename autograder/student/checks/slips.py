@@ -1,8 +1,9 @@
 """Known wrong backwards, and the evidence that names one.
 
 A hint names a specific mistake only when the student's gradients equal, on the very inputs checked,
-the gradients that mistake computes; otherwise it gives the op's rule (`hints.BACKWARD`). Each slip
+the gradients that mistake computes; otherwise it gives the op's rule (`hints.rule`). Each slip
 says what the gradient equals (an observation, true whenever it matches) and the rule it broke.
+Chapter 3's ops keep their slips in their records (`ch03_autodiff_op_specs.py`); the later chapters' are here.
 Shared by the in-kernel checks (checks/ch03_autodiff_ops.py) and the judge (grading/judge/ch03_autodiff_ops.py), so both say the same.
 """
 from dataclasses import dataclass, field
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from autograder.student.checks import formulas
+from autograder.student.checks.ch03_autodiff_op_specs import OPS as CH03_OPS
+from autograder.student.checks.op_specs import Slip, u
 from autograder.student.checks.references import SETTINGS
 from autograder.student.hints import rule
 
@@ -44,132 +47,13 @@ def params_of_call(name, args, kwargs):
     return {**dict(zip(PARAMETERS.get(name, ()), args)), **dict(kwargs)}
 
 
-def swap_last(x):
-    return np.swapaxes(x, -1, -2)
-
-
-def stretched_axes(c):
-    """BroadcastTo's axes where input values were copied: the prepended ones and those of size 1 stretched."""
-    shape, in_shape = tuple(c.params["shape"]), c.arrays[0].shape
-    extra = len(shape) - len(in_shape)
-    return tuple(i for i, n in enumerate(shape) if i < extra or (in_shape[i - extra] == 1 and n != 1))
-
-
-@dataclass(frozen=True)
-class Slip:
-    """A known wrong backward: `says` what the gradients equal and the rule broken; `gradients(case)` computes
-    them (one array per input), or raises when the mistake cannot happen for this op's settings."""
-
-    says: str
-    gradients: object
-
-
-def u(c):
-    return c.upstream
-
-
 def one_hot_rows(c):
     """SoftmaxCrossEntropy's labels as one-hot rows of its logits' shape."""
     return np.eye(c.arrays[0].shape[1])[np.asarray(c.params["labels"], dtype=int)]
 
 
 SLIPS = {
-    "Mul": [
-        Slip("each input's gradient is out_grad times that same input; with the other input held constant, "
-             "the derivative of a·b with respect to a is the other input (and the other way round).",
-             lambda c: [u(c) * c.arrays[0], u(c) * c.arrays[1]]),
-    ],
-    "Sub": [
-        Slip("b's gradient is out_grad with a plus sign, but a − b falls as b grows: its derivative with respect "
-             "to b is −1.", lambda c: [u(c), u(c)]),
-        Slip("the signs are the wrong way round: a − b grows with a (derivative +1) and falls with b (−1).",
-             lambda c: [-u(c), u(c)]),
-    ],
-    "Div": [
-        Slip("b's gradient has the wrong sign: the derivative of a / b with respect to b carries a minus sign "
-             "(for a > 0, a / b falls as b grows).", lambda c: [u(c) / c.arrays[1], u(c) * c.arrays[0] / c.arrays[1] ** 2]),
-        Slip("b's gradient divides by b once; by the power rule, the derivative of a·b⁻¹ with respect to b has b "
-             "squared in its denominator.", lambda c: [u(c) / c.arrays[1], -u(c) * c.arrays[0] / c.arrays[1]]),
-    ],
-    "Pow": [
-        Slip("b's gradient is out_grad times ln(a) alone: the derivative of a^b with respect to b also keeps the "
-             "factor a^b, the output.",
-             lambda c: [u(c) * c.arrays[1] * c.arrays[0] ** (c.arrays[1] - 1), u(c) * np.log(c.arrays[0])]),
-        Slip("a's gradient lacks the factor b: the power rule brings the exponent down in front.",
-             lambda c: [u(c) * c.arrays[0] ** (c.arrays[1] - 1), u(c) * c.out * np.log(c.arrays[0])]),
-    ],
-    "Negate": [
-        Slip("your gradient is out_grad unchanged, but −a falls as a grows: its derivative is −1.", lambda c: [u(c)]),
-    ],
-    "Log": [
-        Slip("your gradient divides out_grad by the output log(a); the derivative 1/a is evaluated at the "
-             "input a.", lambda c: [u(c) / c.out]),
-    ],
-    "Exp": [
-        Slip("your gradient multiplies out_grad by the input a; the derivative of exp is exp(a), the output.",
-             lambda c: [u(c) * c.arrays[0]]),
-    ],
-    "Sqrt": [
-        Slip("your gradient divides out_grad by √a, missing the factor 1/2 of the derivative 1/(2√a).",
-             lambda c: [u(c) / c.out]),
-        Slip("your gradient divides out_grad by 2a, twice the input; the derivative 1/(2√a) has the output √a "
-             "in its denominator.", lambda c: [u(c) / (2 * c.arrays[0])]),
-    ],
-    "Abs": [
-        Slip("your gradient is out_grad unchanged, also where the input is negative; there |a| falls as a grows, "
-             "so its derivative is −1.", lambda c: [u(c)]),
-    ],
-    "ReLU": [
-        Slip("your gradient is out_grad unchanged, also where the input is negative; relu's derivative is 0 "
-             "there: the mask comes from the sign of the input, not from out_grad.", lambda c: [u(c)]),
-        Slip("your mask keeps the places where out_grad is positive; relu's derivative depends on the input "
-             "only: 1 where the input is positive, 0 elsewhere.", lambda c: [u(c) * (u(c) > 0)]),
-        Slip("your gradient is out_grad times the output relu(a); relu's derivative is 1 or 0, not the output's "
-             "value.", lambda c: [u(c) * c.out]),
-    ],
-    "Sigmoid": [
-        Slip("your gradient is out_grad times s(1 − s) with s the input a; s is the output σ(a).",
-             lambda c: [u(c) * c.arrays[0] * (1 - c.arrays[0])]),
-        Slip("your gradient is out_grad times s only; the derivative of σ is s(1 − s).", lambda c: [u(c) * c.out]),
-    ],
-    "Tanh": [
-        Slip("your gradient is out_grad times 1 − a² with a the input; t in 1 − t² is the output tanh(a).",
-             lambda c: [u(c) * (1 - c.arrays[0] ** 2)]),
-        Slip("your gradient is out_grad times 1 − t; the derivative of tanh is 1 − t², t squared.",
-             lambda c: [u(c) * (1 - c.out)]),
-    ],
-    "Reshape": [
-        Slip("your gradient is out_grad in the output's shape; each input's gradient has that input's shape.",
-             lambda c: [u(c)]),
-    ],
-    "Transpose": [
-        Slip("your gradient applies the same permutation again; only its inverse sends every axis back where it "
-             "came from (the two differ for any permutation that is not a swap).",
-             lambda c: [u(c).transpose(c.params["axes"])] if c.params.get("axes") is not None else None),
-        Slip("your gradient swaps the last two axes, as for axes=None; this op was given a permutation, and its "
-             "inverse undoes it.", lambda c: [swap_last(u(c))] if c.params.get("axes") is not None else None),
-    ],
-    "Summation": [
-        Slip("your gradient broadcasts out_grad without first putting the summed axes back as size 1, so its "
-             "values line up with the wrong axes.",
-             lambda c: [np.broadcast_to(u(c), c.arrays[0].shape)]),
-    ],
-    "BroadcastTo": [
-        Slip("your gradient sums over the right axes but does not restore the input's size-1 axes: reshape it to "
-             "the input's shape.", lambda c: [u(c).sum(axis=stretched_axes(c))]),
-        Slip("your gradient sums only the prepended axes; the input's size-1 axes were stretched too, and each "
-             "copy adds to the gradient.",
-             lambda c: [u(c).sum(axis=tuple(range(u(c).ndim - c.arrays[0].ndim)))]),
-    ],
-    "MatMul": [
-        Slip("your gradients keep the batch axes that broadcasting added or stretched; sum them away so each "
-             "gradient has its input's shape.",
-             lambda c: [u(c) @ swap_last(c.arrays[1]), swap_last(c.arrays[0]) @ u(c)]),
-        Slip("your gradients sum only the prepended batch axes; batch axes of size 1 that broadcasting stretched "
-             "must be summed too (keeping their size 1).",
-             lambda c: [leading_summed(u(c) @ swap_last(c.arrays[1]), c.arrays[0].ndim),
-                        leading_summed(swap_last(c.arrays[0]) @ u(c), c.arrays[1].ndim)]),
-    ],
+    **{name: list(op.slips) for name, op in CH03_OPS.items() if op.slips},
     "Softmax": [
         Slip("your gradient is out_grad times s, the diagonal term only; each s_i also falls when another input "
              "of its row grows (∂s_i/∂a_k = −s_i·s_k for i ≠ k), which subtracts s times the sum of out_grad·s "
@@ -211,60 +95,15 @@ SLIPS = {
         Slip("your gradient counts how often each row was looked up, without out_grad: each use adds that "
              "position's out_grad, not 1.", lambda c: [added_rows(c, np.ones_like(u(c)))]),
     ],
-    "MulScalar": [
-        Slip("your gradient is out_grad unchanged; the derivative of c·a is the constant c.", lambda c: [u(c)]),
-    ],
-    "DivScalar": [
-        Slip("your gradient multiplies out_grad by c; the derivative of a / c with respect to a is 1/c.",
-             lambda c: [u(c) * c.params["scalar"]]),
-        Slip("your gradient divides out_grad by c²; with respect to a (c is a constant) the derivative of a / c "
-             "is 1/c.", lambda c: [u(c) / c.params["scalar"] ** 2]),
-    ],
-    "PowerScalar": [
-        Slip("your gradient uses the power n; the power rule lowers it by one, to n − 1.",
-             lambda c: [u(c) * c.params["scalar"] * c.arrays[0] ** c.params["scalar"]]),
-        Slip("your gradient lacks the factor n: the power rule brings the exponent down in front.",
-             lambda c: [u(c) * c.arrays[0] ** (c.params["scalar"] - 1)]),
-    ],
 }
 
 
-def assigned(c):
-    """GetItem's backward written with an assignment: at an element picked several times, the last share only."""
-    grad = np.zeros(c.arrays[0].shape)
-    grad[c.params["index"]] = u(c)
-    return [grad]
 
 
-GELU_SCALE, GELU_CUBIC = np.sqrt(2 / np.pi), 0.044715     # the tanh approximation's constants
 
 
-def gelu_parts(c):
-    """GELU's pieces at the input x: (x, t = tanh(z), dz/dx), for the tanh approximation."""
-    x = c.arrays[0]
-    return x, np.tanh(GELU_SCALE * x * (1 + GELU_CUBIC * x * x)), GELU_SCALE * (1 + 3 * GELU_CUBIC * x * x)
 
 
-SLIPS["GetItem"] = [
-    Slip("where the index picks the same element more than once, your gradient holds one share only (an "
-         "assignment keeps the last value written there); each pick is a use of that element, and the gradient of "
-         "an element used several times is the SUM of the shares, one per use.", assigned),
-    Slip("your gradient is out_grad, in the output's shape; the input's gradient has the input's shape, with "
-         "out_grad's values at the places that were picked and 0 elsewhere.", lambda c: [u(c)]),
-]
-SLIPS["GELU"] = [
-    Slip("your gradient is out_grad times 0.5(1 + t) only: 0.5·x·(1 + t) is a product of two factors that both "
-         "depend on x, so the product rule adds a second term, 0.5·x times the derivative of (1 + t).",
-         lambda c: [u(c) * 0.5 * (1 + gelu_parts(c)[1])]),
-    Slip("your gradient misses the derivative of the cubic inside tanh: by the chain rule, d tanh(z)/dx = (1 − t²)·dz/dx, "
-         "and dz/dx = √(2/π)(1 + 3·0.044715x²), not √(2/π) alone.",
-         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
-                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * np.sqrt(2 / np.pi))]),
-    Slip("your gradient misses the factor √(2/π) of dz/dx = √(2/π)(1 + 3·0.044715x²): the constant in front of "
-         "the cubic stays in its derivative.",
-         lambda c: [u(c) * (0.5 * (1 + gelu_parts(c)[1])
-                            + 0.5 * c.arrays[0] * (1 - gelu_parts(c)[1] ** 2) * gelu_parts(c)[2] / np.sqrt(2 / np.pi))]),
-]
 
 
 def conv_weight_gradient(c):
@@ -310,19 +149,8 @@ SLIPS["Conv"] = [
 ]
 
 
-def summed_to(grad, shape):
-    """`grad` summed over the batch axes that broadcasting prepended or stretched, to `shape` (MatMul's inputs)."""
-    while grad.ndim > len(shape):                       # the axes broadcasting put in front
-        grad = grad.sum(axis=0)
-    stretched = tuple(axis for axis, size in enumerate(shape) if size == 1 != grad.shape[axis])
-    return grad.sum(axis=stretched, keepdims=True)
 
 
-SLIPS["MatMul"].append(
-    Slip("your gradient for a is all zeros, and your gradient for b is right. Zeros are the gradient only of an a "
-         "that requires none (the shortcut for a constant a, decided by a's own requires_grad); here a requires a "
-         "gradient, so it needs out_grad @ bᵀ, even when b is the constant.",
-         lambda c: [np.zeros(c.arrays[0].shape), summed_to(swap_last(c.arrays[0]) @ u(c), c.arrays[1].shape)]))
 
 
 def assigned_rows(c):
@@ -338,9 +166,6 @@ def added_rows(c, values):
     return grad
 
 
-def leading_summed(grad, ndim):
-    extra = grad.ndim - ndim
-    return grad.sum(axis=tuple(range(extra))) if extra > 0 else grad
 
 
 def matches(grads, predicted):
@@ -377,7 +202,7 @@ def backward_hint(case, grads):
 
 
 # Ops whose derivative the text writes with the output, where a backward recomputed from the input can overflow.
-FROM_OUTPUT = {"Sigmoid": "s(1 − s), with s the output (node)", "Tanh": "1 − t², with t the output (node)"}
+FROM_OUTPUT = {name: op.from_output for name, op in CH03_OPS.items() if op.from_output}
 
 
 def nonfinite_note(case, grads):

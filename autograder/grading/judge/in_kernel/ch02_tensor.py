@@ -1,27 +1,20 @@
 """Kernel side of chapter 2's probes: the Tensor constructor and the factories on the judge's values.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`packed`, `quietly`, `error_report`, `type_name`) and, like it, imports nothing from the course and decides
-nothing: it reports a new tensor's fields (values as arrays; flags, None and () as facts only the kernel
+(`packed`, `quietly`, `error_report`, `type_name`, and `shipped` for the course's stand-ins of
+checks/ch02_tensor_facts.py) and, like it, imports nothing from the course and decides nothing: it reports a new tensor's fields (values as arrays; flags, None and () as facts only the kernel
 can state) and whether a copy shares memory with its original.
 """
-import contextlib
-
 import numpy as np
 
-TENSOR_MISSING = object()
 
-
-def tensor_field_facts(got):
-    """One field of a new tensor, as `checks.tensor.field_facts` describes it."""
-    if got is TENSOR_MISSING:
-        return {"missing": True}
-    return {"repr": repr(got)[:60], "is_none": got is None, "is_true": got is True, "is_false": got is False,
-            "empty_tuple": isinstance(got, tuple) and got == ()}
+def tensor_facts():
+    """The course's stand-ins and field facts of chapter 2 (checks/ch02_tensor_facts.py), shipped as text."""
+    return shipped("ch02_tensor_facts")
 
 
 def tensor_data(data):
-    if data is TENSOR_MISSING:
+    if data is tensor_facts()["MISSING"]:
         return {"missing": True}
     if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
         return {"value": packed(data)}
@@ -32,12 +25,12 @@ def tensor_data(data):
 def tensor_constructor(request, namespace):
     """Tensor(data, **kwargs) for each case; `copy_of` cases build from a Tensor or an array of the values. The rest
     of the class is stood in meanwhile (its properties exist), as the course's check does."""
-    with tensor_standins(namespace["Tensor"], keep=("__init__",)):
+    with tensor_facts()["standins"](namespace["Tensor"], keep=("__init__",)):
         return constructed(request, namespace)
 
 
 def constructed(request, namespace):
-    Tensor, results = namespace["Tensor"], []
+    Tensor, results, facts = namespace["Tensor"], [], tensor_facts()
     for case in request["cases"]:
         try:
             if case.get("copy_of") == "tensor":
@@ -53,9 +46,9 @@ def constructed(request, namespace):
         except Exception as error:  # noqa: BLE001
             results.append({"error": error_report(error)})
             continue
-        data = fields.get("data", TENSOR_MISSING)
+        data = fields.get("data", facts["MISSING"])
         result = {"data": tensor_data(data),
-                  "fields": {name: tensor_field_facts(fields.get(name, TENSOR_MISSING))
+                  "fields": {name: facts["field_facts"](fields.get(name, facts["MISSING"]))
                              for name in ("requires_grad", "grad", "_op", "_inputs")}}
         if case.get("copy_of"):
             result["shares"] = bool(isinstance(data, np.ndarray) and np.shares_memory(data, original))
@@ -63,52 +56,11 @@ def constructed(request, namespace):
     return {"results": results}
 
 
-def _standin_init(self, data, *, dtype="float32", requires_grad=True):
-    if isinstance(data, type(self)):
-        data = data.data
-    self.data = np.array(data, dtype=dtype)
-    self.requires_grad = requires_grad
-    self.grad = None
-    self._op = None
-    self._inputs = ()
-
-
-TENSOR_STANDINS = {
-    "__init__": _standin_init,
-    "shape": property(lambda self: self.data.shape),
-    "ndim": property(lambda self: self.data.ndim),
-    "size": property(lambda self: self.data.size),
-    "dtype": property(lambda self: self.data.dtype),
-    "numpy": lambda self: self.data.copy(),
-    "item": lambda self: self.data.item(),
-    "detach": lambda self: type(self)(self.data, dtype=self.data.dtype, requires_grad=False),
-    "__len__": lambda self: len(self.data),
-    "__repr__": lambda self: f"Tensor({self.data!r}, requires_grad={self.requires_grad})",
-}
-
-
-@contextlib.contextmanager
-def tensor_standins(Tensor, keep=()):
-    """Every member of Tensor but those in `keep` swapped for a plain stand-in (as the course's checks do),
-    then restored."""
-    saved = {name: Tensor.__dict__.get(name, TENSOR_MISSING) for name in TENSOR_STANDINS if name not in keep}
-    for name in saved:
-        setattr(Tensor, name, TENSOR_STANDINS[name])
-    try:
-        yield
-    finally:
-        for name, member in saved.items():
-            if member is TENSOR_MISSING:
-                delattr(Tensor, name)
-            else:
-                setattr(Tensor, name, member)
-
-
 @handles("tensor_factories")
 def tensor_factories(request, namespace):
     """Each factory call on the judge's shapes and seeds, with the Tensor class stood in: what it returned."""
     Tensor, results = namespace["Tensor"], []
-    with tensor_standins(Tensor):
+    with tensor_facts()["standins"](Tensor):
         for name, shape, kwargs in request["calls"]:
             try:
                 made = quietly(lambda: namespace[name](*shape, **kwargs))
@@ -124,19 +76,15 @@ def tensor_factories(request, namespace):
     return {"results": results}
 
 
-class Mul:
-    """Stands for the op that made a tensor: its repr shows the class name."""
-
-
 @handles("tensor_repr")
 def tensor_repr(request, namespace):
     """repr(t) of the student's __repr__ (the rest of Tensor stood in) for each of the judge's tensors."""
     Tensor, results = namespace["Tensor"], []
-    with tensor_standins(Tensor, keep=("__repr__",)):
+    with tensor_facts()["standins"](Tensor, keep=("__repr__",)):
         for values, dtype, requires_grad, op in request["cases"]:
             try:
                 t = Tensor(np.asarray(values), dtype=dtype, requires_grad=requires_grad)
-                t._op = Mul() if op else None
+                t._op = tensor_facts()["Mul"]() if op else None
                 text = quietly(repr, t)
             except Exception as error:  # noqa: BLE001
                 results.append({"error": error_report(error)})
@@ -165,7 +113,7 @@ def tensor_properties(request, namespace):
     """shape, ndim, size and dtype of a tensor over the judge's array (the rest of Tensor stood in)."""
     Tensor = namespace["Tensor"]
     names = ("shape", "ndim", "size", "dtype")
-    with tensor_standins(Tensor, keep=names):
+    with tensor_facts()["standins"](Tensor, keep=names):
         t = Tensor(request["values"].copy(), dtype=request["dtype"])
         members = {}
         for name in names:
@@ -180,7 +128,7 @@ def tensor_properties(request, namespace):
 def tensor_conversions(request, namespace):
     """numpy(), item(), detach() and len() on the judge's tensors (the rest of Tensor stood in)."""
     Tensor, reply = namespace["Tensor"], {}
-    with tensor_standins(Tensor, keep=("numpy", "item", "detach", "__len__")):
+    with tensor_facts()["standins"](Tensor, keep=("numpy", "item", "detach", "__len__")):
         try:
             t = Tensor(request["numpy"].copy(), dtype=request["numpy_dtype"])
             got = quietly(t.numpy)

@@ -1,8 +1,9 @@
-"""Kernel side of chapter 4's Module and Sequential probes: the course's tree of stand-in modules, built again
-here with the judge's secret values, and the student's `Module` methods run on it.
+"""Kernel side of chapter 4's Module and Sequential probes: the course's tree of stand-in modules
+(checks/ch04_nn_facts.build_tree, shipped as text) holding the judge's secret values, and the student's `Module`
+methods run on it.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`packed`, `quietly`, `report`, `error_report`, `type_name`, `run_forward`) and, like it, imports nothing from the
+(`packed`, `quietly`, `report`, `error_report`, `type_name`, `run_forward`, `shipped`) and, like it, imports nothing from the
 course and decides nothing: it reports arrays, the judge's tags of the stand-ins and `training` flags.
 
 Positions are the judge's (`checks/ch04_nn_module_tree.py`): the request's `params` are the tree's eleven parameters in
@@ -10,98 +11,7 @@ TREE_PARAMETERS order, its `tags` the nine stand-ins in TREE_MODULES order, and 
 """
 import numpy as np
 
-LEAF_WEIGHTS = (0, 2, 3, 5, 8, 10)  # the leaves first, layers[0], layers[1], table['deep'][0], pair[1], block.leaf
 MAX_ITEMS = 200                     # a list longer than this is reported by its first items and its length
-
-
-def walk_members(value, Module, Parameter, found, seen):
-    """The Parameters and Modules directly inside `value` (through lists, tuples, dicts), each once."""
-    if isinstance(value, (Parameter, Module)):
-        if id(value) not in seen:
-            seen.add(id(value))
-            found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            walk_members(item, Module, Parameter, found, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            walk_members(item, Module, Parameter, found, seen)
-
-
-def own_children(module, Module, Parameter):
-    found = []
-    walk_members(list(vars(module).values()), Module, Parameter, found, set())
-    return [m for m in found if isinstance(m, Module)]
-
-
-def own_parameters(module, Module, Parameter):
-    """Every Parameter reachable from `module`, each once: the stand-ins' own parameters()."""
-    params, seen_params, seen_modules, stack = [], set(), set(), [module]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen_modules:
-            continue
-        seen_modules.add(id(node))
-        direct = []
-        walk_members(list(vars(node).values()), Module, Parameter, direct, set())
-        for item in direct:
-            if isinstance(item, Parameter) and id(item) not in seen_params:
-                seen_params.add(id(item))
-                params.append(item)
-        stack.extend(reversed([m for m in direct if isinstance(m, Module)]))
-    return params
-
-
-def standin_tree(namespace, request, helpers):
-    """The course's tree (checks/ch04_nn_module_tree.build_tree) holding the judge's values: (tree, modules, params)."""
-    Tensor, Module, Parameter = namespace["Tensor"], namespace["Module"], namespace["Parameter"]
-    values, leaves = request["params"], iter(range(len(LEAF_WEIGHTS)))
-
-    def param(index):
-        return Parameter(values[index].copy())
-
-    extra = {}
-    if helpers:
-        extra = {"parameters": lambda self: own_parameters(self, Module, Parameter),
-                 "children": lambda self: own_children(self, Module, Parameter)}
-
-    def init_leaf(self):
-        index = next(leaves)
-        buffer, stats = request["leaves"][index]
-        Module.__init__(self)
-        self.w = param(LEAF_WEIGHTS[index])
-        self.buffer = Tensor(buffer.copy())          # a plain Tensor: not a parameter
-        self.stats = stats.copy()                    # an ndarray: not a parameter
-        self.name = "leaf"
-
-    def init_block(self):
-        Module.__init__(self)
-        self.gain = param(9)
-        self.leaf = Leaf()
-
-    def init_tree(self):
-        Module.__init__(self)
-        self.first = Leaf()
-        self.bias = param(1)
-        self.layers = [Leaf(), Leaf()]
-        self.table = {"scale": param(4), "deep": [Leaf(), {"inner": param(6)}]}
-        self.pair = (param(7), Leaf())
-        self.tied = self.first.w                     # the same parameter a second time
-        self.again = self.first                      # the same module a second time
-        self.empty = Empty()
-        self.block = Block()                         # a module inside a module: its leaf is a grandchild
-
-    Leaf = type("Leaf", (Module,), {"__init__": init_leaf, **extra})
-    Empty = type("Empty", (Module,), {"__init__": lambda self: Module.__init__(self), **extra})
-    Block = type("Block", (Module,), {"__init__": init_block, **extra})
-    Tree = type("Tree", (Module,), {"__init__": init_tree, **extra})
-    tree = Tree()
-    modules = [tree, tree.first, *tree.layers, tree.table["deep"][0], tree.pair[1], tree.empty, tree.block,
-               tree.block.leaf]
-    params = [tree.first.w, tree.bias, tree.layers[0].w, tree.layers[1].w, tree.table["scale"],
-              tree.table["deep"][0].w, tree.table["deep"][1]["inner"], tree.pair[0], tree.pair[1].w,
-              tree.block.gain, tree.block.leaf.w]
-    return tree, modules, params
 
 
 def listed(value, describe):
@@ -124,7 +34,8 @@ def module_tree(request, namespace):
     Tensor, Module = namespace["Tensor"], namespace["Module"]
     check, reply = request["check"], {}
     try:
-        tree, modules, params = quietly(standin_tree, namespace, request, check in ("train_eval", "zero_grad"))
+        tree, modules, params = quietly(shipped("ch04_nn_facts")["build_tree"], namespace,
+                                        check in ("train_eval", "zero_grad"), request["params"], request["leaves"])
         tags = {id(m): tag for m, tag in zip(modules, request["tags"])}
         if check == "parameters":
             reply["parameters"] = listed(quietly(tree.parameters), lambda p: report(p, Tensor, 1))
@@ -191,7 +102,7 @@ def sequential(request, namespace):
         return {"built": error_report(error)}
     runs = [run_forward(seq, {"x": request["x"], "upstream": upstream}, namespace) for upstream in request["upstreams"]]
     try:
-        found = [packed(np.asarray(p.data)) for p in own_parameters(seq, Module, Parameter)[:MAX_ITEMS]]
+        found = [packed(np.asarray(p.data)) for p in shipped("ch04_nn_facts")["reachable_parameters"](seq, Module, Parameter)[:MAX_ITEMS]]
     except Exception:  # noqa: BLE001 (a Sequential whose attributes cannot be read holds no reachable parameter)
         found = []
     try:

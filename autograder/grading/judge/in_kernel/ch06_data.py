@@ -7,7 +7,6 @@ the errors raised). The judge's IDX files arrive as bytes and are written to a t
 the kernel's own sandbox for the length of the request.
 """
 import contextlib
-import gzip
 import itertools
 import os
 import pathlib
@@ -262,27 +261,6 @@ def idx_parse(request, namespace):
     return {"results": results}
 
 
-def standin_parse_idx(path):
-    """A plain IDX reader put in place of the student's parse_idx while MNISTDataset runs, as the course's check does."""
-    with open(path, "rb") as f:
-        raw = f.read()
-    raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-    dtype = np.dtype({0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[raw[2]])
-    shape = tuple(int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(raw[3]))
-    return np.frombuffer(raw, dtype=dtype, offset=4 + 4 * raw[3]).reshape(shape).astype(dtype.newbyteorder("="))
-
-
-class CountingTransform:
-    """Doubles an image and counts its calls."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def __call__(self, image):
-        self.calls += 1
-        return image * 2
-
-
 def label_report(label):
     return {"type_name": type_name(label), "repr": repr(label)[:60],
             "value": packed(np.asarray(label)) if isinstance(label, (int, float, np.generic, np.ndarray)) else None}
@@ -295,22 +273,19 @@ def item_report(ds, index, Tensor):
 
 
 def stored_report(ds):
-    """The arrays `.images` and `.labels` a dataset keeps: type name, dtype and shape, or None when missing."""
-    facts = {}
-    for name in ("images", "labels"):
-        value = getattr(ds, name, None)
-        facts[name] = None if value is None else {"type_name": type_name(value),
-                                                  "dtype": str(getattr(value, "dtype", ""))[:40],
-                                                  "shape": [int(d) for d in np.shape(value)][:8]}
-    return facts
+    """The arrays `.images` and `.labels` a dataset keeps (checks/ch06_data_facts.stored_facts): type name, dtype and
+    shape, or None when missing."""
+    facts = shipped("ch06_data_facts")["stored_facts"](ds, type_name)
+    return {name: None if fact is None else {"type_name": fact[0], "dtype": fact[1], "shape": list(fact[2])[:8]}
+            for name, fact in facts.items()}
 
 
 @handles("mnist_dataset")
 def mnist_dataset(request, namespace):
     """MNISTDataset on the judge's IDX files, with the stand-in parser; then on a real split when asked."""
-    Tensor, MNISTDataset = namespace["Tensor"], namespace["MNISTDataset"]
+    Tensor, MNISTDataset, facts = namespace["Tensor"], namespace["MNISTDataset"], shipped("ch06_data_facts")
     saved = namespace.get("parse_idx")
-    namespace["parse_idx"] = standin_parse_idx
+    namespace["parse_idx"] = facts["parse_idx"]
     try:
         with judge_files(request["files"]) as paths:
             images_path, labels_path = (paths[name] for name, _ in request["files"])
@@ -318,7 +293,7 @@ def mnist_dataset(request, namespace):
                 ds = quietly(MNISTDataset, images_path, labels_path)
                 reply = {"n": length_report(quietly(len, ds)), "item": item_report(ds, request["item"], Tensor),
                          "stored": stored_report(ds)}
-                counter = CountingTransform()
+                counter = facts["CountingTransform"]()
                 augmented = quietly(MNISTDataset, images_path, labels_path, counter)
                 reply["calls_after_init"] = counter.calls
                 reply["other"] = item_report(augmented, request["other"], Tensor)

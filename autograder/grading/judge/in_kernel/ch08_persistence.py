@@ -1,104 +1,32 @@
 """Kernel side of chapter 8's probes: the student's state methods and checkpoint files on the judge's values.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers (`packed`,
-`quietly`, `error_report`, `report`) and imports nothing from the course. It builds the chapter's stand-in
-models, gives every holder the judge's secret values, swaps the course's own versions of the other methods
-in (its own copies below, as `checks/ch08_persistence.course_methods` does), calls the one method under test and
-reports names, arrays, exception types and messages. Files live in a temporary folder of its own, in the
-kernel's sandbox, removed after the request.
+`quietly`, `error_report`, `report`, `shipped`) and imports nothing from the course. It builds the chapter's
+stand-in models, gives every holder the judge's secret values, swaps the course's own versions of the other methods
+in (`checks/ch08_persistence_facts.course_methods`, shipped as text, as the course's checks do), calls the one
+method under test and reports names, arrays, exception types and messages. Files live in a temporary folder of its
+own, in the kernel's sandbox, removed after the request.
 """
-import contextlib
 import os
 import tempfile
 
 import numpy as np
 
-# ── the course's own versions, swapped in to keep exercises apart ──
 
-def ref_named_state(module, Module, Tensor):
-    """[(name, holder)]: Tensors and arrays by attribute path, each object once, in attribute order."""
-    found, seen = [], set()
-
-    def visit(value, name):
-        if isinstance(value, (Tensor, np.ndarray)):
-            if id(value) not in seen:
-                seen.add(id(value))
-                found.append((name, value))
-        elif isinstance(value, Module):
-            if id(value) not in seen:
-                seen.add(id(value))
-                for key, item in vars(value).items():
-                    visit(item, f"{name}.{key}" if name else key)
-        elif isinstance(value, (list, tuple)):
-            for i, item in enumerate(value):
-                visit(item, f"{name}.{i}")
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                visit(item, f"{name}.{key}")
-
-    visit(module, "")
-    return found
+def course_state_methods(namespace, sizes, *names):
+    """Module/Optimizer methods `names` ((class, method) pairs, all when none) replaced by the course's versions
+    for the length of a request, on small_nets of `sizes`."""
+    facts = shipped("ch08_persistence_facts")
+    return facts["course_methods"](namespace, *(names or facts["ALL_COURSE_METHODS"]), sizes=sizes)
 
 
-def ref_values(holder):
-    return holder if isinstance(holder, np.ndarray) else np.asarray(holder.data)
+def persist_state(model, sizes):
+    """[(name, holder)] of a small_net of `sizes`, as the course names its state."""
+    return shipped("ch08_persistence_facts")["net_state"](model, sizes)
 
 
-def ref_optimizer_state(optimizer):
-    """The optimizer's state as the course names it; numbers may be any scalar (a 0-d array included)."""
-    position = {id(p): i for i, p in enumerate(optimizer.params)}
-    state = {}
-    for name, value in vars(optimizer).items():
-        if isinstance(value, dict):
-            for key, item in value.items():
-                state[f"{name}.{position.get(key, 'unknown')}"] = np.array(item)
-        elif isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.ndim == 0):
-            state[name] = np.array(value)
-    return state
-
-
-def ref_optimizer_load(optimizer, state):
-    for key, value in state.items():
-        name, _, index = key.partition(".")
-        if index:
-            getattr(optimizer, name)[id(optimizer.params[int(index)])] = np.array(value)
-        else:
-            setattr(optimizer, name, np.asarray(value).item())
-
-
-@contextlib.contextmanager
-def course_state_methods(namespace, *names):
-    """Module/Optimizer methods `names` replaced by the course's versions for the length of a request."""
-    Module, Optimizer, Tensor = namespace["Module"], namespace["Optimizer"], namespace["Tensor"]
-
-    def load_state_dict(self, state, strict=True):
-        shipped("kernel_facts")["load_arrays"]([(name, ref_values(holder)) for name, holder
-                                                in ref_named_state(self, Module, Tensor)], state, strict)
-
-    ours = {"named_state": (Module, lambda self: ref_named_state(self, Module, Tensor)),
-            "state_dict": (Module, lambda self: {n: np.array(ref_values(h))
-                                                 for n, h in ref_named_state(self, Module, Tensor)}),
-            "load_state_dict": (Module, load_state_dict),
-            "optimizer_state_dict": (Optimizer, ref_optimizer_state),
-            "optimizer_load_state_dict": (Optimizer, ref_optimizer_load)}
-    saved = []
-    for key in names:
-        cls, method = ours[key]
-        attribute = key.replace("optimizer_", "")
-        saved.append((cls, attribute, cls.__dict__.get(attribute)))
-        setattr(cls, attribute, method)
-    try:
-        yield
-    finally:
-        for cls, attribute, original in reversed(saved):
-            if original is None:
-                delattr(cls, attribute)
-            else:
-                setattr(cls, attribute, original)
-
-
-ALL_COURSE_METHODS = ("named_state", "state_dict", "load_state_dict", "optimizer_state_dict",
-                      "optimizer_load_state_dict")
+def persist_values(holder):
+    return shipped("ch08_persistence_facts")["values_of"](holder)
 
 
 # ── stand-in models holding the judge's values ──
@@ -173,14 +101,21 @@ def persist_net(namespace, sizes, seed):
     return model
 
 
-def persist_set(model, namespace, values):
+def persist_set(model, sizes, values):
     """The judge's arrays into the model's holders, in the course's order, in place."""
-    for (_, holder), value in zip(ref_named_state(model, namespace["Module"], namespace["Tensor"]), values):
-        ref_values(holder)[...] = value
+    for (_, holder), value in zip(persist_state(model, sizes), values):
+        persist_values(holder)[...] = value
 
 
-def persist_arrays(model, namespace):
-    return [packed(ref_values(h)) for _, h in ref_named_state(model, namespace["Module"], namespace["Tensor"])]
+def persist_filled(namespace, request, seed, values="values"):
+    """A small_net of the request's sizes holding the request's arrays `values`."""
+    model = persist_net(namespace, request["sizes"], seed)
+    persist_set(model, request["sizes"], request[values])
+    return model
+
+
+def persist_arrays(model, sizes):
+    return [packed(persist_values(h)) for _, h in persist_state(model, sizes)]
 
 
 def persist_optimizer_of(namespace, spec, params):
@@ -232,29 +167,25 @@ def persist_named_state(request, namespace):
 @handles("persist_state_dict")
 def persist_state_dict(request, namespace):
     """state_dict() of small_net holding the judge's values; then every holder += 1 in place, and the dict again."""
-    Module, Tensor = namespace["Module"], namespace["Tensor"]
-    with course_state_methods(namespace, "named_state"):
+    with course_state_methods(namespace, request["sizes"], ("Module", "named_state")):
         try:
-            model = persist_net(namespace, request["sizes"], 0)
-            persist_set(model, namespace, request["values"])
+            model = persist_filled(namespace, request, 0)
             got = quietly(model.state_dict)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         first = persist_state_report(got)
-        for _, holder in ref_named_state(model, Module, Tensor):
-            ref_values(holder)[...] += 1.0
+        for _, holder in persist_state(model, request["sizes"]):
+            persist_values(holder)[...] += 1.0
     return {"state": first, "after": persist_state_report(got)}
 
 
 @handles("persist_load_values")
 def persist_load_values(request, namespace):
     """load_state_dict(the judge's state) into small_net: the holders' values after, and whether they are the same objects."""
-    Module, Tensor = namespace["Module"], namespace["Tensor"]
-    with course_state_methods(namespace, "named_state", "state_dict"):
+    with course_state_methods(namespace, request["sizes"], ("Module", "named_state"), ("Module", "state_dict")):
         try:
-            target = persist_net(namespace, request["sizes"], 5)
-            persist_set(target, namespace, request["values"])
-            objects = [h for _, h in ref_named_state(target, Module, Tensor)]
+            target = persist_filled(namespace, request, 5)
+            objects = [h for _, h in persist_state(target, request["sizes"])]
             params = target.parameters()
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
@@ -262,29 +193,28 @@ def persist_load_values(request, namespace):
         error = persist_raised(target.load_state_dict, state)
         if error:
             return {"error": error}
-        named = ref_named_state(target, Module, Tensor)
+        named = persist_state(target, request["sizes"])
         after = [h for _, h in named]
         same = len(after) == len(objects) and all(a is b for a, b in zip(after, objects)) \
             and all(a is b for a, b in zip(target.parameters(), params))
         shared = next((name for name, h in named
-                       if name in state and np.shares_memory(np.asarray(ref_values(h)), state[name])), None)
-        return {"holders": persist_arrays(target, namespace), "same": same, "shared": shared}
+                       if name in state and np.shares_memory(np.asarray(persist_values(h)), state[name])), None)
+        return {"holders": persist_arrays(target, request["sizes"]), "same": same, "shared": shared}
 
 
 @handles("persist_load_errors")
 def persist_load_errors(request, namespace):
     """load_state_dict on each of the judge's ill-fitting state dicts: what it raised, and the holders after."""
-    with course_state_methods(namespace, "named_state", "state_dict"):
+    with course_state_methods(namespace, request["sizes"], ("Module", "named_state"), ("Module", "state_dict")):
         try:
-            model = persist_net(namespace, request["sizes"], 0)
-            persist_set(model, namespace, request["values"])
+            model = persist_filled(namespace, request, 0)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         cases = []
         for case in request["cases"]:
             state = {k: v.copy() for k, v in case["state"].items()}
             cases.append({"raised": persist_raised(model.load_state_dict, state, strict=case["strict"]),
-                          "holders": persist_arrays(model, namespace)})
+                          "holders": persist_arrays(model, request["sizes"])})
         return {"cases": cases}
 
 
@@ -292,11 +222,13 @@ def persist_load_errors(request, namespace):
 def persist_optimizer(request, namespace):
     """The judge's optimizer state put in; the student's state_dict() reported, then two steps on, then the dict
     again; then the student's load_state_dict of that dict into a fresh optimizer, whose state is reported."""
-    with course_state_methods(namespace, "named_state", "state_dict", "load_state_dict"):
+    facts = shipped("ch08_persistence_facts")
+    with course_state_methods(namespace, request["sizes"], ("Module", "named_state"), ("Module", "state_dict"),
+                              ("Module", "load_state_dict")):
         try:
             model = persist_net(namespace, request["sizes"], 0)
             optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
-            ref_optimizer_load(optimizer, request["state"])
+            facts["course_optimizer_load"](optimizer, request["state"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         try:
@@ -316,7 +248,7 @@ def persist_optimizer(request, namespace):
         if error:
             return dict(reply, load_error=error)
         try:
-            loaded = ref_optimizer_state(fresh)
+            loaded = facts["course_optimizer_state"](fresh)
         except Exception as error:  # noqa: BLE001
             return dict(reply, load_error=error_report(error))
         reply["loaded"] = {k: packed(v) for k, v in loaded.items() if v.dtype.kind in "biuf"}
@@ -346,12 +278,12 @@ def persist_checkpoint(request, namespace):
     entry names; load_checkpoint into new objects, whose state is reported; load_checkpoint without an optimizer."""
     save, load = namespace["save_checkpoint"], namespace["load_checkpoint"]
     reply = {}
-    with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, *ALL_COURSE_METHODS):
+    facts = shipped("ch08_persistence_facts")
+    with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, request["sizes"]):
         try:
-            model = persist_net(namespace, request["sizes"], 0)
-            persist_set(model, namespace, request["values"])
+            model = persist_filled(namespace, request, 0)
             optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
-            ref_optimizer_load(optimizer, request["state"])
+            facts["course_optimizer_load"](optimizer, request["state"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         path = os.path.join(folder, request["name"])
@@ -364,8 +296,8 @@ def persist_checkpoint(request, namespace):
         reply["load"] = persist_raised(load, path, clone, fresh)
         if reply["load"]:
             return reply
-        reply["model"] = persist_arrays(clone, namespace)
-        reply["loaded"] = {k: packed(v) for k, v in ref_optimizer_state(fresh).items() if v.dtype.kind in "biuf"}
+        reply["model"] = persist_arrays(clone, request["sizes"])
+        reply["loaded"] = {k: packed(v) for k, v in facts["course_optimizer_state"](fresh).items() if v.dtype.kind in "biuf"}
         reply["no_optimizer"] = persist_raised(load, path, persist_net(namespace, request["sizes"], 6))
         if reply["no_optimizer"]:
             return reply
@@ -401,7 +333,7 @@ def persist_model_only(namespace, request, model, folder):
     clone = persist_net(namespace, request["sizes"], 8)
     reply["load"] = persist_raised(namespace["load_checkpoint"], path, clone)
     if not reply["load"]:
-        reply["model"] = persist_arrays(clone, namespace)
+        reply["model"] = persist_arrays(clone, request["sizes"])
     return reply
 
 
@@ -410,17 +342,16 @@ def persist_refuses(request, namespace):
     """load_checkpoint on each of the judge's files that are not checkpoints: what it raised, the holders after."""
     load = namespace["load_checkpoint"]
     results = []
-    with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, *ALL_COURSE_METHODS):
+    with tempfile.TemporaryDirectory() as folder, course_state_methods(namespace, request["sizes"]):
         try:
-            model = persist_net(namespace, request["sizes"], 0)
-            persist_set(model, namespace, request["values"])
+            model = persist_filled(namespace, request, 0)
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error)}
         for name, data in zip(request["names"], request["contents"]):
             path = os.path.join(folder, name)
             with open(path, "wb") as f:
                 f.write(np.asarray(data, dtype=np.uint8).tobytes())
-            results.append({"raised": persist_raised(load, path, model), "holders": persist_arrays(model, namespace)})
+            results.append({"raised": persist_raised(load, path, model), "holders": persist_arrays(model, request["sizes"])})
     return {"results": results}
 
 
@@ -443,8 +374,7 @@ def persist_resume(request, namespace):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "resume.ckpt")
         try:
-            model = persist_net(namespace, request["sizes"], 0)
-            persist_set(model, namespace, request["values"])
+            model = persist_filled(namespace, request, 0)
             optimizer = persist_optimizer_of(namespace, request["optimizer"], model.parameters())
             quietly(persist_train, namespace, model, optimizer, first)
             quietly(save, path, model, optimizer)
@@ -452,8 +382,7 @@ def persist_resume(request, namespace):
             model.eval()
             x = Tensor(second[0][0], requires_grad=False)
             original_out = np.array(quietly(model, x).data)
-            clone = persist_net(namespace, request["sizes"], 42)
-            persist_set(clone, namespace, request["clone_values"])
+            clone = persist_filled(namespace, request, 42, "clone_values")
             resumed = persist_optimizer_of(namespace, request["optimizer"], clone.parameters())
             quietly(load, path, clone, resumed)
             quietly(persist_train, namespace, clone, resumed, second)
@@ -467,4 +396,4 @@ def persist_resume(request, namespace):
             "original_optimizer": persist_state_report(ours_optimizer),
             "resumed_optimizer": persist_state_report(theirs_optimizer),
             "original_out": packed(original_out), "resumed_out": packed(resumed_out),
-            "holders": persist_arrays(model, namespace)}
+            "holders": persist_arrays(model, request["sizes"])}

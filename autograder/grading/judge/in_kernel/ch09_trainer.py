@@ -1,12 +1,11 @@
 """Kernel side of chapter 9's probes: the student's Trainer on the judge's weights, data and scripted stand-ins.
 
 Shipped after `worker.py` into the same scope (`probes.WORKER_FILES`), so it uses that file's helpers
-(`packed`, `quietly`, `error_report`) and, like it, imports nothing from the course and decides nothing: it
-reports what evaluate returned, what keep_best left behind (read back from its own temporary folder, in
-the kernel's sandbox) and what fit called and returned.
+(`packed`, `quietly`, `error_report`, `shipped`) and, like it, imports nothing from the course and decides
+nothing: it reports what evaluate returned, what keep_best left behind (read back from its own temporary folder,
+in the kernel's sandbox) and what fit called and returned. The trainer, its stand-ins and the quiet runs are the
+course check's, `checks/ch09_trainer_facts.py` (shipped as text).
 """
-import contextlib
-import io
 import os
 import tempfile
 
@@ -15,22 +14,8 @@ import numpy as np
 HEADLESS = "BABYGRAD_HEADLESS"      # autograder/student/progress_bars.py: no progress bars while "1"
 
 
-@contextlib.contextmanager
-def headless():
-    saved = os.environ.get(HEADLESS)
-    os.environ[HEADLESS] = "1"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        if saved is None:
-            os.environ.pop(HEADLESS, None)
-        else:
-            os.environ[HEADLESS] = saved
-
-
 def in_headless(fn, *args):
-    with headless():
+    with shipped("ch09_trainer_facts")["headless"](HEADLESS):
         return quietly(fn, *args)
 
 
@@ -52,13 +37,6 @@ def number(value):
     if isinstance(value, (float, np.floating)):
         return float(value)
     return repr(value)[:100]
-
-
-def small_trainer(namespace, seed, **options):
-    model = namespace["Sequential"](namespace["Linear"](3, 4, seed=seed), namespace["ReLU"](),
-                                    namespace["Linear"](4, 3, seed=seed + 1))
-    optimizer = namespace["SGD"](model.parameters(), lr=0.1)
-    return namespace["Trainer"](model, namespace["SoftmaxLoss"](), optimizer, **options), model
 
 
 @handles("trainer_evaluate")
@@ -101,7 +79,8 @@ def trainer_keep_best(request, namespace):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "best.ckpt") if request["variant"] == "checkpoint" else None
         try:
-            trainer, model = small_trainer(namespace, request["seed"], checkpoint_path=path, patience=request["patience"])
+            trainer, model = shipped("ch09_trainer_facts")["small_trainer"](namespace, request["seed"], checkpoint_path=path,
+                                                                            patience=request["patience"])
         except Exception as error:  # noqa: BLE001
             return {"error": error_report(error), "epoch": 0}
         for epoch, (loss, pool) in enumerate(zip(request["losses"], request["pools"]), 1):
@@ -138,94 +117,22 @@ def keep_best_report(trainer, flag, path):
     return report
 
 
-class ProbeLoader:
-    """Stands in for a DataLoader that fit only hands on: it has a length, for the progress bar."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __len__(self):
-        return 3
-
-    def __iter__(self):
-        return iter(())
-
-    def __repr__(self):
-        return self.name
-
-
 @handles("trainer_fit")
 def trainer_fit(request, namespace):
     """fit with scripted stand-ins: train_epoch returning the judge's batch losses, evaluate its validation
     results, keep_best putting the judge's values in best_state at epoch 2 and saying stop at `stop_after`."""
-    epochs, stop_after = request["epochs"], request["stop_after"]
-    batch_losses, val_results = request["batch_losses"], request["val_results"]
+    facts = shipped("ch09_trainer_facts")
     try:
-        trainer, model = small_trainer(namespace, request["seed"])
-        params = model.parameters()
-        best = [np.array(p.data) for p in params]
+        trainer, model = facts["small_trainer"](namespace, request["seed"])
+        best = [np.array(p.data) for p in model.parameters()]
         shapes = fill([type("Slot", (), {"data": b})() for b in best], request["best"])
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
-    train_loader, val_loader = ProbeLoader("train_loader"), ProbeLoader("val_loader")
-    calls = {"train": [], "evaluate": [], "keep_best": [], "bars": [], "restarts": []}
-    left = []
-
-    def same(arrays, others):
-        return len(arrays) == len(others) and all(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(arrays, others))
-
-    def train_epoch(m, loader, loss_fn, optimizer, progress=None):
-        calls["train"].append((m, loader, loss_fn, optimizer))
-        calls["bars"].append(progress is not None)
-        now = [np.asarray(p.data) for p in model.parameters()]
-        if left and not same(now, left):
-            calls["restarts"].append([len(calls["train"]), same(now, best)])
-        for p in model.parameters():
-            p.data[...] = p.data + 1.0
-        left[:] = [np.array(p.data) for p in model.parameters()]
-        return list(batch_losses[len(calls["train"]) - 1])
-
-    def evaluate(loader):
-        calls["evaluate"].append(loader)
-        return dict(val_results[len(calls["evaluate"]) - 1])
-
-    def keep_best(epoch, val_loss):
-        calls["keep_best"].append((epoch, val_loss))
-        if epoch == 2:
-            trainer.best_state = {f"p{i}": value.copy() for i, value in enumerate(best)}
-        return stop_after is not None and epoch >= stop_after
-
-    def load_state_dict(state, strict=True):
-        for p, value in zip(model.parameters(), state.values()):
-            p.data[...] = value
-
-    def report(epoch, train_loss, val=None):
-        calls["reports"].append(number(epoch))
-
-    saved, saved_report = namespace.get("train_epoch"), namespace.get("report")
-    namespace["train_epoch"], namespace["report"], calls["reports"] = train_epoch, report, []
-    trainer.evaluate, trainer.keep_best, model.load_state_dict = evaluate, keep_best, load_state_dict
+    script = {key: request[key] for key in ("epochs", "stop_after", "validate", "batch_losses", "val_results")}
     try:
-        history = in_headless(trainer.fit, train_loader, val_loader if request["validate"] else None, epochs)
+        record = facts["fit_run"](namespace, trainer, model, script, best, HEADLESS, quietly)
     except Exception as error:  # noqa: BLE001
         return {"error": error_report(error)}
-    finally:
-        namespace["train_epoch"], namespace["report"] = saved, saved_report
-    first = calls["train"][0] if calls["train"] else None
-    if isinstance(history, dict):
-        shown = {}
-        for key in ("train_loss", "val_loss", "val_accuracy"):
-            try:
-                shown[key] = [float(v) for v in history.get(key)]
-            except (TypeError, ValueError):
-                shown[key] = repr(history.get(key))[:200]
-    else:
-        shown = type(history).__name__
-    return {"train_calls": len(calls["train"]),
-            "first_right": first is not None and first[0] is model and first[1] is train_loader
-            and first[2] is trainer.loss_fn and first[3] is trainer.optimizer,
-            "history": shown,
-            "evaluate_calls": ["val_loader" if c is val_loader else repr(c)[:100] for c in calls["evaluate"]],
-            "keep_best_calls": [[number(e), number(v)] for e, v in calls["keep_best"]],
-            "params": [packed(np.asarray(p.data)) for p in params], "shapes": shapes,
-            "bars": [bool(b) for b in calls["bars"]], "restarts": calls["restarts"], "reports": calls["reports"][:100]}
+    return dict(record, keep_best_calls=[[number(e), number(v)] for e, v in record["keep_best_calls"]],
+                params=[packed(a) for a in record["params"]], shapes=shapes,
+                reports=[number(e) for e in record["reports"][:100]])

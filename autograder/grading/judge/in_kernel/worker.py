@@ -7,9 +7,6 @@ trusts only numbers it can verify against its own computation on inputs chosen i
 import base64
 import contextlib
 import json
-import linecache
-import re
-import traceback
 import warnings
 
 import numpy as np
@@ -89,36 +86,17 @@ def quietly(fn, *args):
         return fn(*args)
 
 
-# Notebook cells' file names, as checks/ch03_autodiff_ops.py's NOTEBOOK_CELL (this file imports nothing from the course).
-NOTEBOOK_CELL = re.compile(r"ipykernel_\d+[/\\][^/\\]+\.py$|^<ipython-input-")
-
-
 def error_report(error, own=None):
     """A student's exception as data: `line` is the line of `own` (the function under test) that was running,
     else the deepest line in a notebook cell (the student's own code), else the deepest line outside the
-    probe, as the course's student_line chooses; `own` also lets a NotImplementedError raised by code it
-    calls name that code (`helper`), as the course's describe_exception does."""
-    own_code = getattr(own, "__code__", None)
-    own_lines = [lineno for frame, lineno in traceback.walk_tb(error.__traceback__) if frame.f_code is own_code]
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != PROBE_FILE]
-    frames = [f for f in frames if NOTEBOOK_CELL.search(f.filename)] or frames
-    line = linecache.getline(own_code.co_filename, own_lines[-1]).strip() if own_lines else \
-        (frames[-1].line or "") if frames else ""
+    probe, by the course's own student_line (checks/running.py); `own` also lets a NotImplementedError raised by
+    code it calls name that code (`helper`), as the course's describe_exception does."""
+    running = shipped("running")
+    line = running["student_line"](error.__traceback__, own, lambda filename: filename == PROBE_FILE)
     report = {"kind": "error", "error_type": type(error).__name__, "message": str(error)[:1000], "line": line}
     if isinstance(error, NotImplementedError):
-        report["helper"] = raised_elsewhere(error, own)
+        report["helper"] = running["raised_elsewhere"](error, own)
     return report
-
-
-def raised_elsewhere(error, own):
-    """The name of the function that raised `error`, when it is not `own`; "" when it is (or `own` is unknown)."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    code, own_code = (tb.tb_frame.f_code if tb is not None else None), getattr(own, "__code__", None)
-    if own_code is None or code is None or code is own_code:
-        return ""
-    return getattr(code, "co_qualname", code.co_name)
 
 
 def own_method(namespace, spec, name):
@@ -127,14 +105,9 @@ def own_method(namespace, spec, name):
 
 
 def type_name(value):
-    """How a message names a value's type: `numpy.ndarray` as NumPy's users know it, a class of another module
-    by its name first (`Tensor (from earlier_chapters)`), so that "a" reads right before it."""
-    kind = type(value)
-    if kind.__module__ in ("builtins", "__main__"):
-        return kind.__name__
-    if kind.__module__.split(".")[0] == "numpy":
-        return f"numpy.{kind.__name__}"
-    return f"{kind.__name__} (from {kind.__module__})"
+    """How a message names a value's type, by the course's own describe.type_name (`numpy.ndarray`, `Tensor (from
+    earlier_chapters)`)."""
+    return shipped("describe")["type_name"](value)
 
 
 def report(value, Tensor, depth=0):
@@ -326,26 +299,9 @@ def engine_rule(request, namespace):
     return {"facts": facts}
 
 
-def make_standin(Function, name, make_forward):
-    def __init__(self, *args, **kwargs):
-        self._forward = make_forward(*args, **kwargs)
-
-    def forward(self, *arrays):
-        return self._forward(*arrays)
-
-    return type(name, (Function,), {"__init__": __init__, "forward": forward})
-
-
 def reaches(result, leaf):
-    stack, seen = [result], set()
-    while stack:
-        node = stack.pop()
-        if node is leaf:
-            return True
-        if id(node) not in seen:
-            seen.add(id(node))
-            stack.extend(getattr(node, "_inputs", ()) or ())
-    return False
+    """Whether `leaf` is among the ancestors of `result`'s graph (checks/kernel_facts.py)."""
+    return shipped("kernel_facts")["reaches"](result, leaf)
 
 
 def stray_leaves(result, given):
@@ -355,30 +311,19 @@ def stray_leaves(result, given):
 
 @handles("operators")
 def operators(request, namespace):
-    """Each operator expression on the judge's arrays, with the op classes swapped for the course's own
-    (checks/ch03_autodiff_course_ops.py, the stand-ins of the course's operators check)."""
-    Tensor, Function = namespace["Tensor"], namespace["Function"]
-    course = shipped("course_ops")
-    saved = {name: namespace[name] for name in course["FORWARDS"] if name in namespace}
-    standins = {name: course["standin"](Function, name) for name in course["FORWARDS"]}
-    results = []
-    namespace.update(standins)
-    try:
-        for text in request["cases"]:
-            a, b, m = (Tensor(request[k].copy(), dtype=np.float64, requires_grad=True) for k in ("a", "b", "m"))
-            try:
-                result = quietly(eval, text, {"__builtins__": __builtins__}, {"a": a, "b": b, "m": m})
-            except Exception as error:  # noqa: BLE001
-                results.append({"returned": error_report(error), "standin": False, "reaches": False})
-                continue
-            results.append({"returned": report(result, Tensor),
-                            "standin": isinstance(getattr(result, "_op", None), tuple(standins.values())),
-                            "reaches": reaches(result, a), "stray": stray_leaves(result, (a, b, m))})
-    finally:
-        for name in standins:
-            namespace.pop(name, None)
-        namespace.update(saved)
-    return {"results": results}
+    """Each operator expression on the judge's arrays, with the op classes swapped for the course's own: the facts of
+    the course's operators check (checks/ch03_autodiff_course_ops.operator_results), as data."""
+    Tensor = namespace["Tensor"]
+
+    def told(facts):
+        result, tensors = facts["result"], facts["tensors"]
+        if facts["error"] is not None:
+            return {"returned": error_report(facts["error"]), "standin": False, "reaches": False}
+        return {"returned": report(result, Tensor), "standin": facts["standin"],
+                "reaches": reaches(result, tensors[0]), "stray": stray_leaves(result, tensors)}
+
+    return {"results": shipped("course_ops")["operator_results"](
+        namespace, request["cases"], [request[k] for k in ("a", "b", "m")], quietly, told)}
 
 
 @handles("indexing")
@@ -444,29 +389,6 @@ def run_forward(module, call, namespace):
     return dict(reply, grads=[report(t.grad, Tensor) for t in ([] if indices else [x]) + params])
 
 
-def logsumexp_standin(Function, Tensor):
-    """LogSumExp known to be right, so that SoftmaxLoss is checked alone (as the course's check does)."""
-    def lse(a, axes):
-        shift = np.max(a, axis=axes, keepdims=True)
-        return np.sum(np.log(np.sum(np.exp(a - shift), axis=axes, keepdims=True)) + shift, axis=axes)
-
-    class LogSumExp(Function):
-        def __init__(self, axes=None):
-            self.axes = axes
-
-        def forward(self, a):
-            return lse(a, self.axes)
-
-        def backward(self, out_grad, node):
-            a = node._inputs[0].data
-            axes = tuple(range(a.ndim)) if self.axes is None else self.axes
-            kept = np.expand_dims(out_grad.data, axes) if np.ndim(out_grad.data) < a.ndim else out_grad.data
-            soft = np.exp(a - np.expand_dims(lse(a, self.axes), axes))
-            return Tensor(kept * soft, dtype=a.dtype, requires_grad=False)
-
-    return {"LogSumExp": LogSumExp, "logsumexp": lambda a, axes=None: LogSumExp(axes)(a)}
-
-
 @handles("layer")
 def layer(request, namespace):
     """Build modules from class names, then run the judge's steps in order: set `training`, give parameters
@@ -479,7 +401,7 @@ def layer(request, namespace):
             modules.append(error_report(error))
     saved = {name: namespace.get(name) for name in ("LogSumExp", "logsumexp")}
     if request.get("standin_logsumexp"):
-        namespace.update(logsumexp_standin(namespace["Function"], Tensor))
+        namespace.update(shipped("ch04_nn_facts")["logsumexp_standin"](namespace["Function"], Tensor))
     try:
         for step in request["steps"]:
             module = modules[step["module"]]
@@ -515,7 +437,8 @@ _SHIPPED = {}
 
 
 def shipped(name):
-    """A course file shipped as text (slow.py's forwards, ch03_autodiff_course_ops.py, ch03_autodiff_engine_graph.py), compiled once per kernel."""
+    """A course file shipped as text (probes.SHIPPED: slow.py's forwards, ch03_autodiff_course_ops.py, running.py,
+    ...), compiled once per kernel."""
     if name not in _SHIPPED:
         scope = {}
         exec(compile(SHIPPED_SOURCES[name], PROBE_FILE, "exec"), scope)
@@ -532,17 +455,11 @@ def course_ops(namespace, keep):
 
 @contextlib.contextmanager
 def isolated(namespace, standins):
-    """The notebook's ops {class name: slow forward's name} replaced by forward-only stand-ins, then restored."""
-    saved = {name: namespace[name] for name in standins if name in namespace}
-    if standins:
-        slow = shipped("slow")
-        namespace.update({name: make_standin(namespace["Function"], name, slow[fn]) for name, fn in standins.items()})
-    try:
+    """The notebook's ops {class name: slow forward's name} replaced by forward-only stand-ins, then restored
+    (checks/ch03_autodiff_course_ops.stood_in, as chapter 10's check swaps them)."""
+    slow = shipped("slow") if standins else {}
+    with shipped("course_ops")["stood_in"](namespace, {name: slow[fn] for name, fn in standins.items()}):
         yield
-    finally:
-        for name in standins:
-            namespace.pop(name, None)
-        namespace.update(saved)
 
 
 def parameter_report(value, Parameter, Tensor):
@@ -595,23 +512,13 @@ def conv2d(request, namespace):
 
 def conv2d_bias_backward(layer, x, request, namespace):
     """The layer on x again with its weight held still, then backward from the output with the judge's upstream:
-    what it raised, .bias.grad, the shapes of the output's operands (as checks/ch10_conv.bias_backward_facts)."""
+    what it raised, .bias.grad, the shapes of the output's operands (checks/ch10_conv_facts.bias_backward_facts)."""
     Tensor = namespace["Tensor"]
-    weight, bias = getattr(layer, "weight", None), getattr(layer, "bias", None)
-    held, operands = getattr(weight, "requires_grad", None), []
-    try:
-        bias.grad = None
-        weight.requires_grad = False
-        with isolated(namespace, request["standins"]):
-            out = quietly(layer, x)
-            operands = [[int(n) for n in t.shape] for t in list(getattr(out, "_inputs", ()) or ())[:8]]
-            quietly(out.backward, Tensor(request["upstream"].astype(np.asarray(out.data).dtype), requires_grad=False))
-        return {"error": "", "grad": report(bias.grad, Tensor), "operands": operands}
-    except Exception as error:  # noqa: BLE001
+    error, grad, operands = shipped("ch10_conv_facts")["bias_backward_facts"](
+        Tensor, layer, x, request["upstream"], quietly, lambda: isolated(namespace, request["standins"]))
+    if error is not None:
         return {"error": f"{type(error).__name__}: {str(error)[:300]}", "operands": operands}
-    finally:
-        if held is not None:
-            weight.requires_grad = held
+    return {"error": "", "grad": report(grad, Tensor), "operands": operands}
 
 
 @handles("max_pool2d")
