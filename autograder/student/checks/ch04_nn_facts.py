@@ -13,44 +13,44 @@ PARAMETER_SHAPES = ((2, 2), (3,), (2, 2), (2, 2), (1,), (2, 2), (2,), (4,), (2, 
 LEAF_WEIGHTS = (0, 2, 3, 5, 8, 10)  # first, layers[0], layers[1], table['deep'][0], pair[1], block.leaf
 
 
-def members(value, Module, Parameter, found, seen):
-    """The Parameters and Modules directly inside `value` (through lists, tuples, dicts), each once, into `found`."""
-    if isinstance(value, (Parameter, Module)):
-        if id(value) not in seen:
-            seen.add(id(value))
-            found.append(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            members(item, Module, Parameter, found, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            members(item, Module, Parameter, found, seen)
+def held_by(module, Module, Parameter):
+    """The Parameters and Modules in `module`'s attributes, also inside lists, tuples and dicts, each once, in the
+    order a depth-first reading of the attributes meets them."""
+    kinds, met, out = (Parameter, Module), set(), []
+    pending = list(reversed(list(vars(module).values())))
+    while pending:
+        entry = pending.pop()
+        if isinstance(entry, kinds):
+            out += [] if id(entry) in met else [entry]
+            met.add(id(entry))
+        elif isinstance(entry, dict):
+            pending.extend(reversed(list(entry.values())))
+        elif isinstance(entry, (tuple, list)):
+            pending.extend(reversed(list(entry)))
+    return out
 
 
 def direct_children(module, Module, Parameter):
     """The Modules held directly by `module`'s attributes (through lists, tuples, dicts), each once."""
-    found = []
-    members(list(vars(module).values()), Module, Parameter, found, set())
-    return [m for m in found if isinstance(m, Module)]
+    return [entry for entry in held_by(module, Module, Parameter) if isinstance(entry, Module)]
 
 
 def reachable_parameters(module, Module, Parameter):
     """Every Parameter reachable from `module` through the attributes of Modules and the items of lists, tuples
     and dicts, each once: what a model holds (a Sequential's), and the stand-ins' own parameters()."""
-    params, seen_params, seen_modules, stack = [], set(), set(), [module]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen_modules:
+    order, counted, visited, pending = [], set(), set(), [module]
+    while pending:
+        node = pending.pop()
+        if id(node) in visited:
             continue
-        seen_modules.add(id(node))
-        direct = []
-        members(list(vars(node).values()), Module, Parameter, direct, set())
-        for item in direct:
-            if isinstance(item, Parameter) and id(item) not in seen_params:
-                seen_params.add(id(item))
-                params.append(item)
-        stack.extend(reversed([m for m in direct if isinstance(m, Module)]))
-    return params
+        visited.add(id(node))
+        inside = held_by(node, Module, Parameter)
+        for entry in inside:
+            if isinstance(entry, Parameter) and id(entry) not in counted:
+                counted.add(id(entry))
+                order.append(entry)
+        pending.extend(reversed([entry for entry in inside if isinstance(entry, Module)]))
+    return order
 
 
 def build_tree(ns, helpers, values, leaves):
