@@ -234,6 +234,28 @@ MALFORMED = [
     ("fit", (), "ch09", put([HUGE], "params"), r"'params'\[0\]: an array in the reply has 1000001 elements"),
 ]
 
+# chapter 8: state dicts, optimizer state, checkpoints
+MALFORMED += [
+    ("named_state", (), "ch08", put("x", "pairs", 0, "value"), r"'pairs'\[0\]\['value'\]: a returned value in the reply is malformed"),
+    ("named_state", (), "ch08", put({"name": "w"}, "pairs"), r"'pairs' is not a list"),
+    ("state_dict", (), "ch08", drop("after"), "the reply's 'after' is missing"),
+    ("state_dict", (), "ch08", put("many", "state", "entries"), r"'state'\['entries'\] is not a list"),
+    ("load_state_dict", ("values",), "ch08", put([], "holders"), "'holders' holds 0 values, expected"),
+    ("load_state_dict", ("errors",), "ch08", put({"kind": "returned"}, "cases", 0, "raised"),
+     r"'cases'\[0\]\['raised'\]\['kind'\] is not one of error"),
+    ("load_state_dict", ("errors",), "ch08", put([], "cases"), "'cases' holds 0 values, expected"),
+    ("optimizer_state", ("adam",), "ch08", put("1", "ids"), "'ids' is not a list"),
+    ("optimizer_state", ("adam",), "ch08", drop("numbers", "lr"), r"'numbers'\['lr'\] is missing"),
+    ("optimizer_state", ("adam",), "ch08", drop("after_fresh"), "the reply's 'after_fresh' is missing"),
+    ("checkpoint", ("round_trip",), "ch08", drop("loaded"), "the reply's 'loaded' is missing"),
+    ("checkpoint", ("round_trip",), "ch08", put([1], "alone", "model"), r"'alone'\['model'\] holds 1 values, expected"),
+    ("checkpoint", ("round_trip",), "ch08", put(HUGE, "model", 0), r"'model'\[0\]: an array in the reply has 1000001"),
+    ("checkpoint", ("refuses", "text"), "ch08", put([], "results", 0, "holders"),
+     r"'results'\[0\]\['holders'\] holds 0 values, expected"),
+    ("resume_training", (), "ch08", put("x", "original_out"), "'original_out': "),
+    ("resume_training", (), "ch08", put(7, "resumed"), "'resumed' is not a JSON object"),
+]
+
 
 @pytest.mark.parametrize("name, args, chapter_id", sorted({(m[0], m[1], m[2]) for m in MALFORMED}))
 def test_the_right_codes_real_reply_passes(name, args, chapter_id):

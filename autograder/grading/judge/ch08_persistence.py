@@ -10,11 +10,15 @@ whether an exception is a KeyError / ValueError, the Python types of a restored 
 resumed run really went through the checkpoint.
 """
 import io
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import (MAX_LIST, Array, AsText, Const, Failed, Flag, ListOf, MapOf, Nested,
+                                              OneOf, Optional, Or, Raised, Tag, Whole, read, wire)
 from autograder.student.checks import ch08_persistence as rules
 from autograder.student.checks.ch08_persistence_facts import net_shapes
 from autograder.student.verdict import failed, passed
@@ -46,39 +50,266 @@ def net_values(rng, sizes):
             for name, shape in net_shapes(sizes).items()}
 
 
-def arrays(reply, key, count):
-    items = reply.get(key)
-    if not isinstance(items, list) or len(items) != count:
-        raise ProbeFailure(f"the reply's {key!r} does not hold {count} arrays")
-    return [decode_array(a) for a in items]
+# ── the replies ──
+
+def present(value: Any) -> bool:
+    return value is not None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a state dict: its key, its value's type, and the value when it is a NumPy array of numbers."""
+
+    key: str = wire(AsText(200, absent=None))
+    type_name: str = wire(AsText(100, absent=None))
+    ndarray: bool = wire(Flag())
+    value: np.ndarray | None = wire(Optional(Array()))
+
+
+@dataclass(frozen=True)
+class StateReport:
+    """A state dict as the kernel describes it: its type, and its entries when it is a dict."""
+
+    type_name: str = wire(AsText(100, absent=None))
+    entries: list[Entry] | None = wire(Optional(ListOf(Nested(Entry))))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An exception the student's code raised (a worker's error report), and whether it is a KeyError, a ValueError
+    (the kernel's word)."""
+
+    kind: str = wire(OneOf(frozenset({"error"})))
+    type_name: str = wire(AsText(2000))
+    error_type: str = wire(AsText(2000))
+    message: str = wire(AsText(2000))
+    line: str = wire(AsText(2000))
+    helper: str = wire(AsText(2000))
+    key_error: bool = wire(Flag())
+    value_error: bool = wire(Flag())
+
+    @property
+    def outcome(self) -> Returned:
+        return Returned("error", type_name=self.type_name, error_type=self.error_type, message=self.message,
+                        line=self.line, helper=self.helper)
+
+
+@dataclass(frozen=True)
+class NamedPair:
+    """One (name, holder) pair named_state() gave: the holder's type, its value, and which of the judge's holders
+    it is (-1: none)."""
+
+    name: str = wire(AsText(200, absent=None))
+    type_name: str = wire(AsText(100, absent=None))
+    own: int = wire(Whole(-1))
+    value: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class NamedPairs:
+    TAG: ClassVar[Tag] = Tag("pairs", when=present)
+    pairs: list[NamedPair] = wire(ListOf(Nested(NamedPair)))
+
+
+@dataclass(frozen=True)
+class NotPairs:
+    """named_state() gave something else than a list of pairs: its type and text."""
+
+    type_name: str = wire(AsText(100, absent=None))
+    text: str = wire(AsText(120, absent=None))
+
+
+@dataclass(frozen=True)
+class StateDict:
+    """state_dict() of the net holding the judge's values, and the same dict after every holder changed in place."""
+
+    state: StateReport = wire(Nested(StateReport))
+    after: StateReport = wire(Nested(StateReport))
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The holders after load_state_dict, whether they are the same objects, and a holder sharing the dict's memory."""
+
+    holders: list[np.ndarray] = wire(ListOf(Array(), length="holders"))
+    same: bool = wire(Flag())
+    shared: str | None = wire(Optional(AsText(100)))
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """One load of an ill-fitting state dict (or one file load_checkpoint refused): what it raised, the holders after."""
+
+    raised: Refusal | None = wire(Optional(Nested(Refusal)))
+    holders: list[np.ndarray] = wire(ListOf(Array(), length="holders"))
+
+
+@dataclass(frozen=True)
+class LoadResults:
+    cases: list[LoadResult] = wire(ListOf(Nested(LoadResult), length="cases"))
+
+
+@dataclass(frozen=True)
+class StateFailed:
+    TAG: ClassVar[Tag] = Tag("state_error")
+    state_error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class OptimizerState:
+    """The optimizer's state_dict() of the judge's state, and the ids of its parameters."""
+
+    state: StateReport = wire(Nested(StateReport))
+    ids: list[str] = wire(ListOf(AsText(40)))
+
+
+@dataclass(frozen=True)
+class StepsFailed:
+    TAG: ClassVar[Tag] = Tag("steps_error")
+    steps_error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class Stepped:
+    """The same dict after two more steps."""
+
+    after: StateReport = wire(Nested(StateReport))
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    TAG: ClassVar[Tag] = Tag("load_error")
+    load_error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class NumberReport:
+    """A restored optimizer's number as the kernel describes it (`kernel_facts.number_report`)."""
+
+    type_name: str = wire(AsText(60, absent=None))
+    int: bool = wire(Flag())
+    float: bool = wire(Flag())
+    text: str = wire(AsText(60, absent=None))
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A fresh optimizer's state after its load_state_dict of that dict (the course's walk), and its numbers."""
+
+    loaded: dict[str, np.ndarray] = wire(MapOf(Array(), most=MAX_LIST))
+    numbers: dict[str, NumberReport] = wire(MapOf(Nested(NumberReport), most=MAX_LIST))
+
+
+@dataclass(frozen=True)
+class FreshStepsFailed:
+    TAG: ClassVar[Tag] = Tag("fresh_steps_error")
+    fresh_steps_error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class Kept:
+    """The loaded dict after the restored optimizer's steps."""
+
+    after_fresh: StateReport = wire(Nested(StateReport))
+
+
+@dataclass(frozen=True)
+class SaveFailed:
+    """save_checkpoint raised."""
+
+    TAG: ClassVar[Tag] = Tag("save", when=present)
+    save: Refusal = wire(Nested(Refusal))
+
+
+@dataclass(frozen=True)
+class Written:
+    """What save_checkpoint left: whether the file exists, the folder's files, and the archive's entry names (None:
+    NumPy could not read it, and `unreadable` says why)."""
+
+    exists: bool = wire(Flag())
+    written: list[str] = wire(Or(ListOf(AsText(200)), Const([])))
+    files: list[str] | None = wire(Or(ListOf(AsText(200)), Const(None)))
+    unreadable: str = wire(AsText(300, absent=None))
+
+    @property
+    def names(self) -> list[str] | str:
+        return self.files if self.files is not None else self.unreadable
+
+
+@dataclass(frozen=True)
+class Unread(Written):
+    """The file is not there or NumPy could not read it: nothing was loaded."""
+
+    TAG: ClassVar[Tag] = Tag("files", when=lambda _: False, or_absent=True)
+
+
+@dataclass(frozen=True)
+class CheckpointLoadFailed(Written):
+    """load_checkpoint raised."""
+
+    TAG: ClassVar[Tag] = Tag("load", when=present)
+    load: Refusal = wire(Nested(Refusal))
+
+
+@dataclass(frozen=True)
+class ModelLoaded(Written):
+    """load_checkpoint of the model-only checkpoint into a new model: its holders after."""
+
+    model: list[np.ndarray] = wire(ListOf(Array(), length="holders"))
+
+
+@dataclass(frozen=True)
+class NoOptimizerFailed(ModelLoaded):
+    """load_checkpoint without an optimizer raised."""
+
+    TAG: ClassVar[Tag] = Tag("no_optimizer", when=present)
+    loaded: dict[str, np.ndarray] = wire(MapOf(Array(), most=MAX_LIST))
+    no_optimizer: Refusal = wire(Nested(Refusal))
+
+
+@dataclass(frozen=True)
+class RoundTripped(ModelLoaded):
+    """load_checkpoint into new objects (the model's holders, the optimizer's state), and the model-only checkpoint."""
+
+    loaded: dict[str, np.ndarray] = wire(MapOf(Array(), most=MAX_LIST))
+    alone: SaveFailed | Unread | CheckpointLoadFailed | ModelLoaded = wire(
+        Nested(SaveFailed | Unread | CheckpointLoadFailed | ModelLoaded))
+
+
+@dataclass(frozen=True)
+class Refusals:
+    """load_checkpoint on each of the judge's files: what it raised, and the holders after."""
+
+    results: list[LoadResult] = wire(ListOf(Nested(LoadResult), length="files"))
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """Both runs' state dicts (model and optimizer), eval-mode outputs, and the uninterrupted run's holders."""
+
+    original: StateReport = wire(Nested(StateReport))
+    original_optimizer: StateReport = wire(Nested(StateReport))
+    resumed: StateReport = wire(Nested(StateReport))
+    resumed_optimizer: StateReport = wire(Nested(StateReport))
+    original_out: np.ndarray = wire(Array())
+    resumed_out: np.ndarray = wire(Array())
+    holders: list[np.ndarray] = wire(ListOf(Array(), length="holders"))
 
 
 def entries(report):
-    """A worker's state_report as `rules.state_entries` gives it: a type name, or [(key, type name, array or None)]."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a state dict report is malformed")
-    items = report.get("entries")
-    if items is None:
-        return str(report.get("type_name"))[:100]
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise ProbeFailure("a state dict report's entries are malformed")
-    return [(str(i.get("key"))[:200], str(i.get("type_name"))[:100],
-             decode_array(i["value"]) if i.get("ndarray") is True and i.get("value") is not None else None)
-            for i in items]
+    """A StateReport as `rules.state_entries` gives it: a type name, or [(key, type name, array or None)]."""
+    if report.entries is None:
+        return report.type_name
+    return [(e.key, e.type_name, e.value if e.ndarray else None) for e in report.entries]
 
 
-def raised(data):
-    """(error type, is KeyError, is ValueError, message, the Returned) of a worker's `raised`; None: it returned."""
-    if data is None:
-        return None
-    outcome = returned(data)
-    if not outcome.failed:
-        raise ProbeFailure("a raised exception in the reply is malformed")
-    return outcome, data.get("key_error") is True, data.get("value_error") is True
+def raised(refusal):
+    """(the Returned, is KeyError, is ValueError) of a worker's `raised`; None: it returned."""
+    return None if refusal is None else (refusal.outcome, refusal.key_error, refusal.value_error)
 
 
-def student_error(label, method, data):
-    return failed(describe_error(label, method, returned(data)))
+def student_error(label, method, error):
+    return failed(describe_error(label, method, error))
 
 
 # ── 8.1 ──
@@ -88,21 +319,18 @@ def named_state(rng, variant="flat", seed=0):
     """named_state() of the tree of stand-in modules, its holders of secret shapes and values."""
     want = rules.TREE_NAMES[variant]
     values = [secret(rng, tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(1, 3))))) for _ in want]
-    reply = yield {"kind": "persist_named_state", "variant": variant, "values": values}
-    if "error" in reply:
-        return student_error("Module", "named_state", reply["error"])
-    pairs = reply.get("pairs")
-    if pairs is None:
-        return rules.named_state_verdict({"type_name": str(reply.get("type_name"))[:100],
-                                          "text": str(reply.get("text"))[:120]}, want)
-    if not isinstance(pairs, list) or not all(isinstance(p, dict) for p in pairs):
-        raise ProbeFailure("the reply's pairs are malformed")
+    reply = read((yield {"kind": "persist_named_state", "variant": variant, "values": values}),
+                 Failed | NamedPairs | NotPairs)
+    if isinstance(reply, Failed):
+        return student_error("Module", "named_state", reply.error)
+    if isinstance(reply, NotPairs):
+        return rules.named_state_verdict({"type_name": reply.type_name, "text": reply.text}, want)
     got = []
-    for i, pair in enumerate(pairs):
-        value = returned(pair.get("value"))
-        own = (type(pair.get("own")) is int and pair["own"] == i and i < len(values) and value.kind in ("array", "tensor")
+    for i, pair in enumerate(reply.pairs):
+        value = pair.value
+        own = (pair.own == i and i < len(values) and value.kind in ("array", "tensor")
                and value.value.shape == values[i].shape and np.array_equal(value.value, values[i]))
-        got.append((str(pair.get("name"))[:200], str(pair.get("type_name"))[:100], own))
+        got.append((pair.name, pair.type_name, own))
     return rules.named_state_verdict(got, want)
 
 
@@ -111,10 +339,11 @@ def state_dict(rng, seed=0):
     """state_dict() of small_net holding secret values, and the same dict after every holder changed in place."""
     sizes = net_sizes(rng)
     values = net_values(rng, sizes)
-    reply = yield {"kind": "persist_state_dict", "sizes": sizes, "values": list(values.values())}
-    if "error" in reply:
-        return student_error("Module", "state_dict", reply["error"])
-    got, after = entries(reply.get("state")), entries(reply.get("after"))
+    reply = read((yield {"kind": "persist_state_dict", "sizes": sizes, "values": list(values.values())}),
+                 Failed | StateDict)
+    if isinstance(reply, Failed):
+        return student_error("Module", "state_dict", reply.error)
+    got, after = entries(reply.state), entries(reply.after)
     before = {} if isinstance(got, str) else {k: v for k, _, v in got if v is not None}
     after = {} if isinstance(after, str) else {k: v for k, _, v in after if v is not None}
     return rules.state_dict_verdict(got, values, before, after)
@@ -131,12 +360,11 @@ def load_values(rng):
     """load_state_dict(a secret state) into small_net holding other secret values."""
     sizes = net_sizes(rng)
     before, state = net_values(rng, sizes), net_values(rng, sizes)
-    reply = yield {"kind": "persist_load_values", "sizes": sizes, "values": list(before.values()), "state": state}
-    if "error" in reply:
-        return student_error("Module", "load_state_dict", reply["error"])
-    shared = reply.get("shared")
-    return rules.load_values_verdict(arrays(reply, "holders", len(state)), state, reply.get("same") is True,
-                                     str(shared)[:100] if shared is not None else None)
+    reply = read((yield {"kind": "persist_load_values", "sizes": sizes, "values": list(before.values()), "state": state}),
+                 Failed | Loaded, holders=len(state))
+    if isinstance(reply, Failed):
+        return student_error("Module", "load_state_dict", reply.error)
+    return rules.load_values_verdict(reply.holders, state, reply.same, reply.shared)
 
 
 def load_errors(rng):
@@ -153,17 +381,16 @@ def load_errors(rng):
     states = rules.load_error_states(good, *scenario)
     cases = rules.load_error_cases(shapes, *scenario[:4])
     requests = [{"state": states[which], "strict": strict} for _, strict, which, _, _ in cases]
-    reply = yield {"kind": "persist_load_errors", "sizes": sizes, "values": list(before.values()),
-                   "cases": requests + [{"state": states["partial"], "strict": False}]}
-    if "error" in reply:
-        return student_error("Module", "__init__", reply["error"])
-    results = reply.get("cases")
-    if not isinstance(results, list) or len(results) != len(cases) + 1 or not all(isinstance(r, dict) for r in results):
-        raise ProbeFailure(f"the reply does not hold {len(cases) + 1} load results")
+    reply = read((yield {"kind": "persist_load_errors", "sizes": sizes, "values": list(before.values()),
+                         "cases": requests + [{"state": states["partial"], "strict": False}]}),
+                 Failed | LoadResults, cases=len(cases) + 1, holders=len(shapes))
+    if isinstance(reply, Failed):
+        return student_error("Module", "__init__", reply.error)
+    results = reply.cases
     for (label, _, which, kind, words), result in zip(cases, results):
         label = f"load_state_dict with {label}"
-        error = raised(result.get("raised"))
-        holders = list(zip(shapes, arrays(result, "holders", len(shapes))))
+        error = raised(result.raised)
+        holders = list(zip(shapes, result.holders))
         hint = rules.refusal_hint(which, shapes, scenario[0])
         problem = (rules.refusal_problem(label, kind, words, None, False, "", hint) if error is None else
                    rules.refusal_problem(label, kind, words, error[0].error_type,
@@ -171,10 +398,10 @@ def load_errors(rng):
             or rules.changed_problem(label, holders, before)
         if problem:
             return problem
-    error = raised(results[-1].get("raised"))
+    error = raised(results[-1].raised)
     if error:
         return failed(describe_error("Module", "load_state_dict", error[0]) + rules.STRICT_FALSE_HINT)
-    holders = list(zip(shapes, arrays(results[-1], "holders", len(shapes))))
+    holders = list(zip(shapes, results[-1].holders))
     return rules.partial_load_problem(holders, before, good, scenario[0]) or passed(rules.ERRORS_PASSED)
 
 
@@ -221,37 +448,36 @@ def optimizer_state(rng, *optimizers, seed=0):
         spec, state, label, params, order = optimizer_secrets(rng, key, sizes)
         grads = [[secret(rng, shape) for shape in params] for _ in range(2)]
         reply = yield {"kind": "persist_optimizer", "sizes": sizes, "optimizer": spec, "state": state, "grads": grads}
-        if "error" in reply:
-            return student_error(label, "__init__", reply["error"])
-        if "state_error" in reply:
-            return student_error(label, "state_dict", reply["state_error"])
-        got, ids = entries(reply.get("state")), reply.get("ids")
-        if not isinstance(ids, list):
-            raise ProbeFailure("the reply's parameter ids are missing")
-        problem = rules.optimizer_state_problem(label, got, [str(i)[:40] for i in ids]) \
+        described = read(reply, Failed | StateFailed | OptimizerState)
+        if isinstance(described, Failed):
+            return student_error(label, "__init__", described.error)
+        if isinstance(described, StateFailed):
+            return student_error(label, "state_dict", described.state_error)
+        got = entries(described.state)
+        problem = rules.optimizer_state_problem(label, got, described.ids) \
             or rules.optimizer_positions_problem(label, {k: v for k, _, v in got}, state,
                                                  {table: order for table in rules.OPTIMIZER_ARRAYS[spec["class"]]})
         if problem:
             return problem
-        if "steps_error" in reply:
-            return student_error(label, "step", reply["steps_error"])
-        after = entries(reply.get("after"))
+        stepped = read(reply, StepsFailed | Stepped)
+        if isinstance(stepped, StepsFailed):
+            return student_error(label, "step", stepped.steps_error)
+        after = entries(stepped.after)
         problem = rules.optimizer_snapshot_problem(label, {k: v for k, _, v in got},
                                                    {} if isinstance(after, str) else {k: v for k, _, v in after})
         if problem:
             return problem
-        if "load_error" in reply:
-            return student_error(label, "load_state_dict", reply["load_error"])
-        loaded = reply.get("loaded")
-        if not isinstance(loaded, dict):
-            raise ProbeFailure("the reply's loaded state is missing")
-        problem = rules.optimizer_restored_problem(label, {str(k): decode_array(v) for k, v in loaded.items()}, state) \
-            or rules.optimizer_number_types_problem(label, number_reports(reply.get("numbers"), spec["class"]))
+        restored = read(reply, LoadFailed | Restored)
+        if isinstance(restored, LoadFailed):
+            return student_error(label, "load_state_dict", restored.load_error)
+        problem = rules.optimizer_restored_problem(label, restored.loaded, state) \
+            or rules.optimizer_number_types_problem(label, number_reports(restored.numbers, spec["class"]))
         if problem:
             return problem
-        if "fresh_steps_error" in reply:
-            return student_error(label, "step", reply["fresh_steps_error"])
-        after_fresh = entries(reply.get("after_fresh"))
+        kept = read(reply, FreshStepsFailed | Kept)
+        if isinstance(kept, FreshStepsFailed):
+            return student_error(label, "step", kept.fresh_steps_error)
+        after_fresh = entries(kept.after_fresh)
         if isinstance(after, str) or isinstance(after_fresh, str):
             raise ProbeFailure("the reply's state dict after the restored optimizer's steps is missing")
         problem = rules.optimizer_load_kept_problem(label, {k: v for k, _, v in after}, {k: v for k, _, v in after_fresh})
@@ -262,15 +488,12 @@ def optimizer_state(rng, *optimizers, seed=0):
 
 def number_reports(numbers, cls):
     """The kernel's report of the restored optimizer's numbers, as `rules.optimizer_number_types_problem` reads it."""
-    if not isinstance(numbers, dict):
-        raise ProbeFailure("the reply's restored numbers are missing")
     reports = {}
     for name in rules.OPTIMIZER_NUMBERS[cls]:
-        got = numbers.get(name)
-        if not isinstance(got, dict):
-            raise ProbeFailure(f"the reply does not describe the restored {name}")
-        reports[name] = {"type_name": str(got.get("type_name"))[:60], "int": got.get("int") is True,
-                         "float": got.get("float") is True, "text": str(got.get("text"))[:60]}
+        if name not in numbers:
+            raise ProbeFailure(f"the reply's 'numbers'[{name!r}] is missing")
+        got = numbers[name]
+        reports[name] = {"type_name": got.type_name, "int": got.int, "float": got.float, "text": got.text}
     return reports
 
 
@@ -287,53 +510,43 @@ def round_trip(rng):
     values = net_values(rng, sizes)
     spec, state, _, _, _ = optimizer_secrets(rng, "adam", sizes)
     name = "run.ckpt"
-    reply = yield {"kind": "persist_checkpoint", "sizes": sizes, "values": list(values.values()), "optimizer": spec,
-                   "fresh": {"class": "Adam", "settings": {"lr": 0.5}}, "state": state, "name": name}
-    if "error" in reply:
-        return student_error("small_net", "__init__", reply["error"])
-    if reply.get("save") is not None:
-        return failed(describe_error("save_checkpoint", "call", raised(reply["save"])[0]))
-    written = reply.get("written")
-    files = reply.get("files")
-    names = [str(f)[:200] for f in files] if isinstance(files, list) else str(reply.get("unreadable"))[:300]
-    problem = rules.checkpoint_file_problem(name, reply.get("exists") is True,
-                                            [str(w)[:200] for w in written] if isinstance(written, list) else [],
-                                            names, rules.checkpoint_entries(values, state))
+    reply = read((yield {"kind": "persist_checkpoint", "sizes": sizes, "values": list(values.values()),
+                         "optimizer": spec, "fresh": {"class": "Adam", "settings": {"lr": 0.5}}, "state": state,
+                         "name": name}),
+                 Failed | SaveFailed | Unread | CheckpointLoadFailed | NoOptimizerFailed | RoundTripped,
+                 holders=len(values))
+    if isinstance(reply, Failed):
+        return student_error("small_net", "__init__", reply.error)
+    if isinstance(reply, SaveFailed):
+        return failed(describe_error("save_checkpoint", "call", reply.save.outcome))
+    problem = rules.checkpoint_file_problem(name, reply.exists, reply.written, reply.names,
+                                            rules.checkpoint_entries(values, state))
+    if problem or isinstance(reply, Unread):     # a file not there, or not readable, is a problem
+        return problem
+    if isinstance(reply, CheckpointLoadFailed):
+        return failed(describe_error("load_checkpoint", "call", reply.load.outcome))
+    problem = rules.checkpoint_loaded_problem(dict(zip(values, reply.model)), values, reply.loaded, state)
     if problem:
         return problem
-    if reply.get("load") is not None:
-        return failed(describe_error("load_checkpoint", "call", raised(reply["load"])[0]))
-    model = dict(zip(values, arrays(reply, "model", len(values))))
-    loaded = reply.get("loaded")
-    if not isinstance(loaded, dict):
-        raise ProbeFailure("the reply's loaded optimizer state is missing")
-    problem = rules.checkpoint_loaded_problem(model, values, {str(k): decode_array(v) for k, v in loaded.items()}, state)
-    if problem:
-        return problem
-    if reply.get("no_optimizer") is not None:
-        return failed(describe_error("load_checkpoint", "call without an optimizer", raised(reply["no_optimizer"])[0]))
-    return model_only(reply.get("alone"), values) or passed(rules.ROUND_TRIP_PASSED)
+    if isinstance(reply, NoOptimizerFailed):
+        return failed(describe_error("load_checkpoint", "call without an optimizer", reply.no_optimizer.outcome))
+    return model_only(reply.alone, values) or passed(rules.ROUND_TRIP_PASSED)
 
 
 def model_only(reply, values):
     """The kernel's save_checkpoint(path, model) without an optimizer, and load_checkpoint of that file into a new
     model: the file's entries, and the model's state after loading, against the secret values saved."""
-    if not isinstance(reply, dict):
-        raise ProbeFailure("the reply does not describe the checkpoint saved without an optimizer")
-    if reply.get("save") is not None:
-        return failed(describe_error("save_checkpoint", "call without an optimizer", raised(reply["save"])[0])
+    if isinstance(reply, SaveFailed):
+        return failed(describe_error("save_checkpoint", "call without an optimizer", reply.save.outcome)
                       + rules.MODEL_ONLY_HINT)
-    written, files = reply.get("written"), reply.get("files")
-    names = [str(f)[:200] for f in files] if isinstance(files, list) else str(reply.get("unreadable"))[:300]
-    problem = rules.checkpoint_file_problem(rules.MODEL_ONLY, reply.get("exists") is True,
-                                            [str(w)[:200] for w in written] if isinstance(written, list) else [],
-                                            names, rules.checkpoint_entries(values, {}), rules.MODEL_ONLY_WHAT)
-    if problem:
+    problem = rules.checkpoint_file_problem(rules.MODEL_ONLY, reply.exists, reply.written, reply.names,
+                                            rules.checkpoint_entries(values, {}), rules.MODEL_ONLY_WHAT)
+    if problem or isinstance(reply, Unread):
         return problem
-    if reply.get("load") is not None:
+    if isinstance(reply, CheckpointLoadFailed):
         return failed(describe_error("load_checkpoint", "call on a checkpoint without an optimizer",
-                                     raised(reply["load"])[0]))
-    return rules.checkpoint_loaded_problem(dict(zip(values, arrays(reply, "model", len(values)))), values, {}, {})
+                                     reply.load.outcome))
+    return rules.checkpoint_loaded_problem(dict(zip(values, reply.model)), values, {}, {})
 
 
 def not_checkpoint(rng, kind, sizes):
@@ -376,16 +589,14 @@ def refuses(rng, kinds):
     sizes = net_sizes(rng)
     values = net_values(rng, sizes)
     files = [not_checkpoint(rng, kind, sizes) for kind in kinds]
-    reply = yield {"kind": "persist_refuses", "sizes": sizes, "values": list(values.values()),
-                   "names": [name for _, name, _ in files], "contents": [data for _, _, data in files]}
-    if "error" in reply:
-        return student_error("small_net", "__init__", reply["error"])
-    results = reply.get("results")
-    if not isinstance(results, list) or len(results) != len(files) or not all(isinstance(r, dict) for r in results):
-        raise ProbeFailure(f"the reply does not hold {len(files)} results")
-    for (kind, name, _), result in zip(files, results):
-        error = raised(result.get("raised"))
-        holders = arrays(result, "holders", len(values))
+    reply = read((yield {"kind": "persist_refuses", "sizes": sizes, "values": list(values.values()),
+                         "names": [name for _, name, _ in files], "contents": [data for _, _, data in files]}),
+                 Failed | Refusals, files=len(files), holders=len(values))
+    if isinstance(reply, Failed):
+        return student_error("small_net", "__init__", reply.error)
+    for (kind, name, _), result in zip(files, reply.results):
+        error = raised(result.raised)
+        holders = result.holders
         changed = any(not np.array_equal(h, v) for h, v in zip(holders, values.values()))
         problem = (rules.refused_file_problem(kind, name, None, False, "", changed=changed) if error is None else
                    rules.refused_file_problem(kind, name, error[0].error_type, error[2], error[0].message,
@@ -407,24 +618,25 @@ def resume_training(rng, optimizer="adam", seed=0):
     sizes = net_sizes(rng)
     values, clone_values = net_values(rng, sizes), net_values(rng, sizes)
     data = [(secret(rng, (8, sizes[0])), rng.integers(0, sizes[2], 8)) for _ in range(7)]
-    reply = yield {"kind": "persist_resume", "sizes": sizes, "values": list(values.values()),
-                   "clone_values": list(clone_values.values()), "optimizer": {"class": cls, "settings": settings},
-                   "first": data[:3], "second": data[3:]}
-    if "error" in reply:
-        return failed("resuming from a checkpoint: " + describe_error("training", "step", returned(reply["error"])))
-    states = [entries(reply.get(key)) for key in ("original", "original_optimizer", "resumed", "resumed_optimizer")]
+    shapes = net_shapes(sizes)
+    reply = read((yield {"kind": "persist_resume", "sizes": sizes, "values": list(values.values()),
+                         "clone_values": list(clone_values.values()), "optimizer": {"class": cls, "settings": settings},
+                         "first": data[:3], "second": data[3:]}),
+                 Failed | Resumed, holders=len(shapes))
+    if isinstance(reply, Failed):
+        return failed("resuming from a checkpoint: " + describe_error("training", "step", reply.error))
+    states = [entries(state) for state in (reply.original, reply.original_optimizer, reply.resumed,
+                                           reply.resumed_optimizer)]
     for state in states:
         if isinstance(state, str):
             return failed(f"resuming from a checkpoint: state_dict() returned a {state}.")
     model_state, optimizer_state, clone_state, resumed_state = (
         {key: value if value is not None else np.array(np.nan) for key, _, value in state} for state in states)
     ours, theirs = rules.both_states(model_state, optimizer_state), rules.both_states(clone_state, resumed_state)
-    verdict = rules.resume_verdict(label, ours, theirs, decode_array(reply.get("original_out")),
-                                   decode_array(reply.get("resumed_out")))
+    verdict = rules.resume_verdict(label, ours, theirs, reply.original_out, reply.resumed_out)
     if not verdict.passed:
         return verdict
-    shapes = net_shapes(sizes)
-    final = dict(zip(shapes, arrays(reply, "holders", len(shapes))))
+    final = dict(zip(shapes, reply.holders))
     settings = dict(rules.OPTIMIZER_DEFAULTS[cls], **settings)
     want = train_small_net(values, data, cls, settings)
     determined = float32_determined(values, data, cls, settings, want)
