@@ -256,6 +256,29 @@ MALFORMED += [
     ("resume_training", (), "ch08", put(7, "resumed"), "'resumed' is not a JSON object"),
 ]
 
+# chapter 6: datasets, loaders, transforms, IDX files
+MALFORMED += [
+    ("array_dataset", (), "ch06", put("x", "sample"), "'sample': a returned value in the reply is malformed"),
+    ("array_dataset", (), "ch06", put(True, "n"), "'n' is not a JSON object"),
+    ("array_dataset", (), "ch06", put("ValueError", "mismatch"), "'mismatch' is not a JSON object"),
+    ("data_loader", ("batches",), "ch06", put([], "runs"), "'runs' holds 0 values, expected 1 to 5"),
+    ("data_loader", ("batches",), "ch06", put([{"tensor": False, "type_name": "list"}], "runs", 0, "batches", 0, "fields"),
+     r"'runs'\[0\]\['batches'\]\[0\]\['fields'\] holds 1 values, expected 2"),
+    ("data_loader", ("batches",), "ch06", drop("runs", 0, "batches", 0, "fields", 0, "data"),
+     r"'runs'\[0\]\['batches'\]\[0\]\['fields'\]\[0\]\['data'\] is missing"),
+    ("data_loader", ("batches",), "ch06", drop("one_field"), "the reply's 'one_field' is missing"),
+    ("data_loader", ("shuffle",), "ch06", put([], "epochs"), "'epochs' holds 0 values, expected 13"),
+    ("data_loader", ("shuffle",), "ch06", put("a batch", "epochs", 2), r"'epochs'\[2\] is not a list"),
+    ("transform", ("normalize",), "ch06", put([], "runs"), "'runs' holds 0 values, expected 1 to 2"),
+    ("transform", ("normalize",), "ch06", put("1;2", "runs", 0, "stacked"), r"'runs'\[0\]\['stacked'\]: "),
+    ("parse_idx", ("bytes",), "ch06", put([], "results"), "'results' holds 0 values, expected"),
+    ("parse_idx", ("errors",), "ch06", put("x", "results", 0, "returned"),
+     r"'results'\[0\]\['returned'\]: a returned value in the reply is malformed"),
+    ("mnist_dataset", (), "ch06", put({"shape": "28x28"}, "stored", "images"), r"'stored'\['images'\]\['shape'\] is not a list"),
+    ("mnist_dataset", (), "ch06", put(1.5, "calls"), "'calls' is not a whole number"),
+    ("mnist_dataset", (), "ch06", drop("item", "label"), r"'item'\['label'\] is missing"),
+]
+
 
 @pytest.mark.parametrize("name, args, chapter_id", sorted({(m[0], m[1], m[2]) for m in MALFORMED}))
 def test_the_right_codes_real_reply_passes(name, args, chapter_id):

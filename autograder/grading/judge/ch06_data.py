@@ -7,16 +7,262 @@ shuffle, a flip, a crop) is verified as the course's checks verify it: every sam
 every window reached, the same run from the same seed and another from another. The verdicts and
 messages are those of `checks/ch06_data.py`, `checks/ch06_data_transforms.py` and `checks/ch06_data_idx.py`.
 """
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
 import numpy as np
 
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import (Array, AsText, Either, Failed, Flag, Int, ListOf, Nested, Optional, Raised,
+                                              Tag, read, whole, wire)
 from autograder.student.checks import ch06_data as rules
 from autograder.student.checks import ch06_data_facts
 from autograder.student.checks import ch06_data_idx as idx_rules
 from autograder.student.checks import ch06_data_transforms as transform_rules
 from autograder.student.verdict import failed, passed
 from autograder.grading.judge.registry import judges
+
+
+# ── the replies ──
+
+def is_true(value: Any) -> bool:
+    return value is True
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A len() that gave something else than an int: its repr."""
+
+    shown: str = wire(AsText(60, absent="?"))
+
+
+# len(): an int, or the repr of what came instead
+LENGTH = Either(whole, Int(), Nested(Shown))
+
+
+@dataclass(frozen=True)
+class TensorField:
+    """A batch's field that is a Tensor: its type, whether it requires grad, its values."""
+
+    TAG: ClassVar[Tag] = Tag("tensor", when=is_true)
+    type_name: str = wire(AsText(100, absent=None))
+    requires_grad: bool = wire(Flag())
+    data: np.ndarray = wire(Array())
+
+
+@dataclass(frozen=True)
+class OtherField:
+    """A batch's field that is not a Tensor: its type."""
+
+    type_name: str = wire(AsText(100, absent=None))
+
+
+FIELD = Nested(TensorField | OtherField)
+
+
+@dataclass(frozen=True)
+class BatchFailed:
+    """Reading a batch raised."""
+
+    TAG: ClassVar[Tag] = Tag("error")
+    error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A batch of two fields (image, label)."""
+
+    TAG: ClassVar[Tag] = Tag("fields")
+    fields: list[TensorField | OtherField] = wire(ListOf(FIELD, length=2))
+
+
+@dataclass(frozen=True)
+class FieldsBatch:
+    """A batch of any number of fields."""
+
+    TAG: ClassVar[Tag] = Tag("fields")
+    fields: list[TensorField | OtherField] = wire(ListOf(FIELD))
+
+
+@dataclass(frozen=True)
+class NotBatch:
+    """A batch that is not a tuple of fields: its type."""
+
+    type_name: str = wire(AsText(100, absent="?"))
+
+
+EPOCH = ListOf(Nested(BatchFailed | Batch | NotBatch))
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """What ArrayDataset raised for arrays of unequal lengths."""
+
+    error_type: str = wire(AsText(100, absent=None))
+    value_error: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class TripleFailed:
+    TAG: ClassVar[Tag] = Tag("triple_error")
+    triple_error: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class ArrayDatasetRan:
+    """ArrayDataset(x, y): len, an item, a one-array item, the refusal of unequal lengths; then the three-array item
+    and its refusal (None: accepted)."""
+
+    n: int | Shown = wire(LENGTH)
+    sample: Returned = wire(Raised())
+    one: Returned = wire(Raised())
+    mismatch: Mismatch | None = wire(Optional(Nested(Mismatch)))
+    triple: Returned = wire(Raised())
+    mismatch3: Mismatch | None = wire(Optional(Nested(Mismatch)))
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """Whether the kernel has no ArrayDataset that holds the judge's samples (then the shortcut is not probed)."""
+
+    unusable: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Run:
+    """One loader case: its batches over one epoch, and its len()."""
+
+    batches: list[BatchFailed | Batch | NotBatch] = wire(EPOCH)
+    count: int | Shown = wire(LENGTH)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The loader cases, up to the first that raised."""
+
+    runs: list[Failed | Run] = wire(ListOf(Nested(Failed | Run), least=1, most="cases"))
+
+
+@dataclass(frozen=True)
+class OneField:
+    """The loader over samples of one field: its batches."""
+
+    batches: list[FieldsBatch | NotBatch] = wire(ListOf(Nested(FieldsBatch | NotBatch)))
+
+
+@dataclass(frozen=True)
+class RunsOneField(Runs):
+    """The loader cases, and the loader over samples of one field."""
+
+    one_field: Failed | OneField = wire(Nested(Failed | OneField))
+
+
+@dataclass(frozen=True)
+class Epochs:
+    """The thirteen epochs of the seeded, shuffled loaders."""
+
+    epochs: list[list[BatchFailed | Batch | NotBatch]] = wire(ListOf(EPOCH, length=13))
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """A transform run's outputs, ndarrays of one shape stacked; whether a call wrote into its input."""
+
+    TAG: ClassVar[Tag] = Tag("stacked")
+    stacked: np.ndarray = wire(Array())
+    changed: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """A transform run's outputs, each reported; whether a call wrote into its input."""
+
+    items: list[Returned] = wire(ListOf(Raised()))
+    changed: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class TransformRuns:
+    """The transform runs, up to the first that raised."""
+
+    runs: list[Failed | Stacked | Outputs] = wire(ListOf(Nested(Failed | Stacked | Outputs), least=1, most="runs"))
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """parse_idx on one file: what it returned or raised, and whether that is a ValueError."""
+
+    returned: Returned = wire(Raised())
+    value_error: bool = wire(Flag())
+
+
+@dataclass(frozen=True)
+class ParsedFiles:
+    results: list[Parsed] = wire(ListOf(Nested(Parsed), length="files"))
+
+
+@dataclass(frozen=True)
+class Label:
+    """A dataset item's label: its type, its repr, and its value when a number or an array."""
+
+    type_name: str = wire(AsText(100, absent=None))
+    repr: str = wire(AsText(60, absent=None))
+    value: np.ndarray | None = wire(Optional(Array()))
+
+
+@dataclass(frozen=True)
+class Item:
+    """A dataset item (image, label), and its own type."""
+
+    image: Returned = wire(Raised())
+    label: Label = wire(Nested(Label))
+    type_name: str = wire(AsText(100, absent=None))
+
+
+@dataclass(frozen=True)
+class StoredArray:
+    """An array a dataset keeps: its type, dtype and shape."""
+
+    type_name: str = wire(AsText(100, absent=None))
+    dtype: str = wire(AsText(40, absent=None))
+    shape: list[int] = wire(ListOf(Int()))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The dataset's `.images` and `.labels` (None: missing)."""
+
+    images: StoredArray | None = wire(Optional(Nested(StoredArray)))
+    labels: StoredArray | None = wire(Optional(Nested(StoredArray)))
+
+
+@dataclass(frozen=True)
+class Mnist:
+    """MNISTDataset on the judge's files: len, an item, the arrays kept, and an augmented item with the transform's
+    call counts after construction and after it."""
+
+    n: int | Shown = wire(LENGTH)
+    item: Item = wire(Nested(Item))
+    other: Item = wire(Nested(Item))
+    calls_after_init: int = wire(Int())
+    calls: int = wire(Int())
+    stored: Stored = wire(Nested(Stored))
+
+
+@dataclass(frozen=True)
+class RealSplit:
+    """MNISTDataset on a real split: len and an item."""
+
+    n: int | Shown = wire(LENGTH)
+    item: Item = wire(Nested(Item))
+
+
+@dataclass(frozen=True)
+class MnistReal(Mnist):
+    """MNISTDataset on the judge's files, and on a real split."""
+
+    real: Failed | RealSplit = wire(Nested(Failed | RealSplit))
 
 
 def kept(value):
@@ -33,11 +279,7 @@ def items(value):
 
 def length(value):
     """A reported len(): an int, or the repr of what came instead."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, dict):
-        return str(value.get("shown", "?"))[:60]
-    raise ProbeFailure("a length in the reply is neither a number nor described")
+    return value.shown if isinstance(value, Shown) else value
 
 
 @judges("array_dataset")
@@ -49,24 +291,22 @@ def array_dataset(rng):
     y = rng.integers(0, 100, n)
     z = rng.standard_normal(n)
     item, single = (int(i) for i in rng.integers(0, n, 2))
-    reply = yield {"kind": "array_dataset", "x": x, "y": y, "z": z, "item": item, "single": single}
-    if "error" in reply:
-        return failed(describe_error("ArrayDataset", "__init__/__len__/__getitem__", returned(reply["error"])))
-    if "triple_error" in reply:
-        return failed(describe_error("ArrayDataset", "__init__/__getitem__", returned(reply["triple_error"]))
+    reply = read((yield {"kind": "array_dataset", "x": x, "y": y, "z": z, "item": item, "single": single}),
+                 Failed | TripleFailed | ArrayDatasetRan)
+    if isinstance(reply, Failed):
+        return failed(describe_error("ArrayDataset", "__init__/__len__/__getitem__", reply.error))
+    if isinstance(reply, TripleFailed):
+        return failed(describe_error("ArrayDataset", "__init__/__getitem__", reply.triple_error)
                       + f"\n  on ArrayDataset(x, y, z), three arrays of {n} rows.")
-    return rules.array_dataset_verdict(x, y, item, single, length(reply.get("n")), items(returned(reply.get("sample"))),
-                                       items(returned(reply.get("one"))), mismatch_of(reply.get("mismatch")), z,
-                                       items(returned(reply.get("triple"))), mismatch_of(reply.get("mismatch3")))
+    return rules.array_dataset_verdict(x, y, item, single, length(reply.n), items(reply.sample), items(reply.one),
+                                       mismatch_of(reply.mismatch), z, items(reply.triple), mismatch_of(reply.mismatch3))
 
 
 def mismatch_of(report):
     """A reported refusal as `rules.mismatch_of` gives it: "ValueError", another error's type name, or None."""
     if report is None:
         return None
-    if not isinstance(report, dict):
-        raise ProbeFailure("the reply's mismatch is malformed")
-    return "ValueError" if report.get("value_error") is True else str(report.get("error_type"))[:100]
+    return "ValueError" if report.value_error else report.error_type
 
 
 class Samples:
@@ -91,24 +331,16 @@ class Samples:
 
 
 def described_batch(report):
-    """A reported batch as `rules.describe_batch` gives it."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a batch in the reply is not an object")
-    if "error" in report:
-        error = returned(report["error"])
-        return f"batch that could not be read ({error.error_type}: {error.message})"
-    if "fields" not in report:
-        return str(report.get("type_name", "?"))[:100]
-    fields = report["fields"]
-    if not isinstance(fields, list) or len(fields) != 2 or not all(isinstance(f, dict) for f in fields):
-        raise ProbeFailure("a batch's fields in the reply are malformed")
-    return [rules.Field(True, str(f.get("type_name"))[:100], f.get("requires_grad") is True, decode_array(f.get("data")))
-            if f.get("tensor") is True else rules.Field(False, str(f.get("type_name"))[:100]) for f in fields]
+    """A reported batch as `rules.describe_batch` gives it (`rules.describe_fields` for a batch of any fields)."""
+    if isinstance(report, BatchFailed):
+        return f"batch that could not be read ({report.error.error_type}: {report.error.message})"
+    if isinstance(report, NotBatch):
+        return report.type_name
+    return [rules.Field(True, f.type_name, f.requires_grad, f.data) if isinstance(f, TensorField)
+            else rules.Field(False, f.type_name) for f in report.fields]
 
 
 def epoch(batches):
-    if not isinstance(batches, list):
-        raise ProbeFailure("an epoch in the reply is not a list of batches")
     return [described_batch(b) for b in batches]
 
 
@@ -141,51 +373,30 @@ def through_shortcut(request, verdict_of):
     if not verdict.passed:
         return verdict
     reply = yield {**request, "shortcut": True}
-    if reply.get("unusable") is True:
+    if read(reply, Shortcut).unusable:
         return verdict
     return rules.through_shortcut(verdict_of(reply, rules.SHORTCUT))
 
 
 def batches_verdict(reply, cases, samples, dataset, one_field=None):
-    runs = reply.get("runs")
-    if not isinstance(runs, list) or not 1 <= len(runs) <= len(cases):
-        raise ProbeFailure("the reply's runs are not one per case")
+    with_one_field = dataset == "dataset" and one_field is not None
+    reply = read(reply, RunsOneField if with_one_field else Runs, cases=len(cases))
     gathered = []
-    for (n, size, drop_last), run in zip(cases, runs):
-        if not isinstance(run, dict):
-            raise ProbeFailure("a run in the reply is not an object")
-        if "error" in run:
-            return failed(describe_error("DataLoader", "__iter__", returned(run["error"]))
+    for (n, size, drop_last), run in zip(cases, reply.runs):
+        if isinstance(run, Failed):
+            return failed(describe_error("DataLoader", "__iter__", run.error)
                           + f"\n  while iterating {rules.loader_label(n, size, drop_last, dataset)}.")
-        gathered.append((n, size, drop_last, epoch(run.get("batches")), length(run.get("count"))))
+        gathered.append((n, size, drop_last, epoch(run.batches), length(run.count)))
     if len(gathered) != len(cases):
-        raise ProbeFailure("the reply stops before the last case")
+        raise ProbeFailure(f"the reply's 'runs' stops at {len(gathered)} of {len(cases)} cases, none of them failed")
     verdict = rules.loader_batches_verdict(gathered, samples.matches, samples.index_of, dataset)
-    if not verdict.passed or dataset != "dataset" or one_field is None:
+    if not verdict.passed or not isinstance(reply, RunsOneField):
         return verdict
     n, size = one_field
-    report = reply.get("one_field")
-    if not isinstance(report, dict):
-        raise ProbeFailure("the reply's one-field run is missing")
-    if "error" in report:
-        return failed(rules.one_field_error(n, size, describe_error("DataLoader", "__iter__", returned(report["error"]))))
-    batches = report.get("batches")
-    if not isinstance(batches, list):
-        raise ProbeFailure("the reply's one-field run holds no batches")
-    return rules.one_field_verdict(n, size, [described_fields(b) for b in batches], samples.images[:n]) or verdict
-
-
-def described_fields(report):
-    """A reported batch of any number of fields as `rules.describe_fields` gives it."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a batch in the reply is not an object")
-    if "fields" not in report:
-        return str(report.get("type_name", "?"))[:100]
-    fields = report["fields"]
-    if not isinstance(fields, list) or not all(isinstance(f, dict) for f in fields):
-        raise ProbeFailure("a batch's fields in the reply are malformed")
-    return [rules.Field(True, str(f.get("type_name"))[:100], f.get("requires_grad") is True, decode_array(f.get("data")))
-            if f.get("tensor") is True else rules.Field(False, str(f.get("type_name"))[:100]) for f in fields]
+    report = reply.one_field
+    if isinstance(report, Failed):
+        return failed(rules.one_field_error(n, size, describe_error("DataLoader", "__iter__", report.error)))
+    return rules.one_field_verdict(n, size, [described_batch(b) for b in report.batches], samples.images[:n]) or verdict
 
 
 def loader_shuffle(rng):
@@ -202,12 +413,11 @@ def loader_shuffle(rng):
 
 
 def shuffle_verdict(reply, n, size, seeds, samples, dataset):
-    if "error" in reply:
-        return failed(describe_error("DataLoader", "__iter__", returned(reply["error"]))
+    reply = read(reply, Failed | Epochs)
+    if isinstance(reply, Failed):
+        return failed(describe_error("DataLoader", "__iter__", reply.error)
                       + f"\n  while iterating {rules.shuffle_label(n, size, seeds[0], dataset)}.")
-    epochs = reply.get("epochs")
-    if not isinstance(epochs, list) or len(epochs) != 13:
-        raise ProbeFailure("the reply does not hold the thirteen epochs asked for")
+    epochs = reply.epochs
     grouped = [rules.batch_indices(epoch(e), samples.index_of) for e in epochs[:3]]
     again_first, again_second, other, dropped, *rest = (rules.indices(epoch(e), samples.index_of) for e in epochs[3:])
     return rules.loader_shuffle_verdict(n, size, seeds, grouped, [again_first, again_second], other, dropped, dataset,
@@ -231,38 +441,29 @@ def shown(value):
     return value.type_name if value.kind != "none" else "NoneType"
 
 
-def outputs(report, count):
-    """A run's reported outputs: `count` of them, each `shown`."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a transform run in the reply is not an object")
-    if "stacked" in report:
-        stacked = decode_array(report["stacked"])
-        got = list(stacked) if stacked.ndim > 0 else []
+def outputs(report, at, count):
+    """Run `at`'s reported outputs: `count` of them, each `shown`."""
+    if isinstance(report, Stacked):
+        got = list(report.stacked) if report.stacked.ndim > 0 else []
     else:
-        values = report.get("items")
-        if not isinstance(values, list):
-            raise ProbeFailure("a transform run in the reply has no outputs")
-        got = [shown(returned(v)) for v in values]
+        got = [shown(v) for v in report.items]
     if len(got) != count:
-        raise ProbeFailure(f"a transform run in the reply has {len(got)} outputs, expected {count}")
+        raise ProbeFailure(f"the reply's 'runs'[{at}] has {len(got)} outputs, expected {count}")
     return got
 
 
 def transform_runs(runs, labels):
     """Send the runs; (each run's outputs, None), or (None, the failed Verdict of the first run that raised)."""
-    reply = yield {"kind": "data_transform", "runs": runs}
-    got = reply.get("runs")
-    if not isinstance(got, list) or not 1 <= len(got) <= len(runs):
-        raise ProbeFailure("the reply's runs are not one per transform run")
+    reply = read((yield {"kind": "data_transform", "runs": runs}), TransformRuns, runs=len(runs))
     results = []
-    for spec, report, (label, context) in zip(runs, got, labels):
-        if isinstance(report, dict) and "error" in report:
-            return None, failed(describe_error(label, "__call__", returned(report["error"])) + context)
-        results.append(outputs(report, spec["count"]))
-        if report.get("changed") is True:
+    for at, (spec, report, (label, context)) in enumerate(zip(runs, reply.runs, labels)):
+        if isinstance(report, Failed):
+            return None, failed(describe_error(label, "__call__", report.error) + context)
+        results.append(outputs(report, at, spec["count"]))
+        if report.changed:
             return None, transform_rules.changed_input(label + context)
     if len(results) != len(runs):
-        raise ProbeFailure("the reply stops before the last transform run")
+        raise ProbeFailure(f"the reply's 'runs' stops at {len(results)} of {len(runs)} runs, none of them failed")
     return results, None
 
 
@@ -380,10 +581,7 @@ def parsed(cases):
 
 
 def returned_list_of(reply, count):
-    results = reply.get("results")
-    if not isinstance(results, list) or len(results) != count or not all(isinstance(r, dict) for r in results):
-        raise ProbeFailure(f"the reply does not hold {count} results")
-    return [(returned(r.get("returned")), r.get("value_error") is True) for r in results]
+    return [(r.returned, r.value_error) for r in read(reply, ParsedFiles, files=count).results]
 
 
 def idx_error(got):
@@ -434,10 +632,7 @@ def parse_errors(rng):
 
 def label_facts(report):
     """A reported label as `rules.label_facts` gives it: (its integer value or None, its repr, its type)."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("a label in the reply is not an object")
-    kind, text = str(report.get("type_name"))[:100], str(report.get("repr"))[:60]
-    value = decode_array(report["value"]) if report.get("value") is not None else None
+    kind, text, value = report.type_name, report.repr, report.value
     integer = kind == "int" or kind.startswith(("numpy.int", "numpy.uint"))
     if value is None or value.ndim != 0 or value.dtype.kind not in "iu" or not integer:
         return None, text, kind
@@ -445,32 +640,13 @@ def label_facts(report):
 
 
 def item(report):
-    if not isinstance(report, dict):
-        raise ProbeFailure("an item in the reply is not an object")
-    return shown(returned(report.get("image"))), label_facts(report.get("label"))
-
-
-def count(value):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ProbeFailure("a call count in the reply is not a number")
-    return value
+    return shown(report.image), label_facts(report.label)
 
 
 def stored(report):
     """The reply's `.images` and `.labels` facts as `ch06_data_facts.stored_facts` gives them."""
-    if not isinstance(report, dict):
-        raise ProbeFailure("the reply's stored arrays are missing")
-    facts = {}
-    for name in ("images", "labels"):
-        entry = report.get(name)
-        if entry is None:
-            facts[name] = None
-            continue
-        shape = entry.get("shape") if isinstance(entry, dict) else None
-        if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
-            raise ProbeFailure(f"the reply's .{name} facts are malformed")
-        facts[name] = (str(entry.get("type_name"))[:100], str(entry.get("dtype"))[:40], tuple(shape[:8]))
-    return facts
+    return {name: None if entry is None else (entry.type_name, entry.dtype, tuple(entry.shape[:8]))
+            for name, entry in (("images", report.images), ("labels", report.labels))}
 
 
 @judges("mnist_dataset")
@@ -488,22 +664,20 @@ def mnist_dataset(rng, real_split=None):
         real_files = mnist_files(real_split)
         want_images, want_labels = (ch06_data_facts.parse_idx(path) for path in real_files)
         request.update(real=real_split, real_item=int(rng.integers(len(want_labels))))
-    reply = yield request
-    if "error" in reply:
-        return failed(describe_error("MNISTDataset", "__init__/__getitem__", returned(reply["error"])))
-    image, label = item(reply.get("item"))
-    doubled, (label2, _, _) = item(reply.get("other"))
-    verdict = rules.mnist_verdict(raw, labels, first, other, length(reply.get("n")), image, label,
-                                  count(reply.get("calls_after_init")), (count(reply.get("calls")), doubled, label2),
-                                  str(reply["item"].get("type_name"))[:100], stored(reply.get("stored")))
-    if not real_split or not verdict.passed:
+    reply = read((yield request), Failed | (MnistReal if real_split else Mnist))
+    if isinstance(reply, Failed):
+        return failed(describe_error("MNISTDataset", "__init__/__getitem__", reply.error))
+    image, label = item(reply.item)
+    doubled, (label2, _, _) = item(reply.other)
+    verdict = rules.mnist_verdict(raw, labels, first, other, length(reply.n), image, label,
+                                  reply.calls_after_init, (reply.calls, doubled, label2),
+                                  reply.item.type_name, stored(reply.stored))
+    if not isinstance(reply, MnistReal) or not verdict.passed:
         return verdict
-    real = reply.get("real")
-    if not isinstance(real, dict):
-        raise ProbeFailure("the reply's real split is missing")
-    if "error" in real:
-        return failed(describe_error("MNISTDataset", "__init__", returned(real["error"]))
+    real = reply.real
+    if isinstance(real, Failed):
+        return failed(describe_error("MNISTDataset", "__init__", real.error)
                       + f"\n  while reading {real_files[0].name}.")
-    image, (label, _, _) = item(real.get("item"))
+    image, (label, _, _) = item(real.item)
     return rules.real_mnist_verdict(real_files[0].name, want_images, want_labels, request["real_item"],
-                                    length(real.get("n")), image, label)
+                                    length(real.n), image, label)
