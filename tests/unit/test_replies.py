@@ -302,3 +302,40 @@ def test_a_malformed_model_reply_fails_the_probe_naming_the_field(replies, says)
     from autograder.grading.judge import capstone
     with pytest.raises(ProbeFailure, match=says):
         capstone_reply(capstone.held_out(np.random.default_rng(1), {"capstone": "mlp"}, (784,)), *replies)
+
+
+# ── chapter 4's layers and Sequential: the steps of a layer request ──
+
+MALFORMED_CH04 = [
+    ("linear", (), "ch04", put([], "steps"), "'steps' holds 0 values, expected 3"),
+    ("linear", (), "ch04", put({"kind": "tensor"}, "steps", 0, "attributes", "weight", "value"),
+     r"'steps'\[0\]\['attributes'\]\['weight'\]\['value'\]: an array in the reply is not a string"),
+    ("linear", (), "ch04", drop("steps", 0, "attributes", "bias", "value"),
+     r"'steps'\[0\]\['attributes'\]\['bias'\]: 'value' is missing"),
+    ("linear", (), "ch04", put([], "steps", 1, "grads"), r"'steps'\[1\]\['grads'\] holds 0 values, expected 3"),
+    ("linear", (), "ch04", drop("steps", 2, "output"), "a step of the reply has no 'output'"),
+    ("linear", (), "ch04", drop("steps", 2, "grads"), "a step of the reply has no 'grads'"),
+    ("mse_loss", (), "ch04", put(-1, "steps", 0, "stray"), r"'steps'\[0\]\['stray'\] is -1, outside"),
+    ("mse_loss", (), "ch04", put(True, "steps", 1, "stray"), r"'steps'\[1\]\['stray'\] is not a whole number"),
+    ("dropout", (), "ch04", put({"kind": "maybe"}, "steps", 1, "output"), r"'steps'\[1\]\['output'\]: .*malformed"),
+    ("batchnorm_running", (), "ch04", put([], "steps", 0, "attributes"), r"'steps'\[0\]\['attributes'\] is not a JSON object"),
+    ("batchnorm_running", (), "ch04", drop("steps", 0, "attributes", "running_var"), r"does not report \.running_var"),
+    ("embedding", (), "ch04", put("ValueError", "steps", 3, "set"), r"'steps'\[3\]\['set'\]: .*malformed"),
+    ("sequential", (), "ch04", put([], "runs"), "'runs' holds 0 values, expected 2"),
+    ("sequential", (), "ch04", put([HUGE], "found"), r"'found'\[0\]: an array in the reply has 1000001 elements"),
+    ("sequential", (), "ch04", drop("empty"), "the reply's 'empty' is missing"),
+    ("sequential", (), "ch04", put({"kind": "tensor"}, "runs", 1, "grads", 0), r"'runs'\[1\]\['grads'\]\[0\]: "),
+]
+
+
+@pytest.mark.parametrize("name, args, chapter_id", sorted({(m[0], m[1], m[2]) for m in MALFORMED_CH04}))
+def test_the_right_codes_real_layer_reply_passes(name, args, chapter_id):
+    verdict = judged(name, args, chapter_id, unchanged)
+    assert verdict == "another request" or verdict.passed, verdict
+
+
+@pytest.mark.parametrize("name, args, chapter_id, change, says", MALFORMED_CH04,
+                         ids=[f"{m[0]}-{m[4][:40]}" for m in MALFORMED_CH04])
+def test_a_malformed_layer_reply_fails_the_probe_naming_the_field(name, args, chapter_id, change, says):
+    with pytest.raises(ProbeFailure, match=says):
+        judged(name, args, chapter_id, change)
