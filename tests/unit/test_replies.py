@@ -12,6 +12,7 @@ import pytest
 from helpers.solved_code import in_process, notebook_namespace
 
 from autograder.grading.judge import JUDGED_CHECKS
+from autograder.grading.judge.plan import OpSpec
 from autograder.grading.judge.probes import MAX_ARRAY_ELEMENTS, ProbeFailure, pack, probe_code, reply_from_outputs
 from autograder.grading.judge.replies import (Array, AsText, Bool, Failed, Flag, Int, ListOf, Nested, Number, Optional,
                                               Real, Tag, Text, read, wire)
@@ -347,3 +348,86 @@ def test_a_malformed_model_reply_fails_the_probe_naming_the_field(replies, says)
     from autograder.grading.judge import capstone
     with pytest.raises(ProbeFailure, match=says):
         capstone_reply(capstone.held_out(np.random.default_rng(1), {"capstone": "mlp"}, (784,)), *replies)
+
+
+# ── chapter 4's layers and Sequential: the steps of a layer request ──
+
+MALFORMED_CH04 = [
+    ("linear", (), "ch04", put([], "steps"), "'steps' holds 0 values, expected 3"),
+    ("linear", (), "ch04", put({"kind": "tensor"}, "steps", 0, "attributes", "weight", "value"),
+     r"'steps'\[0\]\['attributes'\]\['weight'\]\['value'\]: an array in the reply is not a string"),
+    ("linear", (), "ch04", drop("steps", 0, "attributes", "bias", "value"),
+     r"'steps'\[0\]\['attributes'\]\['bias'\]: 'value' is missing"),
+    ("linear", (), "ch04", put([], "steps", 1, "grads"), r"'steps'\[1\]\['grads'\] holds 0 values, expected 3"),
+    ("linear", (), "ch04", drop("steps", 2, "output"), "a step of the reply has no 'output'"),
+    ("linear", (), "ch04", drop("steps", 2, "grads"), "a step of the reply has no 'grads'"),
+    ("mse_loss", (), "ch04", put(-1, "steps", 0, "stray"), r"'steps'\[0\]\['stray'\] is -1, outside"),
+    ("mse_loss", (), "ch04", put(True, "steps", 1, "stray"), r"'steps'\[1\]\['stray'\] is not a whole number"),
+    ("dropout", (), "ch04", put({"kind": "maybe"}, "steps", 1, "output"), r"'steps'\[1\]\['output'\]: .*malformed"),
+    ("batchnorm_running", (), "ch04", put([], "steps", 0, "attributes"), r"'steps'\[0\]\['attributes'\] is not a JSON object"),
+    ("batchnorm_running", (), "ch04", drop("steps", 0, "attributes", "running_var"), r"does not report \.running_var"),
+    ("embedding", (), "ch04", put("ValueError", "steps", 3, "set"), r"'steps'\[3\]\['set'\]: .*malformed"),
+    ("sequential", (), "ch04", put([], "runs"), "'runs' holds 0 values, expected 2"),
+    ("sequential", (), "ch04", put([HUGE], "found"), r"'found'\[0\]: an array in the reply has 1000001 elements"),
+    ("sequential", (), "ch04", drop("empty"), "the reply's 'empty' is missing"),
+    ("sequential", (), "ch04", put({"kind": "tensor"}, "runs", 1, "grads", 0), r"'runs'\[1\]\['grads'\]\[0\]: "),
+]
+
+
+@pytest.mark.parametrize("name, args, chapter_id", sorted({(m[0], m[1], m[2]) for m in MALFORMED_CH04}))
+def test_the_right_codes_real_layer_reply_passes(name, args, chapter_id):
+    verdict = judged(name, args, chapter_id, unchanged)
+    assert verdict == "another request" or verdict.passed, verdict
+
+
+@pytest.mark.parametrize("name, args, chapter_id, change, says", MALFORMED_CH04,
+                         ids=[f"{m[0]}-{m[4][:40]}" for m in MALFORMED_CH04])
+def test_a_malformed_layer_reply_fails_the_probe_naming_the_field(name, args, chapter_id, change, says):
+    with pytest.raises(ProbeFailure, match=says):
+        judged(name, args, chapter_id, change)
+
+
+# ── chapter 3's forward and backward of one op (and chapter 10's pool ties, read as backward) ──
+
+MUL = OpSpec("Mul")
+FLIP = OpSpec("Flip", ((0,),))
+FORWARD_MUL = ("forward", (MUL, lambda a, b: a * b, [(2, 3), (2, 3)]), "ch03")
+FORWARD_FLIP = ("forward", (FLIP, lambda a: np.flip(a, (0,)), [(4,)], "real", 0, True), "ch10")
+BACKWARD_MUL = ("backward", (MUL, [(2, 3), (2, 3)]), "ch03")
+KINK_ABS = ("kink", (OpSpec("Abs"), [(2, 3)]), "ch03")
+POOL_TIES = ("max_pool_ties", (OpSpec("MaxPool", (2,)), [(1, 1, 4, 4)]), "ch10")
+REAL_CH03 = [FORWARD_MUL, FORWARD_FLIP, BACKWARD_MUL, KINK_ABS, POOL_TIES]
+
+MALFORMED_CH03 = [
+    (*FORWARD_MUL, put([], "results"), "'results' holds 0 values, expected 1"),
+    (*FORWARD_MUL, put({"kind": "array", "value": "1;2"}, "results", 0), r"'results'\[0\]: .*packed"),
+    (*FORWARD_MUL, put([[None]], "after"), r"'after'\[0\] holds 1 values, expected 2"),
+    (*FORWARD_MUL, put([[{"kind": "array"}, None]], "after"), r"'after'\[0\]\[0\]: "),
+    (*FORWARD_FLIP, put([["yes"]], "shares"), r"'shares'\[0\]\[0\] is not true or false"),
+    (*FORWARD_FLIP, drop("shares"), "the reply's 'shares' is missing"),
+    (*BACKWARD_MUL, drop("forward"), "the reply's 'forward' is missing"),
+    (*BACKWARD_MUL, drop("perturbed"), "the reply's 'perturbed' is missing"),
+    (*BACKWARD_MUL, put([], "grads"), "'grads' holds 0 values, expected 2"),
+    (*BACKWARD_MUL, put([[None, None]], "after"), "'after' holds 1 values, expected 2"),
+    (*BACKWARD_MUL, put([None, None, None], "after", 1), r"'after'\[1\] holds 3 values, expected 4"),
+    (*BACKWARD_MUL, put([[["scale", "1"]], []], "changed"), r"'changed'\[0\]\[0\] is not a list of 3 values"),
+    (*BACKWARD_MUL, put([[["scale", "1", 2]], []], "changed"), r"'changed'\[0\]\[0\]\[2\] is not a string"),
+    (*BACKWARD_MUL, put([[True] * 18, []], "grads_set"), r"'grads_set'\[0\] holds 18 values, expected 0 to 17"),
+    (*BACKWARD_MUL, put([[1, 0], []], "grads_set"), r"'grads_set'\[0\]\[0\] is not true or false"),
+    (*KINK_ABS, put([{"kind": "tensor", "value": HUGE}], "grads"), r"'grads'\[0\]: an array in the reply has 1000001"),
+    (*KINK_ABS, drop("grads_set"), "the reply's 'grads_set' is missing"),
+    (*POOL_TIES, put([], "grads"), "'grads' holds 0 values, expected 1"),
+]
+
+
+@pytest.mark.parametrize("name, args, chapter_id", REAL_CH03, ids=[f"{m[0]}-{m[2]}" for m in REAL_CH03])
+def test_the_right_codes_real_op_reply_passes(name, args, chapter_id):
+    verdict = judged(name, args, chapter_id, unchanged)
+    assert verdict == "another request" or verdict.passed, verdict
+
+
+@pytest.mark.parametrize("name, args, chapter_id, change, says", MALFORMED_CH03,
+                         ids=[f"{m[0]}-{m[4][:40]}" for m in MALFORMED_CH03])
+def test_a_malformed_op_reply_fails_the_probe_naming_the_field(name, args, chapter_id, change, says):
+    with pytest.raises(ProbeFailure, match=says):
+        judged(name, args, chapter_id, change)

@@ -6,14 +6,13 @@ returns a Verdict (see `Judge`, which batches the requests of a cell into one pr
 `autograder/student/checks/ch03_autodiff_ops.py` (same order of checks, tolerances and messages), so a right
 answer never fails; what changes is who decides: the numbers come back as data and are compared here.
 """
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
-from autograder.grading.judge.probes import (
-    ProbeFailure,
-    objects,
-    returned,
-    returned_list,
-)
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import Bool, Either, ListOf, Optional, Raised, Row, Tag, Text, read, wire
 from autograder.student import gradcheck
 from autograder.student.checks import ch03_autodiff_kinks as kinks, references, slips
 from autograder.student.checks.ch10_conv import STANDINS
@@ -41,6 +40,57 @@ from autograder.student.verdict import failed, passed
 from autograder.grading.judge.registry import judges
 
 
+# ── the replies ──
+
+# What became of the arguments of one call, one per argument (null: left as the judge sent it); none when it raised.
+AFTER = Either(lambda value: value == [], ListOf(Optional(Raised()), length=0), ListOf(Optional(Raised()), length="sent"))
+
+
+@dataclass(frozen=True)
+class ForwardReply:
+    """op.forward on the judge's one set of inputs: what it returned, what became of the inputs, and whether the
+    output shares memory with each (the kernel's word: it can only fail a check)."""
+
+    results: list[Returned] = wire(ListOf(Raised(), length=1))
+    after: list[list[Returned | None]] = wire(ListOf(AFTER, length=1))
+    shares: list[list[bool]] = wire(ListOf(ListOf(Bool(), length="sent"), length=1))
+
+
+@dataclass(frozen=True)
+class Backward:
+    """op.backward for each out_grad: what it returned, what became of out_grad, the inputs and the output, the op's
+    attributes it had changed by then ([name, repr before, repr after]), and whether it set the .grad of each input
+    and of the output (the kernel's word: it can only fail the cell)."""
+
+    TAG: ClassVar[Tag] = Tag("grads")
+    grads: list[Returned] = wire(ListOf(Raised(), length="calls"))
+    after: list[list[Returned | None]] = wire(ListOf(AFTER, length="calls"))
+    changed: list[list[tuple[str, str, str]]] = wire(ListOf(ListOf(Row((Text(80), Text(80), Text(80)))), length="calls"))
+    grads_set: list[list[bool]] = wire(ListOf(ListOf(Bool(), most=17), length="calls"))
+
+
+@dataclass(frozen=True)
+class Differenced(Backward):
+    """Backward, then op.forward on the perturbed inputs, for the judge's central differences."""
+
+    perturbed: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class FirstRound(Differenced):
+    """The first round of a backward check: op.forward on the judge's inputs, then backward as `Differenced`."""
+
+    forward: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class ForwardOnly:
+    """The first round, when forward raised, returned no finite array, or an output larger than the judge's pool of
+    out_grad values (a second round sends them)."""
+
+    forward: Returned = wire(Raised())
+
+
 def describe_error(label, method, outcome):
     """A student's exception, reported by the kernel, told as the in-kernel checks tell it."""
     if outcome.error_type == "NotImplementedError":
@@ -61,8 +111,9 @@ def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False
     arrays = inputs_for(shapes, domains, rng)
     want = np.asarray(expected(*[a.copy() for a in arrays]))
     reply = yield {"kind": "forward", "op": op.request(), "inputs": [arrays], "keep": [op.name], "layout": layout}
-    got = returned_list(reply, "results", 1)[0]
-    after = reported_after(objects(reply, "after", 1, kind=list)[0], arrays)
+    reply = read(reply, ForwardReply, sent=len(arrays))
+    got = reply.results[0]
+    after = reported_after(reply.after[0], arrays)
     if got.failed:
         return failed(describe_error(op.label, "forward", got))
     where = f"{op.label}.forward on inputs {shapes_label(arrays)}{layout_label(layout)}"
@@ -78,10 +129,7 @@ def forward(rng, op, expected, shapes, domains="real", seed=0, owns_memory=False
                                        slips.params_of_call(op.name, op.args, op.kwargs), layout))
     problem = forward_side_effect_problem(where, arrays, after)
     if not problem and owns_memory:
-        shares = objects(reply, "shares", 1, kind=list)[0]
-        if len(shares) != len(arrays) or not all(isinstance(s, bool) for s in shares):
-            raise ProbeFailure("the reply does not say which inputs the output shares memory with")
-        problem = shared_memory_problem(where, shares)
+        problem = shared_memory_problem(where, reply.shares[0])
     if problem:
         return failed(problem)
     return passed(f"✔ {op.label}.forward matches NumPy on {shapes_label(arrays)}")
@@ -111,7 +159,9 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), l
     state = {"layout": layout, "others": inputs_for(shapes, domains, rng) if other_forward else None}
     reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "pool": pool, "step": gradcheck.STEP,
                    "isolate": isolate, "keep": [op.name], "constant": constant, **state}
-    first = returned(reply.get("forward"))
+    sizes = {"calls": 2, "sent": len(arrays) + 2}
+    reply = read(reply, FirstRound | ForwardOnly, **sizes)
+    first = reply.forward
     if first.failed:
         return failed(describe_error(label, "forward", first) + "\n  (backward is checked against your forward: fix forward first.)")
     if first.kind != "array":
@@ -129,19 +179,16 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), l
     nudged = references.Nudged(reference, arrays) if reference else None
     random = pool[:out.size].reshape(out.shape) if out.size <= pool.size else rng.standard_normal(out.shape)
     upstreams = [("an all-ones out_grad", np.ones(out.shape)), ("a random out_grad", random)]
-    if "grads" not in reply:            # the output outgrew the pool: a second round with explicit out_grads
-        reply = yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
-                       "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
-                       "keep": [op.name], "constant": constant, **state}
-    answers = returned_list(reply, "grads", len(upstreams))
-    afters = [reported_after(item, [upstream, *arrays, out])
-              for item, (_, upstream) in zip(objects(reply, "after", len(upstreams), kind=list), upstreams)]
-    perturbed = returned(reply.get("perturbed"))
+    if isinstance(reply, ForwardOnly):  # the output outgrew the pool: a second round with explicit out_grads
+        reply = read((yield {"kind": "backward", "op": op.request(), "arrays": arrays, "out": out,
+                             "upstreams": [u for _, u in upstreams], "step": gradcheck.STEP, "isolate": isolate,
+                             "keep": [op.name], "constant": constant, **state}), Differenced, **sizes)
+    afters = [reported_after(item, [upstream, *arrays, out]) for item, (_, upstream) in zip(reply.after, upstreams)]
     changes, results = [], {}
-    for (name, upstream), answer, after, changed, grads_set in zip(upstreams, answers, afters,
-                                                                   reported_changes(reply, len(upstreams)),
-                                                                   reported_grads_set(reply, len(upstreams))):
-        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, perturbed, after, nudged, constant,
+    changed_calls = [call[:8] for call in reply.changed]        # only ever told in a failing message
+    for (name, upstream), answer, after, changed, grads_set in zip(upstreams, reply.grads, afters, changed_calls,
+                                                                   reply.grads_set):
+        verdict, grads = backward_once(op, arrays, out, upstream, name, answer, reply.perturbed, after, nudged, constant,
                                        grads_set, first.value.dtype, layout, other_forward)
         if not verdict.passed:
             if name == "a random out_grad" and "ones" in results and ignores_out_grad(grads, results["ones"], upstream):
@@ -151,24 +198,6 @@ def backward(rng, op, shapes, domains="real", seed=0, isolate=(), constant=(), l
         results["ones" if "ones" in name else "random"] = grads
         changes = changed
     return passed(f"✔ {label}.backward matches finite differences on {shapes_label(arrays)}")
-
-
-def reported_changes(reply, count):
-    """For each backward call, the op's attributes it had changed by then, [(name, repr before, repr after)], as the
-    kernel reports them (only ever told in a failing message, as the course's check tells them)."""
-    calls = objects(reply, "changed", count, kind=list)
-    if not all(isinstance(c, list) and len(c) == 3 and all(isinstance(t, str) for t in c) for call in calls for c in call):
-        raise ProbeFailure("the reply's 'changed' attributes are malformed")
-    return [[tuple(t[:80] for t in c) for c in call[:8]] for call in calls]
-
-
-def reported_grads_set(reply, count):
-    """For each backward call, whether it set the .grad of each input and of the output (node), as the kernel reports
-    it (the kernel's word: it can only fail the cell)."""
-    calls = objects(reply, "grads_set", count, kind=list)
-    if not all(isinstance(flag, bool) for call in calls for flag in call) or any(len(call) > 17 for call in calls):
-        raise ProbeFailure("the reply's 'grads_set' is malformed")
-    return calls
 
 
 def pool_size(op, shapes):
@@ -190,14 +219,9 @@ def numeric_gradients(arrays, out, perturbed, upstream, step=gradcheck.STEP):
 
 def reported_after(items, sent):
     """out_grad's, each input's and the output's data after backward: what the judge `sent` where the
-    kernel reports it untouched (null), else the value it reports (an array, or None for anything else);
+    kernel reports it untouched (None), else the value it reports (an array, or None for anything else);
     [] when backward raised, and it is not read then. Only changed arguments travel, to keep probes small."""
-    if not items:
-        return []
-    if len(items) != len(sent):
-        raise ProbeFailure("the reply's 'after' has the wrong length")
-    values = [None if i is None else returned(i) for i in items]
-    return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(values, sent)]
+    return [before if v is None else (v.value if v.kind == "array" else None) for v, before in zip(items, sent)]
 
 
 def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, after, nudged=None, constant=(),
@@ -249,9 +273,9 @@ def rule_gradient(op, a, out, upstream, where):
     """The kernel's op.backward on a node built by hand over `a` and `out`, for out_grad `upstream`, with no finite
     differences (the gradient is judged by a rule: ties, kinks): (the gradient for a, None), or (None, the failed
     Verdict), as `checks.ops.one_input_gradient` gives them in the kernel."""
-    reply = yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
-                   "isolate": {}, "keep": [op.name]}
-    answer = returned_list(reply, "grads", 1)[0]
+    reply = read((yield {"kind": "backward", "op": op.request(), "arrays": [a], "out": out, "upstreams": [upstream],
+                         "isolate": {}, "keep": [op.name]}), Backward, calls=1, sent=3)
+    answer = reply.grads[0]
     if answer.failed:
         return None, failed(describe_error(op.label, "backward", answer) + f"\n  while running {where}.")
     grads = answer.items if answer.kind == "sequence" else [answer]

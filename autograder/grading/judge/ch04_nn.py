@@ -9,18 +9,16 @@ in-kernel check does, with the same tolerances and messages (`checks.nn`).
 Whether an attribute is a `Parameter` can only be reported by the kernel: it shapes the messages,
 never a pass on its own, since every passing verdict also needs the numbers verified here.
 """
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from autograder.grading.judge import ch03_autodiff_ops as ops
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
 from autograder.grading.judge.plan import OpSpec
-from autograder.grading.judge.probes import (
-    ProbeFailure,
-    Returned,
-    objects,
-    returned,
-    returned_list,
-)
+from autograder.grading.judge.probes import ProbeFailure, Returned
+from autograder.grading.judge.replies import Default, Flag, Int, ListOf, MapOf, Nested, Optional, Raised, Tag, read, wire
 from autograder.student import gradcheck
 from autograder.student.checks import formulas, ch04_nn as nn
 from autograder.student.verdict import failed, passed
@@ -86,27 +84,92 @@ def layer_steps(x, values, upstreams, extras=(), training=None, report=()):
     return steps
 
 
+# ── the replies ──
+
+@dataclass(frozen=True)
+class NotBuilt:
+    """A step on a module the kernel could not build: the error its constructor raised."""
+
+    TAG: ClassVar[Tag] = Tag("built")
+    built: Returned = wire(Raised())
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One attribute the judge asked for: absent from the layer (`missing`), or its value; whether it is a Parameter
+    and requires a gradient are the kernel's word (they shape messages, or fail a check, never pass one)."""
+
+    value: Returned | None = wire(Optional(Raised()))
+    missing: bool = wire(Flag())
+    parameter: bool = wire(Flag())
+    requires_grad: bool = wire(Flag())
+
+    def invalid(self):
+        return "'value' is missing" if self.value is None and not self.missing else None
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one step did, each part only as far as it ran: giving the parameters the judge's values (`set`: the error
+    it raised), forward's output and the count of the graph's other leaves, backward's error or the gradients of x
+    and of the parameters the step named, and the attributes it reported."""
+
+    set: Returned | None = wire(Optional(Raised()))
+    output: Returned | None = wire(Optional(Raised()))
+    stray: int | None = wire(Optional(Int(low=0)))
+    backward: Returned | None = wire(Optional(Raised()))
+    grads: list[Returned] | None = wire(Optional(ListOf(Raised(), length="grads")))
+    attributes: dict[str, Attribute] = wire(Default(MapOf(Nested(Attribute)), {}))
+
+    def needs(self, key):
+        """A part the step must hold by now (forward ran, or backward returned): a missing one fails the probe."""
+        value = getattr(self, key)
+        if value is None:
+            raise ProbeFailure(f"a step of the reply has no {key!r}")
+        return value
+
+
+STEP = Nested(NotBuilt | Step)
+
+
+@dataclass(frozen=True)
+class LayerReply:
+    """One report per step the judge sent, in its order."""
+
+    steps: list[NotBuilt | Step] = wire(ListOf(STEP, length="steps"))
+
+
+def layer_steps_of(reply, steps, grads=0):
+    """The reply to a layer request of `steps`, whose backward runs give `grads` gradients (x's and the parameters')."""
+    return read(reply, LayerReply, steps=len(steps), grads=grads).steps
+
+
 def not_built(label, step):
     """The failed verdict of a module the kernel could not build, or None."""
-    return failed(describe_error(label, "__init__", returned(step["built"]))) if "built" in step else None
+    return failed(describe_error(label, "__init__", step.built)) if isinstance(step, NotBuilt) else None
+
+
+def reported(step, name):
+    """The record of an attribute the step reported."""
+    if name not in step.attributes:
+        raise ProbeFailure(f"the reply does not report .{name}")
+    return step.attributes[name]
 
 
 def attribute(step, name):
     """(Returned, is a Parameter) of an attribute the kernel reported; a missing one reads as None."""
-    data = step.get("attributes", {}).get(name) if isinstance(step.get("attributes"), dict) else None
-    if not isinstance(data, dict):
-        raise ProbeFailure(f"the reply does not report .{name}")
-    if data.get("missing"):
+    data = reported(step, name)
+    if data.missing or data.value is None:
         return Returned("none", type_name="NoneType"), False
-    got = returned(data.get("value"))
+    got = data.value
     if got.kind == "none":
         got.type_name = "NoneType"
-    return got, data.get("parameter") is True and got.kind == "tensor"
+    return got, data.parameter and got.kind == "tensor"
 
 
 def kind_of(step, name, got):
     """The attribute's type name for the shared verdicts, or nn.MISSING when the layer has no such attribute."""
-    return nn.MISSING if step["attributes"][name].get("missing") else (got.type_name or got.kind)
+    return nn.MISSING if reported(step, name).missing else (got.type_name or got.kind)
 
 
 def numbers(got):
@@ -124,10 +187,10 @@ def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams, 
         verdict = not_built(label, step)
         if verdict:
             return verdict
-        if "set" in step:
-            return failed(describe_error(label, "parameters", returned(step["set"]))
+        if step.set is not None:
+            return failed(describe_error(label, "parameters", step.set)
                           + f"\n  (the check gives {', '.join(values)} its own values).")
-        got = returned(step.get("output"))
+        got = step.needs("output")
         if got.failed:
             return failed(describe_error(label, "forward", got) + f"\n  while running {where}."
                           + nn.forward_error_hint(got.error_type))
@@ -136,16 +199,13 @@ def layer_verdict(label, steps, x, values, reference, formula, hint, upstreams, 
                           "with Tensor operations, so that backward can reach x and the parameters).")
         verdict = nn.compare_output(where, np.asarray(got.value, dtype=np.float64), want, formula, hint)
         if not verdict and data_name:
-            stray = step.get("stray")
-            if not isinstance(stray, int) or isinstance(stray, bool) or stray < 0:
-                raise ProbeFailure("the reply does not count the loss graph's other leaves")
-            verdict = nn.stray_target_problem(where, stray, data_name)
+            verdict = nn.stray_target_problem(where, step.needs("stray"), data_name)
         if verdict:
             return verdict
-        if "backward" in step:
-            return failed(describe_error(label, "backward through your forward", returned(step["backward"]))
+        if step.backward is not None:
+            return failed(describe_error(label, "backward through your forward", step.backward)
                           + f"\n  while running {where}.")
-        grads = returned_list(step, "grads", 1 + len(params))
+        grads = step.needs("grads")
         numeric = gradcheck.numerical_gradients(reference, [x, *params], upstream)
         for name, grad, expected in zip(["x", *values], grads, numeric):
             verdict = gradient_verdict(f"{where}, backward with {upstream_name}", name, grad, expected, hint)
@@ -177,7 +237,7 @@ def linear(rng, in_features=3, out_features=4, batch=5, bias=True, seed=0):
     upstreams = upstreams_for((batch, out_features), rng)
     steps = [{"module": 0, "report": list(values)}, *layer_steps(x, values, upstreams)]
     reply = yield layer_request([module("Linear", in_features, out_features, bias=bias, seed=secret_seed(rng))], steps)
-    first, *runs = objects(reply, "steps", len(steps))
+    first, *runs = layer_steps_of(reply, steps, 1 + len(values))
     verdict = not_built(label, first)
     if verdict:
         return verdict
@@ -202,7 +262,7 @@ def linear_init(rng, in_features=3, out_features=4):
                module("Linear", in_features, nn.SPREAD_WIDTH, seed=seed)]
     steps = [{"module": i, "report": names} for i, names in
              enumerate((["weight", "bias"], ["weight", "bias"], ["weight"], ["bias"], ["weight"]))]
-    layer, twin, other, no_bias, wide = objects((yield layer_request(modules, steps)), "steps", 5)
+    layer, twin, other, no_bias, wide = layer_steps_of((yield layer_request(modules, steps)), steps)
     for step in (layer, twin, no_bias):
         verdict = not_built(label, step)
         if verdict:
@@ -212,7 +272,7 @@ def linear_init(rng, in_features=3, out_features=4):
         got, is_parameter = attribute(layer, name)
         found[name] = (got.type_name or got.kind, is_parameter, got.value if is_parameter else None)
     twin_values = [numbers(attribute(twin, name)[0]) for name in ("weight", "bias")]
-    other_weight = None if "built" in other else numbers(attribute(other, "weight")[0])
+    other_weight = None if isinstance(other, NotBuilt) else numbers(attribute(other, "weight")[0])
     return nn.linear_init_problem(label, in_features, out_features, found, twin_values, other_weight,
                                   attribute(no_bias, "bias")[0].kind == "none") \
         or not_built(f"Linear({in_features}, {nn.SPREAD_WIDTH}, seed={seed})", wide) \
@@ -225,7 +285,7 @@ def plain_layer(rng, label, spec, x, reference, formula, hint, training=None):
     upstreams = upstreams_for(np.shape(reference(x)), rng)
     steps = layer_steps(x, {}, upstreams, training=training)
     reply = yield layer_request([spec], steps)
-    return layer_verdict(label, objects(reply, "steps", len(steps)), x, {}, reference, formula, hint, upstreams)
+    return layer_verdict(label, layer_steps_of(reply, steps, 1), x, {}, reference, formula, hint, upstreams)
 
 
 @judges("activation")
@@ -267,13 +327,13 @@ def dropout(rng, p=0.25, seed=0):
              {"module": 0, "forward": {"x": x_sent}},
              {"module": 1, "training": True, "forward": {"x": x_sent}}]
     reply = yield layer_request([module("Dropout", p, seed=secret)] * 2, steps)
-    steps = objects(reply, "steps", 3)
+    steps = layer_steps_of(reply, steps, 1)
     outputs = []
     for step in steps:
         verdict = not_built(label, step)
         if verdict:
             return verdict
-        got = returned(step.get("output"))
+        got = step.needs("output")
         if got.failed:
             return failed(describe_error(label, "forward", got))
         if got.kind != "tensor" or got.value.shape != x.shape:
@@ -284,9 +344,9 @@ def dropout(rng, p=0.25, seed=0):
     verdict = nn.dropout_mask_problem(label, p, seed, x, *outputs)
     if verdict:
         return verdict
-    if "backward" in steps[0]:
-        return failed(describe_error(label, "backward through your forward", returned(steps[0]["backward"])))
-    grad = returned_list(steps[0], "grads", 1)[0]
+    if steps[0].backward is not None:
+        return failed(describe_error(label, "backward through your forward", steps[0].backward))
+    grad = steps[0].needs("grads")[0]
     expected = upstream * (outputs[0] != 0) * (1 / (1 - p))
     return gradient_verdict(f"{label}, backward with a random out_grad", "x", grad, expected, nn.DROPOUT_GRADIENT_HINT) \
         or nn.dropout_passed(label, p)
@@ -312,7 +372,7 @@ def norm_layer(rng, label, spec, batch, dim, axis, formula, description, hint, t
     if training is not None:
         start["training"] = training
     steps = [start, *layer_steps(x, values, upstreams)]
-    first, *runs = objects((yield layer_request([spec], steps)), "steps", len(steps))
+    first, *runs = layer_steps_of((yield layer_request([spec], steps)), steps, 1 + len(values))
     verdict = not_built(label, first) or norm_parameters_verdict(label, first, dim)
     if verdict:
         return verdict
@@ -345,7 +405,8 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
     steps = [{"module": 0, "report": [*running, "weight", "bias"]},
              *({"module": 0, "training": True, "forward": {"x": xb}, "report": running} for xb in batches),
              *layer_steps(x, values, upstreams, training=False, report=["running_mean"])]
-    first, *trained = objects((yield layer_request([module("BatchNorm1d", dim, eps=nn.RUNNING_EPS, momentum=momentum)], steps)), "steps", len(steps))
+    reply = yield layer_request([module("BatchNorm1d", dim, eps=nn.RUNNING_EPS, momentum=momentum)], steps)
+    first, *trained = layer_steps_of(reply, steps, 1 + len(values))
     verdict = not_built(label, first)
     if verdict:
         return verdict
@@ -360,14 +421,14 @@ def batchnorm_running(rng, batch=6, dim=3, seed=0):
         return verdict
     mean, var = np.zeros(dim), np.ones(dim)
     for step, (reply, xb) in enumerate(zip(trained[:2], batches)):
-        got = returned(reply.get("output"))
+        got = reply.needs("output")
         if got.failed:
             return failed(describe_error(label, "forward", got))
         mean = formulas.running_average(mean, xb.mean(axis=0), momentum)
         var = formulas.running_average(var, xb.var(axis=0), momentum)
         for name, want in (("running_mean", mean), ("running_var", var)):
             got = attribute(reply, name)[0]
-            if got.kind == "tensor" and reply["attributes"][name].get("requires_grad") is True:
+            if got.kind == "tensor" and reported(reply, name).requires_grad:
                 return nn.running_stats_in_graph(label, step, name)      # the kernel's word: it can only fail
             if got.kind not in ("array", "tensor"):
                 return nn.running_stats_not_numbers(label, step, name, got.type_name or got.kind)
@@ -395,7 +456,7 @@ def mse_loss(rng, shape=(5, 1), seed=0, target_as="tensor"):
     upstreams = upstreams_for((), rng)
     steps = layer_steps(pred, {}, upstreams, extras=[{"value": target, "as": "tensor64" if target_as == "tensor" else "array"}])
     reply = yield layer_request([module("MSELoss")], steps)
-    return layer_verdict(nn.mse_label(target_as), objects(reply, "steps", len(steps)), pred, {},
+    return layer_verdict(nn.mse_label(target_as), layer_steps_of(reply, steps, 1), pred, {},
                          lambda p: formulas.mse(p, target), nn.MSE_FORMULA, nn.MSE_HINT, upstreams,
                          data_name="targets" if target_as == "array" else None)
 
@@ -409,7 +470,7 @@ def softmax_loss(rng, batch=5, classes=4, offset=0.0, labels_as="array", seed=0)
     extras = [{"value": labels, "as": "tensor" if labels_as == "tensor" else "array"}]
     steps = layer_steps(logits, {}, upstreams, extras=extras)
     reply = yield layer_request([module("SoftmaxLoss")], steps, standin_logsumexp=True)
-    return layer_verdict(nn.softmax_loss_label(batch, classes, offset, labels_as), objects(reply, "steps", len(steps)), logits,
+    return layer_verdict(nn.softmax_loss_label(batch, classes, offset, labels_as), layer_steps_of(reply, steps, 1), logits,
                          {}, lambda z: formulas.softmax_loss(z, labels), "mean cross-entropy",
                          nn.softmax_loss_hint(offset), upstreams)
 
@@ -452,7 +513,7 @@ def bce_loss(rng, shape=(6,), extreme=False, targets_as="array", seed=0):
     steps = layer_steps(logits, {}, upstreams,
                         extras=[{"value": targets, "as": "tensor64" if targets_as == "tensor" else "array"}])
     reply = yield layer_request([module("BCEWithLogitsLoss")], steps)
-    return layer_verdict(nn.bce_label(shape, extreme, targets_as), objects(reply, "steps", len(steps)), logits, {},
+    return layer_verdict(nn.bce_label(shape, extreme, targets_as), layer_steps_of(reply, steps, 1), logits, {},
                          lambda z: formulas.bce_with_logits(z, targets), nn.BCE_FORMULA, nn.bce_hint(extreme), upstreams,
                          data_name="targets" if targets_as != "tensor" else None)
 
@@ -472,13 +533,13 @@ def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
             for _, upstream in upstreams]
     runs[0]["set"] = values
     steps = [{"module": i, "report": ["weight"]} for i in range(3)] + runs + [{"module": 3, "report": ["weight"]}]
-    layer, twin, other, *runs, wide = objects((yield layer_request(modules, steps)), "steps", len(steps))
+    layer, twin, other, *runs, wide = layer_steps_of((yield layer_request(modules, steps)), steps, 1)
     verdict = not_built(label, layer)
     if verdict:
         return verdict
     got, is_parameter = attribute(layer, "weight")
-    twin_values = None if "built" in twin else numbers(attribute(twin, "weight")[0])
-    other_values = None if "built" in other else numbers(attribute(other, "weight")[0])
+    twin_values = None if isinstance(twin, NotBuilt) else numbers(attribute(twin, "weight")[0])
+    other_values = None if isinstance(other, NotBuilt) else numbers(attribute(other, "weight")[0])
     verdict = nn.embedding_weight_problem(label, num_embeddings, dim, kind_of(layer, "weight", got), is_parameter,
                                           np.asarray(got.value) if is_parameter else None, twin_values, other_values) \
         or not_built(f"Embedding({nn.EMBEDDING_SPREAD[0]}, {nn.EMBEDDING_SPREAD[1]}, seed={secret})", wide) \
@@ -488,10 +549,10 @@ def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
     want = formulas.embedding(values["weight"], indices)
     where = f"{label} on indices of shape {indices.shape} (ids {np.array2string(indices.reshape(-1)[:8])})"
     for (upstream_name, upstream), step in zip(upstreams, runs):
-        if "set" in step:
-            return failed(describe_error(label, "parameters", returned(step["set"]))
+        if step.set is not None:
+            return failed(describe_error(label, "parameters", step.set)
                           + "\n  (the check gives weight its own values).")
-        out = returned(step.get("output"))
+        out = step.needs("output")
         if out.failed:
             return failed(describe_error(label, "forward", out) + f"\n  while running {where}.")
         if out.kind != "tensor":
@@ -501,10 +562,10 @@ def embedding(rng, num_embeddings=5, dim=3, index_shape=(2, 4), seed=0):
                                     nn.EMBEDDING_HINT)
         if verdict:
             return verdict
-        if "backward" in step:
-            return failed(describe_error(label, "backward through your forward", returned(step["backward"]))
+        if step.backward is not None:
+            return failed(describe_error(label, "backward through your forward", step.backward)
                           + f"\n  while running {where}.")
-        grad = returned_list(step, "grads", 1)[0]
+        grad = step.needs("grads")[0]
         expected = gradcheck.numerical_gradients(lambda w: formulas.embedding(w, indices), [values["weight"]], upstream)[0]
         verdict = gradient_verdict(f"{where}, backward with {upstream_name}", "weight", grad, expected, nn.EMBEDDING_HINT)
         if verdict:

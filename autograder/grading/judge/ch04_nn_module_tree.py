@@ -17,9 +17,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from autograder.grading.judge.ch04_nn import layer_verdict, upstreams_for
+from autograder.grading.judge.ch04_nn import STEP, NotBuilt, Step, layer_verdict, upstreams_for
 from autograder.grading.judge.ch03_autodiff_ops import describe_error
-from autograder.grading.judge.probes import ProbeFailure, Returned, decode_array, returned
+from autograder.grading.judge.probes import ProbeFailure, Returned
 from autograder.grading.judge.replies import (Array, Either, Failed, Int, Json, ListOf, MapOf, Nested, Optional, Raised,
                                               Tag, Text, read, wire)
 from autograder.student import gradcheck
@@ -194,6 +194,16 @@ class Called:
     returned: list[Returned] = wire(ListOf(Raised(), length=2))
 
 
+@dataclass(frozen=True)
+class SequentialReply:
+    """Sequential(Affine1(), Affine2()): forward and backward for each out_grad, the values of the parameters reachable
+    from it, and what Sequential() returned on x."""
+
+    runs: list[NotBuilt | Step] = wire(ListOf(STEP, length="runs"))
+    found: list[np.ndarray] = wire(ListOf(Array()))
+    empty: Returned = wire(Raised())
+
+
 def kernel_error(name, error):
     method = tree_checks.METHODS[name]
     return tree_checks.error_verdict(name, describe_error("Module", method, error))
@@ -299,23 +309,19 @@ def sequential(rng, seed=0):
     x = gradcheck.sample(secret_shape(rng, (2, 2)), "real", rng)
     offset = float32(rng.standard_normal(secret_shape(rng)))
     upstreams = upstreams_for(x.shape, rng)
-    reply = yield {"kind": "sequential", "maps": maps, "offset": offset, "x": x,
-                   "upstreams": [u for _, u in upstreams]}
-    if "built" in reply:
-        return failed(describe_error("Sequential", "__init__", returned(reply["built"])))
-    runs, found = reply.get("runs"), reply.get("found")
-    if not isinstance(runs, list) or len(runs) != len(upstreams) or not all(isinstance(r, dict) for r in runs) \
-            or not isinstance(found, list):
-        raise ProbeFailure("the reply does not hold the Sequential's runs and parameters")
+    reply = read((yield {"kind": "sequential", "maps": maps, "offset": offset, "x": x,
+                         "upstreams": [u for _, u in upstreams]}), NotBuilt | SequentialReply, runs=len(upstreams), grads=1)
+    if isinstance(reply, NotBuilt):
+        return failed(describe_error("Sequential", "__init__", reply.built))
     formula = f"(x * {k1:g} {signed(c1)}) * {k2:g} {signed(c2)}: Affine1, then Affine2"
-    verdict = layer_verdict(label, runs, x, {}, lambda a: (a * k1 + c1) * k2 + c2, formula,
+    verdict = layer_verdict(label, reply.runs, x, {}, lambda a: (a * k1 + c1) * k2 + c2, formula,
                             nn_checks.SEQUENTIAL_HINT, upstreams)
     if not verdict.passed:
         return verdict
-    problem = nn_checks.sequential_reach_problem(label, any(same(decode_array(a), offset) for a in found))
+    problem = nn_checks.sequential_reach_problem(label, any(same(a, offset) for a in reply.found))
     if problem:
         return problem
-    empty = returned(reply.get("empty"))
+    empty = reply.empty
     if empty.failed:
         return failed(describe_error("Sequential()", "forward", empty))
     is_tensor = empty.kind == "tensor"

@@ -273,18 +273,3 @@ def returned(data: Any, depth: int = 0) -> Returned:
         raise ProbeFailure("a returned sequence in the reply is malformed")
     return Returned(kind, value, items=[returned(i, depth + 1) for i in items], **text)
 
-
-def objects(data: Mapping[str, Any], key: str, count: int, kind: type = dict) -> list:
-    """reply[key] as a list of `count` JSON objects (a request kind's own reply records), or of lists."""
-    items = data.get(key)
-    if not isinstance(items, list) or len(items) != count or not all(isinstance(i, kind) for i in items):
-        raise ProbeFailure(f"the reply's {key!r} does not hold {count} {'objects' if kind is dict else 'lists'}")
-    return items
-
-
-def returned_list(data: Mapping[str, Any], key: str, length: int | None = None) -> list[Returned]:
-    """reply[key] as a list of `Returned`, of the expected length."""
-    items = data.get(key)
-    if not isinstance(items, list) or (length is not None and len(items) != length):
-        raise ProbeFailure(f"the reply's {key!r} is not a list of {length} values")
-    return [returned(i) for i in items]
