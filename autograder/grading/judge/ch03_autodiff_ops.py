@@ -21,6 +21,7 @@ from autograder.student.checks.ch03_autodiff_ops import (
     backward_where,
     changed_op_note,
     compared,
+    count_problem,
     forward_mismatch,
     forward_side_effect_problem,
     forward_state_note,
@@ -30,6 +31,7 @@ from autograder.student.checks.ch03_autodiff_ops import (
     gradient_mismatch,
     ignores_out_grad,
     not_a_tensor,
+    shape_problem,
     one_gradient_expected,
     shared_memory_problem,
     side_effect_problem,
@@ -238,9 +240,7 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
         return failed(f"{where} returned None: did you forget `return`?"), None
     grads = answer.items if answer.kind == "sequence" else [answer]
     if len(grads) != len(arrays):
-        plural = "a tuple of" if len(arrays) > 1 else "exactly"
-        return failed(f"{where}: {op.name} has {len(arrays)} input(s), so backward must return "
-                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+        return failed(count_problem(where, op.name, len(arrays), len(grads))), None
     for i, g in enumerate(grads):
         name = INPUT_NAMES[i]
         if i in constant:
@@ -249,9 +249,8 @@ def backward_once(op, arrays, out, upstream, upstream_name, answer, perturbed, a
             kind = g.type_name or g.kind
             return not_a_tensor(where, name, kind, g.kind == "array" or kind in ("float", "int")), None
         if g.value.shape != arrays[i].shape:
-            return failed(f"{where}: the gradient for {name} has shape {g.value.shape}, expected {arrays[i].shape} "
-                          f"(the shape of input {name}).\n  Hint: "
-                          f"{slips.shape_hint(case, [v.value if v.kind == 'tensor' else None for v in grads], i)}"), None
+            hint = slips.shape_hint(case, [v.value if v.kind == "tensor" else None for v in grads], i)
+            return failed(shape_problem(where, name, g.value.shape, arrays[i].shape, hint)), None
     if perturbed.failed:
         return failed(describe_error(label, "forward", perturbed) + "\n  while computing finite differences of your forward."), None
     if perturbed.kind != "array":

@@ -295,9 +295,7 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
     if returned is None:
         return failed(f"{where} returned None: did you forget `return`?"), None
     if len(grads) != len(arrays):
-        plural = "a tuple of" if len(arrays) > 1 else "exactly"
-        return failed(f"{where}: {type(op).__name__} has {len(arrays)} input(s), so backward must return "
-                      f"{plural} {len(arrays)} gradient(s), one per input; it returned {len(grads)}."), None
+        return failed(count_problem(where, type(op).__name__, len(arrays), len(grads))), None
     for i, g in enumerate(grads):
         name = INPUT_NAMES[i]
         if i in constant:
@@ -305,9 +303,8 @@ def backward_once(Tensor, op, label, arrays, out, upstream, upstream_name, nudge
         if not isinstance(g, Tensor):
             return not_a_tensor(where, name, type_name(g), isinstance(g, (np.ndarray, np.generic, float, int))), None
         if tuple(g.shape) != arrays[i].shape:
-            return failed(f"{where}: the gradient for {name} has shape {tuple(g.shape)}, expected {arrays[i].shape} "
-                          f"(the shape of input {name}).\n  Hint: "
-                          f"{slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)}"), None
+            hint = slips.shape_hint(case, [t.data if isinstance(t, Tensor) else None for t in grads], i)
+            return failed(shape_problem(where, name, tuple(g.shape), arrays[i].shape, hint)), None
 
     after = [out_grad.data] + [t.data for t in inputs] + [node.data]
     outputs, error = differences
@@ -339,6 +336,20 @@ def grad_set_problem(where, grads_set):
 GRAD_SET_RULE = ("backward returns the gradients and leaves its arguments as they were: writing .grad is the "
                  "engine's job (section 3.8), which adds what backward returns to each tensor's .grad, so a .grad "
                  "that backward sets as well counts that gradient twice.")
+
+
+def count_problem(where, op_name, inputs, returned):
+    """The message for a backward that returned `returned` gradients to an op of `inputs` inputs (shared with the
+    judge)."""
+    plural = "a tuple of" if inputs > 1 else "exactly"
+    return (f"{where}: {op_name} has {inputs} input(s), so backward must return {plural} {inputs} gradient(s), "
+            f"one per input; it returned {returned}.")
+
+
+def shape_problem(where, name, got, want, hint):
+    """The message for input `name`'s gradient of shape `got` where the input's shape `want` was due (shared with
+    the judge)."""
+    return f"{where}: the gradient for {name} has shape {got}, expected {want} (the shape of input {name}).\n  Hint: {hint}"
 
 
 def not_a_tensor(where, name, kind, plain):
